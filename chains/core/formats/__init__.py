@@ -1,0 +1,321 @@
+"""Reading and writing chain documents.
+
+One entry point reads anything a user may hand us (:func:`load`: a YAML or
+JSON chain document, or a compile document in Markdown holding several
+chains) and returns an :class:`ImportResult` that lists every chain found
+and every fragment that was not understood, with its line. It never raises
+for bad input. Writing is :func:`dump` (canonical YAML or JSON).
+
+Refused outright, before any parsing: more than :data:`MAX_BYTES` bytes and
+bytes that are not UTF-8.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from ..errors import DocumentError, Problem
+from ..model import Chain
+from .yamlio import MAX_DEPTH, parse_yaml
+
+__all__ = [
+    "MAX_BYTES",
+    "ImportResult",
+    "decode",
+    "detect_format",
+    "dump",
+    "from_document",
+    "json_schema",
+    "load",
+    "to_document",
+    "validate_chain",
+]
+
+MAX_BYTES = 2 * 1024 * 1024
+
+Format = Literal["auto", "yaml", "json", "md"]
+
+
+@dataclass
+class ImportResult:
+    """What an import found: the chains, and every problem with its place."""
+
+    chains: list[Chain] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    format: str | None = None
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    def report(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "chains": [
+                {
+                    "id": c.id,
+                    "handles": len(c.handles),
+                    "actions": len(c.actions),
+                    "gates": len(c.gates),
+                    "verdict_rows": len(c.verdict_table),
+                }
+                for c in self.chains
+            ],
+            "problems": [p.as_dict() for p in self.problems],
+        }
+
+
+def decode(data: bytes | str) -> str:
+    """Return the text of ``data``, refusing oversized or non-UTF-8 input."""
+    if isinstance(data, str):
+        raw = data.encode("utf-8", errors="surrogatepass")
+    else:
+        raw = bytes(data)
+    if len(raw) > MAX_BYTES:
+        raise DocumentError(
+            [Problem(f"document is {len(raw):,} bytes; the limit is {MAX_BYTES:,} bytes (2 MB)")]
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        column = exc.start - (before.rfind(b"\n") + 1) + 1
+        raise DocumentError(
+            [Problem(f"not UTF-8 text: byte 0x{raw[exc.start]:02x} is invalid", line, column)]
+        ) from None
+    if "\x00" in text:
+        raise DocumentError([Problem("not a text document: it contains NUL bytes")])
+    return text.removeprefix("\ufeff")
+
+
+def detect_format(text: str, filename: str | None = None) -> Literal["yaml", "json", "md"]:
+    """Guess the format from the file name, else from the content."""
+    name = (filename or "").lower()
+    if name.endswith((".md", ".markdown")):
+        return "md"
+    if name.endswith(".json"):
+        return "json"
+    if name.endswith((".yaml", ".yml")):
+        return "yaml"
+    stripped = text.lstrip()
+    if stripped.startswith(("{", "[")):
+        return "json"
+    if stripped.startswith("#") and "```" in text or stripped.startswith("```"):
+        return "md"
+    return "yaml"
+
+
+def load(data: bytes | str, format: Format = "auto", filename: str | None = None) -> ImportResult:
+    """Read chains from ``data``; report every problem instead of raising.
+
+    A YAML or JSON document holds one chain; a Markdown compile document may
+    hold several. A chain whose document does not validate is not returned.
+    """
+    try:
+        text = decode(data)
+    except DocumentError as exc:
+        return ImportResult(problems=exc.problems)
+    fmt = detect_format(text, filename) if format == "auto" else format
+    if fmt == "md":
+        from .markdown import load_markdown
+
+        result = load_markdown(text)
+        result.format = "md"
+        return result
+    result = ImportResult(format=fmt)
+    try:
+        if fmt == "json":
+            data_, where = _parse_json(text)
+        else:
+            data_, where = parse_yaml(text)
+        chain = validate_chain(data_, where)
+    except DocumentError as exc:
+        result.problems.extend(exc.problems)
+        return result
+    result.chains.append(chain)
+    result.problems.extend(extras_problems(chain, where))
+    return result
+
+
+def _parse_json(text: str) -> tuple[Any, dict]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DocumentError([Problem(f"malformed JSON: {exc.msg}", exc.lineno, exc.colno)]) from None
+    except RecursionError:
+        raise DocumentError([Problem(f"nesting deeper than {MAX_DEPTH} levels")]) from None
+    if _depth(data) > MAX_DEPTH:
+        raise DocumentError([Problem(f"nesting deeper than {MAX_DEPTH} levels")])
+    try:  # JSON is YAML: reuse the YAML reader for locations only.
+        _, where = parse_yaml(text)
+    except DocumentError:
+        where = {}
+    return data, where
+
+
+def _depth(value: Any) -> int:
+    stack, deepest = [(value, 1)], 0
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > MAX_DEPTH:
+            return deepest
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return deepest
+
+
+def validate_chain(data: Any, where: dict | None = None, *, first_line: int | None = None) -> Chain:
+    """Validate plain data as a chain; problems carry the path and line.
+
+    >>> validate_chain({"id": "c", "actions": [{"id": "a", "effect": "bogus"}]})
+    Traceback (most recent call last):
+    ...
+    chains.core.errors.DocumentError: actions[0].effect: expected read | mint | commit | compensate | select
+    """
+    if not isinstance(data, dict):
+        kind = "nothing" if data is None else type(data).__name__
+        raise DocumentError([Problem(f"a chain document is a mapping, got {kind}", first_line)])
+    try:
+        return Chain.model_validate(data)
+    except ValidationError as exc:
+        raise DocumentError(validation_problems(exc, data, where or {})) from None
+
+
+def validation_problems(exc: ValidationError, data: Any, where: dict) -> list[Problem]:
+    """Turn pydantic errors into problems with a dotted path and a line."""
+    problems = []
+    for err in exc.errors(include_url=False):
+        loc = _source_path(data, tuple(err["loc"]))
+        line, column = _locate(where, loc)
+        problems.append(Problem(f"{_message(err)}", line, column, path=format_path(loc)))
+    return problems
+
+
+def _source_path(data: Any, loc: tuple) -> tuple:
+    """Map a model path back onto the input (mapping-form collections)."""
+    out: list[Any] = []
+    node = data
+    for part in loc:
+        if isinstance(node, dict) and isinstance(part, int) and part not in node:
+            # handles/gates given as a mapping: the n-th key is element n.
+            keys = list(node)
+            if part < len(keys):
+                part = keys[part]
+        if isinstance(node, dict) and not isinstance(part, int) and part not in node:
+            # A union or validator branch name (e.g. 'function-before'), not a key.
+            if str(part).startswith(("function-", "list[", "dict[", "literal[", "str", "int")):
+                continue
+        out.append(part)
+        node = node.get(part) if isinstance(node, dict) else (
+            node[part] if isinstance(node, list) and isinstance(part, int) and part < len(node)
+            else None
+        )
+    return tuple(out)
+
+
+def _locate(where: dict, loc: tuple) -> tuple[int | None, int | None]:
+    for n in range(len(loc), -1, -1):
+        if loc[:n] in where:
+            return where[loc[:n]]
+    return None, None
+
+
+def format_path(loc: tuple) -> str:
+    """``('actions', 3, 'idempotency', 'mode')`` → ``actions[3].idempotency.mode``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _message(err: dict) -> str:
+    kind = err["type"]
+    ctx = err.get("ctx") or {}
+    if kind == "literal_error":
+        expected = ctx.get("expected", "").replace("'", "").replace(" or ", ", ")
+        return "expected " + " | ".join(x.strip() for x in expected.split(","))
+    if kind == "missing":
+        return "required field is missing"
+    if kind == "extra_forbidden":
+        return "unknown field"
+    msg = err["msg"].removeprefix("Value error, ")
+    given = err.get("input")
+    if kind.endswith("_type") and not isinstance(given, (dict, list)):
+        return f"{msg[0].lower()}{msg[1:]} (got {given!r})"
+    return msg[0].lower() + msg[1:] if msg else kind
+
+
+def extras_problems(chain: Chain, where: dict | None = None, *, line: int | None = None) -> list:
+    """List the keys the grammar does not know, kept in ``extras``: one info each."""
+    found: list[Problem] = []
+
+    def walk(obj: Any, path: tuple) -> None:
+        from pydantic import BaseModel
+
+        if isinstance(obj, BaseModel):
+            extras = getattr(obj, "extras", None)
+            if extras:
+                for key in extras:
+                    loc = (*path, key)
+                    at = _locate(where or {}, loc) if where else (line, None)
+                    found.append(
+                        Problem(
+                            f"unknown key {key!r} kept in extras",
+                            at[0],
+                            at[1],
+                            path=format_path(loc),
+                            severity="info",
+                        )
+                    )
+            for name in type(obj).model_fields:
+                if name != "extras":
+                    walk(getattr(obj, name), (*path, name))
+        elif isinstance(obj, list):
+            for i, item in enumerate(obj):
+                walk(item, (*path, i))
+        elif isinstance(obj, dict):
+            for key, item in obj.items():
+                walk(item, (*path, key))
+
+    walk(chain, ())
+    return found
+
+
+def to_document(chain: Chain) -> dict[str, Any]:
+    """The JSON-ready document of ``chain`` (what is stored and exported)."""
+    return chain.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+
+
+def from_document(document: dict[str, Any]) -> Chain:
+    """Validate a stored document; raises :class:`DocumentError`."""
+    return validate_chain(document)
+
+
+def dump(chain: Chain, format: Literal["yaml", "json"] = "yaml") -> str:
+    """Write ``chain`` as canonical YAML or JSON; re-importing gives an equal chain."""
+    from .canonical import dump_json, dump_yaml
+
+    if format == "json":
+        return dump_json(chain)
+    if format == "yaml":
+        return dump_yaml(chain)
+    raise ValueError(f"cannot dump to {format!r}; expected yaml or json")
+
+
+def json_schema() -> dict[str, Any]:
+    """JSON Schema (draft 2020-12) of a chain document, from the pydantic models."""
+    schema = Chain.model_json_schema(by_alias=True, mode="validation")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "Chain document (chain-re-action SPEC v0.4)"
+    return schema

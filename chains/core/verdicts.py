@@ -1,0 +1,286 @@
+"""Verdict expressions: parse every spelling in use, print one canonical form.
+
+A verdict is a structured value (:class:`Verdict`); in documents it is written
+as a small call expression such as ``repair(to: search, fields: [dates,
+cabin])``. SPEC v0.4 and real compiles spell the same verdict several ways
+(positional or named arguments, quoted or bare strings, ``rejected``
+argument names from older drafts); :func:`parse_verdict` accepts them all and
+:func:`format_verdict` prints the one canonical spelling, so a parsed and
+printed verdict re-parses to an equal value.
+
+>>> v = parse_verdict("repair(to: search, fields: [dates, cabin])")
+>>> v.type, v.to, v.fields
+('repair', 'search', ['dates', 'cabin'])
+>>> format_verdict(parse_verdict("dead_end(insufficient_balance)"))
+'dead_end(reason: insufficient_balance)'
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .errors import VerdictSyntaxError
+
+__all__ = [
+    "VERDICT_TYPES",
+    "Verdict",
+    "format_verdict",
+    "parse_verdict",
+]
+
+VerdictType = Literal[
+    "ok", "retry", "rewind", "repair", "reselect", "gate", "reconcile", "dead_end", "escalate"
+]
+VERDICT_TYPES: tuple[str, ...] = VerdictType.__args__  # type: ignore[attr-defined]
+
+# Names older drafts and compiles use for the same verdicts.
+_TYPE_ALIASES = {"dead-end": "dead_end", "deadend": "dead_end", "escalate_operator": "escalate"}
+
+# The argument a verdict takes when it is written positionally: ``gate(x)``.
+_POSITIONAL = {
+    "rewind": "to",
+    "repair": "to",
+    "reselect": "to",
+    "gate": "gate",
+    "dead_end": "reason",
+    "escalate": "audience",
+}
+_ARG_ALIASES = {"id": "gate", "target": "to", "step": "to", "operator": "audience"}
+_NEEDS_TARGET = {"rewind", "repair", "reselect"}
+
+
+class Verdict(BaseModel):
+    """One classified outcome: what the run does next."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: VerdictType
+    empty: bool = Field(False, description="ok(empty): a valid empty result")
+    to: str | None = Field(None, description="rewind/repair/reselect target step")
+    fields: list[str] = Field(default_factory=list, description="repair: intent fields")
+    gate: str | None = Field(None, description="gate: the gate id")
+    reason: str | None = Field(None, description="dead_end: machine-readable reason")
+    permanent: bool | None = None
+    retry_after_hint: str | None = None
+    audience: str | None = Field(None, description="escalate: who is asked (operator)")
+    extras: dict[str, Any] = Field(default_factory=dict, description="arguments kept as written")
+
+    @model_validator(mode="after")
+    def _check_arguments(self) -> Verdict:
+        if self.type in _NEEDS_TARGET and not self.to:
+            raise ValueError(f"{self.type} needs a target step: {self.type}(to: <step>)")
+        if self.type == "gate" and not self.gate:
+            raise ValueError("gate needs a gate id: gate(<id>)")
+        if self.empty and self.type != "ok":
+            raise ValueError("only ok can be ok(empty)")
+        return self
+
+    def __str__(self) -> str:
+        return format_verdict(self)
+
+
+# --- parsing ---------------------------------------------------------------
+
+_TOKEN = re.compile(
+    r"""\s*(?:
+        (?P<str>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
+      | (?P<punct>[()\[\]{},:])
+      | (?P<word>[^\s()\[\]{},:"']+(?:\s+[^\s()\[\]{},:"']+)*)
+    )""",
+    re.VERBOSE,
+)
+
+
+def _tokens(text: str) -> list[tuple[str, str]]:
+    out, pos = [], 0
+    text = text.strip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            raise VerdictSyntaxError(f"unexpected character {text[pos]!r} in verdict {text!r}")
+        pos = m.end()
+        kind = m.lastgroup or ""
+        value = m.group(kind)
+        if kind == "str":
+            value = bytes(value[1:-1], "utf-8").decode("unicode_escape")
+        out.append((kind, value))
+    return out
+
+
+class _Parser:
+    def __init__(self, text: str):
+        self.text = text
+        self.toks = _tokens(text)
+        self.i = 0
+
+    def peek(self) -> tuple[str, str] | None:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def take(self, value: str | None = None) -> tuple[str, str]:
+        tok = self.peek()
+        if tok is None or (value is not None and tok[1] != value):
+            want = f"{value!r}" if value else "more"
+            raise VerdictSyntaxError(f"expected {want} in verdict {self.text!r}")
+        self.i += 1
+        return tok
+
+    def value(self) -> Any:
+        kind, val = self.take()
+        if val == "[":
+            items = []
+            while self.peek() and self.peek() != ("punct", "]"):
+                items.append(self.value())
+                if self.peek() == ("punct", ","):
+                    self.take(",")
+            self.take("]")
+            return items
+        if kind == "punct":
+            raise VerdictSyntaxError(f"unexpected {val!r} in verdict {self.text!r}")
+        if kind == "word":
+            if val in ("true", "false"):
+                return val == "true"
+            if val in ("null", "none", "~"):
+                return None
+            if re.fullmatch(r"-?\d+", val):
+                return int(val)
+        return val
+
+    def expression(self) -> tuple[str, list[Any], dict[str, Any]]:
+        kind, name = self.take()
+        if kind != "word":
+            raise VerdictSyntaxError(f"a verdict starts with its name, not {name!r}")
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        if self.peek() == ("punct", "("):
+            self.take("(")
+            while self.peek() and self.peek() != ("punct", ")"):
+                nxt = self.toks[self.i + 1] if self.i + 1 < len(self.toks) else None
+                if self.peek()[0] == "word" and nxt == ("punct", ":"):
+                    key = self.take()[1]
+                    self.take(":")
+                    kwargs[key] = self.value()
+                else:
+                    args.append(self.value())
+                if self.peek() == ("punct", ","):
+                    self.take(",")
+            self.take(")")
+        if self.peek() is not None:
+            raise VerdictSyntaxError(
+                f"unexpected {self.peek()[1]!r} after the verdict in {self.text!r}"
+            )
+        return name, args, kwargs
+
+
+def parse_verdict(text: str) -> Verdict:
+    """Parse a verdict expression in any spelling SPEC or the compiles use.
+
+    Raises :class:`VerdictSyntaxError` with a message naming the problem.
+
+    >>> parse_verdict("gate(price_change_consent)").gate
+    'price_change_consent'
+    >>> parse_verdict("ok(empty)").empty
+    True
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise VerdictSyntaxError("a verdict must be a non-empty expression such as 'retry'")
+    name, args, kwargs = _Parser(text.strip().strip("`")).expression()
+    name = _TYPE_ALIASES.get(name, name)
+    if name not in VERDICT_TYPES:
+        raise VerdictSyntaxError(
+            f"unknown verdict {name!r}; expected one of {', '.join(VERDICT_TYPES)}"
+        )
+    data: dict[str, Any] = {"type": name}
+    if name == "ok":
+        if args == ["empty"] or kwargs.pop("empty", False) is True:
+            data["empty"] = True
+        elif args:
+            raise VerdictSyntaxError(f"ok takes no argument but 'empty', got {args!r}")
+    elif args:
+        if len(args) > 1 or name not in _POSITIONAL:
+            raise VerdictSyntaxError(f"{name} takes named arguments, got {args!r}")
+        data[_POSITIONAL[name]] = args[0]
+    extras: dict[str, Any] = {}
+    for key, val in kwargs.items():
+        key = _ARG_ALIASES.get(key, key)
+        if key in ("to", "gate", "reason", "audience", "retry_after_hint"):
+            data[key] = None if val is None else str(val)
+        elif key == "fields":
+            data["fields"] = [str(v) for v in (val if isinstance(val, list) else [val])]
+        elif key == "permanent" and isinstance(val, bool):
+            data["permanent"] = val
+        else:
+            extras[key] = val
+    if extras:
+        data["extras"] = extras
+    try:
+        return Verdict(**data)
+    except ValueError as exc:
+        raise VerdictSyntaxError(_first_error(exc)) from None
+
+
+def _first_error(exc: ValueError) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        msg = errors()[0]["msg"]
+        return msg.removeprefix("Value error, ")
+    return str(exc)
+
+
+# --- printing --------------------------------------------------------------
+
+_BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+
+
+def _atom(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_atom(v) for v in value) + "]"
+    text = str(value)
+    if _BARE.fullmatch(text) and text not in ("true", "false", "null", "none"):
+        return text
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def format_verdict(verdict: Verdict) -> str:
+    """Print the canonical spelling of ``verdict``.
+
+    >>> format_verdict(parse_verdict("dead_end(permanent: true, reason: fraud)"))
+    'dead_end(reason: fraud, permanent: true)'
+    """
+    v = verdict
+    args: list[tuple[str | None, Any]] = []
+    if v.type == "ok":
+        args = [(None, "empty")] if v.empty else []
+    elif v.type == "gate":
+        args = [(None, v.gate)]
+    elif v.type == "escalate":
+        args = [(None, v.audience)] if v.audience else []
+    elif v.type in _NEEDS_TARGET:
+        args = [("to", v.to)]
+        if v.type == "repair" or v.fields:
+            args.append(("fields", list(v.fields)))
+    elif v.type == "dead_end":
+        args = [
+            (key, getattr(v, key))
+            for key in ("reason", "permanent", "retry_after_hint")
+            if getattr(v, key) is not None
+        ]
+    if v.type != "dead_end":
+        args += [
+            (key, getattr(v, key))
+            for key in ("reason", "permanent", "retry_after_hint")
+            if getattr(v, key) is not None
+        ]
+    args += sorted(v.extras.items())
+    if not args:
+        return v.type
+    inner = ", ".join(_atom(val) if key is None else f"{key}: {_atom(val)}" for key, val in args)
+    return f"{v.type}({inner})"
