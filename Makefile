@@ -1,0 +1,72 @@
+# Chain Designer: `make run` serves the app, `make test` runs the checks CI runs.
+# Both install what they need on a fresh Debian machine and skip what is already there.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+PYTHON ?= python3
+PORT ?= 8000
+VENV := .venv
+BIN := $(VENV)/bin
+HTMX := static/vendor/htmx/htmx.min.js
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# apt-get update only when there are no package lists yet, or when an install
+# fails against stale ones.
+define apt_install
+	{ ls /var/lib/apt/lists/*_Packages* >/dev/null 2>&1 || $(SUDO) apt-get update; } && \
+	{ $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y $(1) || \
+	  { $(SUDO) apt-get update && \
+	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y $(1); }; }
+endef
+
+.PHONY: run test graphviz chromium static clean
+
+run: $(VENV)/.installed $(HTMX) graphviz
+	DEBUG=1 $(BIN)/python manage.py migrate --noinput
+	@for f in fixtures/*.yaml fixtures/*.md; do \
+	  [ -e "$$f" ] || continue; \
+	  DEBUG=1 $(BIN)/python manage.py chain import "$$f" || echo "warning: could not import $$f"; \
+	done
+	@mkdir -p var; export DEBUG=1; \
+	$(BIN)/celery -A designer worker --pool=solo --loglevel=INFO > var/celery.log 2>&1 & \
+	worker=$$!; \
+	trap 'kill $$worker 2>/dev/null || true; wait $$worker 2>/dev/null || true' EXIT; \
+	echo; echo "Chain Designer: http://127.0.0.1:$(PORT)/  (Celery worker log: var/celery.log)"; echo; \
+	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
+
+test: $(VENV)/.installed-test $(HTMX) graphviz chromium
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/pytest
+
+static: $(HTMX)
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -e '.[test]'
+	touch $@ $(VENV)/.installed
+
+node_modules/.installed: package.json $(wildcard package-lock.json)
+	if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
+	touch $@
+
+# htmx is served from our static files; the copy is generated (see .gitignore).
+$(HTMX): node_modules/.installed
+	mkdir -p $(dir $@)
+	cp node_modules/htmx.org/dist/htmx.min.js $@
+
+graphviz:
+	@command -v dot >/dev/null || { $(call apt_install,graphviz); }
+
+chromium:
+	@[ -x /usr/bin/chromium ] || { $(call apt_install,chromium chromium-driver); }
+
+clean:
+	rm -rf node_modules static/vendor var/static

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ChainsConfig(AppConfig):
+    name = "chains"
+    verbose_name = "Chains"

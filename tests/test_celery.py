@@ -1,0 +1,33 @@
+"""A real round trip through the configured broker and result backend.
+
+With CI=true the environment points Celery at Redis; otherwise the defaults
+apply: kombu's filesystem transport and the file result backend under var/.
+Either way a worker runs in this process and answers the health-check task.
+"""
+
+from __future__ import annotations
+
+import pytest
+from celery.contrib.testing.worker import start_worker
+from django.conf import settings
+
+from chains.tasks import ping
+from designer.celery import app
+
+
+@pytest.fixture(scope="module")
+def celery_worker():
+    with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10) as worker:
+        yield worker
+
+
+def test_the_app_uses_the_configured_broker():
+    assert app.conf.broker_url == settings.CELERY_BROKER_URL
+    assert app.conf.result_backend == settings.CELERY_RESULT_BACKEND
+
+
+def test_ping_is_answered_by_a_worker_through_the_broker(celery_worker):
+    result = ping.delay()
+    assert result.get(timeout=20) == "pong"
+    assert result.successful()
+    result.forget()
