@@ -38,6 +38,7 @@ run: $(VENV)/.installed $(HTMX) graphviz
 test: $(VENV)/.installed-test $(HTMX) graphviz chromium
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 	$(BIN)/pytest
 
 static: $(HTMX)

@@ -235,7 +235,10 @@ class Element(BaseModel):
             known.add(name)
             if field.alias:
                 known.add(field.alias)
-        extras = dict(data.get("extras") or {})
+        given = data.get("extras")
+        if given is not None and not isinstance(given, dict):
+            return data  # let validation report ``extras`` as the wrong type
+        extras = dict(given or {})
         kept = {}
         for key, value in data.items():
             if key in known:
@@ -651,7 +654,9 @@ def _keyed_list(value: Any) -> Any:
     if isinstance(value, dict):
         out = []
         for key, body in value.items():
-            if isinstance(body, dict):
+            if body is None:  # ``search_id:`` with nothing under it
+                out.append({"id": key})
+            elif isinstance(body, dict):
                 out.append({"id": key, **body})
             else:
                 out.append({"id": key, "value": body})

@@ -90,13 +90,21 @@ _TOKEN = re.compile(
       | (?P<punct>[()\[\]{},:])
       | (?P<word>[^\s()\[\]{},:"']+(?:\s+[^\s()\[\]{},:"']+)*)
     )""",
-    re.VERBOSE,
+    re.VERBOSE | re.DOTALL,
 )
+# ``/* ... */`` notes inside an expression (compiles write them) are dropped;
+# quoted strings are matched first so a ``/*`` inside one survives.
+_COMMENT = re.compile(r"""("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')|/\*.*?\*/""", re.DOTALL)
+_ESCAPES = {"n": "\n", "r": "\r", "t": "\t"}
+
+
+def _unquote(literal: str) -> str:
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m[1], m[1]), literal[1:-1], flags=re.DOTALL)
 
 
 def _tokens(text: str) -> list[tuple[str, str]]:
     out, pos = [], 0
-    text = text.strip()
+    text = _COMMENT.sub(lambda m: m[1] or " ", text).strip()
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if not m or m.end() == pos:
@@ -105,7 +113,7 @@ def _tokens(text: str) -> list[tuple[str, str]]:
         kind = m.lastgroup or ""
         value = m.group(kind)
         if kind == "str":
-            value = bytes(value[1:-1], "utf-8").decode("unicode_escape")
+            value = _unquote(value)
         out.append((kind, value))
     return out
 
@@ -129,7 +137,7 @@ class _Parser:
 
     def value(self) -> Any:
         kind, val = self.take()
-        if val == "[":
+        if (kind, val) == ("punct", "["):
             items = []
             while self.peek() and self.peek() != ("punct", "]"):
                 items.append(self.value())
@@ -156,9 +164,9 @@ class _Parser:
         kwargs: dict[str, Any] = {}
         if self.peek() == ("punct", "("):
             self.take("(")
-            while self.peek() and self.peek() != ("punct", ")"):
+            while (tok := self.peek()) and tok != ("punct", ")"):
                 nxt = self.toks[self.i + 1] if self.i + 1 < len(self.toks) else None
-                if self.peek()[0] == "word" and nxt == ("punct", ":"):
+                if tok[0] == "word" and nxt == ("punct", ":"):
                     key = self.take()[1]
                     self.take(":")
                     kwargs[key] = self.value()
@@ -167,10 +175,8 @@ class _Parser:
                 if self.peek() == ("punct", ","):
                     self.take(",")
             self.take(")")
-        if self.peek() is not None:
-            raise VerdictSyntaxError(
-                f"unexpected {self.peek()[1]!r} after the verdict in {self.text!r}"
-            )
+        if (extra := self.peek()) is not None:
+            raise VerdictSyntaxError(f"unexpected {extra[1]!r} after the verdict in {self.text!r}")
         return name, args, kwargs
 
 
@@ -206,9 +212,9 @@ def parse_verdict(text: str) -> Verdict:
     for key, val in kwargs.items():
         key = _ARG_ALIASES.get(key, key)
         if key in ("to", "gate", "reason", "audience", "retry_after_hint"):
-            data[key] = None if val is None else str(val)
+            data[key] = None if val is None else _text(val)
         elif key == "fields":
-            data["fields"] = [str(v) for v in (val if isinstance(val, list) else [val])]
+            data["fields"] = [_text(v) for v in (val if isinstance(val, list) else [val])]
         elif key == "permanent" and isinstance(val, bool):
             data["permanent"] = val
         else:
@@ -219,6 +225,12 @@ def parse_verdict(text: str) -> Verdict:
         return Verdict(**data)
     except ValueError as exc:
         raise VerdictSyntaxError(_first_error(exc)) from None
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return _atom(value)
+    return str(value)
 
 
 def _first_error(exc: ValueError) -> str:
@@ -246,39 +258,41 @@ def _atom(value: Any) -> str:
     text = str(value)
     if _BARE.fullmatch(text) and text not in ("true", "false", "null", "none"):
         return text
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + escaped.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t") + '"'
+
+
+# Named arguments in the order they are printed, after the positional one.
+_NAMED = ("to", "fields", "gate", "reason", "permanent", "retry_after_hint", "audience")
 
 
 def format_verdict(verdict: Verdict) -> str:
     """Print the canonical spelling of ``verdict``.
+
+    The argument a verdict takes positionally (``gate(x)``, ``escalate(x)``,
+    ``ok(empty)``) is written that way; every other argument that is set is
+    written by name in a fixed order, then unknown arguments sorted by name.
 
     >>> format_verdict(parse_verdict("dead_end(permanent: true, reason: fraud)"))
     'dead_end(reason: fraud, permanent: true)'
     """
     v = verdict
     args: list[tuple[str | None, Any]] = []
-    if v.type == "ok":
-        args = [(None, "empty")] if v.empty else []
-    elif v.type == "gate":
-        args = [(None, v.gate)]
-    elif v.type == "escalate":
-        args = [(None, v.audience)] if v.audience else []
-    elif v.type in _NEEDS_TARGET:
-        args = [("to", v.to)]
-        if v.type == "repair" or v.fields:
-            args.append(("fields", list(v.fields)))
-    elif v.type == "dead_end":
-        args = [
-            (key, getattr(v, key))
-            for key in ("reason", "permanent", "retry_after_hint")
-            if getattr(v, key) is not None
-        ]
-    if v.type != "dead_end":
-        args += [
-            (key, getattr(v, key))
-            for key in ("reason", "permanent", "retry_after_hint")
-            if getattr(v, key) is not None
-        ]
+    positional = None
+    if v.type == "ok" and v.empty:
+        args.append((None, "empty"))
+    elif v.type in ("gate", "escalate") and _POSITIONAL[v.type] and getattr(v, _POSITIONAL[v.type]):
+        positional = _POSITIONAL[v.type]
+        args.append((None, getattr(v, positional)))
+    for key in _NAMED:
+        if key == positional:
+            continue
+        value = getattr(v, key)
+        if key == "fields":
+            if value or v.type == "repair":
+                args.append((key, list(value)))
+        elif value is not None:
+            args.append((key, value))
     args += sorted(v.extras.items())
     if not args:
         return v.type

@@ -71,10 +71,7 @@ class ImportResult:
 
 def decode(data: bytes | str) -> str:
     """Return the text of ``data``, refusing oversized or non-UTF-8 input."""
-    if isinstance(data, str):
-        raw = data.encode("utf-8", errors="surrogatepass")
-    else:
-        raw = bytes(data)
+    raw = data.encode("utf-8", errors="surrogatepass") if isinstance(data, str) else bytes(data)
     if len(raw) > MAX_BYTES:
         raise DocumentError(
             [Problem(f"document is {len(raw):,} bytes; the limit is {MAX_BYTES:,} bytes (2 MB)")]
@@ -89,7 +86,9 @@ def decode(data: bytes | str) -> str:
             [Problem(f"not UTF-8 text: byte 0x{raw[exc.start]:02x} is invalid", line, column)]
         ) from None
     if "\x00" in text:
-        raise DocumentError([Problem("not a text document: it contains NUL bytes")])
+        at = text.index("\x00")
+        line, column = text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+        raise DocumentError([Problem("not a text document: it contains a NUL byte", line, column)])
     return text.removeprefix("\ufeff")
 
 
@@ -143,14 +142,20 @@ def load(data: bytes | str, format: Format = "auto", filename: str | None = None
 
 
 def _parse_json(text: str) -> tuple[Any, dict]:
+    too_deep = f"nesting deeper than {MAX_DEPTH} levels of mappings and lists"
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_refuse_duplicates)
     except json.JSONDecodeError as exc:
-        raise DocumentError([Problem(f"malformed JSON: {exc.msg}", exc.lineno, exc.colno)]) from None
+        problem = Problem(f"malformed JSON: {exc.msg}", exc.lineno, exc.colno)
+        raise DocumentError([problem]) from None
     except RecursionError:
-        raise DocumentError([Problem(f"nesting deeper than {MAX_DEPTH} levels")]) from None
+        raise DocumentError([Problem(too_deep, *_deep_position(text))]) from None
+    except _DuplicateKey as exc:
+        raise DocumentError(
+            [Problem(f"duplicate key {exc.key!r}", *_key_position(text, exc.key))]
+        ) from None
     if _depth(data) > MAX_DEPTH:
-        raise DocumentError([Problem(f"nesting deeper than {MAX_DEPTH} levels")])
+        raise DocumentError([Problem(too_deep, *_deep_position(text))])
     try:  # JSON is YAML: reuse the YAML reader for locations only.
         _, where = parse_yaml(text)
     except DocumentError:
@@ -158,27 +163,77 @@ def _parse_json(text: str) -> tuple[Any, dict]:
     return data, where
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: str):
+        self.key = key
+
+
+def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _key_position(text: str, key: str) -> tuple[int | None, int | None]:
+    """Line and column of the second ``"key":`` in ``text`` (best effort)."""
+    needle = json.dumps(key, ensure_ascii=False)
+    first = text.find(needle)
+    second = text.find(needle, first + 1) if first >= 0 else -1
+    if second < 0:
+        return None, None
+    return text.count("\n", 0, second) + 1, second - (text.rfind("\n", 0, second) + 1) + 1
+
+
+def _deep_position(text: str) -> tuple[int | None, int | None]:
+    """Line and column of the first bracket that opens level MAX_DEPTH + 1."""
+    depth, in_string, escaped, line, column = 0, False, False, 1, 0
+    for ch in text:
+        column += 1
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return line, column
+        elif ch in "]}":
+            depth -= 1
+        if ch == "\n":
+            line, column = line + 1, 0
+    return None, None
+
+
 def _depth(value: Any) -> int:
+    """How deeply mappings and lists nest in ``value`` (scalars add nothing)."""
     stack, deepest = [(value, 1)], 0
     while stack:
         item, depth = stack.pop()
+        if not isinstance(item, (dict, list)):
+            continue
         deepest = max(deepest, depth)
         if deepest > MAX_DEPTH:
             return deepest
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children)
     return deepest
 
 
 def validate_chain(data: Any, where: dict | None = None, *, first_line: int | None = None) -> Chain:
     """Validate plain data as a chain; problems carry the path and line.
 
-    >>> validate_chain({"id": "c", "actions": [{"id": "a", "effect": "bogus"}]})
+    >>> validate_chain({"id": "c", "actions": [{"id": "a", "effect": "x"}]})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    chains.core.errors.DocumentError: actions[0].effect: expected read | mint | commit | compensate | select
+    chains.core.errors.DocumentError: actions[0].effect: expected read | mint | commit | ...
     """
     if not isinstance(data, dict):
         kind = "nothing" if data is None else type(data).__name__
@@ -209,16 +264,25 @@ def _source_path(data: Any, loc: tuple) -> tuple:
             keys = list(node)
             if part < len(keys):
                 part = keys[part]
-        if isinstance(node, dict) and not isinstance(part, int) and part not in node:
-            # A union or validator branch name (e.g. 'function-before'), not a key.
-            if str(part).startswith(("function-", "list[", "dict[", "literal[", "str", "int")):
-                continue
+        # A union or validator branch name (e.g. 'function-before'), not a key.
+        if (
+            isinstance(node, dict)
+            and not isinstance(part, int)
+            and part not in node
+            and str(part).startswith(("function-", "list[", "dict[", "literal[", "str", "int"))
+        ):
+            continue
         out.append(part)
-        node = node.get(part) if isinstance(node, dict) else (
-            node[part] if isinstance(node, list) and isinstance(part, int) and part < len(node)
-            else None
-        )
+        node = _child(node, part)
     return tuple(out)
+
+
+def _child(node: Any, part: Any) -> Any:
+    if isinstance(node, dict):
+        return node.get(part)
+    if isinstance(node, list) and isinstance(part, int) and part < len(node):
+        return node[part]
+    return None
 
 
 def _locate(where: dict, loc: tuple) -> tuple[int | None, int | None]:
@@ -239,7 +303,7 @@ def format_path(loc: tuple) -> str:
     return out
 
 
-def _message(err: dict) -> str:
+def _message(err: Any) -> str:
     kind = err["type"]
     ctx = err.get("ctx") or {}
     if kind == "literal_error":
@@ -268,7 +332,9 @@ def extras_problems(chain: Chain, where: dict | None = None, *, line: int | None
             if extras:
                 for key in extras:
                     loc = (*path, key)
-                    at = _locate(where or {}, loc) if where else (line, None)
+                    # Written as an unknown key, or already under ``extras:``.
+                    written = where.get((*path, "extras", key)) if where else None
+                    at = written or (_locate(where, loc) if where else (line, None))
                     found.append(
                         Problem(
                             f"unknown key {key!r} kept in extras",
@@ -293,8 +359,13 @@ def extras_problems(chain: Chain, where: dict | None = None, *, line: int | None
 
 
 def to_document(chain: Chain) -> dict[str, Any]:
-    """The JSON-ready document of ``chain`` (what is stored and exported)."""
-    return chain.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    """The JSON-ready document of ``chain`` (what is stored and exported).
+
+    Canonical: key order fixed, defaults left out (see :mod:`.canonical`).
+    """
+    from .canonical import canonical_document
+
+    return canonical_document(chain)
 
 
 def from_document(document: dict[str, Any]) -> Chain:
