@@ -1,0 +1,322 @@
+"""Compile-document import: the Markdown dialect chain-compile writes."""
+
+from pathlib import Path
+
+import pytest
+
+from chains.core import formats
+from chains.core.formats.markdown import load_markdown
+
+SAMPLES = Path(__file__).parent / "samples"
+
+
+def doc(*parts):
+    return "\n".join(parts)
+
+
+def yaml_block(body):
+    return f"```yaml\n{body}```\n"
+
+
+ACTIONS = yaml_block(
+    "actions:\n"
+    "  - id: search\n"
+    "    effect: read                     # double-call: nothing new exists\n"
+    "    input: {intent: {cabin: {type: enum[economy, business], required: false}}}\n"
+    "    output:\n"
+    '      empty: {valid: true, detect: "n == 0",\n'
+    "              route: repair(to: search,      # widen\n"
+    "                            fields: [cabin])}\n"
+    "  - id: book\n"
+    "    effect: commit\n"
+    "    preconditions:\n"
+    '      - {when: "price moved", verdict: gate(consent), reason: "drift"}\n'
+    "    idempotency: {mode: none}\n"
+    '    confirmation: {probe: search, signal: "found"}\n'
+)
+
+TABLE = doc(
+    "| # | Signal | Step scope | Verdict | Source |",
+    "|---|---|---|---|---|",
+    "| D1 | `http:410` / `SEARCH_EXPIRED` | any consumer of `search_id` "
+    "| `rewind(to: search)` — search died; re-run | documented (https://example.com/e) |",
+    "| D2 | `http:402 card_error` | book | `ok(empty)` → `gate(new_card)` — decline | observed |",
+    "| D3 | `http:503` | book | `retry` — declared `rejected_before_execution: true` | doc |",
+    "| D4 | `http:429` | book | `reconcile` — NOT declared `no_side_effect` | assumed |",
+    '| D5 | message text "sold out" | book | `dead_end` — fragile: prose-match | observed |',
+    "| — | …then generic rows 1–12 from §3 | | | |",
+)
+
+
+def load(text):
+    return load_markdown(text)
+
+
+def line_of(text, marker):
+    return next(n for n, line in enumerate(text.split("\n"), 1) if marker in line)
+
+
+def result_text():
+    return doc("# Demo", ACTIONS, TABLE)
+
+
+def only_chain(result):
+    assert len(result.chains) == 1, result.problems
+    return result.chains[0]
+
+
+# --- YAML blocks -------------------------------------------------------------
+
+
+def test_unquoted_verdicts_in_flow_mappings_are_read():
+    chain = only_chain(load(doc("# Demo", ACTIONS)))
+    assert str(chain.action("search").output.empty.route) == "repair(to: search, fields: [cabin])"
+    assert str(chain.action("book").preconditions[0].verdict) == "gate(consent)"
+
+
+def test_enum_types_in_flow_mappings_are_read():
+    chain = only_chain(load(doc("# Demo", ACTIONS)))
+    assert chain.action("search").input.intent["cabin"].type == "enum[economy, business]"
+
+
+def test_a_block_of_indented_list_items_continues_the_previous_blocks_list():
+    more = yaml_block("  - id: cancel      # compensator\n    effect: compensate\n")
+    result = load(doc("# Demo", ACTIONS, "More actions:", more))
+    assert [a.id for a in only_chain(result).actions] == ["search", "book", "cancel"]
+    assert any("continues the 'actions' list" in p.message for p in result.problems)
+
+
+def test_comments_between_and_inside_sections_are_ignored():
+    block = yaml_block(
+        "# leading comment\nhandles:\n  # a comment line\n  search_id:   # trailing\n"
+        "    minted_by: search  # why\n    # closing comment\n"
+    )
+    chain = only_chain(load(doc("# Demo", block)))
+    assert chain.handle("search_id").minted_by == "search"
+
+
+def test_a_value_holding_two_keys_on_one_line_is_read_as_both_keys():
+    block = yaml_block(
+        "actions:\n  - id: pay\n    effect: commit\n    idempotency:\n"
+        "      mode: keyed, key_scope: run\n"
+    )
+    result = load(doc("# Demo", block))
+    idem = only_chain(result).action("pay").idempotency
+    assert (idem.mode, idem.key_scope) == ("keyed", "run")
+    assert any(p.line == 7 and p.severity == "info" for p in result.problems)
+
+
+# --- verdict tables ----------------------------------------------------------
+
+
+def rows_of(text):
+    chain = only_chain(load(doc("# Demo", ACTIONS, "## Verdict table", TABLE)))
+    return {row.id: row for row in chain.verdict_table}
+
+
+def test_verdict_table_row_keeps_signal_scope_verdict_note_and_source():
+    row = rows_of(TABLE)["D1"]
+    assert row.signal == ["http:410", "code:SEARCH_EXPIRED"]
+    assert row.description == "`http:410` / `SEARCH_EXPIRED`"
+    assert row.scope.consumers_of == ["search_id"]
+    assert str(row.verdict) == "rewind(to: search)"
+    assert row.note == "search died; re-run"
+    assert row.source.tag == "documented" and row.source.urls == ["https://example.com/e"]
+
+
+def test_verdict_chain_written_with_an_arrow_takes_the_last_verdict_and_keeps_the_text():
+    row = rows_of(TABLE)["D2"]
+    assert str(row.verdict) == "gate(new_card)"
+    assert row.note == "as written: `ok(empty)` → `gate(new_card)`; decline"
+
+
+def test_a_row_declaring_rejected_before_execution_is_no_side_effect():
+    assert rows_of(TABLE)["D3"].no_side_effect is True
+
+
+def test_a_row_saying_not_declared_is_not_no_side_effect():
+    assert rows_of(TABLE)["D4"].no_side_effect is False
+
+
+def test_a_row_mentioning_prose_match_is_fragile():
+    assert rows_of(TABLE)["D5"].fragile == "prose-match"
+
+
+def test_a_pointer_row_to_the_generic_rows_is_reported_as_info():
+    result = load(result_text())
+    assert [r.id for r in only_chain(result).verdict_table] == ["D1", "D2", "D3", "D4", "D5"]
+    (pointer,) = [p for p in result.problems if "generic rows" in p.message]
+    assert pointer.severity == "info" and pointer.line == line_of(result_text(), "…then generic")
+
+
+def test_a_table_restating_the_generic_skeleton_is_reported_not_imported():
+    generic = doc(
+        "## 8. Shared verdict-table core",
+        "| # | Signal | Applies to | Verdict | Source |",
+        "|---|---|---|---|---|",
+        "| G1 | staleness | consumers | `rewind(to: refresh)` | spec |",
+        "| G2 | unmatched, otherwise | any | `dead_end` | spec |",
+    )
+    result = load(doc("# Demo", ACTIONS, generic))
+    assert only_chain(result).verdict_table == []
+    (info,) = [p for p in result.problems if "generic skeleton" in p.message]
+    assert info.severity == "info" and "G1, G2" in info.message
+
+
+def test_tables_that_are_not_verdict_tables_are_ignored_without_noise():
+    other = doc("| Question | Answer |", "|---|---|", "| UNKNOWN-1 | who knows |")
+    result = load(doc("# Demo", ACTIONS, other))
+    assert result.problems == []
+
+
+def test_a_row_whose_verdict_cannot_be_read_is_reported_with_its_line():
+    bad = doc(
+        "| # | Signal | Step scope | Verdict |",
+        "|---|---|---|---|",
+        "| X1 | `http:500` | book | probe first, then decide |",
+        "| X2 | `http:410` | book | `rewind(to: <the refresh>)` |",
+    )
+    text = doc("# Demo", ACTIONS, bad)
+    result = load(text)
+    assert only_chain(result).verdict_table == []
+    lines = sorted(p.line for p in result.errors)
+    assert lines == [line_of(text, "| X1"), line_of(text, "| X2")]
+
+
+# --- known_unmatched ---------------------------------------------------------
+
+
+def test_known_unmatched_bullets_under_a_heading_become_entries():
+    text = doc(
+        "# Demo",
+        ACTIONS,
+        "### known_unmatched (left to the default rows)",
+        "- `offer_expired` — only seen in a search snippet",
+        "- every other 4xx",
+    )
+    entries = only_chain(load(text)).known_unmatched
+    assert [(e.signal, e.note) for e in entries] == [
+        ("offer_expired", "only seen in a search snippet"),
+        ("every other 4xx", None),
+    ]
+
+
+def test_known_unmatched_after_a_bold_label_paragraph_become_entries():
+    text = doc(
+        "# Demo",
+        ACTIONS,
+        "**known_unmatched** (fixed default rows apply):",
+        "`bad_param`, `405` — config bugs; a client never sends them, `409 dup` (cars only).",
+    )
+    entries = only_chain(load(text)).known_unmatched
+    assert [e.signal for e in entries] == ["bad_param", "405", "409 dup"]
+    assert "a client never sends them" in entries[1].note
+
+
+# --- scopes ------------------------------------------------------------------
+
+
+def test_each_scope_heading_with_actions_becomes_a_chain_named_by_its_backticked_id():
+    result = formats.load((SAMPLES / "two_scopes.chain.md").read_bytes(), filename="x.md")
+    assert [c.id for c in result.chains] == ["locker_reserve", "locker_extend"]
+
+
+def test_a_scope_gets_the_definitions_of_an_earlier_scope_it_refers_to():
+    result = formats.load((SAMPLES / "two_scopes.chain.md").read_bytes(), filename="x.md")
+    extend = result.chains[1]
+    assert sorted(a.id for a in extend.actions) == ["extend", "find_slot", "quote"]
+    assert sorted(h.id for h in extend.handles) == ["quote_id", "slot_id"]
+    assert [g.id for g in extend.gates] == ["pay_consent"]
+    assert any("copied" in p.message and p.severity == "info" for p in result.problems)
+
+
+def test_a_scopes_own_definition_overrides_the_earlier_one_with_the_same_id():
+    result = formats.load((SAMPLES / "two_scopes.chain.md").read_bytes(), filename="x.md")
+    assert result.chains[1].handle("slot_id").minted_by == "external"
+    assert result.chains[0].handle("slot_id").minted_by == "reserve"
+
+
+def test_a_shared_policy_section_applies_to_every_chain():
+    result = formats.load((SAMPLES / "two_scopes.chain.md").read_bytes(), filename="x.md")
+    assert [c.policy.per_chain.max_rewinds for c in result.chains] == [2, 2]
+
+
+def test_a_scope_heading_without_actions_shares_its_content():
+    text = doc("# Pay", ACTIONS, "### Chain M rows", TABLE)
+    result = load(text)
+    assert only_chain(result).id == "pay"
+    assert len(result.chains[0].verdict_table) == 5
+    assert any("defines no actions" in p.message for p in result.problems)
+
+
+def test_a_document_without_scope_headings_is_one_chain_named_after_its_title():
+    assert only_chain(load(doc("# Card Payments — Compile", ACTIONS))).id == (
+        "card_payments_compile"
+    )
+
+
+def test_a_spec_like_document_yields_its_examples_and_reports_grammar_blocks():
+    result = formats.load((SAMPLES / "spec_like.md").read_bytes(), filename="spec.md")
+    assert [c.id for c in result.chains] == [
+        "worked_example_a_small_locker_chain",
+        "worked_example_b_big_locker_chain",
+    ]
+    assert result.chains[0].variants is None
+    assert [r.id for r in result.chains[0].verdict_table] == ["D1"]
+    infos = {p.line for p in result.problems if p.severity == "info"}
+    assert {6, 14, 21} <= infos  # grammar block, its sibling, the generic table
+    assert result.errors == []
+
+
+# --- bad input ---------------------------------------------------------------
+
+
+def test_malformed_yaml_in_a_block_is_reported_with_the_file_line_and_column():
+    text = doc("# Demo", "", "```yaml", "actions:", "  - id: a", "    effect: [read", "```")
+    result = load(text)
+    (error,) = result.errors
+    assert (error.line, error.column) == (7, 1)
+    assert "malformed YAML" in error.message
+
+
+def test_one_invalid_action_is_reported_while_the_rest_imports():
+    block = yaml_block(
+        "actions:\n  - id: ok_one\n    effect: read\n  - id: broken\n    effect: teleport\n"
+    )
+    result = load(doc("# Demo", block))
+    assert [a.id for a in only_chain(result).actions] == ["ok_one"]
+    (error,) = result.errors
+    assert (error.line, error.path) == (7, "actions[broken].effect")
+
+
+def test_an_invalid_field_is_dropped_and_the_rest_of_its_action_kept():
+    block = yaml_block(
+        "actions:\n  - id: a\n    effect: read\n    output:\n"
+        "      empty: {valid: true, route: gate}\n"
+    )
+    result = load(doc("# Demo", block))
+    action = only_chain(result).action("a")
+    assert action.output.empty.route is None and action.output.empty.valid
+    assert result.errors[0].path == "actions[a].output.empty.route"
+
+
+def test_unknown_keys_are_kept_in_extras_and_reported():
+    block = yaml_block("actions:\n  - id: a\n    effect: read\n    colour: blue\n")
+    result = load(doc("# Demo", block))
+    assert only_chain(result).action("a").extras == {"colour": "blue"}
+    (info,) = result.problems
+    assert (info.severity, info.line, info.path) == ("info", 6, "actions[a].colour")
+
+
+def test_a_yaml_block_without_chain_sections_is_reported():
+    result = load(doc("# Demo", ACTIONS, yaml_block("servers: [a, b]\n")))
+    assert any("holds no chain section" in p.message for p in result.problems)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "```yaml\n", "# T\n```yaml\n: : :\n```\n", "| a |\n|---|\n| b |", "```yaml\n- 1\n```"],
+)
+def test_load_markdown_never_raises(text):
+    result = load(text)
+    assert isinstance(result.problems, list)
