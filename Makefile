@@ -25,7 +25,7 @@ endef
 run: $(VENV)/.installed $(HTMX) graphviz
 	DEBUG=1 $(BIN)/python manage.py migrate --noinput
 	@for f in fixtures/*.yaml fixtures/*.md; do \
-	  [ -e "$$f" ] || continue; \
+	  [ -e "$$f" ] && [ "$$(basename "$$f")" != README.md ] || continue; \
 	  DEBUG=1 $(BIN)/python manage.py chain import "$$f" || echo "warning: could not import $$f"; \
 	done
 	@mkdir -p var; export DEBUG=1; \
