@@ -1,0 +1,76 @@
+"""The chain page summarises the head revision and serves each revision's export."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from chains.core import formats
+from chains.models import Chain
+
+pytestmark = pytest.mark.django_db
+
+FLIGHT = Path(__file__).resolve().parent.parent / "fixtures" / "flight-roundtrip.yaml"
+
+
+@pytest.fixture
+def flight():
+    chain = formats.load(FLIGHT.read_bytes(), filename=FLIGHT.name).chains[0]
+    return Chain.objects.store(formats.to_document(chain), message="import").chain
+
+
+def test_chain_page_lists_the_actions_of_the_head_revision_in_order(client, flight):
+    response = client.get(f"/chains/{flight.key}/")
+    assert response.status_code == 200
+    body = response.content.decode()
+    document = formats.from_document(flight.head().document)
+    positions = [body.index(f"<code>{a.id}</code>") for a in document.actions]
+    assert positions == sorted(positions)
+
+
+def test_chain_page_shows_the_canonical_yaml_of_the_head(client, flight):
+    body = client.get(f"/chains/{flight.key}/").content.decode()
+    assert f"id: {flight.key}" in body
+
+
+def test_home_links_to_the_chain_page(client, flight):
+    assert f'href="/chains/{flight.key}/"' in client.get("/").content.decode()
+
+
+def test_unknown_chain_is_not_found(client):
+    assert client.get("/chains/nope/").status_code == 404
+
+
+def test_yaml_export_of_a_revision_reimports_to_the_stored_document(client, flight):
+    response = client.get(f"/chains/{flight.key}/r1.yaml")
+    assert response.status_code == 200
+    assert response["Content-Disposition"] == f'attachment; filename="{flight.key}-r1.yaml"'
+    assert response["X-Content-Hash"] == flight.head().content_hash
+    reloaded = formats.load(response.content, format="yaml").chains[0]
+    assert formats.to_document(reloaded) == flight.head().document
+
+
+def test_json_export_is_the_stored_document(client, flight):
+    response = client.get(f"/chains/{flight.key}/r1.json")
+    assert response["Content-Type"] == "application/json"
+    assert json.loads(response.content) == flight.head().document
+
+
+def test_export_of_a_missing_revision_is_not_found(client, flight):
+    assert client.get(f"/chains/{flight.key}/r9.yaml").status_code == 404
+
+
+def test_export_in_an_unknown_format_is_not_found(client, flight):
+    assert client.get(f"/chains/{flight.key}/r1.xml").status_code == 404
+
+
+def test_chain_page_and_export_accept_only_get(client, flight):
+    assert client.post(f"/chains/{flight.key}/").status_code == 405
+    assert client.post(f"/chains/{flight.key}/r1.yaml").status_code == 405
+
+
+def test_exported_yaml_is_plain_yaml(client, flight):
+    assert yaml.safe_load(client.get(f"/chains/{flight.key}/r1.yaml").content)["id"] == flight.key
