@@ -298,11 +298,6 @@ def test_the_compile_fixture_chains_have_resolvable_references_and_pass_the_self
         assert self_check_findings(chain) == []
 
 
-@pytest.mark.xfail(
-    reason="the Markdown importer drops lowercase backticked atoms such as `timeout` and "
-    "`conn_reset` from Signal cells (only a bare word timeout is recognised)",
-    strict=False,
-)
 def test_the_compile_fixture_keeps_every_backticked_signal_of_a_table_row():
     booking = next(c for c in load(COMPILE_FIXTURE).chains if c.id == "hotel_stay_booking")
     row = next(r for r in booking.verdict_table if r.id == "H8")

@@ -6,6 +6,7 @@ import pytest
 
 from chains.core import formats
 from chains.core.formats.markdown import load_markdown
+from chains.core.formats.md_tables import signal_atoms
 
 SAMPLES = Path(__file__).parent / "samples"
 
@@ -320,3 +321,180 @@ def test_a_yaml_block_without_chain_sections_is_reported():
 def test_load_markdown_never_raises(text):
     result = load(text)
     assert isinstance(result.problems, list)
+
+
+# --- scopes marked inside a YAML block ---------------------------------------
+
+
+def marked():
+    return formats.load((SAMPLES / "marked_scopes.chain.md").read_bytes(), filename="x.md")
+
+
+def test_marker_comments_in_a_yaml_block_split_its_items_into_chains():
+    chains = {c.id: c for c in marked().chains}
+    assert list(chains) == ["chain_p_buy_permit", "chain_q_refund_permit"]
+    assert [a.id for a in chains["chain_p_buy_permit"].actions][:2] == ["quote", "buy"]
+    assert chains["chain_q_refund_permit"].actions[0].id == "refund"
+
+
+def test_a_ruled_comment_that_names_no_scope_makes_the_items_below_it_shared():
+    p, q = marked().chains
+    assert "get_permit" in {a.id for a in p.actions} & {a.id for a in q.actions}
+    assert any("actions get_permit from shared" in m.message for m in marked().problems)
+
+
+def test_a_marked_chain_takes_its_title_and_description_from_the_bold_summaries():
+    p = marked().chains[0]
+    assert (p.title, p.description) == ("Chain P — buy permit", "Quote a permit and buy it.")
+
+
+def test_chain_rows_headings_route_their_rows_to_the_named_chain():
+    p, q = marked().chains
+    assert [r.id for r in p.verdict_table] == ["K1", "P1"]
+    assert [r.id for r in q.verdict_table][:2] == ["K1", "Q1"]
+
+
+def test_a_marker_naming_a_chain_heading_routes_items_to_that_chain():
+    text = doc(
+        "# Demo",
+        "## Chain A — buy",
+        yaml_block("actions:\n  - id: buy\n    effect: read\n"),
+        "## Handles",
+        yaml_block("handles:\n  # ---- Chain A ----\n  h1: {minted_by: buy}\n"),
+        "## Chain B — other",
+        yaml_block("actions:\n  - id: other\n    effect: read\n"),
+    )
+    a, b = load(text).chains
+    assert [h.id for h in a.handles] == ["h1"]
+    assert b.handles == []
+
+
+# --- rows follow copied actions ----------------------------------------------
+
+TWO_SCOPES = doc(
+    "# Demo",
+    "## Scope 1 — `first`",
+    yaml_block(
+        "actions:\n  - id: find\n    effect: read\n    output: {handles: [slot]}\n"
+        "  - id: take\n    effect: read\n    input: {handles: [slot]}\n"
+    ),
+    "| # | Signal | Step scope | Verdict |",
+    "|---|---|---|---|",
+    "| F1 | `http:410` | find, take | `rewind(to: find)` |",
+    "| F2 | `http:409` | take | `dead_end` |",
+    "| F3 | `http:404` | any consumer of `slot` | `rewind(to: find)` |",
+    "",
+    "## Scope 2 — `second`",
+    yaml_block("handles:\n  slot: {minted_by: find}\nactions:\n  - id: use\n    effect: read\n"),
+    "| # | Signal | Step scope | Verdict |",
+    "|---|---|---|---|",
+    "| S1 | `http:500` | use | `retry` |",
+)
+
+
+def test_rows_of_the_scope_an_action_was_copied_from_come_along_narrowed():
+    result = load(TWO_SCOPES)
+    second = result.chains[1]
+    rows = {r.id: r for r in second.verdict_table}
+    assert list(rows) == ["S1", "F1", "F3"]
+    assert rows["F1"].scope.steps == ["find"]
+    assert rows["F3"].scope.consumers_of == ["slot"]
+    assert any("verdict rows F1, F3 from first" in p.message for p in result.problems)
+
+
+def test_a_followed_row_is_not_taken_twice_when_the_chain_has_its_id():
+    text = TWO_SCOPES.replace("| S1 | `http:500` | use |", "| F1 | `http:500` | use |")
+    second = load(text).chains[1]
+    assert [r.id for r in second.verdict_table] == ["F1", "F3"]
+    assert str(second.verdict_table[0].verdict) == "retry"
+
+
+# --- policy keyed by chain name ----------------------------------------------
+
+
+def test_per_chain_policy_keyed_by_chain_name_goes_to_that_chain_only():
+    p, q = marked().chains
+    assert (p.policy.per_chain.max_rewinds, q.policy.per_chain.max_rewinds) == (4, 1)
+    assert p.policy.per_chain.compensation_order == q.policy.per_chain.compensation_order
+    assert p.policy.per_chain.extras == {}
+    assert not [m for m in marked().problems if "unknown key" in m.message]
+
+
+# --- signal atoms ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cell", "atoms"),
+    [
+        ("`timeout` / `conn_reset` / `http:5xx`", ["timeout", "conn_reset", "http:5xx"]),
+        ("timeout / conn drop / ambiguous 5xx", ["timeout", "conn_drop"]),
+        ("`409` + `order_gone` (at commit)", ["http:409", "code:order_gone"]),
+        ("`422 card_refused` / `card_lost`", ["http:422", "code:card_refused", "code:card_lost"]),
+        ('`bad_params` "Reservation not found"', ["code:bad_params"]),
+        ("`validation_error` on the amount", ["code:validation_error"]),
+        ("probe/webhook: `status == 'x'` or `charge.expired`", ["webhook:charge.expired"]),
+        ("precondition: `total_amount` drifted", []),
+    ],
+)
+def test_signal_atoms_are_read_from_backticks_and_clear_prose(cell, atoms):
+    assert signal_atoms(cell) == atoms
+
+
+def test_a_backticked_step_name_in_a_signal_cell_is_not_a_code():
+    assert signal_atoms("`code:4100` on `book` / `pay`", names={"book", "pay"}) == ["code:4100"]
+
+
+def test_the_signal_cell_is_kept_as_written_beside_its_atoms():
+    table = doc(
+        "| # | Signal | Step scope | Verdict |",
+        "|---|---|---|---|",
+        "| T1 | `timeout` / `conn_drop` | book | `reconcile` |",
+    )
+    row = only_chain(load(doc("# Demo", ACTIONS, table))).verdict_table[0]
+    assert (row.signal, row.description) == (["timeout", "conn_drop"], "`timeout` / `conn_drop`")
+
+
+# --- malformed Markdown ------------------------------------------------------
+
+
+def test_an_unclosed_fence_is_reported_with_its_line_and_column_and_still_read():
+    text = doc("# Demo", "", "  ```yaml", "actions:", "  - {id: a, effect: read}")
+    result = load(text)
+    (warning,) = [p for p in result.problems if "never closed" in p.message]
+    assert (warning.line, warning.column, warning.severity) == (3, 3, "warning")
+    assert [a.id for a in only_chain(result).actions] == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ("| X1 | `http:409` | book |", "has 3 cells, the header 4"),
+        ("| X1 | `http:409` | book | `retry` | extra |", "has 5 cells, the header 4"),
+    ],
+)
+def test_a_row_with_the_wrong_number_of_cells_is_reported_with_its_line(row, message):
+    text = doc("# Demo", ACTIONS, "| # | Signal | Step scope | Verdict |", "|---|---|---|---|", row)
+    result = load(text)
+    assert [p.line for p in result.problems if message in p.message] == [line_of(text, "| X1")]
+
+
+def test_a_verdict_table_without_a_verdict_column_is_reported_not_imported():
+    table = doc("| # | Signal | Step scope |", "|---|---|---|", "| X1 | `http:409` | book |")
+    text = doc("# Demo", ACTIONS, "## Verdict rows", table)
+    result = load(text)
+    assert only_chain(result).verdict_table == []
+    (warning,) = [p for p in result.problems if "no Verdict column" in p.message]
+    assert warning.line == line_of(text, "| # | Signal")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "```yaml\nactions:\n  # ---- Chain Z ----\n  - {id: a, effect: read}\n",
+        "| # | Signal |\n|---|---|\n| 1 |",
+        "**Chain A.**\n```yaml\n  # === Chain A ===\n- 1\n```",
+        "```yaml\npolicy: {per_chain: {chain_A: 3}}\n```",
+    ],
+)
+def test_malformed_documents_never_raise(text):
+    assert isinstance(load(text).problems, list)
