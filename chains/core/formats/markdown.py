@@ -398,12 +398,20 @@ class _Importer:
         own, copied = self.gather(ctx, contexts, used)
         line = ctx.line
         title = ctx.title or (bare_title(ctx.heading.title) if ctx.heading else None)
-        document: dict[str, Any] = {"id": ctx.name, "title": title}
+        document: dict[str, Any] = {"id": ctx.name, "title": title and title.replace("`", "")}
         if ctx.description:
             document["description"] = ctx.description
         document.update({**self.shared.keys, **ctx.keys})
         for section in ("handles", "actions", "gates", "verdict_table", "known_unmatched"):
             document[section] = [_copy(i.value) for i in own[section]]
+        if not any(document[s] for s in ("handles", "actions", "gates", "verdict_table")):
+            self.problem(
+                f"{document['title'] or ctx.name!r} defines no handles, actions, gates or "
+                "verdict rows; not a chain",
+                line,
+                "error",
+            )
+            return None
         policy = self.merged(self.shared.items["policy"] + own["policy"], used)
         if policy is not None:
             document["policy"] = policy
