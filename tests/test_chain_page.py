@@ -74,3 +74,26 @@ def test_chain_page_and_export_accept_only_get(client, flight):
 
 def test_exported_yaml_is_plain_yaml(client, flight):
     assert yaml.safe_load(client.get(f"/chains/{flight.key}/r1.yaml").content)["id"] == flight.key
+
+
+@pytest.fixture
+def outdated():
+    """A revision stored under an older grammar that no longer validates."""
+    return Chain.objects.store(
+        {"id": "old", "actions": [{"id": "a", "effect": "teleport"}]}, message="old"
+    ).chain
+
+
+def test_a_head_that_no_longer_validates_is_shown_as_stored_with_the_reason(client, outdated):
+    response = client.get("/chains/old/")
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "no longer validates" in body
+    assert "actions[0].effect" in body
+    assert "teleport" in body
+
+
+def test_exporting_a_revision_that_no_longer_validates_is_a_conflict(client, outdated):
+    response = client.get("/chains/old/r1.yaml")
+    assert response.status_code == 409
+    assert "actions[0].effect" in response.content.decode()

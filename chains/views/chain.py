@@ -7,11 +7,14 @@ permission checks) live in one place.
 
 from __future__ import annotations
 
+import json
+
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from chains.core import formats
+from chains.core.errors import DocumentError
 from chains.models import Chain, Revision
 
 CONTENT_TYPES = {"yaml": "application/yaml; charset=utf-8", "json": "application/json"}
@@ -31,21 +34,25 @@ def chain_detail(request: HttpRequest, key: str) -> HttpResponse:
     head = chain.head()
     if head is None:
         raise Http404("this chain has no revision")
-    document = formats.from_document(head.document)
-    context = {
-        "chain": chain,
-        "head": head,
-        "document": document,
-        "revisions": chain.revisions.order_by("-number"),
-        "yaml": formats.dump(document, "yaml"),
-    }
+    context = {"chain": chain, "head": head, "revisions": chain.revisions.order_by("-number")}
+    try:
+        document = formats.from_document(head.document)
+    except DocumentError as exc:
+        # Stored before the grammar changed: show it as stored, with the reasons.
+        context.update(problems=exc.problems, raw=json.dumps(head.document, indent=2))
+    else:
+        context.update(document=document, yaml=formats.dump(document, "yaml"))
     return render(request, "chains/chain.html", context)
 
 
 @require_GET
 def revision_export(request: HttpRequest, key: str, number: str, fmt: str) -> HttpResponse:
     revision = _get_revision(_get_chain(key), int(number))
-    text = formats.dump(formats.from_document(revision.document), fmt)
+    try:
+        text = formats.dump(formats.from_document(revision.document), fmt)
+    except DocumentError as exc:
+        message = f"revision {number} no longer validates: {exc}\n"
+        return HttpResponse(message, status=409, content_type="text/plain; charset=utf-8")
     response = HttpResponse(text, content_type=CONTENT_TYPES[fmt])
     filename = f"{revision.chain.key}-r{revision.number}.{fmt}"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
