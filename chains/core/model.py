@@ -44,6 +44,7 @@ __all__ = [
     "Element",
     "Gate",
     "Handle",
+    "Independence",
     "Policy",
     "Source",
     "VerdictRow",
@@ -649,6 +650,20 @@ class Variants(Element):
     values: StrList = Field(default_factory=list)
 
 
+class Independence(Element):
+    """A reviewer's answer to an "unverified independence" question.
+
+    Two handles that some action consumes together, with no derivation path
+    between them, may hide a missing ``derived_from`` edge (SKILL Step 2,
+    "verify by contradiction"). Confirming they are independent records who
+    checked and why, so the question stops being a finding.
+    """
+
+    handles: StrList = Field(min_length=2, max_length=2, description="the two handles")
+    independent: Literal["confirmed"] = "confirmed"
+    note: str | None = Field(None, description="why re-minting one leaves the other valid")
+
+
 def _keyed_list(value: Any) -> Any:
     """Accept the SPEC's mapping form ``{id: {...}}`` for an id'd collection."""
     if isinstance(value, dict):
@@ -679,13 +694,16 @@ class Chain(Element):
     verdict_table: list[VerdictRow] = Field(default_factory=list)
     known_unmatched: list[KnownUnmatched] = Field(default_factory=list)
     policy: Policy = Field(default_factory=Policy)
+    independence: list[Independence] = Field(
+        default_factory=list, description="reviewed pairs of handles without a derivation path"
+    )
 
     @field_validator("handles", "gates", mode="before")
     @classmethod
     def _mapping_form(cls, value: Any) -> Any:
         return _keyed_list(value)
 
-    @field_validator("actions", "verdict_table", "known_unmatched", mode="before")
+    @field_validator("actions", "verdict_table", "known_unmatched", "independence", mode="before")
     @classmethod
     def _none_is_empty(cls, value: Any) -> Any:
         return [] if value is None else value

@@ -1,0 +1,81 @@
+"""The linter: SPEC v0.4's invalid-config rules and SKILL Step 7, mechanically.
+
+:func:`lint` runs every registered rule (one module per family, each rule
+with a stable id, a severity, the section it enforces and a fix hint) and
+returns a :class:`LintReport`: the findings, the chain's status, the
+UNKNOWNs a human must answer, and every handle's invalidation cascade.
+
+Status, worst first: BLOCKED (a commit-safety question is unanswered: no
+probe, or a probe that needs the commit's lost output), INVALID (an error),
+WARNINGS, VALID.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..model import Chain
+from . import commit, edges, evidence, gates, handles, policy, structure, table  # noqa: F401
+from .context import LintContext
+from .registry import RULES, Finding, Rule
+
+__all__ = ["RULES", "Finding", "LintReport", "Rule", "Status", "lint"]
+
+Status = Literal["VALID", "WARNINGS", "INVALID", "BLOCKED"]
+_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+@dataclass
+class LintReport:
+    status: Status
+    findings: list[Finding] = field(default_factory=list)
+    unknowns: list[Finding] = field(default_factory=list)
+    cascades: dict[str, list[str]] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "findings": [f.as_dict() for f in self.findings],
+            "unknowns": [f.as_dict() for f in self.unknowns],
+            "cascades": self.cascades,
+        }
+
+
+def lint(chain: Chain) -> LintReport:
+    """Run every rule on ``chain``; findings sorted by severity, then rule, then element."""
+    ctx = LintContext(chain)
+    findings: list[Finding] = []
+    blocked = False
+    unknowns: list[Finding] = []
+    for rule in RULES.values():
+        found = rule.run(chain, ctx)
+        findings.extend(found)
+        blocked = blocked or (rule.blocks and bool(found))
+        if rule.unknown:
+            unknowns.extend(found)
+    findings.sort(key=lambda f: (_SEVERITY_ORDER[f.severity], f.rule, f.element))
+    return LintReport(_status(findings, blocked), findings, unknowns, _cascades(chain))
+
+
+def _status(findings: list[Finding], blocked: bool) -> Status:
+    if blocked:
+        return "BLOCKED"
+    severities = {f.severity for f in findings}
+    if "error" in severities:
+        return "INVALID"
+    if "warning" in severities:
+        return "WARNINGS"
+    return "VALID"
+
+
+def _cascades(chain: Chain) -> dict[str, list[str]]:
+    from ..graph import GraphError, cascade
+
+    out: dict[str, list[str]] = {}
+    for handle in chain.handles:
+        try:
+            out[handle.id] = cascade(chain, handle.id).invalidated
+        except GraphError:  # a cycle; the structure rules report it
+            return {}
+    return out

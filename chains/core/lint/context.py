@@ -1,0 +1,104 @@
+"""Lookups every lint rule needs, computed once per chain.
+
+Rules stay short because the questions they share live here: which action
+has an id, who mints and who consumes a handle, in what order actions run,
+whether a commit is keyed, and how many attempts the policy really gives a
+step once per-action overrides and SPEC §2.4 defaults are applied.
+Duplicate ids keep their first definition here; the structure rules report
+the duplicates.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import cached_property
+
+import networkx as nx
+
+from ..model import Action, Chain, Gate, Handle, StepPolicy
+
+__all__ = ["DEFAULT_ATTEMPTS", "LintContext", "is_commit_class", "is_keyed"]
+
+# SPEC §2.4 placeholders, used when a chain's policy says nothing.
+DEFAULT_ATTEMPTS = {"read": 3, "mint": 2, "keyed": 3, "unkeyed": 1}
+
+
+def is_commit_class(action: Action) -> bool:
+    """Commits and compensators: exactly-once, confirmation required."""
+    return action.effect in ("commit", "compensate")
+
+
+def is_keyed(action: Action) -> bool:
+    return action.idempotency is not None and action.idempotency.mode == "keyed"
+
+
+def is_unkeyed_commit(action: Action) -> bool:
+    """A commit-class action with no idempotency key (mode none or undeclared)."""
+    return is_commit_class(action) and (
+        action.idempotency is None or action.idempotency.mode == "none"
+    )
+
+
+class LintContext:
+    """Indexes over one chain, built lazily."""
+
+    def __init__(self, chain: Chain):
+        self.chain = chain
+        self.actions: dict[str, Action] = {}
+        self.handles: dict[str, Handle] = {}
+        self.gates: dict[str, Gate] = {}
+        for a in chain.actions:
+            self.actions.setdefault(a.id, a)
+        for h in chain.handles:
+            self.handles.setdefault(h.id, h)
+        for g in chain.gates:
+            self.gates.setdefault(g.id, g)
+        self.order = {a.id: i for i, a in reversed(list(enumerate(chain.actions)))}
+
+    @cached_property
+    def consumers(self) -> dict[str, list[str]]:
+        """Handle id → ids of the actions that take it as input, in chain order."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for a in self.chain.actions:
+            for h in a.input.handles:
+                out[h].append(a.id)
+        return dict(out)
+
+    @cached_property
+    def minters(self) -> dict[str, list[str]]:
+        """Handle id → ids of the actions that list it in output.handles."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for a in self.chain.actions:
+            for h in a.output.handles:
+                out[h].append(a.id)
+        return dict(out)
+
+    @cached_property
+    def derivation(self) -> nx.DiGraph:
+        """Derivation DAG: an edge parent → child for every ``derived_from``."""
+        from ..graph import derivation_graph
+
+        return derivation_graph(self.chain)
+
+    @cached_property
+    def intent_fields(self) -> set[str]:
+        return {f for a in self.chain.actions for f in a.input.intent}
+
+    def attempts(self, action: Action) -> int:
+        """Attempts the policy gives ``action``: override, then class, then SPEC default."""
+        per_step = self.chain.policy.per_step
+        override = per_step.get(action.id)
+        if override is not None and override.attempts is not None:
+            return override.attempts
+        bucket = per_step.get(action.effect)
+        if is_commit_class(action):
+            kind = "unkeyed" if is_unkeyed_commit(action) else "keyed"
+            sub: StepPolicy | None = getattr(bucket, kind, None) if bucket else None
+            if sub is not None and sub.attempts is not None:
+                return sub.attempts
+            if bucket is not None and bucket.attempts is not None:
+                return bucket.attempts
+            return DEFAULT_ATTEMPTS[kind]
+        if bucket is not None and bucket.attempts is not None:
+            return bucket.attempts
+        return DEFAULT_ATTEMPTS.get(action.effect, 1)

@@ -1,0 +1,5 @@
+"""Lint rules: gates (to be written)."""
+
+from __future__ import annotations
+
+from .registry import rule  # noqa: F401
