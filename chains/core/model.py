@@ -48,6 +48,9 @@ __all__ = [
     "Policy",
     "Source",
     "VerdictRow",
+    "is_commit_class",
+    "is_keyed",
+    "is_unkeyed_commit",
     "parse_duration",
 ]
 
@@ -442,6 +445,25 @@ class Action(Variant):
     @classmethod
     def _empty_block(cls, value: Any) -> Any:
         return {} if value is None else value
+
+
+def is_commit_class(action: Action) -> bool:
+    """Commits and compensators: exactly-once, confirmation required (SPEC §2.1)."""
+    return action.effect in ("commit", "compensate")
+
+
+def is_keyed(action: Action) -> bool:
+    return action.idempotency is not None and action.idempotency.mode == "keyed"
+
+
+def is_unkeyed_commit(action: Action) -> bool:
+    """A commit-class action without an idempotency key (mode none, or undeclared).
+
+    A naturally idempotent commit (PUT-with-id) is not unkeyed: repeating it is safe.
+    """
+    return is_commit_class(action) and (
+        action.idempotency is None or action.idempotency.mode == "none"
+    )
 
 
 # --- verdict table (§3) ----------------------------------------------------

@@ -70,12 +70,9 @@ def _status(findings: list[Finding], blocked: bool) -> Status:
 
 
 def _cascades(chain: Chain) -> dict[str, list[str]]:
-    from ..graph import GraphError, cascade
+    from ..graph import GraphError, cascades
 
-    out: dict[str, list[str]] = {}
-    for handle in chain.handles:
-        try:
-            out[handle.id] = cascade(chain, handle.id).invalidated
-        except GraphError:  # a cycle; the structure rules report it
-            return {}
-    return out
+    try:
+        return {handle: c.invalidated for handle, c in cascades(chain).items()}
+    except GraphError:  # a cycle; the structure rules report it
+        return {}

@@ -1,5 +1,350 @@
-"""Lint rules: commit (to be written)."""
+"""Lint rules: commit safety (SPEC §2.1 Rules, P3; SKILL Step 3 and Step 7).
+
+These rules answer one question per commit-class action: if its response is
+lost, can code find out whether it landed, without retrying it? A missing
+confirmation, a missing probe, or a probe that needs the lost response leaves
+that question unanswered, so those rules *block*. The rest check what the
+answer relies on: one attempt for unkeyed commits, declared key retention,
+content-based signals for in-place mutations, and an explicit compensation
+stance.
+
+Assumption: a probe or compensation reference that names no action is the
+structure rules' finding; the rules here skip it rather than report it twice.
+"""
 
 from __future__ import annotations
 
-from .registry import rule  # noqa: F401
+import json
+import re
+from collections.abc import Iterator
+
+import networkx as nx
+
+from ..model import Action, Chain, Compensation
+from ..signals import scope_actions
+from .context import LintContext, is_commit_class, is_keyed, is_unkeyed_commit
+from .registry import rule
+
+__all__: list[str] = []
+
+Found = Iterator[tuple[str, str]]
+
+
+def _commits(chain: Chain) -> Iterator[Action]:
+    return (a for a in chain.actions if is_commit_class(a))
+
+
+def _kind(action: Action) -> str:
+    if action.effect == "compensate":
+        return "compensator"
+    return "unkeyed commit" if is_unkeyed_commit(action) else "commit"
+
+
+def _no_stance(comp: Compensation | None) -> bool:
+    """True when no compensation (not even an explicit ``none``) is declared."""
+    return comp is None or (comp.action is None and not comp.chain and not comp.ladder)
+
+
+@rule(
+    "commit.missing-confirmation",
+    "error",
+    "SPEC §2.1",
+    hint="Add a confirmation block: a probe (a read that shows whether the call landed) "
+    "and its signal, or by_key_replay with its justification for a keyed synchronous commit.",
+    blocks=True,
+)
+def missing_confirmation(chain: Chain, ctx: LintContext) -> Found:
+    """Every commit and compensator declares how to learn whether it landed."""
+    for a in _commits(chain):
+        if a.confirmation is None:
+            yield (
+                f"actions[{a.id}]",
+                f"actions[{a.id}] is a {_kind(a)} with no confirmation: a lost response "
+                "leaves no safe way to learn whether it landed.",
+            )
+
+
+@rule(
+    "commit.missing-probe",
+    "error",
+    "SPEC §2.1",
+    hint="Name a read action in confirmation.probe that can see whether the call landed; "
+    "by_key_replay alone is enough only for keyed synchronous commits.",
+    blocks=True,
+)
+def missing_probe(chain: Chain, ctx: LintContext) -> Found:
+    """Unkeyed and async-finality commits declare a probe; key replay suffices only when keyed."""
+    for a in _commits(chain):
+        conf = a.confirmation
+        if conf is None or conf.probe:
+            continue
+        where = f"actions[{a.id}].confirmation"
+        if is_unkeyed_commit(a):
+            yield where, f"actions[{a.id}] is unkeyed and declares no confirmation probe."
+        elif conf.async_ is not None:
+            yield where, f"actions[{a.id}] finalises asynchronously and declares no probe."
+        elif not is_keyed(a):
+            yield where, f"actions[{a.id}] has no idempotency key, so it needs a probe."
+        elif conf.by_key_replay is None:
+            yield where, f"actions[{a.id}] declares neither a probe nor by_key_replay."
+
+
+@rule(
+    "commit.probe-not-read",
+    "error",
+    "SPEC §2.1",
+    hint="Point confirmation.probe at a read-class action (effect: read); a probe must be "
+    "free to repeat.",
+)
+def probe_not_read(chain: Chain, ctx: LintContext) -> Found:
+    """A confirmation probe is a read-class action."""
+    for a in _commits(chain):
+        probe = ctx.actions.get(a.confirmation.probe or "") if a.confirmation else None
+        if probe is not None and probe.effect != "read":
+            yield (
+                f"actions[{a.id}].confirmation",
+                f"actions[{a.id}] is confirmed by {probe.id}, which is a {probe.effect}, "
+                "not a read.",
+            )
+
+
+@rule(
+    "commit.probe-needs-commit-output",
+    "error",
+    "SPEC §2.1",
+    hint="Probe with something known before dispatch (a list-by-window or a lookup by our "
+    "own reference kept in the correlation record); if the provider offers no such read, "
+    "the chain cannot be made safe.",
+    blocks=True,
+)
+def probe_needs_commit_output(chain: Chain, ctx: LintContext) -> Found:
+    """A probe runs without the commit's own output (a lost locator cannot be looked up)."""
+    for a in _commits(chain):
+        probe = ctx.actions.get(a.confirmation.probe or "") if a.confirmation else None
+        if probe is None:
+            continue
+        lost = _minted_lineage(a, ctx)
+        needed = [h for h in probe.input.handles if h in lost]
+        if needed:
+            yield (
+                f"actions[{a.id}].confirmation",
+                f"actions[{a.id}] is confirmed by {probe.id}, which needs "
+                f"{', '.join(needed)} from the commit's own response; when that response "
+                "is lost the probe cannot run.",
+            )
+
+
+def _minted_lineage(action: Action, ctx: LintContext) -> set[str]:
+    """Handles ``action`` mints and every handle derived from them."""
+    minted = set(action.output.handles)
+    graph = ctx.derivation
+    for h in list(minted):
+        if h in graph:
+            minted |= nx.descendants(graph, h)
+    return minted
+
+
+@rule(
+    "commit.unkeyed-retried",
+    "error",
+    "SPEC §2.4",
+    hint="Give unkeyed commits attempts: 1 (policy.per_step.commit.unkeyed and any per-step "
+    "override); only no_side_effect signals may re-dispatch, via safe_reject_redispatch.",
+)
+def unkeyed_retried(chain: Chain, ctx: LintContext) -> Found:
+    """An unkeyed commit gets exactly one attempt."""
+    for a in _commits(chain):
+        attempts = ctx.attempts(a)
+        if is_unkeyed_commit(a) and attempts > 1:
+            yield (
+                f"actions[{a.id}]",
+                f"actions[{a.id}] is unkeyed but the policy gives it {attempts} attempts; "
+                "a second uncertain dispatch can land twice.",
+            )
+
+
+_CORRELATION = re.compile(r"correlation[\s_-]+record", re.IGNORECASE)
+_SHIELD = re.compile(r"cancell?ation[\s_-]+shield", re.IGNORECASE)
+
+
+@rule(
+    "commit.unkeyed-without-p3-mechanics",
+    "warning",
+    "SPEC P3",
+    hint="Say in the action's description (or confirmation notes) where the correlation "
+    "record is persisted before dispatch, so it survives process death, and that the "
+    "in-flight attempt runs under a cancellation shield.",
+)
+def unkeyed_without_p3_mechanics(chain: Chain, ctx: LintContext) -> Found:
+    """Unkeyed commits note a correlation record and a cancellation shield."""
+    # The grammar has no field for either, so look for them in every text the
+    # action carries (description, notes, unknown keys kept in extras).
+    for a in _commits(chain):
+        if not is_unkeyed_commit(a):
+            continue
+        text = json.dumps(a.model_dump(mode="json", by_alias=True))
+        missing = [
+            name
+            for name, pattern in (
+                ("a correlation record", _CORRELATION),
+                ("a cancellation shield", _SHIELD),
+            )
+            if not pattern.search(text)
+        ]
+        if missing:
+            yield (
+                f"actions[{a.id}]",
+                f"actions[{a.id}] is unkeyed and nowhere mentions {' or '.join(missing)}.",
+            )
+
+
+_EXISTENCE = re.compile(
+    r"\b(exists?|found|present|returned|is not null|!= ?null|not empty|non-empty)\b",
+    re.IGNORECASE,
+)
+_COMPARISON = re.compile(r"==|!=|<|>|≤|≥|\bin\b|\bcontains\b|\bmatch(es|ing)?\b", re.IGNORECASE)
+
+
+def _existence_only(signal: str) -> bool:
+    """True for signals such as ``booking exists`` that say nothing about content.
+
+    >>> _existence_only("the volume exists"), _existence_only("volume.size_gb == 40")
+    (True, False)
+    """
+    without_null_checks = re.sub(r"!= ?null|is not null", "", signal, flags=re.IGNORECASE)
+    return bool(_EXISTENCE.search(signal)) and not _COMPARISON.search(without_null_checks)
+
+
+@rule(
+    "commit.mutates-existence-signal",
+    "warning",
+    "SPEC §2.1",
+    hint="Make confirmation.signal compare the mutated content (new size, status, amount) "
+    "with what was requested; the object existed before the commit.",
+)
+def mutates_existence_signal(chain: Chain, ctx: LintContext) -> Found:
+    """An in-place commit is confirmed by content, not by existence."""
+    for a in chain.actions:
+        if not a.mutates or not is_commit_class(a):
+            continue
+        signal = a.confirmation.signal if a.confirmation else None
+        where = f"actions[{a.id}].confirmation"
+        if not signal:
+            yield where, f"actions[{a.id}] mutates {a.mutates} but has no confirmation signal."
+        elif _existence_only(signal):
+            yield (
+                where,
+                f"actions[{a.id}] mutates {a.mutates} but its signal ({signal!r}) only shows "
+                "that the object exists.",
+            )
+
+
+@rule(
+    "commit.mutates-without-compensation-stance",
+    "error",
+    "SPEC §2.1",
+    hint="Declare compensation: an action, a chain or a ladder that undoes the change, or "
+    "action: none with the pre-commit safety named in ordering_note.",
+)
+def mutates_without_compensation_stance(chain: Chain, ctx: LintContext) -> Found:
+    """An in-place commit states how it is undone, or that it cannot be."""
+    for a in chain.actions:
+        if a.mutates and is_commit_class(a) and _no_stance(a.compensation):
+            yield (
+                f"actions[{a.id}]",
+                f"actions[{a.id}] mutates {a.mutates} in place but declares no compensation.",
+            )
+
+
+@rule(
+    "commit.irreversible-mutation-unprotected",
+    "error",
+    "SPEC §2.1",
+    hint="Put the protection before the commit: an entry_gate (usually consent) and an "
+    "ordering_note naming it.",
+)
+def irreversible_mutation_unprotected(chain: Chain, ctx: LintContext) -> Found:
+    """An in-place commit with no undo names its pre-commit safety."""
+    for a in chain.actions:
+        comp = a.compensation
+        if not a.mutates or comp is None or comp.action != "none" or comp.chain or comp.ladder:
+            continue
+        if not a.entry_gate and not comp.ordering_note:
+            yield (
+                f"actions[{a.id}].compensation",
+                f"actions[{a.id}] mutates {a.mutates} with no undo and names no pre-commit "
+                "safety (no entry_gate, no ordering_note).",
+            )
+
+
+@rule(
+    "commit.keyed-without-retention",
+    "warning",
+    "SPEC §2.1",
+    hint="Declare idempotency.key_retention from the provider's docs (often ~24h); past it "
+    "the commit is effectively unkeyed and must be probed, not replayed.",
+)
+def keyed_without_retention(chain: Chain, ctx: LintContext) -> Found:
+    """A keyed commit says how long the provider keeps its key."""
+    for a in _commits(chain):
+        if is_keyed(a) and a.idempotency and a.idempotency.key_retention is None:
+            yield (
+                f"actions[{a.id}].idempotency",
+                f"actions[{a.id}] is keyed but declares no key_retention.",
+            )
+
+
+@rule(
+    "commit.keyed-without-replay-semantics",
+    "warning",
+    "SPEC §2.1",
+    hint="Declare idempotency.replay_semantics: returns_cached (a replay returns the stored "
+    "response, errors included) or reexecutes.",
+)
+def keyed_without_replay_semantics(chain: Chain, ctx: LintContext) -> Found:
+    """A keyed commit says what replaying its key does."""
+    for a in _commits(chain):
+        if is_keyed(a) and a.idempotency and a.idempotency.replay_semantics is None:
+            yield (
+                f"actions[{a.id}].idempotency",
+                f"actions[{a.id}] is keyed but declares no replay_semantics.",
+            )
+
+
+@rule(
+    "commit.no-side-effect-outside-unkeyed",
+    "warning",
+    "SPEC §3",
+    hint="Drop no_side_effect, or scope the row to the unkeyed commits it protects; the flag "
+    "only ever permits re-dispatching an unkeyed commit.",
+)
+def no_side_effect_outside_unkeyed(chain: Chain, ctx: LintContext) -> Found:
+    """A no_side_effect row applies to at least one unkeyed commit."""
+    for n, row in enumerate(chain.verdict_table, 1):
+        if not row.no_side_effect:
+            continue
+        covered = scope_actions(row.scope, chain)
+        if covered is None:  # prose scope: cannot tell
+            continue
+        if not any(is_unkeyed_commit(ctx.actions[a]) for a in covered if a in ctx.actions):
+            name = f"verdict_table[{row.id or f'#{n}'}]"
+            yield name, f"{name} is flagged no_side_effect but applies to no unkeyed commit."
+
+
+@rule(
+    "commit.compensation-not-declared",
+    "warning",
+    "SKILL Step 3",
+    hint="Declare compensation: the undoing action, chain or ladder, or action: none with "
+    "the reason in ordering_note.",
+)
+def compensation_not_declared(chain: Chain, ctx: LintContext) -> Found:
+    """A commit states its compensation stance; `none` must be explicit."""
+    # In-place commits get the stronger error from mutates-without-compensation-stance.
+    for a in chain.actions:
+        if a.effect == "commit" and not a.mutates and _no_stance(a.compensation):
+            yield (
+                f"actions[{a.id}]",
+                f"actions[{a.id}] declares no compensation stance, so nobody has said "
+                "whether it can be undone.",
+            )

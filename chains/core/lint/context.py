@@ -11,32 +11,64 @@ the duplicates.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from functools import cached_property
+from typing import Any
 
 import networkx as nx
 
-from ..model import Action, Chain, Gate, Handle, StepPolicy
+from ..model import (
+    Action,
+    Chain,
+    Element,
+    Gate,
+    Handle,
+    StepPolicy,
+    is_commit_class,
+    is_keyed,
+    is_unkeyed_commit,
+)
 
-__all__ = ["DEFAULT_ATTEMPTS", "LintContext", "is_commit_class", "is_keyed"]
+__all__ = [
+    "DEFAULT_ATTEMPTS",
+    "LintContext",
+    "is_commit_class",
+    "is_keyed",
+    "is_unkeyed_commit",
+    "walk",
+]
 
 # SPEC §2.4 placeholders, used when a chain's policy says nothing.
 DEFAULT_ATTEMPTS = {"read": 3, "mint": 2, "keyed": 3, "unkeyed": 1}
 
 
-def is_commit_class(action: Action) -> bool:
-    """Commits and compensators: exactly-once, confirmation required."""
-    return action.effect in ("commit", "compensate")
+def walk(node: Element, path: str = "chain") -> Iterator[tuple[str, Element]]:
+    """Every document element at or below ``node``, with a readable path.
+
+    Paths use ids, not positions: ``actions[book].confirmation.async``,
+    ``gates[consent].outcomes.approve``, ``policy.per_step.book``; elements
+    without an id are numbered from 1 (``known_unmatched[#1]``). The chain
+    itself is ``chain`` and its children start without a prefix.
+    """
+    yield path, node
+    prefix = "" if isinstance(node, Chain) else f"{path}."
+    for name, field in type(node).model_fields.items():
+        if name not in ("source", "extras"):
+            yield from _walk_value(getattr(node, name), prefix + (field.alias or name))
 
 
-def is_keyed(action: Action) -> bool:
-    return action.idempotency is not None and action.idempotency.mode == "keyed"
-
-
-def is_unkeyed_commit(action: Action) -> bool:
-    """A commit-class action with no idempotency key (mode none or undeclared)."""
-    return is_commit_class(action) and (
-        action.idempotency is None or action.idempotency.mode == "none"
-    )
+def _walk_value(value: Any, path: str) -> Iterator[tuple[str, Element]]:
+    if isinstance(value, Element):
+        yield from walk(value, path)
+    elif isinstance(value, list):
+        for n, item in enumerate(value, 1):
+            if isinstance(item, Element):
+                ident = getattr(item, "id", None)
+                yield from walk(item, f"{path}[{ident or f'#{n}'}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, Element):
+                yield from walk(item, f"{path}.{key}")
 
 
 class LintContext:

@@ -1,5 +1,83 @@
-"""Lint rules: edges (to be written)."""
+"""Lint rules: edges — ``derived_from`` edges that look missing (SKILL Step 2).
+
+A missing derivation edge is the classic bug: re-minting a handle leaves a
+stale dependant alive, and the run later presents it with the new lineage.
+The graph questions live in :mod:`chains.core.graph`; these rules only word
+the answers. A gap whose consumed handle is a selection pseudo-handle is
+reported once, by ``edges.selection-coupling`` (I3), not again as a missing
+derivation.
+"""
 
 from __future__ import annotations
 
-from .registry import rule  # noqa: F401
+from collections.abc import Iterator
+
+from ..graph import independence_questions, missing_edges, selection_coupling_gaps
+from ..graph import selection_handles as _selection_handles
+from ..model import Chain
+from .context import LintContext
+from .registry import rule
+
+__all__: list[str] = []
+
+Found = Iterator[tuple[str, str]]
+
+
+@rule(
+    "edges.missing-derivation",
+    "error",
+    "SKILL Step 2",
+    hint="Add the consumed handle to the minted handle's derived_from (or derive it from a "
+    "handle that does), so re-minting the input invalidates the output (SPEC §4 I1).",
+)
+def missing_derivation(chain: Chain, ctx: LintContext) -> Found:
+    """A handle is minted from an input it does not derive from."""
+    picks = _selection_handles(chain)
+    for gap in missing_edges(chain):
+        if gap.consumed in picks:
+            continue  # edges.selection-coupling says it, with the I3 reason
+        yield (
+            f"handles[{gap.minted}].derived_from",
+            f"handles[{gap.minted}] is minted by actions[{gap.action}] from "
+            f"handles[{gap.consumed}] but does not derive from it",
+        )
+
+
+@rule(
+    "edges.selection-coupling",
+    "error",
+    "SPEC §4 I3",
+    hint="Results coupled to a selection must list the selection pseudo-handle in "
+    "derived_from, so a fresh pick invalidates them.",
+)
+def selection_coupling(chain: Chain, ctx: LintContext) -> Found:
+    """A result is computed from a selection but does not derive from it."""
+    for gap in selection_coupling_gaps(chain):
+        yield (
+            f"handles[{gap.minted}].derived_from",
+            f"handles[{gap.minted}] is minted by actions[{gap.action}] from the selection "
+            f"handles[{gap.selection}] but does not derive from it: after a new pick it "
+            f"would still describe the old one",
+        )
+
+
+@rule(
+    "edges.unverified-independence",
+    "warning",
+    "SKILL Step 2",
+    hint="If re-minting either handle really leaves the other valid, record it in the "
+    "chain: independence: [{handles: [A, B], independent: confirmed, note: why}]; "
+    "otherwise add the missing derived_from edge.",
+)
+def unverified_independence(chain: Chain, ctx: LintContext) -> Found:
+    """Two handles consumed together have no derivation path between them."""
+    for question in independence_questions(chain):
+        if question.answered is not None:
+            continue
+        a, b = question.handles
+        yield (
+            f"handles[{a}]",
+            f"no derivation path between handles[{a}] and handles[{b}], consumed together "
+            f"by actions[{', '.join(question.actions)}]: if {a} is re-minted, "
+            f"is {b} still valid?",
+        )

@@ -1,5 +1,312 @@
-"""Lint rules: gates (to be written)."""
+"""Lint rules: gates (SPEC §2.6, SKILL Step 7).
+
+A gate is checked for what makes a pause safe to resume: declared outcomes
+whose verdicts the runtime can execute, a timeout that resolves to one thing,
+a human audience whenever money or consent is at stake, and answers that
+write only intent fields the rest of the run will read. A gate is *raised*
+by the steps that can park the run at it: an ``entry_gate``, a precondition,
+empty route, business expiry or revocation route of an action, and verdict
+rows over the steps of their scope.
+"""
 
 from __future__ import annotations
 
-from .registry import rule  # noqa: F401
+import re
+from collections.abc import Iterator
+
+from ..graph import action_verdicts
+from ..model import Chain, Gate
+from ..signals import scope_actions
+from .context import LintContext
+from .registry import rule
+from .structure import verdicts
+
+__all__: list[str] = []
+
+# SPEC §2.6: what a resumed gate may do next.
+OUTCOME_VERDICTS = ("ok", "repair", "rewind", "reselect", "dead_end")
+
+
+def _outcomes(chain: Chain) -> Iterator[tuple[str, Gate, str]]:
+    for gate in chain.gates:
+        for name in gate.outcomes:
+            yield f"gates[{gate.id}].outcomes.{name}", gate, name
+
+
+@rule(
+    "gates.no-outcomes",
+    "error",
+    "SPEC §2.6",
+    hint="Declare the answers the gate accepts, each with its verdict (approve: ok, ...).",
+)
+def no_outcomes(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """A gate declares no outcome, so a parked run can never resume."""
+    for gate in chain.gates:
+        if not gate.outcomes:
+            yield f"gates[{gate.id}]", f"gates[{gate.id}] declares no outcomes."
+
+
+@rule(
+    "gates.outcome-verdict-not-allowed",
+    "error",
+    "SPEC §2.6",
+    hint="Use ok, repair(...), rewind(...), reselect(...) or dead_end as the outcome's verdict.",
+)
+def outcome_verdict_not_allowed(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """An outcome maps to a verdict a resumed gate may not take (retry, reconcile, gate ...)."""
+    for element, gate, name in _outcomes(chain):
+        verdict = gate.outcomes[name].verdict
+        if verdict.type not in OUTCOME_VERDICTS:
+            yield element, f"{element} resumes with {verdict}, which an outcome may not do."
+
+
+@rule(
+    "gates.no-timeout",
+    "error",
+    "SKILL Step 7",
+    hint="Add timeout: {after: <duration>, outcome: <name>} or {after: ..., verdict: ...}.",
+)
+def no_timeout(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """A gate has no timeout and the policy sets no ``per_chain.gate_timeout``.
+
+    The run could stay parked forever.
+    """
+    if chain.policy.per_chain.gate_timeout is not None:
+        return
+    for gate in chain.gates:
+        if gate.timeout is None:
+            yield f"gates[{gate.id}]", f"gates[{gate.id}] has no timeout and no chain default."
+
+
+@rule(
+    "gates.default-timeout-only",
+    "warning",
+    "SPEC §2.6",
+    hint="Give the gate its own timeout naming the outcome or verdict that fires.",
+)
+def default_timeout_only(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """A gate relies on ``policy.per_chain.gate_timeout`` alone.
+
+    The chain default bounds how long the run parks but declares no outcome,
+    so what happens at expiry is left to the runtime.
+    """
+    default = chain.policy.per_chain.gate_timeout
+    if default is None:
+        return
+    for gate in chain.gates:
+        if gate.timeout is None:
+            yield (
+                f"gates[{gate.id}]",
+                f"gates[{gate.id}] has only the chain's {default} gate_timeout and no timeout "
+                "outcome.",
+            )
+
+
+@rule(
+    "gates.timeout-unresolved",
+    "error",
+    "SPEC §2.6",
+    hint="Give the timeout exactly one of outcome: <declared name> or verdict: <verdict>.",
+)
+def timeout_unresolved(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """A gate timeout names no outcome or verdict, both, or an outcome that needs an answer.
+
+    Nobody answers at a timeout, so an outcome that carries ``params`` has no
+    values to bind. A timeout naming an undeclared outcome is a dangling
+    reference, reported by the structure rules.
+    """
+    for gate in chain.gates:
+        timeout = gate.timeout
+        if timeout is None:
+            continue
+        element = f"gates[{gate.id}].timeout"
+        chosen = gate.outcomes.get(timeout.outcome or "")
+        if timeout.outcome and timeout.verdict:
+            yield element, f"{element} names both an outcome and a verdict."
+        elif not timeout.outcome and not timeout.verdict:
+            yield element, f"{element} names neither an outcome nor a verdict."
+        elif chosen is not None and chosen.params:
+            yield (
+                element,
+                f"{element} picks {timeout.outcome}, whose params only an answer carries.",
+            )
+
+
+_MONEY_OR_CONSENT = re.compile(
+    r"\b(?:consent\w*|pric\w*|amount\w*|money|payments?|refund\w*|charg\w*|fees?|approv\w*"
+    r"|costs?|spend\w*|billing|purchase\w*)\b",
+    re.I,
+)
+
+
+def _gate_text(gate: Gate) -> str:
+    parts = [gate.id, gate.description or "", str(gate.payload or ""), *gate.outcomes]
+    return " ".join(parts).replace("_", " ")
+
+
+@rule(
+    "gates.model-answers-money-or-consent",
+    "error",
+    "SPEC §2.6",
+    hint="Set audience: user (or operator); money and consent are never model-answerable.",
+)
+def model_answers_money_or_consent(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """A gate about money or consent is answered by the model.
+
+    A gate is about money or consent when it is some action's ``entry_gate``
+    (pre-commit consent by construction) or when its id, description,
+    payload or outcome names speak of consent, price, amount, money, payment,
+    refund, charge, fee, approval, cost, spend, billing or purchase.
+    """
+    for gate in chain.gates:
+        if gate.audience != "model":
+            continue
+        entry_of = [a.id for a in chain.actions if a.entry_gate == gate.id]
+        word = _MONEY_OR_CONSENT.search(_gate_text(gate))
+        if entry_of:
+            why = f"the entry gate of {entry_of[0]}"
+        elif word:
+            why = f"about {word[0].lower()}"
+        else:
+            continue
+        yield f"gates[{gate.id}]", f"gates[{gate.id}] is {why} but the model answers it."
+
+
+def raising_steps(chain: Chain, gate_id: str) -> set[str]:
+    """Ids of the actions that can park the run at ``gate_id``.
+
+    An action raises a gate that is its ``entry_gate`` or that one of its own
+    verdicts (precondition, empty route, business expiry, revocation, ladder)
+    names; a verdict row raises it on every step of its scope. Gates raised
+    only by other gates' outcomes, or by rows with a prose scope, add nothing.
+    """
+    out: set[str] = set()
+    for action in chain.actions:
+        own = action_verdicts(action)
+        if action.entry_gate == gate_id or any(v.gate == gate_id for _, v in own):
+            out.add(action.id)
+    for row in chain.verdict_table:
+        if row.verdict.type == "gate" and row.verdict.gate == gate_id:
+            out |= scope_actions(row.scope, chain) or set()
+    return out
+
+
+def _readers_after(chain: Chain, ctx: LintContext, steps: set[str]) -> set[str]:
+    """Intent fields read by ``steps`` or by any action listed after the first of them."""
+    known = [ctx.order[s] for s in steps if s in ctx.order]
+    first = min(known) if known else 0
+    return {f for a in chain.actions[first:] for f in a.input.intent}
+
+
+@rule(
+    "gates.bind-not-intent",
+    "error",
+    "SPEC §2.6",
+    hint="Bind the answer into an intent field the raising step or a later step reads.",
+)
+def bind_not_intent(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """An outcome binds into something that is not an intent field the run still reads.
+
+    ``bind`` targets must be intent fields of a step that runs after the
+    answer: the raising step or a later one in chain order (an answer picked
+    at a read can feed the commit that follows, as in a cancel sub-chain),
+    or, when the outcome rewinds, repairs or reselects, its target step and
+    those after it. Binding a field only earlier steps read would change
+    intent behind steps that already ran. When no raising step can be
+    determined, any intent field of the chain is accepted. Handles are
+    never a target: they are code-owned.
+    """
+    for element, gate, name in _outcomes(chain):
+        outcome = gate.outcomes[name]
+        if not outcome.bind:
+            continue
+        steps = raising_steps(chain, gate.id)
+        target = {outcome.verdict.to} if outcome.verdict.to else set()
+        allowed = _readers_after(chain, ctx, steps | target) if steps else ctx.intent_fields
+        for field in outcome.bind:
+            if field in ctx.handles:
+                yield element, f"{element} binds {field}, which is a handle, not an intent field."
+            elif field not in allowed:
+                where = ", ".join(sorted(steps)) if steps else "the chain"
+                yield (
+                    element,
+                    f"{element} binds {field}, which no step from {where} onward reads as intent.",
+                )
+
+
+@rule(
+    "gates.set-without-repair",
+    "error",
+    "SPEC §2.6",
+    hint="Make the outcome's verdict repair(to: <step>, fields: [<the set fields>]).",
+)
+def set_without_repair(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """An outcome with ``set`` does not resume with a repair.
+
+    Declared constant assignments are a config-proposed repair; any other
+    verdict would change intent without invalidating what was derived from it.
+    """
+    for element, gate, name in _outcomes(chain):
+        outcome = gate.outcomes[name]
+        if outcome.set and outcome.verdict.type != "repair":
+            yield (
+                element,
+                f"{element} sets {', '.join(outcome.set)} but resumes with {outcome.verdict}.",
+            )
+
+
+@rule(
+    "gates.repair-fields-mismatch",
+    "error",
+    "SPEC §2.6",
+    hint="List exactly the set and bound fields in the repair's fields.",
+)
+def repair_fields_mismatch(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """An outcome's repair fields differ from the fields it sets and binds.
+
+    With ``set``, the repair covers exactly the set and bound fields; with
+    ``bind`` alone, every bound field must be among the repair's fields (a
+    repair may touch only listed fields).
+    """
+    for element, gate, name in _outcomes(chain):
+        outcome = gate.outcomes[name]
+        verdict = outcome.verdict
+        if verdict.type != "repair" or not (outcome.set or outcome.bind):
+            continue
+        written = set(outcome.set) | set(outcome.bind)
+        fields = set(verdict.fields)
+        if (outcome.set and fields != written) or not written <= fields:
+            yield (
+                element,
+                f"{element} writes {', '.join(sorted(written))} but repairs "
+                f"{', '.join(sorted(fields)) or 'nothing'}.",
+            )
+
+
+@rule(
+    "gates.params-without-bind",
+    "info",
+    "SPEC §2.6",
+    hint="Add bind: [<intent field>] so the answer's values reach the run.",
+)
+def params_without_bind(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """An outcome declares params but binds them nowhere, so the answer's values are dropped."""
+    for element, gate, name in _outcomes(chain):
+        outcome = gate.outcomes[name]
+        if outcome.params and not outcome.bind:
+            yield element, f"{element} takes params {', '.join(outcome.params)} but binds none."
+
+
+@rule(
+    "gates.unreachable",
+    "warning",
+    "SPEC §2.6",
+    hint="Raise the gate from a verdict row, precondition, empty route or entry_gate; or drop it.",
+)
+def unreachable(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """A gate is never raised: no verdict anywhere names it and no action enters through it."""
+    raised = {v.gate for _, v in verdicts(chain) if v.type == "gate"}
+    raised |= {a.entry_gate for a in chain.actions if a.entry_gate}
+    for gate in chain.gates:
+        if gate.id not in raised:
+            yield f"gates[{gate.id}]", f"gates[{gate.id}] is never raised."

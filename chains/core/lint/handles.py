@@ -1,5 +1,209 @@
-"""Lint rules: handles (to be written)."""
+"""Lint rules: handles (SPEC §2.2, P2, I3, I4; SKILL Step 2 and Step 7).
+
+A handle is safe to consume when code can tell it died: a staleness signal
+observed on use, or the knowledge that it never dies. The rules here check
+that, plus the two handle kinds with extra duties (selection pseudo-handles
+need ``rematch``; ``single_use`` handles have exactly one consumer) and the
+P2 ban on treating a TTL as a timer.
+
+*Durable* means the handle never goes stale on its own:
+
+* its ``staleness.ttl_hint`` says so (``n/a``, ``never``, ``unlimited``), or
+* it declares no ``staleness`` block and a commit-class action mints it:
+  landed commits are facts, not cache (I5), so a booking locator or a
+  captured charge stays valid. A commit-made object that does expire (a card
+  hold) must say so with a ``staleness`` block, and is then judged by it.
+
+Selection pseudo-handles are exempt from the staleness rules: they hold no
+provider state, and they die with the handles they derive from (I1), whose
+own signals cover them.
+"""
 
 from __future__ import annotations
 
-from .registry import rule  # noqa: F401
+import re
+from collections.abc import Iterator
+
+from ..model import Chain, Handle
+from .context import LintContext, is_commit_class
+from .registry import rule
+
+__all__: list[str] = []
+
+Found = Iterator[tuple[str, str]]
+
+_NEVER_EXPIRES = {"n/a", "na", "none", "never", "unlimited", "durable", "permanent", "infinite"}
+
+
+def _minter_effect(handle: Handle, ctx: LintContext) -> str | None:
+    names = [handle.minted_by] if handle.minted_by else ctx.minters.get(handle.id, [])
+    minter = next((ctx.actions[n] for n in names if n in ctx.actions), None)
+    return minter.effect if minter is not None else None
+
+
+def _is_selection(handle: Handle, ctx: LintContext) -> bool:
+    return _minter_effect(handle, ctx) == "select"
+
+
+def _is_durable(handle: Handle, ctx: LintContext) -> bool:
+    stale = handle.staleness
+    if stale is None:
+        return _minter_effect(handle, ctx) in ("commit", "compensate")
+    return stale.ttl_hint is not None and stale.ttl_hint.text.strip().lower() in _NEVER_EXPIRES
+
+
+def _detectable(handle: Handle) -> bool:
+    return handle.staleness is not None and bool(handle.staleness.detect)
+
+
+@rule(
+    "handles.selection-without-rematch",
+    "error",
+    "SPEC §2.2",
+    hint="Add rematch.key: the intent-level fields (carrier, flight numbers, times, fare "
+    "brand), never the provider's option id, and on_ambiguous: model or gate.",
+)
+def selection_without_rematch(chain: Chain, ctx: LintContext) -> Found:
+    """A selection pseudo-handle says how to re-find the pick after a rewind."""
+    for h in chain.handles:
+        if _is_selection(h, ctx) and h.rematch is None:
+            yield (
+                f"handles[{h.id}]",
+                f"handles[{h.id}] records a selection but has no rematch, so a rewind "
+                "through the selection cannot re-establish it.",
+            )
+
+
+@rule(
+    "handles.commit-input-undetectable",
+    "error",
+    "SKILL Step 7",
+    hint="List the signals a call with an expired handle returns in staleness.detect, or "
+    "mark the handle durable with ttl_hint: n/a if it never expires.",
+)
+def commit_input_undetectable(chain: Chain, ctx: LintContext) -> Found:
+    """A handle a commit consumes is durable or has staleness signals."""
+    for h in chain.handles:
+        commits = [
+            a
+            for a in ctx.consumers.get(h.id, [])
+            if a in ctx.actions and is_commit_class(ctx.actions[a])
+        ]
+        if not commits or _is_selection(h, ctx) or _is_durable(h, ctx) or _detectable(h):
+            continue
+        yield (
+            f"handles[{h.id}].staleness",
+            f"handles[{h.id}] is consumed by {', '.join(commits)} but is neither durable nor "
+            "detectable when stale, so a commit may run on a dead handle unnoticed.",
+        )
+
+
+@rule(
+    "handles.single-use-not-consumed-once",
+    "error",
+    "SPEC I4",
+    hint="Consume a single_use handle in exactly one step (the commit that spends it), or "
+    "drop single_use if the provider lets it be presented again.",
+)
+def single_use_not_consumed_once(chain: Chain, ctx: LintContext) -> Found:
+    """A single_use handle is consumed by exactly one step."""
+    for h in chain.handles:
+        if not h.single_use:
+            continue
+        users = ctx.consumers.get(h.id, [])
+        if len(users) != 1:
+            by = ", ".join(users) if users else "no step"
+            yield f"handles[{h.id}]", f"handles[{h.id}] is single_use but consumed by {by}."
+
+
+@rule(
+    "handles.staleness-undetectable",
+    "info",
+    "SKILL Step 2",
+    hint="Find the exact signal (status, error code, message) a call with the expired handle "
+    "returns and list it in staleness.detect; if it never expires, set ttl_hint: n/a.",
+    unknown=True,
+)
+def staleness_undetectable(chain: Chain, ctx: LintContext) -> Found:
+    """A handle that can expire has staleness signals (UNKNOWN otherwise)."""
+    for h in chain.handles:
+        if _is_selection(h, ctx) or _is_durable(h, ctx) or _detectable(h):
+            continue
+        yield (
+            f"handles[{h.id}].staleness",
+            f"UNKNOWN: staleness undetectable: what does a call with an expired {h.id} "
+            "return? Until answered, every consumer's stale case falls to the default rows.",
+        )
+
+
+# A TTL used as a timer: a handle's age, mint time or ttl compared to something.
+# Deadlines the provider returns (expires_at, capture_before) are not matched:
+# SPEC §2.1 allows evaluating those.
+_COMPARE = re.compile(r"(?<![-=])[<>](?!-)|≤|≥|\bolder than\b", re.IGNORECASE)  # not arrows
+_TTL = re.compile(r"\bttl(?:_hint)?\b", re.IGNORECASE)
+_MINT_TIME = re.compile(
+    r"\b(?:\w+[._])?(?:minted_at|minted_time|mint_time|mint_age|age_since_mint)\b",
+    re.IGNORECASE,
+)
+_AGE = re.compile(r"\b(?:\w+[._])?age\b|\bage(?:_of)?\s*\(", re.IGNORECASE)
+_DURATION = re.compile(
+    r"\b\d+(?:\.\d+)?\s*(?:ms|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)\b",
+    re.IGNORECASE,
+)
+
+
+def is_ttl_timer(predicate: str) -> bool:
+    """True when ``predicate`` enforces a TTL: compares a handle's age to a duration.
+
+    >>> is_ttl_timer("price_lock.age > 14m"), is_ttl_timer("minted_at + 15m < now")
+    (True, True)
+    >>> is_ttl_timer("expires_at < now"), is_ttl_timer("traveller.age < 2")
+    (False, False)
+    """
+    if not _COMPARE.search(predicate):
+        return False
+    if _TTL.search(predicate) or _MINT_TIME.search(predicate):
+        return True
+    timed = _DURATION.search(predicate) or re.search(r"\bnow\b", predicate, re.IGNORECASE)
+    if re.search(r"\bolder than\b", predicate, re.IGNORECASE):
+        return bool(timed)
+    return bool(_AGE.search(predicate) and timed)
+
+
+def _predicates(chain: Chain) -> Iterator[tuple[str, str]]:
+    """Every condition a runtime evaluates, with where it is written."""
+    for h in chain.handles:
+        for signal in h.staleness.detect if h.staleness else []:
+            yield f"handles[{h.id}].staleness", signal
+    for a in chain.actions:
+        where = f"actions[{a.id}]"
+        for n, pre in enumerate(a.preconditions, 1):
+            yield f"{where}.preconditions[#{n}]", pre.when
+        for n, fix in enumerate(a.auto_repairs, 1):
+            yield f"{where}.auto_repairs[#{n}]", fix.trigger
+        if a.output.empty and a.output.empty.detect:
+            yield f"{where}.output.empty", a.output.empty.detect
+        for n, rung in enumerate(a.compensation.ladder if a.compensation else [], 1):
+            if rung.when:
+                yield f"{where}.compensation.ladder[#{n}]", rung.when
+        for signal in a.revocation.watch if a.revocation else []:
+            yield f"{where}.revocation", signal
+    for n, row in enumerate(chain.verdict_table, 1):
+        name = f"verdict_table[{row.id or f'#{n}'}]"
+        for text in [*row.signal, row.description or ""]:
+            yield name, text
+
+
+@rule(
+    "handles.ttl-enforced",
+    "error",
+    "SPEC P2",
+    hint="Detect expiry from the signal a call with the dead handle returns (staleness.detect "
+    "and a rewind row); keep ttl_hint for planning only. Deadlines the provider returns in a "
+    "response (expires_at) may be compared.",
+)
+def ttl_enforced(chain: Chain, ctx: LintContext) -> Found:
+    """No TTL is used as an enforcement timer: expiry is discovered, not scheduled."""
+    for where, text in _predicates(chain):
+        if is_ttl_timer(text):
+            yield where, f"{where} treats a handle's age as expiry ({text!r}); TTLs are hints."

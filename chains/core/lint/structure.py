@@ -1,5 +1,304 @@
-"""Lint rules: structure (to be written)."""
+"""Lint rules: structure — ids are unique, names resolve, the derivation graph is sound.
+
+These rules look only at how a chain's elements point at each other (SPEC
+§2.2 and the id fields of §2.1, §2.6, §3): duplicate ids, names that point
+at nothing, ``derived_from`` cycles, handles whose minter disagrees, and
+orders in which a handle could not exist yet when consumed. Every other rule
+family assumes these hold, and keeps the first definition of a duplicated
+id (see :class:`~chains.core.lint.context.LintContext`).
+
+Two spellings are not references: ``minted_by: external`` marks a handle
+minted outside this chain (reported as info), and ``refresh: n/a`` marks a
+durable handle nothing re-mints.
+"""
 
 from __future__ import annotations
 
-from .registry import rule  # noqa: F401
+from collections import Counter
+from collections.abc import Container, Iterator
+
+from ..graph import action_verdicts, derivation_cycles
+from ..model import Chain, VerdictRow
+from ..verdicts import Verdict
+from .context import LintContext
+from .registry import rule
+
+__all__ = ["EXTERNAL", "row_element", "verdicts"]
+
+EXTERNAL = "external"
+EFFECT_CLASSES = ("read", "mint", "commit", "compensate", "select")
+
+Found = Iterator[tuple[str, str]]
+
+
+def row_element(row: VerdictRow, index: int) -> str:
+    """``verdict_table[D3]`` for a row with an id, else ``verdict_table[#4]`` (1-based)."""
+    return f"verdict_table[{row.id}]" if row.id else f"verdict_table[#{index}]"
+
+
+def verdicts(chain: Chain) -> Iterator[tuple[str, Verdict]]:
+    """Every verdict written in ``chain``, with the element path where it was written."""
+    for action in chain.actions:
+        for path, verdict in action_verdicts(action):
+            yield f"actions[{action.id}].{path}", verdict
+    for gate in chain.gates:
+        for name, outcome in gate.outcomes.items():
+            yield f"gates[{gate.id}].outcomes.{name}", outcome.verdict
+        if gate.timeout is not None and gate.timeout.verdict is not None:
+            yield f"gates[{gate.id}].timeout", gate.timeout.verdict
+        if gate.payload_expiry is not None:
+            yield f"gates[{gate.id}].payload_expiry", gate.payload_expiry.verdict
+    for i, row in enumerate(chain.verdict_table, 1):
+        yield row_element(row, i), row.verdict
+
+
+@rule(
+    "structure.duplicate-id",
+    "error",
+    "SPEC §2.1",
+    hint="Give every action, handle, gate and verdict row its own id; merge or rename the copy.",
+)
+def duplicate_id(chain: Chain, ctx: LintContext) -> Found:
+    """Two actions, handles, gates or verdict rows share an id."""
+    collections = {
+        "actions": [a.id for a in chain.actions],
+        "handles": [h.id for h in chain.handles],
+        "gates": [g.id for g in chain.gates],
+        "verdict_table": [r.id for r in chain.verdict_table if r.id],
+    }
+    for name, ids in collections.items():
+        for element_id, count in Counter(ids).items():
+            if count > 1:
+                yield f"{name}[{element_id}]", f"{name}[{element_id}] is defined {count} times"
+
+
+@rule(
+    "structure.dangling-reference",
+    "error",
+    "SPEC §2",
+    hint="Define the missing element or correct the name; ids are case-sensitive.",
+)
+def dangling_reference(chain: Chain, ctx: LintContext) -> Found:
+    """A name points at something the chain does not define.
+
+    Actions, handles, gates, a gate's own outcomes, the intent fields a
+    repair names, variant values in ``only``, and the action ids in policy.
+    """
+
+    def need(element: str, kind: str, name: str | None, known: Container[str]) -> Found:
+        if name is not None and name not in known:
+            yield element, f"{element} names {kind} {name!r}, which is not defined"
+
+    actions, handles, gates = ctx.actions, ctx.handles, ctx.gates
+    for h in chain.handles:
+        where = f"handles[{h.id}]"
+        for parent in h.derived_from:
+            yield from need(f"{where}.derived_from", "handle", parent, handles)
+        if h.minted_by != EXTERNAL:
+            yield from need(f"{where}.minted_by", "action", h.minted_by, actions)
+        if h.staleness is not None and h.staleness.refresh != "n/a":
+            yield from need(f"{where}.staleness.refresh", "action", h.staleness.refresh, actions)
+
+    for a in chain.actions:
+        where = f"actions[{a.id}]"
+        for name in a.input.handles:
+            yield from need(f"{where}.input.handles", "handle", name, handles)
+        for name in a.output.handles:
+            yield from need(f"{where}.output.handles", "handle", name, handles)
+        yield from need(f"{where}.mutates", "handle", a.mutates, handles)
+        yield from need(f"{where}.entry_gate", "gate", a.entry_gate, gates)
+        if a.confirmation is not None:
+            probe = a.confirmation.probe
+            yield from need(f"{where}.confirmation.probe", "action", probe, actions)
+        comp = a.compensation
+        if comp is not None:
+            if comp.action != "none":
+                yield from need(f"{where}.compensation.action", "action", comp.action, actions)
+            for step in comp.chain:
+                yield from need(f"{where}.compensation.chain", "action", step, actions)
+            for i, rung in enumerate(comp.ladder, 1):
+                for rung_step in [rung.action, *rung.chain]:
+                    rung_where = f"{where}.compensation.ladder[{i}]"
+                    yield from need(rung_where, "action", rung_step, actions)
+
+    for g in chain.gates:
+        if g.timeout is not None:
+            outcome = g.timeout.outcome
+            yield from need(f"gates[{g.id}].timeout", "outcome", outcome, g.outcomes)
+
+    for i, row in enumerate(chain.verdict_table, 1):
+        where = f"{row_element(row, i)}.scope"
+        for step in row.scope.steps:
+            yield from need(where, "action", step, actions)
+        for name in row.scope.consumers_of:
+            yield from need(where, "handle", name, handles)
+
+    for element, verdict in verdicts(chain):
+        yield from need(element, "action", verdict.to, actions)
+        yield from need(element, "gate", verdict.gate, gates)
+        for name in verdict.fields:
+            yield from need(element, "intent field", name, ctx.intent_fields)
+
+    values = set(chain.variants.values) if chain.variants is not None else set()
+    for element, only in _variant_scopes(chain):
+        for value in only:
+            yield from need(f"{element}.only", "variant value", value, values)
+
+    for key in chain.policy.per_step:
+        if key not in EFFECT_CLASSES and key not in actions:
+            yield (
+                f"policy.per_step.{key}",
+                f"policy.per_step.{key} is neither an effect class "
+                f"({', '.join(EFFECT_CLASSES)}) nor an action id",
+            )
+    order = chain.policy.per_chain.compensation_order
+    if isinstance(order, list):
+        for step in order:
+            yield from need("policy.per_chain.compensation_order", "action", step, actions)
+
+
+def _variant_scopes(chain: Chain) -> Iterator[tuple[str, list[str]]]:
+    for h in chain.handles:
+        yield f"handles[{h.id}]", h.only
+    for a in chain.actions:
+        yield f"actions[{a.id}]", a.only
+        for name, intent in a.input.intent.items():
+            yield f"actions[{a.id}].input.intent.{name}", intent.only
+    for g in chain.gates:
+        yield f"gates[{g.id}]", g.only
+    for i, row in enumerate(chain.verdict_table, 1):
+        yield row_element(row, i), row.only
+
+
+@rule(
+    "structure.external-handle",
+    "info",
+    "SPEC §2.2",
+    hint="Nothing to fix if the handle really comes from another chain; its minting, "
+    "staleness and lineage are checked there, not here.",
+)
+def external_handle(chain: Chain, ctx: LintContext) -> Found:
+    """A handle is minted outside this chain (``minted_by: external``)."""
+    for h in chain.handles:
+        if h.minted_by == EXTERNAL:
+            yield (
+                f"handles[{h.id}]",
+                f"handles[{h.id}] is minted outside this chain; nothing here re-mints it",
+            )
+
+
+@rule(
+    "structure.derivation-cycle",
+    "error",
+    "SPEC §4 I1",
+    hint="derived_from edges point from a handle to what it was made from; "
+    "remove the edge that points back downstream.",
+)
+def derivation_cycle(chain: Chain, ctx: LintContext) -> Found:
+    """The ``derived_from`` edges form a cycle, so invalidation has no order."""
+    for cycle in derivation_cycles(chain):
+        text = " → ".join(f"handles[{h}]" for h in [*cycle, cycle[0]])
+        yield f"handles[{cycle[0]}]", f"derived_from cycle: {text}"
+
+
+@rule(
+    "structure.minted-by-mismatch",
+    "error",
+    "SPEC §2.2",
+    hint="A handle's minted_by action must list it in output.handles, "
+    "and an action may only output handles that say it mints them.",
+)
+def minted_by_mismatch(chain: Chain, ctx: LintContext) -> Found:
+    """A handle's ``minted_by`` and the actions' ``output.handles`` disagree."""
+    for h in chain.handles:
+        minter = ctx.actions.get(h.minted_by or "")
+        if minter is not None and h.id not in minter.output.handles:
+            yield (
+                f"handles[{h.id}].minted_by",
+                f"handles[{h.id}] says it is minted by actions[{minter.id}], "
+                f"which does not list it in output.handles",
+            )
+    for a in chain.actions:
+        for name in a.output.handles:
+            declared = ctx.handles.get(name)
+            if declared is not None and declared.minted_by not in (None, EXTERNAL, a.id):
+                yield (
+                    f"actions[{a.id}].output.handles",
+                    f"actions[{a.id}] outputs handles[{name}], "
+                    f"which says it is minted by {declared.minted_by!r}",
+                )
+
+
+def _minter(ctx: LintContext, handle_id: str) -> str | None:
+    """The action that mints ``handle_id``: its ``minted_by`` if defined, else an outputter."""
+    h = ctx.handles.get(handle_id)
+    if h is not None and h.minted_by in ctx.actions:
+        return h.minted_by
+    outputters = ctx.minters.get(handle_id)
+    return outputters[0] if outputters else None
+
+
+@rule(
+    "structure.consumed-before-minted",
+    "error",
+    "SPEC §2.2",
+    hint="Move the consuming action after the action that mints the handle, "
+    "or mark the handle minted_by: external if it comes from another chain.",
+)
+def consumed_before_minted(chain: Chain, ctx: LintContext) -> Found:
+    """An action consumes a handle before (in chain order) the action that mints it."""
+    for a in chain.actions:
+        for name in dict.fromkeys(a.input.handles):
+            minter = _minter(ctx, name)
+            if minter is not None and ctx.order[minter] > ctx.order[a.id]:
+                yield (
+                    f"actions[{a.id}].input.handles",
+                    f"actions[{a.id}] consumes handles[{name}] before actions[{minter}] mints it",
+                )
+
+
+@rule(
+    "structure.refresh-does-not-remint",
+    "warning",
+    "SPEC §2.2",
+    hint="staleness.refresh must name the minting action or an earlier action "
+    "whose replay reaches it.",
+)
+def refresh_does_not_remint(chain: Chain, ctx: LintContext) -> Found:
+    """Rewinding to a handle's refresh step would not re-mint the handle."""
+    for h in chain.handles:
+        refresh = h.staleness.refresh if h.staleness is not None else None
+        action = ctx.actions.get(refresh or "")
+        if action is None or h.id in action.output.handles:
+            continue
+        minter = _minter(ctx, h.id)
+        if minter is None or ctx.order[action.id] > ctx.order[minter]:
+            why = (
+                f"neither mints it nor comes before its minter actions[{minter}]"
+                if minter
+                else "does not mint it, and no action does"
+            )
+            yield (
+                f"handles[{h.id}].staleness.refresh",
+                f"handles[{h.id}] refreshes at actions[{action.id}], which {why}: "
+                f"replaying from there leaves it dead",
+            )
+
+
+@rule(
+    "structure.reselect-target-not-select",
+    "error",
+    "SPEC §2.3",
+    hint="reselect(to: …) must name an effect: select pseudo-step; use rewind or repair "
+    "to re-run an ordinary action.",
+)
+def reselect_target_not_select(chain: Chain, ctx: LintContext) -> Found:
+    """A ``reselect`` verdict targets an action that is not a selection step."""
+    for element, verdict in verdicts(chain):
+        target = ctx.actions.get(verdict.to or "")
+        if verdict.type == "reselect" and target is not None and target.effect != "select":
+            yield (
+                element,
+                f"reselect(to: {target.id}) targets actions[{target.id}], "
+                f"whose effect is {target.effect}, not select",
+            )

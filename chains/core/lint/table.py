@@ -1,5 +1,325 @@
-"""Lint rules: table (to be written)."""
+"""Lint rules: the verdict table (SPEC §3) and the verdicts written anywhere.
+
+Rows are compared through :mod:`chains.core.signals`, which judges only what
+the text shows: an atom covers another when they are written the same, when
+a status class holds a status (``http:5xx`` ⊇ ``http:503``), or when the
+other is a conjunction containing it. Rows whose signal is prose only (no
+atoms) cannot be compared and are skipped by the ordering rules. Whether a
+scope or a verdict target names an existing step, handle or gate is left to
+the structure rules, so it is reported once.
+"""
 
 from __future__ import annotations
 
-from .registry import rule  # noqa: F401
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+
+from ..model import Action, Chain, VerdictRow
+from ..signals import (
+    atom_covers,
+    atoms_overlap,
+    conjuncts,
+    covering_parts,
+    is_catch_all,
+    is_payload_atom,
+    is_prose_match,
+    is_transport_success,
+    scope_actions,
+    scope_covers,
+    scopes_overlap,
+    variants_cover,
+)
+from .context import LintContext, is_commit_class, is_unkeyed_commit
+from .registry import rule
+from .structure import row_element, verdicts
+
+__all__: list[str] = []
+
+
+def _is(ctx: LintContext, step: str, test: Callable[[Action], bool]) -> bool:
+    action = ctx.actions.get(step)
+    return action is not None and test(action)
+
+
+def _rows(chain: Chain) -> Iterator[tuple[str, VerdictRow]]:
+    for i, row in enumerate(chain.verdict_table, 1):
+        yield row_element(row, i), row
+
+
+@rule(
+    "table.shadowed-row",
+    "warning",
+    "SPEC §3",
+    hint="Move the narrower row above the one that catches its signal first, or delete it.",
+)
+def shadowed_row(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """A row can never match: earlier rows catch all of its signals for its whole scope.
+
+    First match wins, so a later row is dead when every one of its atoms is
+    covered by an atom of some earlier row whose scope covers the later
+    row's scope and whose variant scoping (``only``) includes the later
+    row's. Prose-only rows are neither judged nor used to judge.
+    """
+    rows = list(_rows(chain))
+    # An atom that covers another has each of its parts covered, its first
+    # part included: indexing earlier rows by that part avoids comparing all pairs.
+    by_first_part: dict[str, list[int]] = defaultdict(list)
+    for j, (element, row) in enumerate(rows):
+        caught = [_caught_by(rows, by_first_part, atom, row, chain) for atom in row.signal]
+        if caught and all(caught):
+            names = ", ".join(dict.fromkeys(c for c in caught if c))
+            yield element, f"{element} can never match: {names} already catches its signals."
+        for atom in row.signal:
+            for part in conjuncts(atom)[:1]:
+                by_first_part[part].append(j)
+
+
+def _caught_by(
+    rows: list[tuple[str, VerdictRow]],
+    by_first_part: dict[str, list[int]],
+    atom: str,
+    row: VerdictRow,
+    chain: Chain,
+) -> str | None:
+    """The first earlier row that catches ``atom`` on all of ``row``'s steps and variants."""
+    candidates = {
+        i
+        for part in conjuncts(atom)
+        for key in covering_parts(part)
+        for i in by_first_part.get(key, ())
+    }
+    for i in sorted(candidates):
+        element, earlier = rows[i]
+        if (
+            any(atom_covers(e, atom) for e in earlier.signal)
+            and scope_covers(earlier.scope, row.scope, chain)
+            and variants_cover(earlier.only, row.only)
+        ):
+            return element
+    return None
+
+
+@rule(
+    "table.repair-without-fields",
+    "error",
+    "SPEC §2.3",
+    hint="Name the intent fields to repair, or use reselect(to: ...) or rewind(to: ...) instead.",
+)
+def repair_without_fields(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """A repair verdict names no fields (a repair with nothing to repair)."""
+    for element, verdict in verdicts(chain):
+        if verdict.type == "repair" and not verdict.fields:
+            yield element, f"{element} is a repair(to: {verdict.to}) with no fields."
+
+
+# Unmatched signals fail closed (rows 11-12). ``escalate`` hands them to an
+# operator, which is still closed; anything else guesses what the signal meant.
+_CLOSED_FOR_UNMATCHED = ("reconcile", "dead_end", "escalate")
+_CATCH_ALL_PROSE = re.compile(
+    r"\b(?:unmatched|any other|anything else|everything else|all other|catch[- ]?all|otherwise"
+    r"|unknown (?:error|code|signal)s?|unrecogni[sz]ed|unmapped)\b",
+    re.I,
+)
+
+
+def _is_catch_all_row(row: VerdictRow) -> bool:
+    if row.signal:
+        return any(is_catch_all(a) for a in row.signal)
+    return bool(row.description and _CATCH_ALL_PROSE.search(row.description))
+
+
+@rule(
+    "table.catch-all-row",
+    "error",
+    "SPEC §3",
+    hint="Delete the row: unmatched signals reconcile when a commit is in flight, else dead_end.",
+)
+def catch_all_row(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """A catch-all row routes unmatched signals anywhere but the fixed rows 11-12.
+
+    A row whose signal is a catch-all (``*``, ``unmatched``, ``any other
+    error``, ``code:*``, or prose saying so) may only reconcile, dead_end or
+    escalate; and it may not dead_end on a commit-class step, where row 11
+    reconciles. Any other verdict (retry, repair, rewind, reselect, gate,
+    ok) routes a signal nobody classified.
+    """
+    for element, row in _rows(chain):
+        if not _is_catch_all_row(row):
+            continue
+        kind = row.verdict.type
+        if kind not in _CLOSED_FOR_UNMATCHED:
+            yield element, f"{element} routes unmatched signals to {row.verdict}."
+        elif kind == "dead_end":
+            steps = scope_actions(row.scope, chain) or frozenset()
+            commits = [s for s in sorted(steps) if _is(ctx, s, is_commit_class)]
+            if commits:
+                yield (
+                    element,
+                    f"{element} dead-ends unmatched signals on {', '.join(commits)}, "
+                    "where row 11 reconciles.",
+                )
+
+
+_MODEL_DECIDES = re.compile(
+    r"\b(?:ask|let|have)\s+the\s+(?:model|llm|agent|assistant)\b"
+    r"|\b(?:model|llm|agent|assistant)\b[^.;]{0,40}?\b(?:decides?|classif(?:y|ies)|interprets?"
+    r"|judges?|determines?|works out)\b"
+    r"|\bmodel[- ](?:classified|decision|judg(?:e)?ment)\b",
+    re.I,
+)
+_NEGATION = re.compile(r"\b(?:never|not|no|without|don't|do not)\b[^.;]{0,20}$", re.I)
+
+
+def _says_model_decides(text: str | None) -> bool:
+    for m in _MODEL_DECIDES.finditer(text or ""):
+        if not _NEGATION.search((text or "")[: m.start()]):
+            return True
+    return False
+
+
+@rule(
+    "table.model-classifies",
+    "error",
+    "SPEC §5",
+    hint="Classify the signal in code: a gate answered by a user or operator, or a repair.",
+)
+def model_classifies(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """A row hands the classification of a signal to the model.
+
+    Signal → verdict is code's job (SPEC §5). A row does hand it over when
+    its verdict is a gate answered by the model (the model would pick the
+    outcome, hence the verdict), an ``escalate(model)``, or when its
+    description says the model decides, classifies or interprets it.
+    """
+    for element, row in _rows(chain):
+        verdict = row.verdict
+        gate = ctx.gates.get(verdict.gate or "") if verdict.type == "gate" else None
+        if gate is not None and gate.audience == "model":
+            yield element, f"{element} raises {gate.id}, which the model answers."
+        elif verdict.type == "escalate" and verdict.audience == "model":
+            yield element, f"{element} escalates to the model."
+        elif _says_model_decides(row.description):
+            yield element, f"{element} says the model decides what the signal means."
+
+
+def _prose_matched(row: VerdictRow) -> bool:
+    return any(is_prose_match(atom=a) for a in row.signal) or is_prose_match(
+        description=row.description
+    )
+
+
+@rule(
+    "table.prose-match-not-fragile",
+    "warning",
+    "SPEC §3",
+    hint="Mark the row fragile: prose-match and keep a known_unmatched fallback for its code.",
+)
+def prose_match_not_fragile(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """A row matches on message text but is not marked ``fragile``.
+
+    Message text compared in an atom (``error.message contains '...'``), a
+    bare quoted string, or a description quoting a message in double quotes
+    or saying "message contains".
+    """
+    for element, row in _rows(chain):
+        if not row.fragile and _prose_matched(row):
+            yield element, f"{element} matches on message text but is not marked fragile."
+
+
+def _has_fallback(row: VerdictRow, chain: Chain) -> bool:
+    known = [k.signal for k in chain.known_unmatched]
+    keyed = [p for a in row.signal for p in conjuncts(a) if p.startswith(("code:", "http:"))]
+    if not keyed:
+        return bool(known)
+    return any(atoms_overlap(k, p) for k in known for p in keyed)
+
+
+@rule(
+    "table.fragile-without-fallback",
+    "warning",
+    "SPEC §3",
+    hint="List the row's error code in known_unmatched so other messages fall to the defaults.",
+)
+def fragile_without_fallback(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """A fragile (prose-match) row has no ``known_unmatched`` fallback for its signal.
+
+    The fallback is a known_unmatched entry overlapping the row's code or
+    status (``code:VALIDATION_ERROR`` for a row matching that code plus a
+    message); a row without a code or status needs any known_unmatched entry.
+    """
+    for element, row in _rows(chain):
+        if row.fragile and not _has_fallback(row, chain):
+            yield element, f"{element} is fragile but known_unmatched keeps no fallback for it."
+
+
+def _is_success_row(row: VerdictRow) -> bool:
+    return (
+        bool(row.signal)
+        and all(is_transport_success(a) for a in row.signal)
+        and row.verdict.type == "ok"
+        and not row.verdict.empty
+    )
+
+
+@rule(
+    "table.payload-row-after-success",
+    "error",
+    "SPEC §3",
+    hint="Move staleness and payload rows above the transport-success row.",
+)
+def payload_row_after_success(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """A staleness or payload row comes after an unconditional transport-success row.
+
+    A 2xx can carry an expiry or error code; once a bare ``http:200`` /
+    ``http:2xx`` / ``success`` row routes to ``ok``, a later row over an
+    overlapping scope whose atoms can ride a success (a code, a header, a
+    payload predicate, a non-status staleness signal) never sees it.
+    """
+    rows = list(_rows(chain))
+    for i, (success_element, success) in enumerate(rows):
+        if not _is_success_row(success):
+            continue
+        for element, row in rows[i + 1 :]:
+            if any(is_payload_atom(a) for a in row.signal) and scopes_overlap(
+                success.scope, row.scope, chain
+            ):
+                yield element, f"{element} comes after {success_element}, which routes 2xx to ok."
+
+
+@rule(
+    "table.retry-on-unkeyed-commit",
+    "error",
+    "SPEC §3",
+    hint="Route the signal to reconcile, or mark it no_side_effect: true on provider evidence.",
+)
+def retry_on_unkeyed_commit(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """A row retries an unkeyed commit on a signal not declared ``no_side_effect``.
+
+    An unkeyed commit (commit or compensate with idempotency none or
+    undeclared) may have landed on any ambiguous failure; only a provider-
+    verified ``no_side_effect`` signal permits a fresh dispatch (rows 5, 7).
+    """
+    for element, row in _rows(chain):
+        if row.verdict.type != "retry" or row.no_side_effect:
+            continue
+        steps = scope_actions(row.scope, chain) or frozenset()
+        unkeyed = [s for s in sorted(steps) if _is(ctx, s, is_unkeyed_commit)]
+        if unkeyed:
+            yield element, f"{element} retries the unkeyed commit {', '.join(unkeyed)}."
+
+
+@rule(
+    "table.no-domain-rows",
+    "warning",
+    "SKILL Step 4",
+    hint="Map the provider's documented error codes to verdicts, or list them in known_unmatched.",
+)
+def no_domain_rows(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """A chain with a commit has an empty verdict table.
+
+    Only the generic rows would classify its failures, so every provider
+    error on the commit falls to reconcile or dead_end.
+    """
+    if not chain.verdict_table and any(is_commit_class(a) for a in chain.actions):
+        yield "verdict_table", "verdict_table has no domain rows although the chain commits."

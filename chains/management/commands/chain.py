@@ -1,7 +1,8 @@
-"""``manage.py chain``: import, export and schema, a thin shell over ``chains.core.formats``.
+"""``manage.py chain``: import, export, lint, rules and schema; a thin shell over the core.
 
-The core parses and reports; this command reads files, stores chains through
-``Chain.objects.store`` and turns the outcome into text, JSON and an exit status.
+The core parses, checks and reports; this command reads files, stores chains
+through ``Chain.objects.store`` and turns outcomes into text, JSON and an exit
+status (lint: 0 VALID or WARNINGS, 1 INVALID, 2 BLOCKED).
 """
 
 from __future__ import annotations
@@ -16,7 +17,15 @@ from django.db import transaction
 from django.db.models import Max
 
 from chains.core import formats
+from chains.core.lint import RULES, lint
+from chains.core.lint.docs import rules_markdown
 from chains.models import Chain, Revision
+
+EXIT_CODES = {"VALID": 0, "WARNINGS": 0, "INVALID": 1, "BLOCKED": 2}
+
+
+def worst_status(statuses: list[str]) -> str:
+    return max(statuses, key=["VALID", "WARNINGS", "INVALID", "BLOCKED"].index)
 
 
 class Command(BaseCommand):
@@ -37,12 +46,26 @@ class Command(BaseCommand):
 
         sub.add_parser("schema", help="Print the JSON Schema of chain documents.")
 
+        lnt = sub.add_parser(
+            "lint", help="Check chains against the SPEC: exit 0 valid, 1 invalid, 2 blocked."
+        )
+        lnt.add_argument("target", help="a file (YAML, JSON or compile Markdown) or a chain key")
+        lnt.add_argument("--format", choices=["auto", "yaml", "json", "md"], default="auto")
+        lnt.add_argument("--json", action="store_true", help="print the report as JSON")
+
+        rls = sub.add_parser("rules", help="List the lint rules.")
+        rls.add_argument("--markdown", action="store_true", help="the docs/lint-rules.md text")
+
     def handle(self, *args: Any, **options: Any) -> None:
         subcommand = options["subcommand"]
         if subcommand == "import":
             self.import_(options["path"], options["format"], options["dry_run"], options["json"])
         elif subcommand == "export":
             self.export(options["chain"], options["format"])
+        elif subcommand == "lint":
+            self.lint(options["target"], options["format"], options["json"])
+        elif subcommand == "rules":
+            self.rules(options["markdown"])
         else:
             self.write_text(json.dumps(formats.json_schema(), indent=2))
 
@@ -65,6 +88,59 @@ class Command(BaseCommand):
         if head is None:
             raise CommandError(f"no chain with key {key!r}")
         self.write_text(formats.dump(formats.from_document(head.document), fmt))
+
+    def lint(self, target: str, fmt: str, as_json: bool) -> None:
+        chains, problems = self.lint_targets(target, fmt)
+        reports = [(chain, lint(chain)) for chain in chains]
+        status = worst_status([report.status for _, report in reports]) if reports else "INVALID"
+        if as_json:
+            out: dict[str, Any] = {"status": status}
+            if problems:
+                out["import_problems"] = [p.as_dict() for p in problems]
+            documents = [{"chain": c.id, **report.as_dict()} for c, report in reports]
+            if len(documents) == 1:
+                out.update(documents[0])
+            else:
+                out["chains"] = documents
+            self.write_text(json.dumps(out, indent=2))
+        else:
+            for p in problems:
+                self.stdout.write(f"import: {p}")
+            for c, report in reports:
+                self.write_lint(c.id, report)
+            if len(reports) != 1:
+                self.stdout.write(f"status: {status}")
+        if EXIT_CODES[status]:
+            raise SystemExit(EXIT_CODES[status])
+
+    def lint_targets(self, target: str, fmt: str) -> tuple[list, list]:
+        """Chains from a file (every format the importer takes) or a stored chain's head."""
+        path = Path(target)
+        if path.exists():
+            result = formats.load(read_limited(path), format=fmt, filename=path.name)
+            return result.chains, result.problems
+        stored = Chain.objects.filter(key=target).first()
+        head = stored.head() if stored else None
+        if head is None:
+            raise CommandError(f"{target} is neither a file nor a stored chain")
+        return [formats.from_document(head.document)], []
+
+    def write_lint(self, chain_id: str, report: Any) -> None:
+        self.stdout.write(f"chain {chain_id}: {report.status}")
+        for severity in ("error", "warning", "info"):
+            found = [f for f in report.findings if f.severity == severity]
+            if found:
+                self.stdout.write(f"  {severity}s ({len(found)}):")
+            for f in found:
+                self.stdout.write(f"    {f.element}: {f.message} [{f.rule}]")
+                self.stdout.write(f"      fix: {f.hint}")
+
+    def rules(self, markdown: bool) -> None:
+        if markdown:
+            self.write_text(rules_markdown())
+            return
+        for r in sorted(RULES.values(), key=lambda r: r.id):
+            self.stdout.write(f"{r.id:40} {r.severity:8} {r.ref:16} {r.summary}")
 
     def write_human(self, report: dict[str, Any]) -> None:
         for c in report["chains"]:

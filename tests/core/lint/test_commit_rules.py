@@ -1,0 +1,404 @@
+"""Commit safety: confirmation, probes, attempts, P3 mechanics, mutations, compensation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chains.core import formats
+from chains.core.lint import lint
+
+from .helpers import chain, elements, found
+
+FIXTURES = sorted((Path(__file__).parents[3] / "fixtures").glob("*.yaml"))
+
+UNKEYED_BOOK_WITH_PROBE = """
+    id: c
+    actions:
+      - id: find_by_reference
+        effect: read
+        input: {intent: [reference]}
+      - id: book
+        description: >-
+          Correlation record in booking_attempts before dispatch; the attempt runs under a
+          cancellation shield.
+        effect: commit
+        input: {intent: [reference]}
+        idempotency: {mode: none}
+        confirmation: {probe: find_by_reference, signal: one booking with our reference}
+        compensation: {action: none, ordering_note: consent gate before it}
+"""
+
+
+def test_a_commit_without_confirmation_is_blocked():
+    doc = chain("""
+        id: c
+        actions:
+          - {id: book, effect: commit, idempotency: {mode: keyed}}
+    """)
+    assert elements(doc, "commit.missing-confirmation") == ["actions[book]"]
+    assert lint(doc).status == "BLOCKED"
+
+
+def test_a_compensator_without_confirmation_is_reported():
+    doc = chain("""
+        id: c
+        actions:
+          - {id: cancel, effect: compensate, idempotency: {mode: natural}}
+    """)
+    assert elements(doc, "commit.missing-confirmation") == ["actions[cancel]"]
+
+
+def test_a_commit_with_a_confirmation_block_passes_the_confirmation_rule():
+    assert found(chain(UNKEYED_BOOK_WITH_PROBE), "commit.missing-confirmation") == []
+
+
+def test_reads_and_mints_need_no_confirmation():
+    doc = chain("""
+        id: c
+        actions:
+          - {id: search, effect: read}
+          - {id: quote, effect: mint}
+    """)
+    assert found(doc, "commit.missing-confirmation") == []
+
+
+def test_unkeyed_commit_without_probe_is_blocked():
+    doc = chain("""
+        id: c
+        actions:
+          - id: book
+            effect: commit
+            idempotency: {mode: none}
+            confirmation: {signal: booking exists}
+    """)
+    assert elements(doc, "commit.missing-probe") == ["actions[book].confirmation"]
+    assert lint(doc).status == "BLOCKED"
+
+
+def test_an_async_keyed_commit_with_only_key_replay_needs_a_probe():
+    doc = chain("""
+        id: c
+        actions:
+          - id: capture
+            effect: commit
+            idempotency: {mode: keyed}
+            confirmation:
+              by_key_replay: a replay returns the stored response
+              async: {channel: webhook}
+    """)
+    assert elements(doc, "commit.missing-probe") == ["actions[capture].confirmation"]
+
+
+def test_a_keyed_synchronous_commit_may_rely_on_key_replay():
+    doc = chain("""
+        id: c
+        actions:
+          - id: capture
+            effect: commit
+            idempotency: {mode: keyed}
+            confirmation: {by_key_replay: a replay inside 24h returns the original outcome}
+    """)
+    assert found(doc, "commit.missing-probe") == []
+
+
+def test_a_naturally_idempotent_commit_cannot_rely_on_key_replay():
+    doc = chain("""
+        id: c
+        actions:
+          - id: bind
+            effect: commit
+            idempotency: {mode: natural}
+            confirmation: {by_key_replay: PUT is idempotent}
+    """)
+    assert elements(doc, "commit.missing-probe") == ["actions[bind].confirmation"]
+
+
+def test_an_unkeyed_commit_with_a_probe_is_not_blocked_for_lack_of_one():
+    assert found(chain(UNKEYED_BOOK_WITH_PROBE), "commit.missing-probe") == []
+
+
+def test_a_probe_that_is_not_a_read_is_reported():
+    doc = chain("""
+        id: c
+        actions:
+          - {id: reprice, effect: mint}
+          - id: book
+            effect: commit
+            idempotency: {mode: none}
+            confirmation: {probe: reprice, signal: price is locked}
+    """)
+    assert elements(doc, "commit.probe-not-read") == ["actions[book].confirmation"]
+
+
+def test_a_read_probe_is_accepted():
+    assert found(chain(UNKEYED_BOOK_WITH_PROBE), "commit.probe-not-read") == []
+
+
+def test_a_commit_whose_only_probe_is_get_by_locator_on_the_commits_own_output_is_blocked():
+    doc = chain("""
+        id: c
+        handles:
+          - {id: locator, minted_by: book, staleness: {ttl_hint: n/a}}
+        actions:
+          - {id: get_booking, effect: read, input: {handles: [locator]}}
+          - id: book
+            effect: commit
+            idempotency: {mode: none}
+            output: {handles: [locator]}
+            confirmation: {probe: get_booking, signal: booking.status == 'CONFIRMED'}
+    """)
+    assert elements(doc, "commit.probe-needs-commit-output") == ["actions[book].confirmation"]
+    assert lint(doc).status == "BLOCKED"
+
+
+def test_a_probe_needing_a_handle_derived_from_the_commits_output_is_blocked():
+    doc = chain("""
+        id: c
+        handles:
+          - {id: locator, minted_by: book, staleness: {ttl_hint: n/a}}
+          - {id: ticket, minted_by: ticket_it, derived_from: [locator]}
+        actions:
+          - {id: get_ticket, effect: read, input: {handles: [ticket]}}
+          - id: book
+            effect: commit
+            idempotency: {mode: none}
+            output: {handles: [locator]}
+            confirmation: {probe: get_ticket, signal: ticket issued}
+          - {id: ticket_it, effect: mint, input: {handles: [locator]}, output: {handles: [ticket]}}
+    """)
+    assert elements(doc, "commit.probe-needs-commit-output") == ["actions[book].confirmation"]
+
+
+def test_a_probe_that_uses_only_handles_known_before_dispatch_is_not_blocked():
+    doc = chain("""
+        id: c
+        handles:
+          - {id: intent_ref, minted_by: create_intent, staleness: {detect: [code:gone]}}
+          - {id: hold, minted_by: confirm, derived_from: [intent_ref]}
+        actions:
+          - {id: create_intent, effect: mint, output: {handles: [intent_ref]}}
+          - {id: get_intent, effect: read, input: {handles: [intent_ref]}}
+          - id: confirm
+            effect: commit
+            idempotency: {mode: none}
+            input: {handles: [intent_ref]}
+            output: {handles: [hold]}
+            confirmation: {probe: get_intent, signal: intent.status == 'held'}
+    """)
+    assert found(doc, "commit.probe-needs-commit-output") == []
+
+
+def test_an_unkeyed_commit_given_more_than_one_attempt_is_reported():
+    doc = chain(
+        UNKEYED_BOOK_WITH_PROBE
+        + """
+    policy:
+      per_step:
+        book: {attempts: 3}
+"""
+    )
+    assert elements(doc, "commit.unkeyed-retried") == ["actions[book]"]
+
+
+def test_an_unkeyed_commit_on_the_default_policy_gets_one_attempt():
+    assert found(chain(UNKEYED_BOOK_WITH_PROBE), "commit.unkeyed-retried") == []
+
+
+def test_an_unkeyed_commit_that_mentions_neither_p3_mechanic_is_warned_about():
+    doc = chain("""
+        id: c
+        actions:
+          - {id: book, effect: commit, idempotency: {mode: none}}
+    """)
+    (finding,) = found(doc, "commit.unkeyed-without-p3-mechanics")
+    assert finding.element == "actions[book]"
+    assert "correlation record or a cancellation shield" in finding.message
+
+
+def test_an_unkeyed_commit_missing_only_the_shield_is_told_which_one():
+    doc = chain("""
+        id: c
+        actions:
+          - id: book
+            effect: commit
+            idempotency: {mode: none}
+            confirmation: {note: the correlation-record row is matched by the sweep}
+    """)
+    (finding,) = found(doc, "commit.unkeyed-without-p3-mechanics")
+    assert "cancellation shield" in finding.message
+    assert "correlation record" not in finding.message
+
+
+def test_an_unkeyed_commit_that_notes_both_p3_mechanics_passes():
+    assert found(chain(UNKEYED_BOOK_WITH_PROBE), "commit.unkeyed-without-p3-mechanics") == []
+
+
+def test_an_in_place_commit_confirmed_by_existence_is_warned_about():
+    doc = chain("""
+        id: c
+        actions:
+          - id: grow
+            effect: commit
+            mutates: volume
+            confirmation: {probe: get_volume, signal: the volume exists}
+            compensation: {action: none, ordering_note: consent gate first}
+    """)
+    assert elements(doc, "commit.mutates-existence-signal") == ["actions[grow].confirmation"]
+
+
+def test_an_in_place_commit_without_a_signal_is_warned_about():
+    doc = chain("""
+        id: c
+        actions:
+          - id: grow
+            effect: commit
+            mutates: volume
+            confirmation: {probe: get_volume}
+    """)
+    assert elements(doc, "commit.mutates-existence-signal") == ["actions[grow].confirmation"]
+
+
+def test_an_in_place_commit_confirmed_by_content_passes():
+    doc = chain("""
+        id: c
+        actions:
+          - id: grow
+            effect: commit
+            mutates: volume
+            confirmation: {probe: get_volume, signal: volume.size_gb == intent.disk_gb}
+    """)
+    assert found(doc, "commit.mutates-existence-signal") == []
+
+
+def test_an_in_place_commit_without_a_compensation_stance_is_invalid():
+    doc = chain("""
+        id: c
+        actions:
+          - {id: grow, effect: commit, mutates: volume}
+    """)
+    assert elements(doc, "commit.mutates-without-compensation-stance") == ["actions[grow]"]
+
+
+def test_an_in_place_commit_with_an_explicit_none_has_a_stance():
+    doc = chain("""
+        id: c
+        actions:
+          - {id: grow, effect: commit, mutates: volume, compensation: none}
+    """)
+    assert found(doc, "commit.mutates-without-compensation-stance") == []
+
+
+def test_an_irreversible_in_place_commit_with_no_pre_commit_safety_is_invalid():
+    doc = chain("""
+        id: c
+        actions:
+          - {id: grow, effect: commit, mutates: volume, compensation: none}
+    """)
+    assert elements(doc, "commit.irreversible-mutation-unprotected") == [
+        "actions[grow].compensation"
+    ]
+
+
+def test_an_irreversible_in_place_commit_behind_an_entry_gate_passes():
+    doc = chain("""
+        id: c
+        gates:
+          - {id: consent, audience: user, outcomes: {approve: ok}}
+        actions:
+          - {id: grow, effect: commit, mutates: volume, entry_gate: consent, compensation: none}
+    """)
+    assert found(doc, "commit.irreversible-mutation-unprotected") == []
+
+
+def test_an_irreversible_in_place_commit_with_an_ordering_note_passes():
+    doc = chain("""
+        id: c
+        actions:
+          - id: grow
+            effect: commit
+            mutates: volume
+            compensation: {action: none, ordering_note: the growth consent gate runs before it}
+    """)
+    assert found(doc, "commit.irreversible-mutation-unprotected") == []
+
+
+def test_a_keyed_commit_without_key_retention_is_warned_about():
+    doc = chain("""
+        id: c
+        actions:
+          - {id: pay, effect: commit, idempotency: {mode: keyed, replay_semantics: returns_cached}}
+    """)
+    assert elements(doc, "commit.keyed-without-retention") == ["actions[pay].idempotency"]
+    assert found(doc, "commit.keyed-without-replay-semantics") == []
+
+
+def test_a_keyed_commit_without_replay_semantics_is_warned_about():
+    doc = chain("""
+        id: c
+        actions:
+          - {id: pay, effect: commit, idempotency: {mode: keyed, key_retention: 24h}}
+    """)
+    assert elements(doc, "commit.keyed-without-replay-semantics") == ["actions[pay].idempotency"]
+    assert found(doc, "commit.keyed-without-retention") == []
+
+
+def test_unkeyed_commits_are_not_asked_for_key_retention():
+    doc = chain(UNKEYED_BOOK_WITH_PROBE)
+    assert found(doc, "commit.keyed-without-retention") == []
+    assert found(doc, "commit.keyed-without-replay-semantics") == []
+
+
+def test_a_no_side_effect_row_that_covers_no_unkeyed_commit_is_warned_about():
+    doc = chain(
+        UNKEYED_BOOK_WITH_PROBE
+        + """
+    verdict_table:
+      - {id: R1, signal: [http:429], scope: {steps: [find_by_reference]}, verdict: retry,
+         no_side_effect: true}
+      - {signal: [http:409], scope: {effects: [read]}, verdict: retry, no_side_effect: true}
+"""
+    )
+    assert set(elements(doc, "commit.no-side-effect-outside-unkeyed")) == {
+        "verdict_table[R1]",
+        "verdict_table[#2]",
+    }
+
+
+def test_a_no_side_effect_row_on_an_unkeyed_commit_passes():
+    doc = chain(
+        UNKEYED_BOOK_WITH_PROBE
+        + """
+    verdict_table:
+      - {id: R1, signal: [http:429], scope: {steps: [book]}, verdict: retry, no_side_effect: true}
+      - {id: R2, signal: [code:LOCK], scope: unkeyed commit, verdict: retry, no_side_effect: true}
+"""
+    )
+    assert found(doc, "commit.no-side-effect-outside-unkeyed") == []
+
+
+def test_a_commit_without_a_compensation_stance_is_warned_about():
+    doc = chain("""
+        id: c
+        actions:
+          - {id: pay, effect: commit, compensation: {window: 30 days}}
+    """)
+    assert elements(doc, "commit.compensation-not-declared") == ["actions[pay]"]
+
+
+def test_a_commit_with_compensation_none_has_declared_its_stance():
+    doc = chain("""
+        id: c
+        actions:
+          - {id: pay, effect: commit, compensation: none}
+          - {id: refund, effect: compensate}
+    """)
+    assert found(doc, "commit.compensation-not-declared") == []
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_the_sample_fixtures_have_no_commit_errors(path):
+    (doc,) = formats.load(path.read_bytes(), filename=str(path)).chains
+    errors = [f for f in lint(doc).findings if f.severity == "error"]
+    assert [f for f in errors if f.rule.startswith("commit.")] == []

@@ -1,0 +1,175 @@
+"""Edges: missing derivations, selection coupling (I3), unverified independence (SKILL Step 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chains.core import formats
+from chains.core.lint import lint
+
+from .helpers import chain, elements, found
+
+FIXTURES = sorted((Path(__file__).parents[3] / "fixtures").glob("*.yaml"))
+
+HOLD_FROM_TWO = """
+    id: c
+    handles:
+      - {id: checkout_id, minted_by: checkout}
+      - {id: seat_map_id, minted_by: seat_map}
+      - {id: booking_id, minted_by: initiate, derived_from: [checkout_id]}
+    actions:
+      - {id: checkout, effect: mint, output: {handles: [checkout_id]}}
+      - {id: seat_map, effect: read, output: {handles: [seat_map_id]}}
+      - {id: initiate, effect: mint, input: {handles: [checkout_id, seat_map_id]},
+         output: {handles: [booking_id]}}
+"""
+
+COUPLED_RETURNS = """
+    id: c
+    handles:
+      - {id: results, minted_by: search}
+      - {id: pick, minted_by: choose, derived_from: [results], rematch: {key: [flight]}}
+      - {id: returns, minted_by: return_search, derived_from: [results]}
+    actions:
+      - {id: search, effect: read, output: {handles: [results]}}
+      - {id: choose, effect: select, input: {handles: [results]}, output: {handles: [pick]}}
+      - {id: return_search, effect: read, input: {handles: [results, pick]},
+         output: {handles: [returns]}}
+"""
+
+UNRELATED = """
+    id: c
+    handles:
+      - {id: instance_id, minted_by: create}
+      - {id: address_id, minted_by: allocate}
+    actions:
+      - {id: create, effect: mint, output: {handles: [instance_id]}}
+      - {id: allocate, effect: mint, output: {handles: [address_id]}}
+      - {id: bind, effect: commit, input: {handles: [instance_id, address_id]}}
+"""
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_the_yaml_fixtures_have_no_edge_errors(path):
+    (doc,) = formats.load(path.read_bytes(), filename=str(path)).chains
+    edge_findings = [f for f in lint(doc).findings if f.rule.startswith("edges.")]
+    assert [f for f in edge_findings if f.severity == "error"] == []
+
+
+# --- missing derivation ----------------------------------------------------
+
+
+def test_a_handle_minted_from_an_input_it_does_not_derive_from_is_invalid():
+    (finding,) = found(chain(HOLD_FROM_TWO), "edges.missing-derivation")
+    assert finding.severity == "error"
+    assert finding.element == "handles[booking_id].derived_from"
+    assert finding.message == (
+        "handles[booking_id] is minted by actions[initiate] from handles[seat_map_id] "
+        "but does not derive from it"
+    )
+
+
+def test_a_handle_derived_from_every_input_has_no_missing_derivation():
+    doc = chain(
+        HOLD_FROM_TWO.replace(
+            "derived_from: [checkout_id]", "derived_from: [checkout_id, seat_map_id]"
+        )
+    )
+    assert found(doc, "edges.missing-derivation") == []
+
+
+def test_a_transitive_derivation_is_enough():
+    doc = chain("""
+        id: c
+        handles:
+          - {id: intent_ref, minted_by: create}
+          - {id: auth, minted_by: confirm, derived_from: [intent_ref]}
+          - {id: capture_ref, minted_by: capture, derived_from: [auth]}
+        actions:
+          - {id: create, effect: mint, output: {handles: [intent_ref]}}
+          - {id: confirm, effect: commit, input: {handles: [intent_ref]},
+             output: {handles: [auth]}}
+          - {id: capture, effect: commit, input: {handles: [intent_ref, auth]},
+             output: {handles: [capture_ref]}}
+    """)
+    assert found(doc, "edges.missing-derivation") == []
+
+
+def test_a_selection_not_derived_from_its_results_is_a_missing_derivation():
+    doc = chain("""
+        id: c
+        handles:
+          - {id: results, minted_by: search}
+          - {id: pick, minted_by: choose, rematch: {key: [flight]}}
+        actions:
+          - {id: search, effect: read, output: {handles: [results]}}
+          - {id: choose, effect: select, input: {handles: [results]}, output: {handles: [pick]}}
+    """)
+    assert elements(doc, "edges.missing-derivation") == ["handles[pick].derived_from"]
+
+
+def test_a_gap_from_a_selection_is_reported_as_coupling_not_again_as_missing_derivation():
+    assert found(chain(COUPLED_RETURNS), "edges.missing-derivation") == []
+
+
+# --- selection coupling (I3) -----------------------------------------------
+
+
+def test_results_coupled_to_a_selection_but_not_derived_from_it_are_invalid():
+    (finding,) = found(chain(COUPLED_RETURNS), "edges.selection-coupling")
+    assert finding.severity == "error"
+    assert finding.element == "handles[returns].derived_from"
+    assert "actions[return_search]" in finding.message
+    assert "handles[pick]" in finding.message
+
+
+def test_results_derived_from_the_selection_pass():
+    doc = chain(
+        COUPLED_RETURNS.replace(
+            "{id: returns, minted_by: return_search, derived_from: [results]}",
+            "{id: returns, minted_by: return_search, derived_from: [results, pick]}",
+        )
+    )
+    assert found(doc, "edges.selection-coupling") == []
+
+
+# --- unverified independence -----------------------------------------------
+
+
+def test_handles_consumed_together_with_no_path_between_them_are_a_warning():
+    (finding,) = found(chain(UNRELATED), "edges.unverified-independence")
+    assert finding.severity == "warning"
+    assert finding.element == "handles[address_id]"
+    assert finding.message == (
+        "no derivation path between handles[address_id] and handles[instance_id], "
+        "consumed together by actions[bind]: if address_id is re-minted, "
+        "is instance_id still valid?"
+    )
+
+
+def test_the_hint_says_how_to_record_independence():
+    (finding,) = found(chain(UNRELATED), "edges.unverified-independence")
+    assert "independence: [{handles: [A, B], independent: confirmed" in finding.hint
+
+
+def test_a_confirmed_independence_answer_silences_the_question():
+    doc = chain(
+        UNRELATED
+        + """
+    independence:
+      - {handles: [instance_id, address_id], independent: confirmed, note: separate objects}
+    """
+    )
+    assert found(doc, "edges.unverified-independence") == []
+
+
+def test_handles_on_one_derivation_path_raise_no_independence_question():
+    doc = chain(
+        UNRELATED.replace(
+            "{id: address_id, minted_by: allocate}",
+            "{id: address_id, minted_by: allocate, derived_from: [instance_id]}",
+        )
+    )
+    assert found(doc, "edges.unverified-independence") == []

@@ -1,0 +1,236 @@
+"""Handles: rematch, detectable or durable commit inputs, single use, UNKNOWN staleness, P2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chains.core import formats
+from chains.core.lint import lint
+from chains.core.lint.handles import is_ttl_timer
+
+from .helpers import chain, elements, found
+
+FIXTURES = sorted((Path(__file__).parents[3] / "fixtures").glob("*.yaml"))
+
+
+def test_a_selection_pseudo_handle_without_rematch_is_invalid():
+    doc = chain("""
+        id: c
+        handles:
+          - {id: results, minted_by: search, staleness: {detect: [http:410]}}
+          - {id: pick, minted_by: choose, derived_from: [results]}
+        actions:
+          - {id: search, effect: read, output: {handles: [results]}}
+          - {id: choose, effect: select, input: {handles: [results]}, output: {handles: [pick]}}
+    """)
+    assert elements(doc, "handles.selection-without-rematch") == ["handles[pick]"]
+
+
+def test_a_selection_pseudo_handle_with_rematch_passes():
+    doc = chain("""
+        id: c
+        handles:
+          - id: pick
+            minted_by: choose
+            rematch: {key: [carrier, flight_numbers], on_ambiguous: model}
+        actions:
+          - {id: choose, effect: select, output: {handles: [pick]}}
+    """)
+    assert found(doc, "handles.selection-without-rematch") == []
+
+
+def test_a_handle_a_commit_consumes_that_can_expire_unnoticed_is_invalid():
+    doc = chain("""
+        id: c
+        handles:
+          - {id: session, minted_by: open, staleness: {detect: [], ttl_hint: ~15m}}
+        actions:
+          - {id: open, effect: mint, output: {handles: [session]}}
+          - {id: book, effect: commit, input: {handles: [session]}}
+    """)
+    assert elements(doc, "handles.commit-input-undetectable") == ["handles[session].staleness"]
+
+
+def test_a_handle_a_commit_consumes_with_staleness_signals_passes():
+    doc = chain("""
+        id: c
+        handles:
+          - {id: session, minted_by: open, staleness: {detect: [code:SESSION_EXPIRED]}}
+        actions:
+          - {id: open, effect: mint, output: {handles: [session]}}
+          - {id: book, effect: commit, input: {handles: [session]}}
+    """)
+    assert found(doc, "handles.commit-input-undetectable") == []
+
+
+@pytest.mark.parametrize(
+    "handle",
+    [
+        "{id: ref, minted_by: make, staleness: {detect: [], ttl_hint: n/a}}",
+        "{id: ref, minted_by: make}",
+    ],
+    ids=["ttl_hint n/a", "commit-minted with no staleness block"],
+)
+def test_a_durable_handle_a_commit_consumes_passes(handle):
+    doc = chain(f"""
+        id: c
+        handles:
+          - {handle}
+        actions:
+          - {{id: make, effect: commit, output: {{handles: [ref]}}}}
+          - {{id: cancel, effect: compensate, input: {{handles: [ref]}}}}
+    """)
+    assert found(doc, "handles.commit-input-undetectable") == []
+
+
+def test_a_commit_made_handle_that_declares_a_lifetime_is_not_durable():
+    doc = chain("""
+        id: c
+        handles:
+          - {id: hold, minted_by: authorise, staleness: {ttl_hint: 7d}}
+        actions:
+          - {id: authorise, effect: commit, output: {handles: [hold]}}
+          - {id: capture, effect: commit, input: {handles: [hold]}}
+    """)
+    assert elements(doc, "handles.commit-input-undetectable") == ["handles[hold].staleness"]
+
+
+def test_a_single_use_handle_consumed_by_two_steps_is_invalid():
+    doc = chain("""
+        id: c
+        handles:
+          - {id: lock, single_use: true, staleness: {detect: [code:LOCK_EXPIRED]}}
+        actions:
+          - {id: book, effect: commit, input: {handles: [lock]}}
+          - {id: check, effect: read, input: {handles: [lock]}}
+    """)
+    (finding,) = found(doc, "handles.single-use-not-consumed-once")
+    assert finding.element == "handles[lock]"
+    assert "book, check" in finding.message
+
+
+def test_a_single_use_handle_consumed_by_no_step_is_invalid():
+    doc = chain("""
+        id: c
+        handles:
+          - {id: lock, single_use: true}
+    """)
+    assert elements(doc, "handles.single-use-not-consumed-once") == ["handles[lock]"]
+
+
+def test_a_single_use_handle_consumed_once_passes():
+    doc = chain("""
+        id: c
+        handles:
+          - {id: lock, single_use: true}
+        actions:
+          - {id: book, effect: commit, input: {handles: [lock]}}
+    """)
+    assert found(doc, "handles.single-use-not-consumed-once") == []
+
+
+def test_a_handle_with_empty_detection_that_can_expire_is_an_unknown():
+    doc = chain("""
+        id: c
+        handles:
+          - {id: quote, minted_by: price, staleness: {detect: [], ttl_hint: unknown}}
+        actions:
+          - {id: price, effect: mint, output: {handles: [quote]}}
+    """)
+    report = lint(doc)
+    (finding,) = [f for f in report.unknowns if f.rule == "handles.staleness-undetectable"]
+    assert finding.element == "handles[quote].staleness"
+    assert finding.severity == "info"
+    assert "default rows" in finding.message
+
+
+def test_durable_and_selection_handles_are_not_staleness_unknowns():
+    doc = chain("""
+        id: c
+        handles:
+          - {id: results, minted_by: search, staleness: {detect: [http:410]}}
+          - {id: pick, minted_by: choose, derived_from: [results], rematch: {key: [name]}}
+          - {id: booking, minted_by: book}
+        actions:
+          - {id: search, effect: read, output: {handles: [results]}}
+          - {id: choose, effect: select, output: {handles: [pick]}}
+          - {id: book, effect: commit, output: {handles: [booking]}}
+    """)
+    assert found(doc, "handles.staleness-undetectable") == []
+
+
+@pytest.mark.parametrize(
+    "predicate",
+    [
+        "quote.age > 14m",
+        "age(price_lock) >= 14m",
+        "minted_at + 15m < now",
+        "price_lock.minted_at < now - 10m",
+        "age > ttl",
+        "now - session.minted_at > session.ttl_hint",
+        "handle older than 20 minutes",
+    ],
+)
+def test_a_predicate_comparing_a_handle_age_to_a_duration_is_a_ttl_timer(predicate):
+    assert is_ttl_timer(predicate)
+
+
+@pytest.mark.parametrize(
+    "predicate",
+    [
+        "expires_at < now",
+        "payment_required_by < now + 1h",
+        "authorization.capture_before < now",
+        "traveller.age < 2",
+        "results.length == 0",
+        "status >= 500",
+        "quota.vcpus_remaining < intent.vcpus",
+        "stale quote -> rewind; the ttl_hint is a planning hint",
+    ],
+)
+def test_provider_deadlines_and_ordinary_comparisons_are_not_ttl_timers(predicate):
+    assert not is_ttl_timer(predicate)
+
+
+def test_a_precondition_that_expires_a_handle_by_age_is_invalid():
+    doc = chain("""
+        id: c
+        actions:
+          - id: book
+            effect: commit
+            preconditions:
+              - {when: "price_lock.age > 14m", verdict: "rewind(to: book)"}
+    """)
+    assert elements(doc, "handles.ttl-enforced") == ["actions[book].preconditions[#1]"]
+
+
+def test_a_verdict_row_that_fires_on_mint_age_is_invalid():
+    doc = chain("""
+        id: c
+        verdict_table:
+          - {id: T1, signal: ["minted_at + 15m < now"], verdict: "dead_end(reason: stale)"}
+    """)
+    assert elements(doc, "handles.ttl-enforced") == ["verdict_table[T1]"]
+
+
+def test_a_precondition_on_a_deadline_the_provider_returned_passes():
+    doc = chain("""
+        id: c
+        actions:
+          - id: ticket
+            effect: commit
+            preconditions:
+              - {when: "booking.payment_required_by < now", verdict: "dead_end(reason: lapsed)"}
+        verdict_table:
+          - {id: T1, signal: [code:QUOTE_EXPIRED], verdict: retry}
+    """)
+    assert found(doc, "handles.ttl-enforced") == []
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_the_sample_fixtures_have_no_handles_errors(path):
+    (doc,) = formats.load(path.read_bytes(), filename=str(path)).chains
+    errors = [f for f in lint(doc).findings if f.severity == "error"]
+    assert [f for f in errors if f.rule.startswith("handles.")] == []

@@ -1,0 +1,398 @@
+"""Verdict-table rules: row order, catch-alls, prose matching, retries on unkeyed commits."""
+
+from __future__ import annotations
+
+import pytest
+
+from chains.core.lint import lint
+
+from .helpers import chain, elements, found
+
+# A read, a keyed commit and an unkeyed commit; each test adds its own rows.
+BASE = """
+id: shop
+actions:
+  - {id: search, effect: read, input: {intent: {dates: date}}, output: {handles: [search_id]}}
+  - id: pay
+    effect: commit
+    input: {handles: [search_id]}
+    idempotency: {mode: keyed, key_scope: run}
+    confirmation: {by_key_replay: {note: keyed and synchronous}}
+  - id: book
+    effect: commit
+    input: {handles: [search_id]}
+    idempotency: {mode: none}
+    confirmation: {probe: search, signal: booking listed}
+handles:
+  - {id: search_id, minted_by: search, staleness: {detect: [code:EXPIRED], refresh: search}}
+"""
+
+
+def with_rows(rows: str, extra: str = "") -> object:
+    return chain(BASE + "verdict_table:\n" + rows + extra)
+
+
+# --- table.shadowed-row -----------------------------------------------------
+
+
+def test_a_row_repeating_an_earlier_code_for_the_same_step_is_shadowed():
+    doc = with_rows("""
+  - {id: R1, signal: [code:SOLD_OUT], scope: {steps: [book]}, verdict: dead_end}
+  - {id: R2, signal: [code:SOLD_OUT], scope: {steps: [book]}, verdict: "rewind(to: search)"}
+""")
+    [finding] = found(doc, "table.shadowed-row")
+    assert finding.element == "verdict_table[R2]"
+    assert "R1" in finding.message
+
+
+def test_a_status_class_row_shadows_a_later_row_for_one_status_in_it():
+    doc = with_rows("""
+  - {id: R1, signal: [http:5xx], scope: any, verdict: dead_end}
+  - {id: R2, signal: [http:503], scope: {steps: [search]}, verdict: retry}
+""")
+    assert elements(doc, "table.shadowed-row") == ["verdict_table[R2]"]
+
+
+def test_a_narrower_conjunction_after_its_plain_code_is_shadowed():
+    doc = with_rows("""
+  - {id: R1, signal: [code:FARE_GONE], scope: {steps: [book]}, verdict: dead_end}
+  - {id: R2, signal: ["code:FARE_GONE && error.leg == 'return'"], scope: {steps: [book]},
+     verdict: dead_end}
+""")
+    assert elements(doc, "table.shadowed-row") == ["verdict_table[R2]"]
+
+
+def test_a_narrower_conjunction_before_its_plain_code_shadows_nothing():
+    doc = with_rows("""
+  - {id: R1, signal: ["code:FARE_GONE && error.leg == 'return'"], scope: {steps: [book]},
+     verdict: dead_end}
+  - {id: R2, signal: [code:FARE_GONE], scope: {steps: [book]}, verdict: dead_end}
+""")
+    assert found(doc, "table.shadowed-row") == []
+
+
+def test_a_row_for_a_wider_scope_after_a_narrower_one_is_not_shadowed():
+    doc = with_rows("""
+  - {id: R1, signal: [code:SOLD_OUT], scope: {steps: [book]}, verdict: dead_end}
+  - {id: R2, signal: [code:SOLD_OUT], scope: {steps: [book, pay]}, verdict: dead_end}
+""")
+    assert found(doc, "table.shadowed-row") == []
+
+
+def test_a_row_is_not_shadowed_while_one_of_its_signals_is_still_new():
+    doc = with_rows("""
+  - {id: R1, signal: [timeout], scope: {steps: [book]}, verdict: reconcile}
+  - {id: R2, signal: [timeout, conn_reset], scope: {steps: [book]}, verdict: reconcile}
+""")
+    assert found(doc, "table.shadowed-row") == []
+
+
+def test_a_consumer_scope_covers_a_row_for_one_of_its_consumers():
+    doc = with_rows("""
+  - {id: R1, signal: [code:EXPIRED], scope: {consumers_of: [search_id]},
+     verdict: "rewind(to: search)"}
+  - {id: R2, signal: [code:EXPIRED], scope: {steps: [pay]}, verdict: dead_end}
+""")
+    assert elements(doc, "table.shadowed-row") == ["verdict_table[R2]"]
+
+
+def test_a_row_for_one_variant_does_not_shadow_a_row_for_every_variant():
+    doc = with_rows("""
+  - {id: R1, signal: [code:SOLD_OUT], only: [NDC], scope: {steps: [book]}, verdict: dead_end}
+  - {id: R2, signal: [code:SOLD_OUT], scope: {steps: [book]}, verdict: dead_end}
+""")
+    assert found(doc, "table.shadowed-row") == []
+
+
+def test_rows_written_only_as_prose_are_never_called_shadowed():
+    doc = with_rows("""
+  - {id: R1, description: fraud check declined, scope: {steps: [book]}, verdict: dead_end}
+  - {id: R2, description: fraud check declined, scope: {steps: [book]}, verdict: dead_end}
+""")
+    assert found(doc, "table.shadowed-row") == []
+
+
+def test_a_row_without_an_id_is_named_by_its_position():
+    doc = with_rows("""
+  - {signal: [code:SOLD_OUT], scope: {steps: [book]}, verdict: dead_end}
+  - {signal: [code:SOLD_OUT], scope: {steps: [book]}, verdict: dead_end}
+""")
+    assert elements(doc, "table.shadowed-row") == ["verdict_table[#2]"]
+
+
+# --- table.repair-without-fields ---------------------------------------------
+
+
+def test_a_row_repairing_no_fields_is_an_error():
+    doc = with_rows("""
+  - {id: R1, signal: [code:BAD_DATES], scope: {steps: [search]}, verdict: "repair(to: search)"}
+""")
+    assert elements(doc, "table.repair-without-fields") == ["verdict_table[R1]"]
+
+
+def test_an_empty_route_repairing_no_fields_is_an_error():
+    doc = chain("""
+id: c
+actions:
+  - id: search
+    effect: read
+    input: {intent: {dates: date}}
+    output: {empty: {valid: true, detect: results == 0, route: "repair(to: search)"}}
+""")
+    assert elements(doc, "table.repair-without-fields") == ["actions[search].output.empty.route"]
+
+
+def test_a_gate_outcome_repairing_no_fields_is_an_error():
+    doc = chain("""
+id: c
+actions: [{id: search, effect: read, input: {intent: {dates: date}}}]
+gates:
+  - id: ask
+    audience: user
+    outcomes: {change: "repair(to: search)"}
+""")
+    assert elements(doc, "table.repair-without-fields") == ["gates[ask].outcomes.change"]
+
+
+def test_a_repair_naming_its_fields_is_fine():
+    doc = with_rows("""
+  - {id: R1, signal: [code:BAD_DATES], scope: {steps: [search]},
+     verdict: "repair(to: search, fields: [dates])"}
+""")
+    assert found(doc, "table.repair-without-fields") == []
+
+
+# --- table.catch-all-row -------------------------------------------------------
+
+
+@pytest.mark.parametrize("signal", ["'*'", "unmatched", "any other error", "code:*"])
+def test_a_catch_all_row_routed_to_retry_is_an_error(signal):
+    doc = with_rows(f"""
+  - {{id: R1, signal: [{signal}], scope: {{steps: [search]}}, verdict: retry}}
+""")
+    assert elements(doc, "table.catch-all-row") == ["verdict_table[R1]"]
+
+
+def test_a_catch_all_written_as_prose_and_routed_to_repair_is_an_error():
+    doc = with_rows("""
+  - {id: R1, description: any other error, scope: any,
+     verdict: "repair(to: search, fields: [dates])"}
+""")
+    assert elements(doc, "table.catch-all-row") == ["verdict_table[R1]"]
+
+
+def test_a_catch_all_dead_end_over_a_commit_is_an_error():
+    doc = with_rows("""
+  - {id: R1, signal: [unmatched], scope: {steps: [book]}, verdict: dead_end}
+""")
+    assert "book" in found(doc, "table.catch-all-row")[0].message
+
+
+def test_a_catch_all_dead_end_over_reads_only_is_fine():
+    doc = with_rows("""
+  - {id: R1, signal: [unmatched], scope: {steps: [search]}, verdict: dead_end}
+""")
+    assert found(doc, "table.catch-all-row") == []
+
+
+def test_a_catch_all_routed_to_reconcile_is_fine():
+    doc = with_rows("""
+  - {id: R1, signal: [unmatched], scope: {steps: [book]}, verdict: reconcile}
+""")
+    assert found(doc, "table.catch-all-row") == []
+
+
+# --- table.model-classifies --------------------------------------------------
+
+
+def test_a_row_raising_a_gate_the_model_answers_is_an_error():
+    doc = with_rows(
+        """
+  - {id: R1, signal: [code:AMBIGUOUS], scope: {steps: [search]}, verdict: gate(guess)}
+""",
+        """
+gates:
+  - id: guess
+    audience: model
+    outcomes: {fine: ok, broken: dead_end}
+    timeout: {after: 1m, verdict: dead_end}
+""",
+    )
+    assert elements(doc, "table.model-classifies") == ["verdict_table[R1]"]
+
+
+def test_a_row_whose_description_lets_the_model_decide_is_an_error():
+    doc = with_rows("""
+  - {id: R1, signal: [code:WEIRD], description: the model decides whether this is transient,
+     scope: {steps: [search]}, verdict: dead_end}
+""")
+    assert elements(doc, "table.model-classifies") == ["verdict_table[R1]"]
+
+
+def test_a_description_saying_the_model_never_decides_is_fine():
+    doc = with_rows("""
+  - {id: R1, signal: [code:WEIRD], description: never let the model decide; fail closed,
+     scope: {steps: [search]}, verdict: dead_end}
+""")
+    assert found(doc, "table.model-classifies") == []
+
+
+def test_a_row_raising_a_user_gate_is_fine():
+    doc = with_rows(
+        """
+  - {id: R1, signal: [code:PRICE_CHANGED], scope: {steps: [search]}, verdict: gate(consent)}
+""",
+        """
+gates:
+  - id: consent
+    audience: user
+    outcomes: {accept: ok, decline: dead_end}
+    timeout: {after: 1m, verdict: dead_end}
+""",
+    )
+    assert found(doc, "table.model-classifies") == []
+
+
+# --- table.prose-match-not-fragile / table.fragile-without-fallback --------------
+
+
+def test_a_row_matching_message_text_without_fragile_is_a_warning():
+    doc = with_rows("""
+  - {id: R1, signal: ["code:INVALID && error.message contains 'date'"], scope: {steps: [search]},
+     verdict: "repair(to: search, fields: [dates])"}
+""")
+    assert elements(doc, "table.prose-match-not-fragile") == ["verdict_table[R1]"]
+
+
+def test_a_description_quoting_a_message_without_fragile_is_a_warning():
+    doc = with_rows("""
+  - {id: R1, signal: [code:INVALID], description: 'INVALID with "return date precedes"',
+     scope: {steps: [search]}, verdict: "repair(to: search, fields: [dates])"}
+""")
+    assert elements(doc, "table.prose-match-not-fragile") == ["verdict_table[R1]"]
+
+
+def test_a_row_comparing_a_structured_field_is_not_prose_matched():
+    doc = with_rows("""
+  - {id: R1, signal: ["code:FARE_GONE && error.leg == 'return'"], scope: {steps: [search]},
+     verdict: dead_end}
+""")
+    assert found(doc, "table.prose-match-not-fragile") == []
+
+
+def test_a_fragile_row_with_its_code_in_known_unmatched_is_fine():
+    doc = with_rows(
+        """
+  - {id: R1, signal: ["code:INVALID && error.message contains 'date'"], fragile: prose-match,
+     scope: {steps: [search]}, verdict: "repair(to: search, fields: [dates])"}
+""",
+        "known_unmatched: [code:INVALID]\n",
+    )
+    assert found(doc, "table.prose-match-not-fragile") == []
+    assert found(doc, "table.fragile-without-fallback") == []
+
+
+def test_a_fragile_row_without_a_known_unmatched_fallback_is_a_warning():
+    doc = with_rows("""
+  - {id: R1, signal: ["code:INVALID && error.message contains 'date'"], fragile: prose-match,
+     scope: {steps: [search]}, verdict: "repair(to: search, fields: [dates])"}
+""")
+    assert elements(doc, "table.fragile-without-fallback") == ["verdict_table[R1]"]
+
+
+def test_a_fallback_for_another_code_does_not_count():
+    doc = with_rows(
+        """
+  - {id: R1, signal: ["code:INVALID && error.message contains 'date'"], fragile: prose-match,
+     scope: {steps: [search]}, verdict: "repair(to: search, fields: [dates])"}
+""",
+        "known_unmatched: [code:OTHER]\n",
+    )
+    assert elements(doc, "table.fragile-without-fallback") == ["verdict_table[R1]"]
+
+
+# --- table.payload-row-after-success -----------------------------------------
+
+
+def test_a_staleness_row_after_an_unconditional_success_row_is_an_error():
+    doc = with_rows("""
+  - {id: R1, signal: [http:200], scope: any, verdict: ok}
+  - {id: R2, signal: [code:EXPIRED], scope: {consumers_of: [search_id]},
+     verdict: "rewind(to: search)"}
+""")
+    [finding] = found(doc, "table.payload-row-after-success")
+    assert finding.element == "verdict_table[R2]"
+    assert "R1" in finding.message
+
+
+def test_a_staleness_row_before_the_success_row_is_fine():
+    doc = with_rows("""
+  - {id: R1, signal: [code:EXPIRED], scope: {consumers_of: [search_id]},
+     verdict: "rewind(to: search)"}
+  - {id: R2, signal: [http:2xx], scope: any, verdict: ok}
+""")
+    assert found(doc, "table.payload-row-after-success") == []
+
+
+def test_a_transport_fault_row_after_the_success_row_is_fine():
+    doc = with_rows("""
+  - {id: R1, signal: [http:200], scope: any, verdict: ok}
+  - {id: R2, signal: [timeout, http:503], scope: {steps: [search]}, verdict: retry}
+""")
+    assert found(doc, "table.payload-row-after-success") == []
+
+
+def test_a_success_row_for_other_steps_does_not_hide_a_payload_row():
+    doc = with_rows("""
+  - {id: R1, signal: [http:200], scope: {steps: [search]}, verdict: ok}
+  - {id: R2, signal: [code:SOLD_OUT], scope: {steps: [book]}, verdict: dead_end}
+""")
+    assert found(doc, "table.payload-row-after-success") == []
+
+
+# --- table.retry-on-unkeyed-commit ---------------------------------------------
+
+
+def test_a_chain_whose_unkeyed_commit_routes_timeouts_to_retry_is_invalid():
+    doc = with_rows("""
+  - {id: R1, signal: [timeout], scope: {steps: [book]}, verdict: retry}
+""")
+    assert elements(doc, "table.retry-on-unkeyed-commit") == ["verdict_table[R1]"]
+    assert lint(doc).status == "INVALID"
+
+
+def test_a_retry_scoped_by_effect_class_to_unkeyed_commits_is_an_error():
+    doc = with_rows("""
+  - {id: R1, signal: [http:503], scope: unkeyed commit, verdict: retry}
+""")
+    assert elements(doc, "table.retry-on-unkeyed-commit") == ["verdict_table[R1]"]
+
+
+def test_a_no_side_effect_retry_on_an_unkeyed_commit_is_fine():
+    doc = with_rows("""
+  - {id: R1, signal: [http:429], scope: {steps: [book]}, verdict: retry, no_side_effect: true}
+""")
+    assert found(doc, "table.retry-on-unkeyed-commit") == []
+
+
+def test_a_retry_on_a_keyed_commit_is_fine():
+    doc = with_rows("""
+  - {id: R1, signal: [timeout], scope: {steps: [pay]}, verdict: retry}
+""")
+    assert found(doc, "table.retry-on-unkeyed-commit") == []
+
+
+# --- table.no-domain-rows ------------------------------------------------------
+
+
+def test_a_chain_with_a_commit_and_no_verdict_rows_is_a_warning():
+    doc = chain(BASE)
+    assert elements(doc, "table.no-domain-rows") == ["verdict_table"]
+
+
+def test_a_read_only_chain_needs_no_verdict_rows():
+    doc = chain("""
+id: c
+actions: [{id: search, effect: read}]
+""")
+    assert found(doc, "table.no-domain-rows") == []
