@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from chains.core import formats
 
-from chains.core import formats  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def best_of(rounds: int, fn) -> float:
