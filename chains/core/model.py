@@ -255,9 +255,15 @@ class Element(BaseModel):
 
 
 class Variant(Element):
-    """Scoping to variant values (SPEC §2.7): ``only: [NDC]``."""
+    """A top-level element: variant scoping (SPEC §2.7, ``only: [NDC]``) and notes.
+
+    ``notes`` keeps the authors' remarks about the element, such as the YAML
+    comments of an imported compile, which often carry the reasoning and the
+    evidence a reviewer needs.
+    """
 
     only: StrList = Field(default_factory=list)
+    notes: StrList = Field(default_factory=list, description="authors' remarks, kept as written")
 
 
 # --- handles (§2.2) --------------------------------------------------------

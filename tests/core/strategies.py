@@ -33,6 +33,7 @@ from chains.core.model import (
     GateTimeout,
     Handle,
     Idempotency,
+    Independence,
     IntentField,
     KnownUnmatched,
     LadderRung,
@@ -204,7 +205,9 @@ def element(cls: type, **fields: Any) -> st.SearchStrategy[Any]:
 
 
 def variant(cls: type, **fields: Any) -> st.SearchStrategy[Any]:
-    return element(cls, **fields, only=st.lists(idents, max_size=2))
+    return element(
+        cls, **fields, only=st.lists(idents, max_size=2), notes=st.lists(texts, max_size=2)
+    )
 
 
 # --- verdicts ----------------------------------------------------------------
@@ -481,4 +484,12 @@ chains: st.SearchStrategy[Chain] = element(
         element(KnownUnmatched, signal=texts, note=st.none() | texts), max_size=2
     ),
     policy=policies,
+    independence=st.lists(
+        element(
+            Independence,
+            handles=st.lists(idents, min_size=2, max_size=2),
+            note=st.none() | texts,
+        ),
+        max_size=2,
+    ),
 )

@@ -29,7 +29,7 @@ from ..model import Chain
 __all__ = ["canonical_document", "dump_json", "dump_yaml"]
 
 # Fields every element inherits; written after the element's own fields.
-_TAIL = ("only", "source", "extras")
+_TAIL = ("only", "notes", "source", "extras")
 # A list is written in flow style only when it is this short.
 _FLOW_WIDTH = 72
 # Characters that keep a scalar out of flow style unquoted.
