@@ -401,10 +401,12 @@ class RepairScope:
 def repair_scope(chain: Chain, step: str, fields: Iterable[str]) -> RepairScope:
     """Which handles a repair of intent ``fields`` at ``step`` invalidates: SPEC §4 I6.
 
-    Invalidated: every handle ``step`` mints, every handle minted at or after
-    ``step`` (chain order) by an action whose ``input.intent`` includes a
-    repaired field, and their cascades (:func:`cascade`, landed facts
-    excluded). Everything else survives, in document order. Raises
+    Invalidated: every handle ``step`` mints, every handle minted by an
+    action whose ``input.intent`` includes a repaired field (wherever that
+    action stands: an upstream handle survives only if its minting inputs
+    did not include the repaired fields), and their cascades
+    (:func:`cascade`, landed facts excluded). Everything else survives, in
+    document order. Raises
     :class:`GraphError` for an unknown step or a field that no action takes
     as intent.
 
@@ -433,14 +435,12 @@ def repair_scope(chain: Chain, step: str, fields: Iterable[str]) -> RepairScope:
         raise GraphError(f"not an intent field of any action: {', '.join(map(repr, unknown))}")
     lineage = _Lineage(derivation_graph(chain))
     minted = minters(chain)
-    ordered = list(actions)
     repaired = set(fields)
-    later = set(ordered[ordered.index(step) :])
     dead: set[str] = {h for h, a in minted.items() if a == step}
     dead |= {
         h
         for h, a in minted.items()
-        if a in later and repaired & set(actions[a].input.intent) and h not in lineage.landed
+        if a in actions and repaired & set(actions[a].input.intent) and h not in lineage.landed
     }
     dead &= lineage.defined
     downstream, _ = lineage.reach(dead)

@@ -305,6 +305,21 @@ def test_a_repair_invalidates_a_later_handle_whose_minter_takes_a_repaired_field
     assert repair_scope(doc, "price", ["traveller"]).invalidated == ["quote", "pass_ref"]
 
 
+def test_a_repair_invalidates_an_upstream_handle_whose_minter_takes_a_repaired_field():
+    doc = chain("""
+        id: c
+        handles:
+          - {id: search_id, minted_by: search}
+          - {id: hold, minted_by: hold_seats, derived_from: [search_id]}
+        actions:
+          - {id: search, effect: read, input: {intent: [travellers]},
+             output: {handles: [search_id]}}
+          - {id: hold_seats, effect: mint, input: {intent: [travellers]},
+             output: {handles: [hold]}}
+    """)
+    assert repair_scope(doc, "hold_seats", ["travellers"]).invalidated == ["search_id", "hold"]
+
+
 def test_a_repair_never_invalidates_a_landed_commit():
     scope = repair_scope(chain(ROUND_TRIP), "revalidate", ["trip_ref"])
     assert scope.invalidated == ["booking_id"]

@@ -17,6 +17,7 @@ from ..graph import selection_handles as _selection_handles
 from ..model import Chain
 from .context import LintContext
 from .registry import rule
+from .structure import verdicts
 
 __all__: list[str] = []
 
@@ -81,3 +82,39 @@ def unverified_independence(chain: Chain, ctx: LintContext) -> Found:
             f"by actions[{', '.join(question.actions)}]: if {a} is re-minted, "
             f"is {b} still valid?",
         )
+
+
+@rule(
+    "edges.repair-skips-upstream-minter",
+    "warning",
+    "SPEC §4 I6",
+    hint="Repair from the earliest step whose intent includes the field, or give the two "
+    "inputs different names if they are different things.",
+)
+def repair_skips_upstream_minter(chain: Chain, ctx: LintContext) -> Found:
+    """A repair resumes after a step that also takes a repaired field and mints a handle.
+
+    I6 invalidates every handle whose minting inputs include a repaired field,
+    wherever it stands; resuming at a later step leaves that earlier step's
+    handle dead with nothing to re-mint it.
+    """
+    for where, verdict in verdicts(chain):
+        if verdict.type != "repair" or verdict.to not in ctx.order:
+            continue
+        fields = set(verdict.fields)
+        earlier = [
+            a
+            for a in chain.actions
+            if ctx.order.get(a.id, 0) < ctx.order[verdict.to]
+            and fields & set(a.input.intent)
+            and a.output.handles
+        ]
+        if earlier:
+            first = earlier[0]
+            shared = ", ".join(sorted(fields & set(first.input.intent)))
+            yield (
+                where,
+                f"{where} repairs {shared} at {verdict.to}, but {first.id} (earlier) also takes "
+                f"{shared} and mints {', '.join(first.output.handles)}, which the repair "
+                "invalidates without re-minting.",
+            )

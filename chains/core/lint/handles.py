@@ -98,22 +98,71 @@ def commit_input_undetectable(chain: Chain, ctx: LintContext) -> Found:
         )
 
 
+def _spenders(h: Handle, ctx: LintContext) -> list[str]:
+    """The commit-class steps that consume (and so spend) a single_use handle."""
+    users = ctx.consumers.get(h.id, [])
+    return [a for a in users if a in ctx.actions and is_commit_class(ctx.actions[a])]
+
+
 @rule(
-    "handles.single-use-not-consumed-once",
+    "handles.single-use-spent-twice",
     "error",
-    "SPEC I4",
-    hint="Consume a single_use handle in exactly one step (the commit that spends it), or "
-    "drop single_use if the provider lets it be presented again.",
+    "SPEC §4 I4",
+    hint="Let exactly one commit consume a single_use handle; a second commit must work from "
+    "a freshly minted one.",
 )
-def single_use_not_consumed_once(chain: Chain, ctx: LintContext) -> Found:
-    """A single_use handle is consumed by exactly one step."""
+def single_use_spent_twice(chain: Chain, ctx: LintContext) -> Found:
+    """A single_use handle is spent by at most one commit."""
     for h in chain.handles:
-        if not h.single_use:
+        spenders = _spenders(h, ctx) if h.single_use else []
+        if len(spenders) > 1:
+            yield (
+                f"handles[{h.id}]",
+                f"handles[{h.id}] is single_use but spent by several commits: "
+                f"{', '.join(spenders)}.",
+            )
+
+
+@rule(
+    "handles.single-use-never-spent",
+    "warning",
+    "SPEC §2.2",
+    hint="single_use means a commit spends the handle; drop the flag or name the commit that "
+    "consumes it.",
+)
+def single_use_never_spent(chain: Chain, ctx: LintContext) -> Found:
+    """A single_use handle is consumed by a commit; otherwise the flag means nothing."""
+    for h in chain.handles:
+        if h.single_use and not _spenders(h, ctx):
+            yield f"handles[{h.id}]", f"handles[{h.id}] is single_use but no commit consumes it."
+
+
+@rule(
+    "handles.spent-handle-reused",
+    "warning",
+    "SPEC §4 I4",
+    hint="After the commit that spends it, re-mint the handle (rewind) instead of presenting it "
+    "again; only the commit's confirmation probe may still name it.",
+)
+def spent_handle_reused(chain: Chain, ctx: LintContext) -> Found:
+    """No step after the spending commit presents a spent single_use handle again."""
+    for h in chain.handles:
+        spenders = _spenders(h, ctx) if h.single_use else []
+        if len(spenders) != 1:
             continue
-        users = ctx.consumers.get(h.id, [])
-        if len(users) != 1:
-            by = ", ".join(users) if users else "no step"
-            yield f"handles[{h.id}]", f"handles[{h.id}] is single_use but consumed by {by}."
+        commit = ctx.actions[spenders[0]]
+        probe = commit.confirmation.probe if commit.confirmation else None
+        later = [
+            a
+            for a in ctx.consumers.get(h.id, [])
+            if ctx.order[a] > ctx.order[commit.id] and a != probe
+        ]
+        if later:
+            yield (
+                f"handles[{h.id}]",
+                f"handles[{h.id}] is spent by {commit.id} and presented again by "
+                f"{', '.join(later)}.",
+            )
 
 
 @rule(

@@ -173,3 +173,29 @@ def test_handles_on_one_derivation_path_raise_no_independence_question():
         )
     )
     assert found(doc, "edges.unverified-independence") == []
+
+
+REPAIR_AFTER_SEARCH = """
+    id: c
+    handles:
+      - {id: search_id, minted_by: search}
+      - {id: hold, minted_by: hold_seats, derived_from: [search_id]}
+    actions:
+      - {id: search, effect: read, input: {intent: [travellers]}, output: {handles: [search_id]}}
+      - {id: hold_seats, effect: mint, input: {intent: [travellers], handles: [search_id]},
+         output: {handles: [hold]}}
+    verdict_table:
+      - {id: D1, signal: [code:BAD_TRAVELLER], verdict: "repair(to: TARGET, fields: [travellers])"}
+"""
+
+
+def test_a_repair_that_resumes_after_an_earlier_minter_of_the_field_is_warned_about():
+    doc = chain(REPAIR_AFTER_SEARCH.replace("TARGET", "hold_seats"))
+    (finding,) = found(doc, "edges.repair-skips-upstream-minter")
+    assert finding.element == "verdict_table[D1]"
+    assert "search (earlier) also takes travellers and mints search_id" in finding.message
+
+
+def test_a_repair_from_the_first_step_taking_the_field_passes():
+    doc = chain(REPAIR_AFTER_SEARCH.replace("TARGET", "search"))
+    assert found(doc, "edges.repair-skips-upstream-minter") == []

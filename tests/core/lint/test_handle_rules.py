@@ -97,30 +97,45 @@ def test_a_commit_made_handle_that_declares_a_lifetime_is_not_durable():
     assert elements(doc, "handles.commit-input-undetectable") == ["handles[hold].staleness"]
 
 
-def test_a_single_use_handle_consumed_by_two_steps_is_invalid():
+def test_a_single_use_handle_spent_by_two_commits_is_invalid():
     doc = chain("""
         id: c
         handles:
           - {id: lock, single_use: true, staleness: {detect: [code:LOCK_EXPIRED]}}
         actions:
           - {id: book, effect: commit, input: {handles: [lock]}}
-          - {id: check, effect: read, input: {handles: [lock]}}
+          - {id: upsell, effect: commit, input: {handles: [lock]}}
     """)
-    (finding,) = found(doc, "handles.single-use-not-consumed-once")
+    (finding,) = found(doc, "handles.single-use-spent-twice")
     assert finding.element == "handles[lock]"
-    assert "book, check" in finding.message
+    assert "book, upsell" in finding.message
 
 
-def test_a_single_use_handle_consumed_by_no_step_is_invalid():
+def test_reads_before_the_spending_commit_do_not_spend_a_single_use_handle():
     doc = chain("""
         id: c
         handles:
           - {id: lock, single_use: true}
+        actions:
+          - {id: check, effect: read, input: {handles: [lock]}}
+          - {id: book, effect: commit, input: {handles: [lock]}}
     """)
-    assert elements(doc, "handles.single-use-not-consumed-once") == ["handles[lock]"]
+    assert found(doc, "handles.single-use-spent-twice") == []
+    assert found(doc, "handles.spent-handle-reused") == []
 
 
-def test_a_single_use_handle_consumed_once_passes():
+def test_a_single_use_handle_no_commit_consumes_is_warned_about():
+    doc = chain("""
+        id: c
+        handles:
+          - {id: lock, single_use: true}
+        actions:
+          - {id: check, effect: read, input: {handles: [lock]}}
+    """)
+    assert elements(doc, "handles.single-use-never-spent") == ["handles[lock]"]
+
+
+def test_a_single_use_handle_spent_by_one_commit_passes():
     doc = chain("""
         id: c
         handles:
@@ -128,7 +143,22 @@ def test_a_single_use_handle_consumed_once_passes():
         actions:
           - {id: book, effect: commit, input: {handles: [lock]}}
     """)
-    assert found(doc, "handles.single-use-not-consumed-once") == []
+    assert found(doc, "handles.single-use-never-spent") == []
+    assert found(doc, "handles.single-use-spent-twice") == []
+
+
+def test_presenting_a_spent_handle_after_its_commit_is_warned_about():
+    doc = chain("""
+        id: c
+        handles:
+          - {id: lock, single_use: true}
+        actions:
+          - {id: book, effect: commit, input: {handles: [lock]}, confirmation: {probe: find}}
+          - {id: find, effect: read, input: {handles: [lock]}}
+          - {id: upgrade, effect: mint, input: {handles: [lock]}}
+    """)
+    (finding,) = found(doc, "handles.spent-handle-reused")
+    assert "presented again by upgrade" in finding.message
 
 
 def test_a_handle_with_empty_detection_that_can_expire_is_an_unknown():
