@@ -9,7 +9,7 @@ then 5×, so linear growth shows as ≈10 and ≈5), and the ratio of lint to a
 bare networkx topological sort of the same derivation graph, measured in the
 same run. Target (issue 3): 1,000 handles in under 1 s, growth roughly linear.
 
-    .venv/bin/python bench/lint_scale.py [--sizes 10 100 1000 5000] [--runs 3]
+    .venv/bin/python bench/lint_scale.py [--sizes 10 100 1000 5000] [--runs 3] [--segment 20]
 """
 
 from __future__ import annotations
@@ -19,17 +19,25 @@ import statistics
 import time
 
 import networkx as nx
-from chains.core.graph import derivation_graph
 
+from chains.core.graph import derivation_graph
 from chains.core.lint import lint
 from chains.core.model import Chain
 
 
-def generate(n: int) -> Chain:
-    """A well-formed chain with ``n`` handles and actions, rows and gates in proportion."""
+def generate(n: int, segment: int | None = None) -> Chain:
+    """A well-formed chain with ``n`` handles and actions, rows and gates in proportion.
+
+    Without ``segment`` every handle derives from the one before it and from
+    the one at half its index: one lineage ``n`` deep, the worst case for
+    cascades (re-minting the first handle invalidates all the others). With
+    ``segment``, lineages restart every ``segment`` handles, the shape of
+    real chains (a few handles deep, many side branches).
+    """
     handles, actions, gates, rows = [], [], [], []
     for i in range(n):
-        parents = [f"h{j}" for j in (i - 1, i // 2) if 0 <= j < i]
+        base = i - i % segment if segment else 0
+        parents = [f"h{j}" for j in (i - 1, base + (i - base) // 2) if base <= j < i]
         parents = sorted(set(parents))
         commit = i % 10 == 9
         handles.append(
@@ -119,11 +127,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000, 5000])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--segment", type=int, default=None, help="restart lineages every N handles"
+    )
     args = parser.parse_args()
+    shape = f"lineages {args.segment} deep" if args.segment else "one lineage as deep as the chain"
+    print(f"shape: {shape}")
     print("handles  actions  rows  gates  lint s   ×prev  toposort s  lint/toposort  findings")
     previous = None
     for n in args.sizes:
-        chain = generate(n)
+        chain = generate(n, args.segment)
         graph = derivation_graph(chain)
         report = lint(chain)
         lint_s = median_seconds(args.runs, lambda c=chain: lint(c))

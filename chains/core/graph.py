@@ -29,6 +29,7 @@ from .signals import scope_applies_to
 from .verdicts import Verdict
 
 __all__ = [
+    "Ancestry",
     "Cascade",
     "GraphError",
     "IndependenceQuestion",
@@ -373,6 +374,13 @@ def cascades(chain: Chain) -> dict[str, Cascade]:
         invalidated[node], facts[node] = dead, landed
 
     def names(mask: int) -> list[str]:
+        if mask.bit_count() * 16 < mask.bit_length():  # sparse: visit the set bits only
+            out = []
+            while mask:
+                low = mask & -mask
+                out.append(topo[low.bit_length() - 1])
+                mask ^= low
+            return out
         # bin() lists bits high to low; reversed, character i is bit i.
         return list(itertools.compress(topo, bin(mask)[:1:-1].translate(_BITS).encode()))
 
@@ -467,7 +475,7 @@ class MissingEdge(NamedTuple):
     minted: str
 
 
-class _Ancestry:
+class Ancestry:
     """ "Derives from" questions on one graph, answered from ancestor sets built once.
 
     On an acyclic graph every node's ancestors are a bit set over the
@@ -528,7 +536,7 @@ def missing_edges(chain: Chain) -> list[MissingEdge]:
     >>> missing_edges(doc)
     [MissingEdge(action='initiate', consumed='seats', minted='hold')]
     """
-    ancestry = _Ancestry(derivation_graph(chain))
+    ancestry = Ancestry(derivation_graph(chain))
     out: list[MissingEdge] = []
     for action in _first_actions(chain).values():
         for minted in dict.fromkeys(action.output.handles):
@@ -590,7 +598,7 @@ def independence_questions(chain: Chain) -> list[IndependenceQuestion]:
     (('address', 'instance'), ['bind'], None)
     """
     graph = derivation_graph(chain)
-    ancestry = _Ancestry(graph)
+    ancestry = Ancestry(graph)
     pairs: dict[tuple[str, str], list[str]] = {}
     for action in _first_actions(chain).values():
         consumed = sorted(set(action.input.handles))

@@ -18,8 +18,6 @@ import json
 import re
 from collections.abc import Iterator
 
-import networkx as nx
-
 from ..model import Action, Chain, Compensation
 from ..signals import scope_actions
 from .context import LintContext, is_commit_class, is_keyed, is_unkeyed_commit
@@ -123,8 +121,12 @@ def probe_needs_commit_output(chain: Chain, ctx: LintContext) -> Found:
         probe = ctx.actions.get(a.confirmation.probe or "") if a.confirmation else None
         if probe is None:
             continue
-        lost = _minted_lineage(a, ctx)
-        needed = [h for h in probe.input.handles if h in lost]
+        minted = a.output.handles
+        needed = [
+            h
+            for h in probe.input.handles
+            if h in minted or any(ctx.ancestry.derives_from(h, m) for m in minted)
+        ]
         if needed:
             yield (
                 f"actions[{a.id}].confirmation",
@@ -132,16 +134,6 @@ def probe_needs_commit_output(chain: Chain, ctx: LintContext) -> Found:
                 f"{', '.join(needed)} from the commit's own response; when that response "
                 "is lost the probe cannot run.",
             )
-
-
-def _minted_lineage(action: Action, ctx: LintContext) -> set[str]:
-    """Handles ``action`` mints and every handle derived from them."""
-    minted = set(action.output.handles)
-    graph = ctx.derivation
-    for h in list(minted):
-        if h in graph:
-            minted |= nx.descendants(graph, h)
-    return minted
 
 
 @rule(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
@@ -28,6 +28,9 @@ from ..model import (
     is_keyed,
     is_unkeyed_commit,
 )
+
+if TYPE_CHECKING:
+    from ..graph import Ancestry
 
 __all__ = [
     "DEFAULT_ATTEMPTS",
@@ -111,6 +114,18 @@ class LintContext:
         from ..graph import derivation_graph
 
         return derivation_graph(self.chain)
+
+    @cached_property
+    def elements(self) -> list[tuple[str, Element]]:
+        """Every element of the chain with its readable path (see :func:`walk`)."""
+        return list(walk(self.chain))
+
+    @cached_property
+    def ancestry(self) -> Ancestry:
+        """Answers "does handle A derive from B?" from ancestor sets built once."""
+        from ..graph import Ancestry
+
+        return Ancestry(self.derivation)
 
     @cached_property
     def intent_fields(self) -> set[str]:

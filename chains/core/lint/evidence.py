@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..model import Chain
-from .context import LintContext, walk
+from .context import LintContext
 from .registry import rule
 
 __all__: list[str] = []
@@ -24,9 +24,9 @@ __all__: list[str] = []
 Found = Iterator[tuple[str, str]]
 
 
-def _sourced(chain: Chain, *tags: str) -> Iterator[tuple[str, str]]:
+def _sourced(ctx: LintContext, *tags: str) -> Iterator[tuple[str, str]]:
     """(path, note) of every element whose source carries one of ``tags``."""
-    for where, element in walk(chain):
+    for where, element in ctx.elements:
         source = element.source
         if source is not None and source.tag in tags:
             note = (source.note or "").strip().rstrip(".")
@@ -45,12 +45,12 @@ def _sourced(chain: Chain, *tags: str) -> Iterator[tuple[str, str]]:
 )
 def assumed(chain: Chain, ctx: LintContext) -> Found:
     """An assumed or search-snippet claim is a question, not evidence."""
-    for where, note in _sourced(chain, "assumed"):
+    for where, note in _sourced(ctx, "assumed"):
         yield (
             where,
             f"Assumed: {note} ({where}); confirm against the provider's docs or observe it.",
         )
-    for where, note in _sourced(chain, "documented(search-snippet)"):
+    for where, note in _sourced(ctx, "documented(search-snippet)"):
         yield (
             where,
             f"Seen only in a search snippet: {note} ({where}); fetch the page itself or observe "
@@ -68,7 +68,7 @@ def assumed(chain: Chain, ctx: LintContext) -> Found:
 )
 def spec_example(chain: Chain, ctx: LintContext) -> Found:
     """A claim taken from the SPEC's worked examples is never evidence."""
-    for where, note in _sourced(chain, "spec-example"):
+    for where, note in _sourced(ctx, "spec-example"):
         yield (
             where,
             f"Taken from a SPEC example, never evidence: {note} ({where}); does this "
