@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from ..errors import DocumentError, Problem
 from ..model import Chain
-from .yamlio import MAX_DEPTH, parse_yaml
+from .yamlio import MAX_DEPTH, comment_notes, comments, parse_yaml
 
 __all__ = [
     "MAX_BYTES",
@@ -132,6 +132,7 @@ def load(data: bytes | str, format: Format = "auto", filename: str | None = None
             data_, where = _parse_json(text)
         else:
             data_, where = parse_yaml(text)
+            data_ = _with_comment_notes(data_, where, text)
         chain = validate_chain(data_, where)
     except DocumentError as exc:
         result.problems.extend(exc.problems)
@@ -139,6 +140,44 @@ def load(data: bytes | str, format: Format = "auto", filename: str | None = None
     result.chains.append(chain)
     result.problems.extend(extras_problems(chain, where))
     return result
+
+
+NOTED_SECTIONS = ("handles", "actions", "gates", "verdict_table")
+
+
+def _with_comment_notes(data: Any, where: dict, text: str) -> Any:
+    """``data`` with the YAML comments inside each element added to its ``notes``."""
+    found = comments(text)
+    if not found or not isinstance(data, dict):
+        return data
+    data = dict(data)
+    for section in NOTED_SECTIONS:
+        body = data.get(section)
+        if isinstance(body, dict):
+            copied: Any = dict(body)
+        elif isinstance(body, list):
+            copied = list(body)
+        else:
+            continue
+        keys = list(body) if isinstance(body, dict) else list(range(len(body)))
+        notes = comment_notes(found, where, [(section, k) for k in keys], text.count("\n") + 1)
+        for (_, key), extra in notes.items():
+            empty = isinstance(body, dict) and copied[key] is None  # ``name:`` alone
+            copied[key] = with_notes({} if empty else copied[key], extra)
+        data[section] = copied
+    return data
+
+
+def with_notes(element: Any, notes: list[str]) -> Any:
+    """A copy of an element's data with ``notes`` added after any it gives."""
+    if not notes or not isinstance(element, dict):
+        return element
+    given = element.get("notes")
+    if isinstance(given, str):
+        given = [given]
+    if given is not None and not isinstance(given, list):
+        return element  # not notes we understand: validation reports it
+    return {**element, "notes": [*(given or []), *notes]}
 
 
 def _parse_json(text: str) -> tuple[Any, dict]:

@@ -27,9 +27,14 @@ How the document is cut into chains:
   the chains holding one of the steps they name (all chains when they name
   none); shared handles, actions and gates are copied into a chain when it
   refers to them, as are definitions given in another scope, with that
-  scope's verdict rows for them. A chain's own definition wins.
+  scope's verdict rows for them. A chain's own definition wins. A chain's
+  handles, actions and gates keep document order, copies included, so an
+  earlier scope's steps run before a later scope's additions.
+* A shared ``per_step`` entry naming another scope's action is left out of
+  the chains that lack that action (one info per chain).
 * A document without scopes is one chain, named after its title.
 
+YAML comments inside an element become its ``notes`` (:mod:`.md_blocks`).
 Nothing is dropped silently: every YAML block either contributes or is
 reported, every element that fails validation is reported with its path
 and line and the rest still imports, and unknown keys are kept in
@@ -100,7 +105,7 @@ def load_markdown(text: str) -> ImportResult:
         return ImportResult(problems=list(problems), format="md")
 
 
-Parsed = tuple[Any, dict] | DocumentError
+Parsed = tuple[Any, dict, list] | DocumentError
 
 
 class _Importer:
@@ -111,6 +116,7 @@ class _Importer:
         self.regions: list[tuple[Heading, Context]] = []  # heading sections owned by a chain
         self.reader = BlockReader(self.problems)
         self.names: frozenset[str] = frozenset()
+        self.action_ids: set[str] = set()  # every action the document defines, any scope
 
     def problem(self, message: str, line: int | None, severity: str = "warning", **kw) -> None:
         self.problems.append(Problem(message, line, severity=severity, **kw))  # type: ignore[arg-type]
@@ -259,7 +265,7 @@ class _Importer:
             for p in parsed.problems:
                 self.problems.append(replace(p, message=f"{p.message} (not imported)"))
             return
-        data, where = parsed
+        data = parsed[0]
         if is_grammar(node, data):
             self.problem(
                 f"{what} is a grammar illustration (placeholders, not values); "
@@ -272,7 +278,7 @@ class _Importer:
             message = f"{what} sits in a section of grammar illustrations; not imported"
             self.problem(message, node.line, "info")
             return
-        self.reader.read(node, data, where, context, self.router(node, context))
+        self.reader.read(node, parsed, context, self.router(node, context))
 
     # .. tables and known_unmatched ..
 
@@ -341,6 +347,7 @@ class _Importer:
             for section in SECTIONS:
                 for item in ctx.items[section]:
                     validate_item(item, self.problems)
+            self.action_ids.update(_ids(ctx.items["actions"]))
         contexts = self.contexts or [self.single_context()]
         used: set[int] = set()
         chains = []
@@ -396,6 +403,10 @@ class _Importer:
 
     def build(self, ctx: Context, contexts: list[Context], used: set[int]) -> Chain | None:
         own, copied = self.gather(ctx, contexts, used)
+        for section in ("handles", "actions", "gates"):
+            # Document order, wherever a definition came from: a copied step
+            # of an earlier scope runs before this scope's own steps.
+            own[section].sort(key=lambda i: (i.line is None, i.line or 0))
         line = ctx.line
         title = ctx.title or (bare_title(ctx.heading.title) if ctx.heading else None)
         document: dict[str, Any] = {"id": ctx.name, "title": title and title.replace("`", "")}
@@ -412,7 +423,7 @@ class _Importer:
                 "error",
             )
             return None
-        policy = self.merged(self.shared.items["policy"] + own["policy"], used)
+        policy = self.policy(ctx, own, used)
         if policy is not None:
             document["policy"] = policy
         variants = [i for i in own["variants"] + self.shared.items["variants"] if i.value]
@@ -438,8 +449,36 @@ class _Importer:
             self.problem(message, line, "info")
         return chain
 
-    def merged(self, items: list[Item], used: set[int]) -> dict | None:
-        result: dict | None = None
+    def policy(self, ctx: Context, own: dict, used: set[int]) -> dict | None:
+        """The shared policy without steps of other chains, and the chain's own over it.
+
+        A shared ``per_step`` entry naming an action another scope defines
+        and this chain lacks belongs to that scope's chain; an entry naming
+        no action of the document stays, for lint to report.
+        """
+        shared = self.merged(self.shared.items["policy"], used)
+        steps = _ids(own["actions"]) | _ids(ctx.items["actions"])
+        per_step = (shared or {}).get("per_step")
+        if shared is not None and isinstance(per_step, dict):
+            others = [k for k in per_step if k in self.action_ids and k not in steps]
+            if others:
+                shared["per_step"] = {k: v for k, v in per_step.items() if k not in others}
+                self.problem(
+                    f"chain {ctx.name!r}: policy.per_step entries for other chains' actions "
+                    f"left out: {', '.join(others)}",
+                    self.policy_line(others[0]),
+                    "info",
+                )
+        return self.merged(own["policy"], used, start=shared)
+
+    def policy_line(self, step: str) -> int | None:
+        for item in self.shared.items["policy"]:
+            if (*item.path, "per_step", step) in item.where:
+                return item.where[(*item.path, "per_step", step)][0]
+        return None
+
+    def merged(self, items: list[Item], used: set[int], start: dict | None = None) -> dict | None:
+        result: dict | None = start
         for item in items:
             used.add(id(item))
             if item.value is None:
@@ -464,6 +503,11 @@ class _Importer:
                     item.line,
                     "info",
                 )
+
+
+def _ids(items: list[Item]) -> set[str]:
+    """The ids of action items, as validated or else as written."""
+    return {str(i.value.id if i.value is not None else i.key) for i in items if i.value or i.key}
 
 
 def _copy(value: BaseModel) -> BaseModel:

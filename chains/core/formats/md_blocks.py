@@ -8,20 +8,23 @@ such as ``read | mint`` or ``<verdict>``) rather than define a chain.
 objects: it knows the chain sections, a block that continues the list or
 mapping an earlier block began, and the comment lines that mark a scope
 inside a block (``# ──── Chain R ────``); where an item goes is asked of
-the ``route`` callback the importer gives it.
+the ``route`` callback the importer gives it. The other comments inside
+an element become its ``notes`` (:func:`~.yamlio.comment_notes`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ..errors import DocumentError, Problem
+from . import NOTED_SECTIONS, with_notes
 from .md_items import SECTIONS, Context, Item
 from .md_outline import Node, scope_marker
-from .pseudo_yaml import rewrite
-from .yamlio import parse_yaml
+from .pseudo_yaml import Fix, rewrite
+from .yamlio import Comment, comment_notes, comments, parse_yaml
 
 __all__ = [
     "CHAIN_KEYS",
@@ -38,7 +41,7 @@ CHAIN_KEYS = ("id", "title", "description", "run_key", "spec_version")
 SECTION_ALIASES = {"verdict_rows": "verdict_table", "verdicts": "verdict_table"}
 _SINGULAR = {"action", "handle", "gate", "verdict", "row", "outcome"}
 
-Parsed = tuple[Any, dict]
+Parsed = tuple[Any, dict, list[Comment]]
 Route = Callable[[int | None], Context]
 
 
@@ -51,15 +54,33 @@ def is_yaml(node: Node) -> bool:
 
 
 def parse_block(node: Node, problems: list[Problem]) -> Parsed | DocumentError:
-    """The data of a YAML block and the file line of each path in it."""
+    """The data of a YAML block, the file line of each path in it, its comments."""
     rewritten, fixes = rewrite(node.text)
     try:
         data, where = parse_yaml(rewritten, first_line=node.line)
     except DocumentError as exc:
         return exc
     for fix in fixes:
-        _split_pairs(data, where, node.line + fix.line - 1, fix.text, problems)
-    return data, where
+        if fix.kind == "quoted-mapping":
+            _split_pairs(data, where, node.line + fix.line - 1, fix.text, problems)
+    return data, where, _comments(node, rewritten, [f for f in fixes if f.kind == "comment"])
+
+
+def _comments(node: Node, rewritten: str, blanked: list[Fix]) -> list[Comment]:
+    """The comments of a block, scope markers left out, at their columns in the file."""
+    written, read = node.text.split("\n"), rewritten.split("\n")
+    ruled = {line for line, _ in markers(node)}
+    found = []
+    for c in comments(rewritten, first_line=node.line):
+        if c.line in ruled:
+            continue
+        k = c.line - node.line  # a comment runs to the end of its line: quoting shifts it
+        found.append(replace(c, column=c.column - len(read[k]) + len(written[k])))
+    for fix in blanked:  # inside a verdict broken over lines: about that value
+        line = written[fix.line - 1]
+        indent = len(line) - len(line.lstrip()) + 1
+        found.append(Comment(node.line + fix.line - 1, fix.column, fix.text, True, None, indent))
+    return sorted(found, key=lambda c: c.line)
 
 
 def _split_pairs(data: Any, where: dict, line: int, text: str, problems: list[Problem]) -> None:
@@ -136,13 +157,17 @@ class BlockReader:
         self.problems = problems
         self.last_list: str | None = None
         self.last_map: str | None = None
+        self.comments: list[Comment] = []
+        self.last_line = 0
 
     def problem(self, message: str, line: int | None, severity: str = "warning", **kw) -> None:
         self.problems.append(Problem(message, line, severity=severity, **kw))  # type: ignore[arg-type]
 
-    def read(self, node: Node, data: Any, where: dict, context: Context, route: Route) -> None:
+    def read(self, node: Node, parsed: Parsed, context: Context, route: Route) -> None:
         """Take the sections of one block; ``route(line)`` is the context of an item."""
         what = f"YAML block at line {node.line}"
+        data, where, self.comments = parsed
+        self.last_line = node.line + node.text.count("\n") - 1
         if data is None:
             self.problem(f"{what} is empty", node.line, "info")
             return
@@ -193,6 +218,12 @@ class BlockReader:
         )
         self.take_section(route, section, data, where, (), node.line)
 
+    def notes(self, section: str, where: dict, elements: list[tuple]) -> dict[tuple, list]:
+        """Comments inside handles, actions, gates and verdict rows (none for others)."""
+        if section not in NOTED_SECTIONS:
+            return {}
+        return comment_notes(self.comments, where, elements, self.last_line)
+
     def take_section(self, route: Route, section: str, value, where, path, line) -> None:
         if value is None:
             return
@@ -201,20 +232,24 @@ class BlockReader:
             return
         if isinstance(value, dict) and section in ("handles", "gates", "actions"):
             self.last_map = section
+            notes = self.notes(section, where, [(*path, key) for key in value])
             for key, body in value.items():
                 at = where.get((*path, key), (line, None))[0]
                 data = (
                     {"id": key, **(body or {})} if isinstance(body, dict) or body is None else body
                 )
+                data = with_notes(data, notes.get((*path, key), []))
                 item = Item(section, data, where, (*path, key), at, str(key))
                 route(at).items[section].append(item)
             return
         if isinstance(value, list):
             self.last_list = section
+            notes = self.notes(section, where, [(*path, i) for i in range(len(value))])
             for i, body in enumerate(value):
                 at = where.get((*path, i), (line, None))[0]
                 key = body.get("id") if isinstance(body, dict) else None
-                route(at).items[section].append(Item(section, body, where, (*path, i), at, key))
+                data = with_notes(body, notes.get((*path, i), []))
+                route(at).items[section].append(Item(section, data, where, (*path, i), at, key))
             return
         self.problem(
             f"'{section}' should be a list or mapping, got {type(value).__name__}; not imported",

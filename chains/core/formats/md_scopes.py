@@ -115,7 +115,8 @@ def _narrowed(row: Any, copied: set[str], steps: set[str], handles: set[str]) ->
 def extend_partial_definitions(everywhere: list[Context], problems: list[Problem]) -> None:
     """An element that lacks a required field but shares its id with a full
     definition elsewhere (``- id: x  # as defined in §4.2; preconditions
-    added``) extends that definition: its fields replace the base's."""
+    added``) extends that definition: its fields replace the base's, and
+    the notes of both are kept."""
     for ctx in everywhere:
         for section in ("handles", "actions", "gates"):
             model = MODELS[section]
@@ -129,6 +130,9 @@ def extend_partial_definitions(everywhere: list[Context], problems: list[Problem
                     continue
                 origin, base_item = base
                 item.data = deep_merge(copy.deepcopy(base_item.data), data)
+                notes = [*_notes(base_item.data), *_notes(data)]
+                if notes:  # both remarks stay: the base's reasons and the patch's
+                    item.data["notes"] = notes
                 problems.append(
                     Problem(
                         f"{item_name(item)} extends the definition in {origin} "
@@ -137,6 +141,11 @@ def extend_partial_definitions(everywhere: list[Context], problems: list[Problem
                         severity="info",
                     )
                 )
+
+
+def _notes(data: dict) -> list:
+    given = data.get("notes")
+    return [given] if isinstance(given, str) else given if isinstance(given, list) else []
 
 
 def _full_definition(everywhere, section: str, key, required: list[str], ctx: Context):

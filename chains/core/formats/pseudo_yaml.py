@@ -16,7 +16,8 @@ Assumptions worth knowing before editing:
   are touched; valid YAML passes through unchanged (columns after a quoted
   span on the same line shift by the added quote characters).
 * Comments inside a quoted span (a verdict broken over lines with a comment
-  after the comma) are blanked to spaces, not kept; comments elsewhere stay.
+  after the comma) are blanked to spaces and listed as ``comment`` fixes,
+  so they can still become notes; comments elsewhere stay.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ class Fix:
 
     line: int
     column: int
-    kind: str  # "quoted" | "quoted-mapping"
+    kind: str  # "quoted-mapping" | "comment" (blanked inside a quoted span)
     text: str
 
 
@@ -60,8 +61,9 @@ def rewrite(text: str) -> tuple[str, list[Fix]]:
     """Like :func:`normalize`, also listing each rewrite that changed meaning.
 
     Quoting a verdict or a type changes nothing a reader meant, so only
-    rewrites a reader may want to check (a block value holding ``key: value``
-    pairs, read as one string) are listed.
+    rewrites a reader may want to check are listed: a block value holding
+    ``key: value`` pairs, read as one string, and a comment blanked inside a
+    quoted span (its text, without ``#``).
     """
     scanner = _Scanner(text)
     scanner.run()
@@ -127,6 +129,9 @@ class _Scanner:
         for c_start, c_end in comments:  # blank comments inside the span
             for k in range(c_start - start, c_end - start):
                 span[k] = " "
+            line, column = self.where(c_start)
+            text = self.text[c_start:c_end].lstrip("#").strip()
+            self.fixes.append(Fix(line, column, "comment", text))
         body = "".join(span).rstrip()
         self.edits.append((start, start + len(body), _quote(body)))
 

@@ -9,12 +9,20 @@ keeps the last one silently), and a map from each value's path to the line
 and column where it was written, so validation errors can point at the
 text.
 
+PyYAML drops comments; :func:`comments` finds them (a ``#`` at the start
+of a line or after a space, outside every scalar PyYAML scanned), and
+:func:`comment_notes` hands each run of them to the element whose lines
+hold it, which is how compile authors' remarks become ``notes``.
+
 Depth counts nested collections: the top-level mapping is level 1, a list
 inside it level 2, and so on; scalars do not add a level.
 """
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -23,7 +31,16 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..errors import DocumentError, Problem
 
-__all__ = ["MAX_ALIASES", "MAX_ALIAS_EXPANSION", "MAX_DEPTH", "Located", "parse_yaml"]
+__all__ = [
+    "MAX_ALIASES",
+    "MAX_ALIAS_EXPANSION",
+    "MAX_DEPTH",
+    "Comment",
+    "Located",
+    "comment_notes",
+    "comments",
+    "parse_yaml",
+]
 
 MAX_ALIASES = 100
 MAX_ALIAS_EXPANSION = 10_000  # values produced by repeating aliased content
@@ -73,7 +90,10 @@ def parse_yaml(text: str, *, first_line: int = 1) -> Located:
     """Parse one YAML document into plain data plus the location of each value.
 
     ``first_line`` is the line number of ``text``'s first line in the file it
-    came from (YAML blocks inside Markdown start mid-file). Raises
+    came from (YAML blocks inside Markdown start mid-file). A block
+    collection under a key is located at its key (``room:`` rather than
+    the first line inside it), so an element's span starts where it is
+    named. Raises
     :class:`DocumentError` with a line and column on malformed YAML, too many
     aliases, nesting deeper than :data:`MAX_DEPTH` or duplicate keys.
 
@@ -186,6 +206,11 @@ class _Builder:
             key = "null" if key is None else str(key).lower() if isinstance(key, bool) else str(key)
             if key in out:
                 raise self.fail(key_node, f"duplicate key {key!r}")
+            if isinstance(value_node, (MappingNode, SequenceNode)) and (
+                value_node.start_mark.line > key_node.start_mark.line
+            ):
+                mark = key_node.start_mark
+                self.where.setdefault((*path, key), (mark.line + 1 + self.offset, mark.column + 1))
             out[key] = self.build(value_node, (*path, key), depth + 1)
         for merge in merges:
             sources = merge.value if isinstance(merge, SequenceNode) else [merge]
@@ -195,3 +220,209 @@ class _Builder:
                 for key, value in self.build(source, path, depth).items():
                     out.setdefault(key, value)
         return out
+
+
+# --- comments --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Comment:
+    """One comment: its file line and column, its text without ``#``.
+
+    ``key`` is the mapping key its line starts with when the comment trails
+    a ``key: value`` line (``effect: read  # why``); ``trailing`` says the
+    comment follows content on its line, and ``indent`` is the column that
+    content starts at (the comment's own column otherwise).
+    """
+
+    line: int
+    column: int
+    text: str
+    trailing: bool = False
+    key: str | None = None
+    indent: int = 1
+
+
+_SPANNING = (
+    yaml.ScalarToken,
+    yaml.AnchorToken,
+    yaml.AliasToken,
+    yaml.TagToken,
+    yaml.DirectiveToken,
+)
+_RULE = re.compile(r"^\s*[=\-─━═~*_]{3,}|[=\-─━═~*_]{3,}\s*$")  # ``=== COMMIT #1 ===``
+_HASH = re.compile(r"(?:^|(?<=[ \t]))#", re.MULTILINE)
+
+
+def comments(text: str, *, first_line: int = 1) -> list[Comment]:
+    """The comments of a YAML text, in order; ``[]`` when it does not scan.
+
+    A ``#`` starts a comment at the start of a line or after a space or tab,
+    and never inside a scalar (quoted, plain or block).
+
+    >>> [(c.line, c.key, c.text) for c in comments("a: 'x # y'  # why\\nb: u#v\\n# own\\n")]
+    [(1, 'a', 'why'), (3, None, 'own')]
+    """
+    offset = first_line - 1
+    inside = bytearray(len(text) + 1)
+    first_key: dict[int, str | None] = {}  # the key each line starts with, if any
+    try:
+        tokens = list(yaml.scan(text, Loader=yaml.SafeLoader))
+    except yaml.YAMLError:
+        return []
+    for k, token in enumerate(tokens):
+        start, end = token.start_mark, token.end_mark
+        if isinstance(token, _SPANNING):
+            inside[start.index : end.index] = b"\x01" * (end.index - start.index)
+        if start.line in first_key:
+            continue
+        if isinstance(token, yaml.KeyToken):
+            following = tokens[k + 1] if k + 1 < len(tokens) else None
+            scalar = isinstance(following, yaml.ScalarToken)
+            first_key[start.line] = str(following.value) if scalar else None  # type: ignore[union-attr]
+        elif start.index < end.index:  # ``- {a: b}``, a bare value
+            first_key[start.line] = None
+    found: list[Comment] = []
+    line, counted, last_line = 0, 0, -1
+    for match in _HASH.finditer(text):
+        at = match.start()
+        line, counted = line + text.count("\n", counted, at), at
+        if inside[at] or line == last_line:
+            continue
+        last_line = line
+        begin = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        body = _RULE.sub("", text[at : end if end >= 0 else len(text)].lstrip("#")).strip()
+        before = text[begin:at]
+        trailing = bool(before.strip())
+        key = first_key.get(line) if trailing else None
+        indent = len(before) - len(before.lstrip()) + 1
+        found.append(Comment(line + 1 + offset, at - begin + 1, body, trailing, key, indent))
+    return found
+
+
+def comment_notes(
+    found: list[Comment], where: dict[Path, tuple[int, int]], elements: list[Path], last_line: int
+) -> dict[Path, list[str]]:
+    """The notes of each element: the comments inside its lines, one per run.
+
+    An element's lines run from where it is named to the line before the
+    next thing ``where`` locates outside it (a sibling, the next section),
+    or to ``last_line``; a comment below the element's last value that is
+    indented less than the element belongs to what follows, not to it.
+    A comment line that goes on with the one above (see :func:`_continues`)
+    joins its note; a trailing comment on a ``key:`` line inside the element
+    is prefixed with that key's path (``effect: another cached result set``).
+
+    >>> text = "a:\\n  x: 1  # about x\\n        # more\\nb: 2  # about b\\n"
+    >>> data, where = parse_yaml(text)
+    >>> comment_notes(comments(text), where, [("a",), ("b",)], 4)
+    {('a',): ['x: about x more'], ('b',): ['about b']}
+    """
+    located = sorted(((line, path) for path, (line, _) in where.items()), key=_shallow_first)
+    lines = [line for line, _ in located]
+    found = sorted(found, key=lambda c: c.line)
+    comment_lines = [c.line for c in found]
+    out: dict[Path, list[str]] = {}
+    for element in elements:
+        if element not in where:
+            continue
+        start, column = where[element]
+        n = len(element)
+        end, last_value = last_line, start
+        keyed: dict[int, Path] = {}  # the shallowest path inside the element on each line
+        for k in range(bisect_left(lines, start), len(located)):
+            line, path = located[k]
+            if path[:n] == element:
+                last_value = max(last_value, line)
+                keyed.setdefault(line, path[n:])
+            elif line > start:  # content is contiguous: the first outsider ends it
+                end = line - 1
+                break
+        mine = [
+            c
+            for c in found[bisect_left(comment_lines, start) : bisect_right(comment_lines, end)]
+            if c.line <= last_value or c.column >= column
+        ]
+        notes = _runs(mine, start, keyed)
+        if notes:
+            out[element] = notes
+    return out
+
+
+def _runs(found: list[Comment], first: int, keyed: dict[int, Path]) -> list[str]:
+    """Join comment runs into notes; ``keyed`` is the shallowest path on each line."""
+    notes: list[str] = []
+    previous: Comment | None = None
+    for c in found:
+        if previous is not None and c.text and _continues(previous, c, notes[-1]):
+            notes[-1] = f"{notes[-1]} {c.text}"
+        elif c.text:
+            prefix = f"{_dotted(keyed.get(c.line), c.key)}: " if c.key and c.line != first else ""
+            notes.append(prefix + c.text)
+        previous = c if c.text else None
+    return notes
+
+
+_CONNECTIVES = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "as",
+        "on",
+        "in",
+        "at",
+        "for",
+        "from",
+        "by",
+        "with",
+        "and",
+        "or",
+        "but",
+        "that",
+        "is",
+        "are",
+        "when",
+        "while",
+        "if",
+        "every",
+    }
+)
+
+
+def _continues(previous: Comment, c: Comment, so_far: str) -> bool:
+    """Whether ``c`` goes on with the remark ``previous`` began on the line above.
+
+    Comment lines at one column go on with each other; a comment line hung
+    to the right of the code goes on with the trailing comment above it; a
+    trailing comment goes on with the one above it (same column) only when
+    that one is plainly unfinished: it ends in ``,``, a dash, an open
+    parenthesis or a word such as ``of`` or ``every``.
+    """
+    if c.line != previous.line + 1:
+        return False
+    if not c.trailing:
+        return c.column > previous.indent if previous.trailing else c.column == previous.column
+    if not previous.trailing or c.column != previous.column:
+        return False
+    words = so_far.split()
+    return (
+        so_far.endswith((",", "—", "–", "-", "/", "+", "(", "→"))
+        or bool(words)
+        and words[-1].lower() in _CONNECTIVES
+        or so_far.count("(") > so_far.count(")")
+    )
+
+
+def _shallow_first(entry: tuple[int, Path]) -> tuple[int, int]:
+    return entry[0], len(entry[1])
+
+
+def _dotted(path: Path | None, key: str) -> str:
+    """``('confirmation', 'probe')`` → ``confirmation.probe``; the bare key otherwise."""
+    if not path or path[-1] != key:
+        return key
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")

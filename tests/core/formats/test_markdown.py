@@ -92,8 +92,89 @@ def test_comments_between_and_inside_sections_are_ignored():
         "# leading comment\nhandles:\n  # a comment line\n  search_id:   # trailing\n"
         "    minted_by: search  # why\n    # closing comment\n"
     )
-    chain = only_chain(load(doc("# Demo", block)))
-    assert chain.handle("search_id").minted_by == "search"
+    result = load(doc("# Demo", block))
+    assert only_chain(result).handle("search_id").minted_by == "search"
+    assert not [p for p in result.problems if "comment" in p.message]
+
+
+# --- comments become notes ---------------------------------------------------
+
+
+def test_comments_inside_a_handle_become_its_notes_and_section_comments_do_not():
+    block = yaml_block(
+        "# leading comment\nhandles:\n  # a comment line\n  search_id:   # trailing\n"
+        "    minted_by: search  # why\n    # closing comment\n"
+    )
+    handle = only_chain(load(doc("# Demo", block))).handle("search_id")
+    assert handle.notes == ["trailing", "minted_by: why", "closing comment"]
+
+
+def test_a_trailing_comment_on_an_action_key_becomes_a_note_prefixed_with_the_key():
+    chain = only_chain(load(doc("# Demo", ACTIONS)))
+    assert chain.action("search").notes == [
+        "effect: double-call: nothing new exists",
+        "widen",  # written inside a verdict broken over two lines
+    ]
+    assert chain.action("book").notes == []
+
+
+def test_a_nested_key_prefixes_its_note_with_the_path_inside_the_element():
+    block = yaml_block(
+        "actions:\n  - id: book     # the commit\n    effect: commit\n"
+        "    confirmation:\n      probe: find   # works with a lost response\n"
+    )
+    action = only_chain(load(doc("# Demo", block))).action("book")
+    assert action.notes == ["the commit", "confirmation.probe: works with a lost response"]
+
+
+def test_consecutive_comment_lines_make_one_note():
+    block = yaml_block(
+        "actions:\n  - id: book\n    effect: commit\n    idempotency: {mode: none}  # Q4: no key\n"
+        "    # correlation record persisted BEFORE dispatch;\n"
+        "    # cancellation shield on the in-flight attempt\n"
+        "    timeout: 90s      # generous: a tight timeout manufactures\n"
+        "                      # reconciles\n"
+    )
+    assert only_chain(load(doc("# Demo", block))).action("book").notes == [
+        "idempotency: Q4: no key",
+        "correlation record persisted BEFORE dispatch; "
+        "cancellation shield on the in-flight attempt",
+        "timeout: generous: a tight timeout manufactures reconciles",
+    ]
+
+
+def test_comments_on_gates_in_mapping_form_become_their_notes():
+    block = yaml_block(
+        "gates:\n  consent:            # money, so user only\n    audience: user\n"
+        "    timeout: {after: 8m, verdict: dead_end}   # under the 10m quote\n"
+        "  other:\n    audience: operator\n"
+    )
+    chain = only_chain(load(doc("# Demo", ACTIONS, block)))
+    assert chain.gate("consent").notes == ["money, so user only", "timeout: under the 10m quote"]
+    assert chain.gate("other").notes == []
+
+
+def test_a_hash_inside_a_quoted_string_or_a_value_is_not_a_comment():
+    block = yaml_block(
+        'handles:\n  h:\n    minted_by: a\n    description: "see #4 # not a comment"\n'
+        "    staleness: {detect: [http:410#x]}\n"
+    )
+    handle = only_chain(load(doc("# Demo", ACTIONS, block))).handle("h")
+    assert handle.description == "see #4 # not a comment"
+    assert handle.staleness.detect == ["http:410#x"]
+    assert handle.notes == []
+
+
+def test_ruled_scope_markers_are_not_notes():
+    chain = marked().chains[0]
+    assert all(a.notes == [] for a in chain.actions)
+
+
+def test_notes_survive_dump_and_load_without_doubling():
+    chain = only_chain(load(doc("# Demo", ACTIONS)))
+    (again,) = formats.load(formats.dump(chain), format="yaml").chains
+    assert again.action("search").notes == chain.action("search").notes
+    assert again == chain
 
 
 def test_a_value_holding_two_keys_on_one_line_is_read_as_both_keys():
@@ -333,7 +414,12 @@ def test_marker_comments_in_a_yaml_block_split_its_items_into_chains():
     chains = {c.id: c for c in marked().chains}
     assert list(chains) == ["chain_p_buy_permit", "chain_q_refund_permit"]
     assert [a.id for a in chains["chain_p_buy_permit"].actions][:2] == ["quote", "buy"]
-    assert chains["chain_q_refund_permit"].actions[0].id == "refund"
+    assert [a.id for a in chains["chain_q_refund_permit"].actions] == [
+        "quote",
+        "buy",
+        "get_permit",
+        "refund",
+    ]
 
 
 def test_a_ruled_comment_that_names_no_scope_makes_the_items_below_it_shared():
@@ -406,6 +492,21 @@ def test_a_followed_row_is_not_taken_twice_when_the_chain_has_its_id():
     second = load(text).chains[1]
     assert [r.id for r in second.verdict_table] == ["F1", "F3"]
     assert str(second.verdict_table[0].verdict) == "retry"
+
+
+# --- document order ----------------------------------------------------------
+
+
+def test_copied_definitions_keep_their_place_in_the_document():
+    result = formats.load((SAMPLES / "two_scopes.chain.md").read_bytes(), filename="x.md")
+    extend = result.chains[1]
+    assert [a.id for a in extend.actions] == ["quote", "find_slot", "extend"]
+    assert [h.id for h in extend.handles] == ["quote_id", "slot_id"]
+
+
+def test_a_later_scope_consumes_what_a_copied_step_of_an_earlier_scope_mints_after_it():
+    second = load(TWO_SCOPES).chains[1]
+    assert [a.id for a in second.actions] == ["find", "use"]
 
 
 # --- policy keyed by chain name ----------------------------------------------
@@ -513,3 +614,19 @@ def test_a_scope_title_keeps_its_words_without_backticks():
     )
     [chain] = load(text).chains
     assert (chain.id, chain.title) == ("demo_booking", "Scope 1 — demo_booking")
+
+
+def test_shared_per_step_entries_for_another_chains_actions_are_left_out():
+    policy = yaml_block(
+        "policy:\n  per_step:\n    read: {attempts: 3}\n    take: {attempts: 1}\n"
+        "    use: {attempts: 2}\n    nowhere: {attempts: 4}\n"
+    )
+    result = load(doc(TWO_SCOPES, "## Policy", policy))
+    first, second = result.chains
+    assert set(first.policy.per_step) == {"read", "take", "nowhere"}
+    assert set(second.policy.per_step) == {"read", "use", "nowhere"}
+    messages = [p.message for p in result.problems if "per_step entries" in p.message]
+    assert messages == [  # at the line of the entry left out
+        "chain 'second': policy.per_step entries for other chains' actions left out: take",
+        "chain 'first': policy.per_step entries for other chains' actions left out: use",
+    ]

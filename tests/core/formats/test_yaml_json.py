@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import doctest
 import json
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from chains.core.formats import MAX_BYTES, dump, json_schema, load
-from chains.core.formats.yamlio import MAX_ALIASES, MAX_DEPTH
+from chains.core.formats import MAX_BYTES, dump, json_schema, load, yamlio
+from chains.core.formats.yamlio import MAX_ALIASES, MAX_DEPTH, comments
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -304,3 +305,74 @@ def test_the_example_in_the_format_reference_is_canonical_yaml():
     result = load(example)
     assert result.problems == []
     assert dump(result.chains[0]) == example
+
+
+COMMENTED = textwrap.dedent(
+    """\
+    # a chain-level comment: not a note
+    id: flight
+    handles:
+      search_id:                # cached results behind an id
+        minted_by: search
+        staleness: {detect: [http:410], ttl_hint: ~30m}   # documented (OFF)
+    actions:
+      - id: search
+        effect: read            # double-call: another cached result set
+        description: "keep # this"
+      - id: book                # ASSUMED
+        effect: commit
+        idempotency: {mode: none}
+        # correlation record persisted before dispatch;
+        # cancellation shield on the in-flight attempt
+    gates:
+      consent:
+        audience: user          # money
+    """
+)
+
+
+def test_comments_in_a_yaml_document_become_notes_of_their_elements():
+    (chain,) = load(COMMENTED).chains
+    assert chain.handle("search_id").notes == [
+        "cached results behind an id",
+        "staleness: documented (OFF)",
+    ]
+    assert chain.action("search").notes == ["effect: double-call: another cached result set"]
+    assert chain.action("search").description == "keep # this"
+    assert chain.action("book").notes == [
+        "ASSUMED",
+        "correlation record persisted before dispatch; "
+        "cancellation shield on the in-flight attempt",
+    ]
+    assert chain.gate("consent").notes == ["audience: money"]
+
+
+def test_notes_from_comments_survive_dump_and_load_without_doubling():
+    (chain,) = load(COMMENTED).chains
+    text = dump(chain)
+    assert "#" not in text.replace("keep # this", "")
+    (again,) = load(text).chains
+    assert again == chain
+
+
+def test_the_yamlio_doctests_pass():
+    assert doctest.testmod(yamlio).failed == 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 'x # y'\n",
+        'a: "x # y"\n',
+        "a: http:410#x\n",
+        "a: |\n  # inside a block scalar\n",
+        "a: [b,\n    'c # d']\n",
+    ],
+)
+def test_a_hash_inside_a_value_is_not_a_comment(text):
+    assert comments(text) == []
+
+
+def test_a_comment_knows_its_line_column_and_the_key_it_trails():
+    (c,) = comments("id: x\nb:\n  c: 1   # why\n", first_line=10)
+    assert (c.line, c.column, c.key, c.text, c.trailing) == (12, 10, "c", "why", True)
