@@ -97,3 +97,17 @@ def test_exporting_a_revision_that_no_longer_validates_is_a_conflict(client, out
     response = client.get("/chains/old/r1.yaml")
     assert response.status_code == 409
     assert "actions[0].effect" in response.content.decode()
+
+
+def test_chain_page_shows_the_lint_status_and_every_finding(client):
+    doc = formats.load(FLIGHT.read_bytes(), filename=FLIGHT.name).chains[0]
+    broken = doc.model_copy(update={"gates": []})  # outcomes now point at missing gates
+    Chain.objects.store(formats.to_document(broken))
+    body = client.get(f"/chains/{doc.id}/").content.decode()
+    assert 'class="status status-invalid">INVALID<' in body
+    assert "structure.dangling-reference" in body
+
+
+def test_a_clean_chain_page_says_valid(client, flight):
+    body = client.get(f"/chains/{flight.key}/").content.decode()
+    assert ">VALID<" in body

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET
 
 from chains.core import formats
 from chains.core.errors import DocumentError
+from chains.core.lint import lint
 from chains.models import Chain, Revision
 
 CONTENT_TYPES = {"yaml": "application/yaml; charset=utf-8", "json": "application/json"}
@@ -41,7 +42,9 @@ def chain_detail(request: HttpRequest, key: str) -> HttpResponse:
         # Stored before the grammar changed: show it as stored, with the reasons.
         context.update(problems=exc.problems, raw=json.dumps(head.document, indent=2))
     else:
-        context.update(document=document, yaml=formats.dump(document, "yaml"))
+        context.update(
+            document=document, yaml=formats.dump(document, "yaml"), report=lint(document)
+        )
     return render(request, "chains/chain.html", context)
 
 

@@ -199,3 +199,15 @@ def test_a_repair_that_resumes_after_an_earlier_minter_of_the_field_is_warned_ab
 def test_a_repair_from_the_first_step_taking_the_field_passes():
     doc = chain(REPAIR_AFTER_SEARCH.replace("TARGET", "search"))
     assert found(doc, "edges.repair-skips-upstream-minter") == []
+
+
+def test_the_flight_fixture_without_its_seat_map_edge_names_both_handles():
+    path = Path(__file__).parents[3] / "fixtures" / "flight-roundtrip.yaml"
+    text = path.read_text().replace(
+        "derived_from: [quote_id, seatmap_ref]", "derived_from: [quote_id]"
+    )
+    (doc,) = formats.load(text, format="yaml").chains
+    (finding,) = found(doc, "edges.missing-derivation")
+    assert finding.element == "handles[hold_session].derived_from"
+    assert "hold_session" in finding.message and "seatmap_ref" in finding.message
+    assert lint(doc).status == "INVALID"
