@@ -1,0 +1,175 @@
+"""What a run is made of: observations in, snapshot and trace out (SPEC §2.5).
+
+These models are the simulator's contract with everything around it: the
+runtime reads and writes them, scenarios are lists of inputs that produce
+:class:`Observation` and answers, the trace is a list of :class:`Event`, and
+:class:`Snapshot` alone (with the chain document) resumes a run. They are
+plain pydantic models so they serialise to JSON for the command line, the
+API and the database.
+
+Handle *values* never appear here: a minted handle is known by an alias
+(``search_id#3``) and its lineage; the sealed store of raw values is outside
+the simulator.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "Budgets",
+    "CorrelationRecord",
+    "Event",
+    "HandleState",
+    "LandedCommit",
+    "Observation",
+    "Option",
+    "Proposal",
+    "RunState",
+    "Snapshot",
+    "Waiting",
+]
+
+RunState = Literal[
+    "running", "at_gate", "reconciling", "compensating", "done", "dead_end", "escalated"
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Option(_Model):
+    """One option a read returned, as a selection step sees it."""
+
+    id: str = Field(description="the provider's option id (not stable across re-search)")
+    key: dict[str, Any] = Field(
+        default_factory=dict, description="intent-level identity, matched by rematch.key"
+    )
+
+
+class Observation(_Model):
+    """What one dispatch returned, as data: the simulator never evaluates expressions.
+
+    ``predicates`` are matched by name against ``empty.detect``, precondition
+    ``when``, auto-repair triggers and verdict-row signals of the chain.
+    """
+
+    transport: str = Field("http:200", description="http:NNN, timeout, conn_reset, conn_drop")
+    code: str | None = Field(None, description="the provider's error code, if any")
+    predicates: list[str] = Field(default_factory=list)
+    options: list[Option] = Field(
+        default_factory=list, description="results a selection picks from"
+    )
+    payload: dict[str, Any] = Field(
+        default_factory=dict, description="fields the run may read: gate payloads, deadlines"
+    )
+    events: list[str] = Field(default_factory=list, description="webhook:x observed with it")
+
+
+class Proposal(_Model):
+    """Something a model offers the run; validated before it can change anything (C4.2)."""
+
+    kind: Literal["repair", "retry", "classify", "handle", "select", "answer"]
+    fields: dict[str, Any] = Field(default_factory=dict, description="repair: intent values")
+    verdict: str | None = Field(None, description="classify: the verdict the model wants")
+    handle: str | None = None
+    value: Any = None
+
+
+class HandleState(_Model):
+    alias: str = Field(description="opaque alias, e.g. search_id#2; never the raw value")
+    lineage: list[str] = Field(
+        default_factory=list, description="aliases of the live parents it was minted from"
+    )
+    minted_by: str
+    minted_seq: int = Field(description="trace seq of the attempt that minted it")
+    minted_at: float = Field(0.0, description="virtual clock, seconds")
+    spent: bool = False
+    option: Option | None = Field(None, description="selection pseudo-handles: the pick")
+
+
+class LandedCommit(_Model):
+    step: str
+    attempt_seq: int
+    handles: list[str] = Field(default_factory=list, description="aliases it minted")
+    at: float = 0.0
+    business_deadline: float | None = Field(None, description="virtual time of business_expiry")
+    compensated: bool = False
+
+
+class CorrelationRecord(_Model):
+    """Persisted before an unkeyed commit is dispatched (SPEC P3)."""
+
+    step: str
+    attempt_seq: int
+    status: Literal["PENDING", "RECONCILING", "LANDED", "NOT_LANDED", "ESCALATED"] = "PENDING"
+    created_at: float = 0.0
+    refed: bool = Field(False, description="a probe-observed cause was re-fed once (C1.7)")
+
+
+class Budgets(_Model):
+    step_attempts_left: int = 0
+    safe_rejects_left: int = 0
+    rewinds_left: int = 0
+    repairs_left: int = 0
+    wall_used: float = Field(0.0, description="active seconds; parked and reconciling excluded")
+    wall_limit: float | None = None
+
+
+class Waiting(_Model):
+    """What the run needs next; scenario events must answer exactly this."""
+
+    kind: Literal["observe", "select", "answer", "probe", "nothing"]
+    step: str | None = None
+    gate: str | None = None
+    outcomes: list[str] = Field(default_factory=list)
+    options: list[Option] = Field(default_factory=list)
+
+
+class Event(_Model):
+    """One trace record (SPEC §2.5 field semantics)."""
+
+    seq: int
+    event_type: Literal["attempt", "transition", "reconcile"]
+    step_id: str | None = None
+    attempt: int | None = None
+    t: float = 0.0
+    signal: dict[str, Any] | None = None
+    verdict: str | None = None
+    verdict_source: Literal["table", "default", "config"] | None = None
+    row: str | None = Field(None, description="id of the matched row, or generic row #n")
+    handles_minted: list[str] = Field(default_factory=list)
+    handles_invalidated: list[str] = Field(default_factory=list)
+    budget_after: dict[str, Any] = Field(default_factory=dict)
+    note: str | None = None
+
+
+class Snapshot(_Model):
+    """The run snapshot: with the chain document, everything needed to resume."""
+
+    run_id: str
+    chain_id: str
+    run_key: str | None = None
+    variant: str | None = None
+    state: RunState = "running"
+    cursor: str | None = None
+    intent: dict[str, Any] = Field(default_factory=dict)
+    handles: dict[str, HandleState] = Field(default_factory=dict, description="live, by handle id")
+    commits_landed: list[LandedCommit] = Field(default_factory=list)
+    waiting: Waiting = Field(default_factory=lambda: Waiting(kind="nothing"))
+    pending_gate: str | None = None
+    budgets: Budgets = Field(default_factory=Budgets)
+    excluded: dict[str, list[str]] = Field(
+        default_factory=dict, description="selection step → excluded option ids"
+    )
+    correlation: list[CorrelationRecord] = Field(default_factory=list)
+    dispatches: dict[str, int] = Field(default_factory=dict)
+    auto_repairs_fired: list[str] = Field(default_factory=list)
+    clock: float = 0.0
+    seq: int = 0
+    outcome: dict[str, Any] = Field(
+        default_factory=dict, description="terminal: reason, permanent, retry_after_hint, ..."
+    )
