@@ -31,6 +31,7 @@ __all__ = [
     "from_document",
     "json_schema",
     "load",
+    "parse_json",
     "to_document",
     "validate_chain",
 ]
@@ -129,7 +130,7 @@ def load(data: bytes | str, format: Format = "auto", filename: str | None = None
     result = ImportResult(format=fmt)
     try:
         if fmt == "json":
-            data_, where = _parse_json(text)
+            data_, where = parse_json(text)
         else:
             data_, where = parse_yaml(text)
             data_ = _with_comment_notes(data_, where, text)
@@ -180,7 +181,8 @@ def with_notes(element: Any, notes: list[str]) -> Any:
     return {**element, "notes": [*(given or []), *notes]}
 
 
-def _parse_json(text: str) -> tuple[Any, dict]:
+def parse_json(text: str) -> tuple[Any, dict]:
+    """Parse JSON with the depth limit; locations come from reading it as YAML."""
     too_deep = f"nesting deeper than {MAX_DEPTH} levels of mappings and lists"
     try:
         data = json.loads(text, object_pairs_hook=_refuse_duplicates)

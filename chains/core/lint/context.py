@@ -23,11 +23,12 @@ from ..model import (
     Element,
     Gate,
     Handle,
-    StepPolicy,
     is_commit_class,
     is_keyed,
     is_unkeyed_commit,
 )
+from ..policy import DEFAULT_ATTEMPTS
+from ..policy import attempts as policy_attempts
 
 if TYPE_CHECKING:
     from ..graph import Ancestry
@@ -40,9 +41,6 @@ __all__ = [
     "is_unkeyed_commit",
     "walk",
 ]
-
-# SPEC §2.4 placeholders, used when a chain's policy says nothing.
-DEFAULT_ATTEMPTS = {"read": 3, "mint": 2, "keyed": 3, "unkeyed": 1}
 
 
 def walk(node: Element, path: str = "chain") -> Iterator[tuple[str, Element]]:
@@ -133,19 +131,4 @@ class LintContext:
 
     def attempts(self, action: Action) -> int:
         """Attempts the policy gives ``action``: override, then class, then SPEC default."""
-        per_step = self.chain.policy.per_step
-        override = per_step.get(action.id)
-        if override is not None and override.attempts is not None:
-            return override.attempts
-        bucket = per_step.get(action.effect)
-        if is_commit_class(action):
-            kind = "unkeyed" if is_unkeyed_commit(action) else "keyed"
-            sub: StepPolicy | None = getattr(bucket, kind, None) if bucket else None
-            if sub is not None and sub.attempts is not None:
-                return sub.attempts
-            if bucket is not None and bucket.attempts is not None:
-                return bucket.attempts
-            return DEFAULT_ATTEMPTS[kind]
-        if bucket is not None and bucket.attempts is not None:
-            return bucket.attempts
-        return DEFAULT_ATTEMPTS.get(action.effect, 1)
+        return policy_attempts(self.chain, action)

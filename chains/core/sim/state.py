@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "Budgets",
     "CorrelationRecord",
+    "GateContext",
     "Event",
     "HandleState",
     "LandedCommit",
@@ -29,11 +30,19 @@ __all__ = [
     "Proposal",
     "RunState",
     "Snapshot",
+    "Unwind",
     "Waiting",
 ]
 
 RunState = Literal[
-    "running", "at_gate", "reconciling", "compensating", "done", "dead_end", "escalated"
+    "running",
+    "at_gate",
+    "reconciling",
+    "compensating",
+    "done",
+    "dead_end",
+    "escalated",
+    "restart_required",
 ]
 
 
@@ -98,6 +107,11 @@ class LandedCommit(_Model):
     at: float = 0.0
     business_deadline: float | None = Field(None, description="virtual time of business_expiry")
     compensated: bool = False
+    predicates: list[str] = Field(
+        default_factory=list, description="what the landing observation showed (ladder rungs)"
+    )
+    business_expired: bool = False
+    revoked: str | None = Field(None, description="the revocation signal, once one arrived")
 
 
 class CorrelationRecord(_Model):
@@ -108,6 +122,7 @@ class CorrelationRecord(_Model):
     status: Literal["PENDING", "RECONCILING", "LANDED", "NOT_LANDED", "ESCALATED"] = "PENDING"
     created_at: float = 0.0
     refed: bool = Field(False, description="a probe-observed cause was re-fed once (C1.7)")
+    probes: int = 0
 
 
 class Budgets(_Model):
@@ -122,11 +137,16 @@ class Budgets(_Model):
 class Waiting(_Model):
     """What the run needs next; scenario events must answer exactly this."""
 
-    kind: Literal["observe", "select", "answer", "probe", "nothing"]
+    kind: Literal["observe", "select", "answer", "probe", "repair", "nothing"]
     step: str | None = None
     gate: str | None = None
     outcomes: list[str] = Field(default_factory=list)
     options: list[Option] = Field(default_factory=list)
+    fields: list[str] = Field(
+        default_factory=list, description="repair: the intent fields a proposal may change"
+    )
+    payload: dict[str, Any] = Field(default_factory=dict, description="answer: what is shown")
+    audience: str | None = Field(None, description="answer/select/repair: who is asked")
 
 
 class Event(_Model):
@@ -141,10 +161,41 @@ class Event(_Model):
     verdict: str | None = None
     verdict_source: Literal["table", "default", "config"] | None = None
     row: str | None = Field(None, description="id of the matched row, or generic row #n")
+    handles_consumed: list[str] = Field(
+        default_factory=list, description="attempt: aliases of the handles the dispatch presented"
+    )
     handles_minted: list[str] = Field(default_factory=list)
     handles_invalidated: list[str] = Field(default_factory=list)
     budget_after: dict[str, Any] = Field(default_factory=dict)
     note: str | None = None
+    input: dict[str, Any] | None = Field(
+        None, description="the outside input this event applied (answer, pick, probe, proposal)"
+    )
+    proposal_source: Literal["model", "user", "code"] | None = None
+    idempotency_key: str | None = None
+    state: RunState | None = Field(None, description="run state after the event")
+
+
+class GateContext(_Model):
+    """Why the run is parked at a gate, and what the audience was shown."""
+
+    gate: str
+    step: str | None = Field(None, description="the step that raised it, or that it guards")
+    kind: Literal["raised", "entry", "revocation"] = "raised"
+    from_ok: bool = Field(False, description="raised after the step's ok: its output exists")
+    prior_state: str | None = Field(None, description="revocation: the state to return to")
+    raised_at: float = 0.0
+    options: list[Option] = Field(default_factory=list)
+    payload: dict[str, Any] = Field(default_factory=dict)
+
+
+class Unwind(_Model):
+    """An unwind in progress: which landed commit, which compensator step."""
+
+    reason: dict[str, Any] = Field(default_factory=dict, description="the dead_end being unwound")
+    queue: list[int] = Field(default_factory=list, description="commits_landed indices to unwind")
+    steps: list[str] = Field(default_factory=list, description="compensator steps of the head")
+    pos: int = 0
 
 
 class Snapshot(_Model):
@@ -154,6 +205,10 @@ class Snapshot(_Model):
     chain_id: str
     run_key: str | None = None
     variant: str | None = None
+    mode: Literal["internal", "external"] = Field(
+        "internal", description="external: rewinds and repairs end the run (SPEC §2.3)"
+    )
+    continuation_of: str | None = Field(None, description="run_id this run continues")
     state: RunState = "running"
     cursor: str | None = None
     intent: dict[str, Any] = Field(default_factory=dict)
@@ -170,6 +225,28 @@ class Snapshot(_Model):
     auto_repairs_fired: list[str] = Field(default_factory=list)
     clock: float = 0.0
     seq: int = 0
+    seed: int = 0
+    arrivals: dict[str, int] = Field(default_factory=dict, description="step → arrivals")
+    attempt: int = Field(0, description="dispatches of the cursor step since it was reached")
+    arrived_seq: int = Field(0, description="seq at which the cursor reached its step")
+    key_since: dict[str, float] = Field(
+        default_factory=dict, description="idempotency key → clock of its first dispatch"
+    )
+    mint_counts: dict[str, int] = Field(default_factory=dict)
+    results: dict[str, list[Option]] = Field(
+        default_factory=dict, description="options keyed by the alias that produced them (I2)"
+    )
+    selections: dict[str, Option] = Field(
+        default_factory=dict, description="selection step → last pick, for rematch (I3)"
+    )
+    fresh: list[str] = Field(default_factory=list, description="selection steps forced fresh")
+    gate_context: GateContext | None = None
+    compensation: Unwind | None = None
+    stale_recurrences: dict[str, int] = Field(default_factory=dict)
+    compensators_landed: list[LandedCommit] = Field(default_factory=list)
+    probes: dict[str, int] = Field(default_factory=dict, description="probe action → calls")
+    in_flight: str | None = Field(None, description="step whose dispatch is out, unanswered")
+    last_observation: Observation | None = None
     outcome: dict[str, Any] = Field(
         default_factory=dict, description="terminal: reason, permanent, retry_after_hint, ..."
     )

@@ -1,8 +1,9 @@
-"""``manage.py chain``: import, export, lint, rules and schema; a thin shell over the core.
+"""``manage.py chain``: import, export, lint, simulate, rules, schema; a thin shell over the core.
 
 The core parses, checks and reports; this command reads files, stores chains
 through ``Chain.objects.store`` and turns outcomes into text, JSON and an exit
-status (lint: 0 VALID or WARNINGS, 1 INVALID, 2 BLOCKED).
+status (lint: 0 VALID or WARNINGS, 1 INVALID, 2 BLOCKED; simulate: 0 when the
+scenario ran and its expectations held, 1 otherwise).
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from django.db import transaction
 from django.db.models import Max
 
 from chains.core import formats
+from chains.core.errors import ChainError, DocumentError
 from chains.core.lint import RULES, lint
 from chains.core.lint.docs import rules_markdown
+from chains.core.sim.scenario import Scenario, ScenarioMismatch, load_scenario, simulate
 from chains.models import Chain, Revision
 
 EXIT_CODES = {"VALID": 0, "WARNINGS": 0, "INVALID": 1, "BLOCKED": 2}
@@ -53,6 +56,13 @@ class Command(BaseCommand):
         lnt.add_argument("--format", choices=["auto", "yaml", "json", "md"], default="auto")
         lnt.add_argument("--json", action="store_true", help="print the report as JSON")
 
+        sim = sub.add_parser(
+            "simulate", help="Run a scenario against a chain: exit 0 if it ran as expected, else 1."
+        )
+        sim.add_argument("chain", help="a chain file (any import format) or a stored chain key")
+        sim.add_argument("scenario", type=Path, help="the scenario (YAML or JSON)")
+        sim.add_argument("--json", action="store_true", help="print the result as JSON")
+
         rls = sub.add_parser("rules", help="List the lint rules.")
         rls.add_argument("--markdown", action="store_true", help="the docs/lint-rules.md text")
 
@@ -64,6 +74,8 @@ class Command(BaseCommand):
             self.export(options["chain"], options["format"])
         elif subcommand == "lint":
             self.lint(options["target"], options["format"], options["json"])
+        elif subcommand == "simulate":
+            self.simulate(options["chain"], options["scenario"], options["json"])
         elif subcommand == "rules":
             self.rules(options["markdown"])
         else:
@@ -135,6 +147,73 @@ class Command(BaseCommand):
                 self.stdout.write(f"    {f.element}: {f.message} [{f.rule}]")
                 self.stdout.write(f"      fix: {f.hint}")
 
+    def simulate(self, target: str, path: Path, as_json: bool) -> None:
+        try:
+            scenario = load_scenario(read_limited(path), filename=path.name)
+        except DocumentError as exc:
+            lines = "\n".join(f"  {p}" for p in exc.problems)
+            raise CommandError(f"bad scenario {path}:\n{lines}") from None
+        chain = self.scenario_chain(target, scenario)
+        try:
+            result = simulate(chain, scenario)
+        except ScenarioMismatch as exc:
+            if exc.run is not None and not as_json:
+                self.write_run(exc.run)
+            raise CommandError(f"scenario mismatch: {exc}") from None
+        except ChainError as exc:
+            raise CommandError(f"simulation failed: {exc}") from None
+        if as_json:
+            self.write_text(json.dumps(result.as_dict(), indent=2))
+        else:
+            self.write_run(result.run)
+            for n, accepted in result.proposals:
+                self.stdout.write(f"proposal of event {n}: {'accepted' if accepted else 'refused'}")
+            for e in result.expectations:
+                self.stdout.write(f"expect {'held' if e.held else 'FAILED'}: {e}")
+        if not result.held:
+            failed = "; ".join(str(e) for e in result.failed)
+            raise CommandError(f"expectations failed: {failed}")
+
+    def scenario_chain(self, target: str, scenario: Scenario) -> Any:
+        """The chain a scenario runs on: the file's only chain, or the one it names."""
+        chains, problems = self.lint_targets(target, "auto")
+        if not chains:
+            found = "; ".join(str(p) for p in problems if p.severity == "error")
+            raise CommandError(f"no chain found in {target}" + (f": {found}" if found else ""))
+        if len(chains) == 1:
+            return chains[0]
+        ids = ", ".join(c.id for c in chains)
+        if scenario.chain is None:
+            raise CommandError(f"{target} holds several chains ({ids}); name one in `chain:`")
+        for chain in chains:
+            if chain.id == scenario.chain:
+                return chain
+        raise CommandError(f"{target} has no chain {scenario.chain}; it holds {ids}")
+
+    def write_run(self, run: Any) -> None:
+        for e in run.trace:
+            self.stdout.write(trace_line(e))
+        snap = run.snapshot
+        self.stdout.write(
+            f"state: {snap.state}  cursor: {snap.cursor or '-'}  clock: {snap.clock:g}s"
+        )
+        if snap.waiting.kind != "nothing":
+            waiting = snap.waiting
+            self.stdout.write(
+                f"waiting: {waiting.kind} {waiting.step or waiting.gate or ''}".rstrip()
+            )
+        dispatched = ", ".join(f"{step} {n}" for step, n in snap.dispatches.items())
+        self.stdout.write(f"dispatches: {dispatched or 'none'}")
+        landed = ", ".join(
+            c.step + (" (compensated)" if c.compensated else "") for c in snap.commits_landed
+        )
+        self.stdout.write(f"commits landed: {landed or 'none'}")
+        live = ", ".join(h.alias for h in snap.handles.values())
+        self.stdout.write(f"live handles: {live or 'none'}")
+        if snap.outcome:
+            shown = (f"{k}={v}" for k, v in snap.outcome.items() if v is not None)
+            self.stdout.write("outcome: " + ", ".join(shown))
+
     def rules(self, markdown: bool) -> None:
         if markdown:
             self.write_text(rules_markdown())
@@ -157,6 +236,48 @@ class Command(BaseCommand):
 
     def write_text(self, text: str) -> None:
         self.stdout.write(text, ending="" if text.endswith("\n") else "\n")
+
+
+def trace_line(e: Any) -> str:
+    """One trace event: seq, type, step, attempt, signal, verdict [row], handles, budget."""
+    parts = [f"{e.seq:>3}", f"{e.event_type:<10}", e.step_id or "-"]
+    if e.attempt is not None:
+        parts.append(f"#{e.attempt}")
+    if e.signal:
+        parts.append(signal_text(e.signal))
+    if e.verdict:
+        why = e.row or e.verdict_source
+        parts.append(f"-> {e.verdict}" + (f" [{why}]" if why else ""))
+    if e.handles_minted:
+        parts.append("minted " + ", ".join(e.handles_minted))
+    if e.handles_invalidated:
+        parts.append("invalidated " + ", ".join(e.handles_invalidated))
+    if e.budget_after:
+        parts.append("budget " + " ".join(budget_text(k, v) for k, v in e.budget_after.items()))
+    if e.note:
+        parts.append(f"({e.note})")
+    return "  ".join(parts)
+
+
+def signal_text(signal: dict[str, Any]) -> str:
+    """``http:402 card_declined predicates=[...]``: transport, code, then anything else."""
+    first = ("transport", "code", "provider_code")
+    shown = [str(signal[k]) for k in first if signal.get(k)]
+    for key, value in signal.items():
+        if key in first or not value:
+            continue
+        if isinstance(value, dict):
+            value = signal_text(value)
+        elif isinstance(value, list):
+            value = "[" + ", ".join(map(str, value)) + "]"
+        shown.append(f"{key}={value}")
+    return " ".join(shown)
+
+
+def budget_text(key: str, value: Any) -> str:
+    """``step_attempts_left=1.0`` → ``attempts=1``: a trace line names what is left."""
+    name = key if key.startswith("wall") else key.removeprefix("step_").removesuffix("_left")
+    return f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}"
 
 
 def read_limited(path: Path) -> bytes:

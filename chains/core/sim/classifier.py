@@ -1,0 +1,328 @@
+"""Signal → verdict: the deterministic classifier of SPEC §3.
+
+One observation of one step is classified by an ordered list of matchers,
+first match wins: the chain's auto-repairs not yet spent, its domain rows
+(in document order, scoped with :func:`~chains.core.signals.scope_applies_to`
+and by the run's variant), then the generic rows of SPEC §3. Rows 1–2
+(staleness of a consumed handle, ``empty.detect``) outrank transport success;
+rows 11–12 are fixed: an unmatched signal reconciles while a commit is in
+flight and dead-ends otherwise. Generic rows 8–10 ("terms changed",
+"deterministic reject", "degrade") only exist as domain rows: nothing in a
+bare observation identifies them, and guessing would break rows 11–12.
+
+Nothing here evaluates an expression or consults a model. An observation
+carries *atoms* (``http:410``, ``timeout``, ``code:X``, ``webhook:x``) and
+the names of the payload predicates that hold; a row atom matches when each
+of its ``&&`` parts is one of those atoms (a status class ``http:5xx`` covers
+``http:503``), or when the whole atom is the name of a predicate that holds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..model import Action, AutoRepair, Chain, Handle, VerdictRow, is_commit_class
+from ..model import is_unkeyed_commit as _unkeyed
+from ..signals import atom_covers, conjuncts, normalize_atom, scope_applies_to
+from ..verdicts import Verdict
+from .state import Observation
+
+__all__ = [
+    "ClassifyContext",
+    "Classification",
+    "auto_repair_transform",
+    "classify",
+    "matches",
+    "observed_atoms",
+    "row_label",
+]
+
+_FAULTS = ("timeout", "conn_reset", "conn_drop")
+
+
+@dataclass(frozen=True)
+class ClassifyContext:
+    """What the classifier needs to know about the run, beyond the observation.
+
+    ``live`` maps each live handle id to the trace seq that minted it (mint
+    order decides "shallowest" and "deepest"); ``stale_recurrences`` counts,
+    per (step, signal) key, how often an unattributable staleness signal has
+    already been answered by a rewind in this run.
+    """
+
+    variant: str | None = None
+    commit_in_flight: bool = False
+    key_expired: bool = False
+    live: Mapping[str, int] = field(default_factory=dict)
+    stale_recurrences: Mapping[str, int] = field(default_factory=dict)
+    auto_repairs_fired: Iterable[str] = ()
+
+
+@dataclass(frozen=True)
+class Classification:
+    verdict: Verdict
+    source: Literal["table", "default"]
+    row: str
+    reason: str
+    no_side_effect: bool = False
+    auto_repair: str | None = None
+    stale_key: str | None = None
+
+
+def observed_atoms(obs: Observation) -> set[str]:
+    """The normalised atoms an observation shows, predicates split into their parts."""
+    atoms = {normalize_atom(obs.transport)}
+    if obs.code:
+        atoms.add(normalize_atom(obs.code if obs.code.startswith("code:") else f"code:{obs.code}"))
+    for event in obs.events:
+        atoms.add(normalize_atom(event if ":" in event else f"webhook:{event}"))
+    for predicate in obs.predicates:
+        atoms.update(conjuncts(predicate))
+    return atoms
+
+
+def _predicate_names(obs: Observation) -> set[str]:
+    return {normalize_atom(p) for p in obs.predicates}
+
+
+def matches(atom: str, obs: Observation, atoms: set[str] | None = None) -> bool:
+    """Does the row/detect/trigger ``atom`` match ``obs``?
+
+    >>> matches("http:5xx", Observation(transport="http:503"))
+    True
+    >>> matches("code:X && http:409", Observation(transport="http:409", code="X"))
+    True
+    >>> matches("itineraries.length == 0", Observation(predicates=["itineraries.length == 0"]))
+    True
+    """
+    if normalize_atom(atom) in _predicate_names(obs):
+        return True
+    seen = observed_atoms(obs) if atoms is None else atoms
+    return all(any(atom_covers(part, o) for o in seen) for part in conjuncts(atom))
+
+
+def row_label(chain: Chain, row: VerdictRow) -> str:
+    return row.id or f"domain#{chain.verdict_table.index(row) + 1}"
+
+
+def _in_variant(only: list[str], variant: str | None) -> bool:
+    return not only or (variant is not None and variant in only)
+
+
+def _transport(obs: Observation) -> str:
+    return normalize_atom(obs.transport)
+
+
+def _is_success(obs: Observation) -> bool:
+    return bool(re.fullmatch(r"http:2\d\d", _transport(obs)))
+
+
+def _is_fault(obs: Observation) -> bool:
+    t = _transport(obs)
+    return t in _FAULTS or bool(re.fullmatch(r"http:5\d\d", t))
+
+
+def classify(chain: Chain, ctx: ClassifyContext, step: Action, obs: Observation) -> Classification:
+    """Classify one observation of ``step``: SPEC §3, first match wins.
+
+    >>> from chains.core.model import Chain
+    >>> doc = Chain.model_validate({"id": "c", "actions": [{"id": "s", "effect": "read"}]})
+    >>> c = classify(doc, ClassifyContext(), doc.actions[0], Observation(transport="timeout"))
+    >>> str(c.verdict), c.source, c.row
+    ('retry', 'table', '#6')
+    >>> c = classify(doc, ClassifyContext(), doc.actions[0], Observation(code="WHAT"))
+    >>> str(c.verdict), c.source, c.row
+    ('dead_end(reason: unmatched_signal)', 'default', '#12')
+    """
+    atoms = observed_atoms(obs)
+    auto = _auto_repair(step, ctx, obs, atoms)
+    if auto is not None:
+        return auto
+    for row in chain.verdict_table:
+        if not _in_variant(row.only, ctx.variant) or scope_applies_to(row.scope, step) is not True:
+            continue
+        hit = next((a for a in row.signal if matches(a, obs, atoms)), None)
+        unsafe = row.verdict.type == "retry" and not row.no_side_effect
+        if hit is not None and unsafe and _unkeyed_now(step, ctx):
+            # SPEC §3 rule: only a no_side_effect signal ever re-dispatches an unkeyed commit.
+            return Classification(
+                Verdict(type="reconcile"),
+                "table",
+                row_label(chain, row),
+                f"row says retry on {hit!r}, but an unkeyed commit is never retried",
+            )
+        if hit is not None:
+            return Classification(
+                row.verdict,
+                "table",
+                row_label(chain, row),
+                f"domain row matched {hit!r}",
+                no_side_effect=row.no_side_effect,
+            )
+    return _generic(chain, ctx, step, obs, atoms)
+
+
+def _auto_repair(
+    step: Action, ctx: ClassifyContext, obs: Observation, atoms: set[str]
+) -> Classification | None:
+    fired = set(ctx.auto_repairs_fired)
+    for n, ar in enumerate(step.auto_repairs, 1):
+        key = f"{step.id}#{n}"
+        if ar.once and key in fired:
+            continue
+        if matches(ar.trigger, obs, atoms):
+            fields = sorted(auto_repair_transform(ar, 0))
+            if not fields:
+                continue
+            verdict = Verdict(type="repair", to=step.id, fields=fields)
+            return Classification(
+                verdict,
+                "table",
+                f"auto_repair:{key}",
+                f"auto_repair trigger {ar.trigger!r}",
+                auto_repair=key,
+            )
+    return None
+
+
+def auto_repair_transform(ar: AutoRepair, n: int) -> dict[str, Any]:
+    """The intent assignments an auto-repair declares, as field → value.
+
+    Written as a mapping, a list of fields to clear, ``drop <field>`` or
+    ``<field> := <how>``; a value described in prose is generated
+    deterministically (``auto:<field>:<n>``), since the simulator has no
+    provider to ask.
+
+    >>> from chains.core.model import AutoRepair
+    >>> auto_repair_transform(AutoRepair(trigger="x", fields="drop fare_filters"), 1)
+    {'fare_filters': None}
+    >>> auto_repair_transform(AutoRepair(trigger="x", fields="ref := new uuid"), 2)
+    {'ref': 'auto:ref:2'}
+    """
+    spec = ar.fields
+    if isinstance(spec, dict):
+        return dict(spec)
+    if isinstance(spec, list):
+        return {str(f): None for f in spec}
+    text = str(spec or "").strip()
+    drop = re.fullmatch(r"(?:drop|clear|remove)\s+([\w.]+(?:\s*,\s*[\w.]+)*)", text, re.I)
+    if drop:
+        return {f.strip(): None for f in drop[1].split(",")}
+    assign = re.fullmatch(r"([\w.]+)\s*(?::=|=)\s*(.+)", text)
+    if assign:
+        return {assign[1]: f"auto:{assign[1]}:{n}"}
+    return {}
+
+
+def _generic(
+    chain: Chain, ctx: ClassifyContext, step: Action, obs: Observation, atoms: set[str]
+) -> Classification:
+    stale = _staleness(chain, ctx, step, obs, atoms)
+    if stale is not None:
+        return stale
+    empty = step.output.empty
+    if (
+        empty is not None
+        and empty.valid
+        and empty.detect
+        and normalize_atom(empty.detect) in _predicate_names(obs)
+    ):
+        return Classification(
+            Verdict(type="ok", empty=True), "table", "#2", f"empty.detect {empty.detect!r}"
+        )
+    if _is_success(obs) and not obs.code:
+        return Classification(Verdict(type="ok"), "table", "#3", "transport success")
+    unkeyed = _unkeyed_now(step, ctx)
+    if _transport(obs) == "http:429":
+        if not unkeyed:
+            return Classification(Verdict(type="retry"), "table", "#4", "rate limit")
+        if _declared_no_side_effect(chain, ctx, step, obs, atoms):
+            return Classification(
+                Verdict(type="retry"), "table", "#5", "declared no_side_effect", True
+            )
+        return Classification(
+            Verdict(type="reconcile"), "table", "#5", "rate limit on an unkeyed commit"
+        )
+    if _is_fault(obs) and not obs.code:
+        if unkeyed:
+            return Classification(
+                Verdict(type="reconcile"), "table", "#7", "transport fault on an unkeyed commit"
+            )
+        return Classification(Verdict(type="retry"), "table", "#6", "transport fault")
+    if ctx.commit_in_flight:
+        return Classification(
+            Verdict(type="reconcile"), "default", "#11", "unmatched while a commit is in flight"
+        )
+    return Classification(
+        Verdict(type="dead_end", reason="unmatched_signal"), "default", "#12", "unmatched"
+    )
+
+
+def _unkeyed_now(step: Action, ctx: ClassifyContext) -> bool:
+    """Unkeyed, or keyed with its key past retention (effectively unkeyed, SPEC §2.1)."""
+    return _unkeyed(step) or (is_commit_class(step) and ctx.key_expired)
+
+
+def _declared_no_side_effect(
+    chain: Chain, ctx: ClassifyContext, step: Action, obs: Observation, atoms: set[str]
+) -> bool:
+    return any(
+        row.no_side_effect
+        and _in_variant(row.only, ctx.variant)
+        and scope_applies_to(row.scope, step) is True
+        and any(matches(a, obs, atoms) for a in row.signal)
+        for row in chain.verdict_table
+    )
+
+
+def _staleness(
+    chain: Chain, ctx: ClassifyContext, step: Action, obs: Observation, atoms: set[str]
+) -> Classification | None:
+    """Row 1: a consumed live handle's ``staleness.detect`` matched.
+
+    A handle *reports* stale when one of its matching atoms is its own; an
+    atom every candidate lists (a bare ``http:410``) attributes nothing.
+    """
+    handles: list[Handle] = []
+    for hid in step.input.handles:
+        h = chain.handle(hid)
+        if h is not None and hid in ctx.live and h.staleness and h.staleness.detect:
+            handles.append(h)
+    hits = {
+        h.id: [normalize_atom(a) for a in h.staleness.detect if matches(a, obs, atoms)]  # type: ignore[union-attr]
+        for h in handles
+    }
+    hits = {k: v for k, v in hits.items() if v}
+    if not hits:
+        return None
+    listed: dict[str, int] = {}
+    for h in handles:
+        for a in {normalize_atom(x) for x in h.staleness.detect}:  # type: ignore[union-attr]
+            listed[a] = listed.get(a, 0) + 1
+    reporting = [h for h, found in hits.items() if any(listed[a] == 1 for a in found)]
+    by_age = sorted(hits, key=lambda h: ctx.live[h])  # shallowest (earliest minted) first
+    if reporting or len(hits) == 1:
+        dead = min(reporting or list(hits), key=lambda h: ctx.live[h])
+        return _rewind_for(chain, dead, "#1", f"{dead} reported stale")
+    key = f"{step.id}|{'+'.join(sorted({a for found in hits.values() for a in found}))}"
+    tried = ctx.stale_recurrences.get(key, 0)
+    deepest_first = list(reversed(by_age))
+    dead = deepest_first[min(tried, len(deepest_first) - 1)]
+    found = _rewind_for(chain, dead, "#1", f"unattributable staleness; candidate {dead}")
+    return Classification(found.verdict, found.source, found.row, found.reason, stale_key=key)
+
+
+def _rewind_for(chain: Chain, handle_id: str, row: str, reason: str) -> Classification:
+    h = chain.handle(handle_id)
+    target = (h.staleness.refresh if h and h.staleness else None) or (h.minted_by if h else None)
+    if not target:
+        return Classification(
+            Verdict(type="dead_end", reason=f"stale_{handle_id}_without_refresh"),
+            "table",
+            row,
+            reason,
+        )
+    return Classification(Verdict(type="rewind", to=target), "table", row, reason)

@@ -1,0 +1,82 @@
+"""Re-deriving a run from its trace (CONFORMANCE C7.2).
+
+A trace records every outside input where it was applied (the ``input`` of
+its event: the start parameters, observations, picks, answers, probe
+results, proposals, a crash recovery) and the virtual time of every event.
+Feeding those inputs to a fresh :class:`~.runtime.Run` at the same times must
+reproduce every other field — verdicts, rows, invalidations, budgets,
+states — because the runtime is a pure function of its inputs and its seed.
+"""
+
+from __future__ import annotations
+
+from ..model import Chain
+from .runtime import Run, SimulationError
+from .state import Event, Observation, Proposal, Snapshot
+
+__all__ = ["check_replay", "replay"]
+
+
+def replay(chain: Chain, trace: list[Event]) -> list[Event]:
+    """Re-derive a run from its trace's inputs alone; returns the re-derived trace.
+
+    Each event that applied an outside input carries it (``input``); virtual
+    time is re-created from the events' ``t``. Everything else — verdicts,
+    invalidations, budgets — is decided afresh by the classifier and the
+    transitions, so comparing the result with ``trace`` checks them.
+    """
+    if not trace or trace[0].input is None or trace[0].input.get("kind") != "start":
+        raise SimulationError("a replayable trace starts with the run's start event")
+    given = dict(trace[0].input)
+    given.pop("kind")
+    if given.get("continuation_of") is not None:
+        given["continuation_of"] = Snapshot.model_validate(given["continuation_of"])
+    run = Run.start(chain, **given)
+    for event in trace[1:]:
+        if event.seq <= run.snapshot.seq:
+            continue  # derived by an input already replayed
+        if event.t > run.snapshot.clock:
+            run.wait(event.t - run.snapshot.clock)
+        if event.input is None or event.seq <= run.snapshot.seq:
+            continue
+        _replay_input(run, chain, event)
+        if event.input.get("kind") == "resume":
+            run = Run.resume(chain, run.snapshot, run.trace)
+    return run.trace
+
+
+def _replay_input(run: Run, chain: Chain, event: Event) -> None:
+    given = event.input or {}
+    kind = given.get("kind")
+    try:
+        if kind == "observe":
+            run.observe(Observation(**given["observation"]))
+        elif kind == "select":
+            run.select(given["option"])
+        elif kind == "answer":
+            run.answer(given["outcome"], given.get("params"))
+        elif kind == "probe":
+            cause = given.get("cause")
+            run.probe(given["result"], Observation(**cause) if cause is not None else None)
+        elif kind == "propose":
+            run.propose(Proposal(**given["proposal"]))
+        elif kind == "resume":
+            s = run.snapshot
+            s.in_flight = s.waiting.step
+    except SimulationError:
+        if not (event.note or "").startswith("rejected"):
+            raise
+
+
+def check_replay(chain: Chain, trace: list[Event]) -> list[str]:
+    """Differences between ``trace`` and its re-derivation; empty when they agree."""
+    again = replay(chain, trace)
+    problems = []
+    for old, new in zip(trace, again, strict=False):
+        a, b = old.model_dump(), new.model_dump()
+        if a != b:
+            diff = {k: (a[k], b[k]) for k in a if a[k] != b[k]}
+            problems.append(f"seq {old.seq}: {diff}")
+    if len(trace) != len(again):
+        problems.append(f"trace has {len(trace)} events; replay derived {len(again)}")
+    return problems

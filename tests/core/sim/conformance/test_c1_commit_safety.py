@@ -1,0 +1,181 @@
+"""CONFORMANCE C1: commit safety (the double-booking class)."""
+
+from __future__ import annotations
+
+import pytest
+
+from chains.core.sim.runtime import Run
+from chains.core.sim.state import Observation
+
+from ..builders import KEYED, OK, booking, chain, drive_to_book, events, obs, start_booking
+
+
+def test_c1_1_exactly_one_dispatch_on_ambiguity():
+    run = drive_to_book(start_booking())
+    run.observe(obs("timeout"))
+    (attempt,) = events(run, "attempt", "book")
+    assert attempt.verdict == "reconcile"
+    assert run.snapshot.dispatches["book"] == 1
+    assert run.waiting().kind == "probe"
+    run.wait(3600)
+    run.probe("unknown")
+    assert run.waiting().kind == "probe"
+    assert run.snapshot.dispatches["book"] == 1
+    run.probe("landed")
+    assert run.snapshot.dispatches["book"] == 1
+    assert [lc.step for lc in run.snapshot.commits_landed] == ["book"]
+    assert run.snapshot.state == "done"
+
+
+def test_c1_2_idempotent_replay_produces_one_booking():
+    run = drive_to_book(start_booking())
+    crashed = Run.resume(run.chain, run.snapshot.model_copy(deep=True), list(run.trace))
+    assert crashed.waiting().kind == "probe"
+    (lost,) = events(crashed, "attempt", "book")
+    assert (lost.verdict, lost.signal) == ("reconcile", {"transport": "lost"})
+    crashed.probe("landed")
+    assert crashed.snapshot.dispatches["book"] == 1
+    assert len(crashed.snapshot.commits_landed) == 1
+    assert crashed.snapshot.state == "done"
+
+
+def test_c1_3_keyed_retry_reuses_the_key_within_retention():
+    run = Run.start(chain(KEYED))
+    run.observe(obs("timeout"))
+    run.observe(obs("http:503"))
+    keys = [e.idempotency_key for e in events(run, "attempt", "pay")]
+    assert keys[0] is not None and keys == [keys[0], keys[0]]
+    run.observe(OK)
+    assert len(run.snapshot.commits_landed) == 1
+
+
+def test_c1_3_past_key_retention_the_old_key_is_never_redispatched():
+    run = Run.start(chain(KEYED))
+    run.observe(obs("timeout"))
+    run.wait(25 * 3600)  # the retry's dispatch is out; the provider forgets the key meanwhile
+    run.observe(obs("timeout"))
+    assert run.waiting().kind == "probe"
+    assert run.snapshot.dispatches["pay"] == 2
+    assert events(run, "attempt", "pay")[-1].verdict == "reconcile"
+
+
+def test_c1_4_correlation_record_precedes_dispatch():
+    run = drive_to_book(start_booking())
+    (record,) = run.snapshot.correlation
+    assert (record.step, record.status) == ("book", "PENDING")
+    persisted = [e for e in events(run, "transition", "book") if e.row == "P3:correlation"]
+    assert persisted and persisted[0].seq == record.attempt_seq
+    run.observe(obs("conn_drop"))
+    attempt = events(run, "attempt", "book")[0]
+    assert persisted[0].seq < attempt.seq
+    assert run.snapshot.correlation[0].status == "RECONCILING"
+
+
+def test_c1_5_cancellation_shield_keeps_the_in_flight_commit():
+    run = drive_to_book(start_booking())
+    run.wait(3600)  # far past wall_clock (10m) while book's dispatch is out
+    assert run.waiting().step == "book" and run.snapshot.state == "running"
+    run.observe(obs("timeout"))
+    assert events(run, "attempt", "book")[-1].verdict == "reconcile"
+    assert run.waiting().kind == "probe"
+
+
+def test_c1_6_reconcile_deadline_escalates_and_the_sweep_keeps_probing():
+    run = drive_to_book(start_booking())
+    run.observe(obs("timeout"))
+    run.wait(24 * 3600)
+    assert run.snapshot.state == "reconciling"
+    assert events(run, "transition", "book")[-1].row == "async.deadline"
+    assert events(run, "transition", "book")[-1].verdict == "escalate(operator)"
+    for _ in range(3):
+        run.wait(6 * 3600)
+        run.probe("unknown")
+        assert run.snapshot.state == "reconciling"
+    run.wait(72 * 3600)
+    assert run.snapshot.state == "escalated"
+    assert run.snapshot.dispatches["book"] == 1
+    assert not any((e.verdict or "").startswith("dead_end") for e in run.trace)
+
+
+def test_c1_7_reconcile_routes_probe_observed_causes():
+    run = drive_to_book(start_booking())
+    run.observe(obs("timeout"))
+    run.probe("not_landed", cause=obs("http:402", "CARD_DECLINED"))
+    refed = events(run, "reconcile", "book")[-1]
+    assert (refed.verdict, refed.row) == ("repair(to: book, fields: [card])", "B3")
+    assert run.snapshot.correlation[0].refed
+    assert run.snapshot.dispatches["book"] == 1
+    assert run.waiting().kind == "repair"
+
+
+def test_c1_7_a_cause_that_would_retry_the_commit_is_not_applied():
+    run = drive_to_book(start_booking())
+    run.observe(obs("timeout"))
+    run.probe("not_landed", cause=obs("http:429"))
+    event = events(run, "reconcile", "book")[-1]
+    assert event.verdict == "rewind(to: lock_price)"
+    assert run.snapshot.dispatches["book"] == 1
+
+
+def test_c1_7_a_second_reconcile_of_the_same_attempt_cannot_refeed():
+    run = drive_to_book(start_booking())
+    run.observe(obs("timeout"))
+    record = run.snapshot.correlation[0]
+    record.refed = True  # already re-fed once
+    run.probe("not_landed", cause=obs("http:402", "CARD_DECLINED"))
+    assert events(run, "reconcile", "book")[-1].verdict == "rewind(to: lock_price)"
+
+
+@pytest.mark.parametrize("safe_rejects", [0, 1, 2, 3])
+def test_c1_8_safe_rejects_do_not_consume_the_exactly_once_attempt(safe_rejects):
+    doc = booking()
+    unkeyed = doc.policy.per_step["commit"].unkeyed
+    assert unkeyed is not None
+    unkeyed.safe_reject_redispatch = safe_rejects
+    run = drive_to_book(start_booking(doc))
+    for _ in range(safe_rejects):
+        run.observe(obs("http:429"))
+        assert run.waiting().step == "book" and run.waiting().kind == "observe"
+        assert run.snapshot.budgets.step_attempts_left == 1
+    assert run.snapshot.dispatches.get("book", 0) == safe_rejects
+    run.observe(obs("timeout"))  # the single uncertain dispatch is still there
+    assert run.waiting().kind == "probe"
+    assert run.snapshot.dispatches["book"] == safe_rejects + 1
+
+
+def test_c1_8_a_safe_reject_past_the_allowance_does_not_redispatch():
+    doc = booking()
+    doc.policy.per_step["commit"].unkeyed.safe_reject_redispatch = 1  # type: ignore[union-attr]
+    run = drive_to_book(start_booking(doc))
+    run.observe(obs("http:429"))
+    run.observe(obs("http:429"))
+    assert run.snapshot.state == "dead_end"
+    assert run.snapshot.outcome["reason"] == "safe_reject_redispatch_exhausted"
+    assert run.snapshot.dispatches["book"] == 2
+
+
+def test_c1_8_an_undeclared_signal_still_consumes_the_attempt():
+    run = drive_to_book(start_booking())
+    run.observe(Observation(transport="http:503"))
+    assert run.waiting().kind == "probe"
+    assert run.snapshot.budgets.step_attempts_left == 0
+
+
+def test_c1_4_no_path_dispatches_an_unkeyed_commit_without_a_prior_record():
+    run = drive_to_book(start_booking())
+    run.observe(obs("http:429"))  # safe reject: a second dispatch, a second record
+    run.observe(obs("http:429"))
+    run.observe(obs("timeout"))
+    run.probe("not_landed")
+    run.observe(OK)  # lock_price again
+    run.observe(OK)  # book again
+    recorded = False
+    for event in run.trace:
+        if event.step_id != "book":
+            continue
+        if event.row == "P3:correlation":
+            recorded = True
+        elif event.event_type == "attempt":
+            assert recorded, f"attempt seq {event.seq} had no correlation record before it"
+            recorded = False
+    assert len(run.snapshot.correlation) == run.snapshot.dispatches["book"] == 4

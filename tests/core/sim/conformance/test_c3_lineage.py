@@ -1,0 +1,167 @@
+"""CONFORMANCE C3: invalidation and lineage."""
+
+from __future__ import annotations
+
+import pytest
+
+from chains.core.sim.fanout import Fanout
+from chains.core.sim.runtime import Run, SimulationError
+from chains.core.sim.state import Option
+
+from ..builders import OK, OPTIONS, drive_to_book, events, fixture, obs, start_booking
+
+RESORTED = [  # a re-search: same flights, new provider ids, new order
+    Option(id="n2", key={"carrier": "XB", "flight": "202"}),
+    Option(id="n1", key={"carrier": "XA", "flight": "101"}),
+]
+
+
+def at_lock_price():
+    run = start_booking()
+    run.observe(obs(options=OPTIONS))
+    run.select("o1")
+    run.observe(OK)
+    assert run.waiting().step == "lock_price"
+    return run
+
+
+def test_c3_1_transitive_invalidation_is_atomic():
+    run = at_lock_price()
+    run.observe(obs("http:410", "SEARCH_EXPIRED"))
+    attempt = events(run, "attempt", "lock_price")[-1]
+    assert attempt.verdict == "rewind(to: search)"
+    assert attempt.handles_invalidated == ["search_id#1", "pick#1", "quote_id#1"]
+    assert run.snapshot.handles == {}
+    assert run.snapshot.results == {}
+
+
+def test_c3_2_replace_never_append():
+    run = at_lock_price()
+    run.observe(obs("http:410", "SEARCH_EXPIRED"))
+    run.observe(obs(options=RESORTED))
+    assert list(run.snapshot.results) == ["search_id#2"]  # keyed by the producing lineage
+    run.observe(OK)
+    run.observe(OK)
+    live = run.snapshot.handles
+    assert live["quote_id"].lineage == ["pick#2"]
+    assert live["pick"].lineage == ["search_id#2"]
+    assert live["lock"].lineage == ["quote_id#2"]
+    consumed = events(run, "attempt", "lock_price")[-1].handles_consumed
+    assert consumed == ["search_id#2", "quote_id#2"]
+
+
+def test_c3_3_selection_replay_via_rematch_only():
+    run = at_lock_price()
+    run.observe(obs("http:410", "SEARCH_EXPIRED"))
+    run.observe(obs(options=RESORTED))
+    rematch = [e for e in run.trace if e.row == "rematch"]
+    assert len(rematch) == 1 and rematch[0].proposal_source == "code"
+    pick = run.snapshot.handles["pick"]
+    assert pick.alias == "pick#2" and pick.option is not None and pick.option.id == "n1"
+    assert run.waiting().step == "quote"  # no model was asked
+    run.observe(OK)
+    assert events(run, "attempt", "quote")[-1].handles_consumed == ["pick#2"]
+
+
+def test_c3_3_ambiguous_rematch_goes_to_on_ambiguous():
+    run = at_lock_price()
+    run.observe(obs("http:410", "SEARCH_EXPIRED"))
+    twins = [
+        Option(id="t1", key={"carrier": "XA", "flight": "101"}),
+        Option(id="t2", key={"carrier": "XA", "flight": "101"}),
+    ]
+    run.observe(obs(options=twins))
+    waiting = run.waiting()
+    assert (waiting.kind, waiting.audience) == ("select", "model")
+    assert [o.id for o in waiting.options] == ["t1", "t2"]
+
+
+def test_c3_4_landed_commits_are_not_cache():
+    run = drive_to_book(start_booking())
+    run.observe(obs("http:410", "LOCK_EXPIRED"))  # rejected at the door: nothing landed
+    assert run.snapshot.commits_landed == []
+    run.observe(OK)
+    run.observe(OK)
+    assert [lc.step for lc in run.snapshot.commits_landed] == ["book"]
+    landed = run.snapshot.commits_landed[0].model_copy()
+    assert landed.handles == ["booking_ref#1"]
+    assert run.snapshot.state == "done"
+
+
+def test_c3_4_invalidation_sweeping_past_a_landed_commit_leaves_it_landed():
+    run = Run.start(fixture("card-payment.yaml"), intent={"instrument": "pm_1"})
+    run.observe(OK)  # create_customer
+    run.observe(OK)  # create_intent
+    run.answer("approve")
+    run.observe(OK)  # confirm_intent: the hold (authorization) is a landed fact
+    run.observe(obs("http:400", "authorization_expired"))  # capture → rewind(create_intent)
+    rewind = events(run, "attempt", "capture")[-1]
+    assert rewind.verdict == "rewind(to: create_intent)"
+    assert rewind.handles_invalidated == ["intent_ref#1"]
+    assert run.snapshot.handles["authorization"].alias == "authorization#1"
+    landed = [lc.step for lc in run.snapshot.commits_landed]
+    assert landed == ["create_customer", "confirm_intent"]
+    assert not any(lc.compensated for lc in run.snapshot.commits_landed)
+
+
+def test_c3_5_reselect_excludes_the_failed_option():
+    run = start_booking()
+    run.observe(obs(options=OPTIONS))
+    run.select("o1")
+    run.observe(obs("http:409", "SOLD_OUT"))  # quote → reselect(to: choose)
+    attempt = events(run, "attempt", "quote")[-1]
+    assert attempt.verdict == "reselect(to: choose)"
+    assert attempt.handles_invalidated == ["pick#1"]
+    assert run.snapshot.excluded == {"choose": ["o1"]}
+    waiting = run.waiting()
+    assert waiting.kind == "select" and [o.id for o in waiting.options] == ["o2"]
+    assert not [e for e in run.trace if e.row == "rematch"]  # rematch bypassed
+    with pytest.raises(SimulationError, match="excluded"):
+        run.select("o1")
+    run.select("o2")
+    assert run.snapshot.handles["pick"].option.id == "o2"  # type: ignore[union-attr]
+
+
+def test_c3_6_shared_handle_death_propagates_across_branches():
+    prefix = start_booking()
+    prefix.observe(obs(options=OPTIONS))  # the shared read: search_id#1
+    group = Fanout(prefix)
+    a, b = group.branch(), group.branch()
+    a.select("o1")
+    b.select("o2")
+    a.observe(OK)  # quote
+    b.observe(OK)  # quote; b's lock_price dispatch is out before anyone knows
+    a.observe(obs("http:410", "SEARCH_EXPIRED"))  # a discovers the shared handle is stale
+    assert a.waiting().step == "search"
+    a.observe(obs(options=RESORTED))  # a re-mints once and re-shares search_id#2
+    assert a.snapshot.handles["pick"].option.id == "n1"  # type: ignore[union-attr]
+    # b reaches its next step: the dead handle and its descendants go first
+    b.observe(OK)  # lock_price answers; b arrives at book with a dead lineage
+    synced = [e for e in b.trace if e.row == "I7:shared"]
+    assert len(synced) == 1
+    assert set(synced[0].handles_invalidated) >= {"search_id#1", "pick#1"}
+    assert b.snapshot.handles["search_id"].alias == "search_id#2"
+    assert b.snapshot.dispatches.get("search", 0) == 0  # re-minted once, by a
+    assert b.snapshot.handles["pick"].option.id == "n2"  # type: ignore[union-attr]
+    assert b.snapshot.handles["pick"].lineage == ["search_id#2"]
+    assert a.snapshot.budgets.rewinds_left == b.snapshot.budgets.rewinds_left == 2
+    assert prefix.snapshot.budgets.rewinds_left == 3  # budgets are per run
+
+
+def test_c3_6_a_sibling_that_finds_no_re_mint_re_mints_itself():
+    prefix = start_booking()
+    prefix.observe(obs(options=OPTIONS))
+    group = Fanout(prefix)
+    a, b = group.branch(), group.branch()
+    a.select("o1")
+    b.select("o2")
+    a.observe(OK)
+    a.observe(obs("http:410", "SEARCH_EXPIRED"))  # a marks it dead, has not re-minted yet
+    b.observe(OK)  # quote done; arriving at lock_price with a dead shared handle
+    assert b.waiting().step == "search"
+    b.observe(obs(options=RESORTED))
+    a.observe(obs(options=RESORTED))
+    assert b.snapshot.handles["search_id"].alias == "search_id#2"
+    assert a.snapshot.handles["search_id"].alias == "search_id#3"  # never two meanings
+    assert a.snapshot.handles["pick"].lineage == ["search_id#3"]
+    assert b.snapshot.handles["pick"].lineage == ["search_id#2"]

@@ -1,0 +1,124 @@
+"""CONFORMANCE C6: gates."""
+
+from __future__ import annotations
+
+import pytest
+
+from chains.core.sim.runtime import Run, SimulationError
+from chains.core.sim.state import Proposal
+
+from ..builders import (
+    OPTIONS,
+    REFUNDS,
+    booking,
+    events,
+    obs,
+    start_booking,
+    unwinding_cancel_flow,
+)
+from .test_c5_classification import flight_to
+
+
+def at_consent(doc=None) -> Run:
+    run = start_booking(doc)
+    run.observe(obs(options=OPTIONS))
+    run.select("o1")
+    run.observe(obs(predicates=["fare.refundable == false"], payload={"price": 120}))
+    assert run.snapshot.state == "at_gate"
+    return run
+
+
+def test_c6_1_park_survives_restart():
+    run = at_consent()
+    dispatches = dict(run.snapshot.dispatches)
+    resumed = Run.resume(run.chain, run.snapshot.model_copy(deep=True), list(run.trace))
+    assert resumed.snapshot.state == "at_gate"
+    assert resumed.waiting() == run.waiting()
+    assert resumed.waiting().payload == {"price": 120}
+    assert resumed.trace == run.trace and resumed.snapshot.dispatches == dispatches
+    resumed.answer("accept")
+    assert resumed.waiting().step == "lock_price"
+    assert resumed.snapshot.dispatches == dispatches
+
+
+@pytest.mark.parametrize(("own", "waited", "fires"), [(True, 11, True), (False, 11, False)])
+def test_c6_2_timeout_verdict_per_gate_over_per_chain(own, waited, fires):
+    doc = booking()
+    if not own:
+        doc.gates[0].timeout = None  # per-chain gate_timeout (30m) applies
+    run = at_consent(doc)
+    run.wait(waited * 60)
+    assert (run.snapshot.state == "dead_end") is fires
+    if fires:
+        timeout = events(run, "transition", "quote")[-1]
+        assert timeout.row == "gate:nonrefundable_ok.timeout"
+        assert run.snapshot.outcome["reason"] == "consent_timeout"
+    else:
+        run.wait(20 * 60)
+        assert run.snapshot.outcome["reason"] == "gate_timeout_nonrefundable_ok"
+
+
+def test_c6_2_a_timeout_outcome_runs_that_outcome():
+    run = flight_to("initiate_hold")
+    run.observe(obs("http:409", "SEAT_NOT_AVAILABLE"))
+    run.wait(10 * 60)
+    timed_out = events(run, "transition", "initiate_hold")[-1]
+    assert timed_out.verdict == "repair(to: initiate_hold, fields: [seats])"
+    assert run.snapshot.intent["seats"] is None
+    assert run.waiting().step == "initiate_hold"
+
+
+def test_c6_3_outcome_params_bind_only_declared_fields():
+    run = flight_to("initiate_hold")
+    run.observe(obs("http:409", "SEAT_NOT_AVAILABLE", payload={"alternatives": ["2C", "3D"]}))
+    with pytest.raises(SimulationError, match="not a param"):
+        run.answer("choose_other_seats", {"seats": ["2C"], "payment": "pm_other"})
+    with pytest.raises(SimulationError, match="handle"):
+        run.answer("choose_other_seats", {"seats": "quote_id#1"})
+    rejected = [e for e in run.trace if (e.note or "").startswith("rejected answer")]
+    assert len(rejected) == 2 and run.snapshot.state == "at_gate"
+    run.answer("choose_other_seats", {"seats": ["2C"]})
+    assert run.snapshot.intent["seats"] == ["2C"]
+    assert "payment" not in run.snapshot.intent
+
+
+def test_c6_3_a_fabricated_option_id_is_rejected():
+    run = unwinding_cancel_flow()
+    run.observe(obs(options=REFUNDS, predicates=["options.length > 0"]))
+    assert run.waiting().gate == "pick_refund"
+    with pytest.raises(SimulationError, match="not among the presented options"):
+        run.answer("choose", {"option_id": "cash_bonus"})
+    assert run.snapshot.state == "compensating" and run.waiting().gate == "pick_refund"
+    run.answer("choose", {"option_id": "credit"})
+    assert run.snapshot.intent["option_id"] == "credit"
+    assert run.waiting().step == "cancel_order"
+
+
+def test_c6_3_set_assignments_apply_before_the_verdict():
+    run = flight_to("initiate_hold")
+    run.observe(obs("http:409", "SEAT_NOT_AVAILABLE"))
+    run.answer("continue_without_seats")
+    answered = events(run, "transition", "initiate_hold")[-1]
+    assert answered.verdict == "repair(to: initiate_hold, fields: [seats])"
+    assert answered.proposal_source == "code"
+    assert run.snapshot.intent["seats"] is None
+    assert "hold_session#1" not in [h.alias for h in run.snapshot.handles.values()]
+    assert run.waiting().step == "initiate_hold"
+
+
+def test_c6_4_ok_outcome_never_re_executes_the_raising_step():
+    run = flight_to("revalidate")
+    run.observe(obs("http:409", "FARE_PRICE_CHANGED", payload={"final_price": 130}))
+    assert run.snapshot.dispatches["revalidate"] == 1
+    run.answer("accept")
+    assert run.waiting().step == "book_trip"
+    assert run.snapshot.dispatches["revalidate"] == 1
+    assert run.snapshot.handles["price_lock"].alias == "price_lock#1"
+
+
+def test_c6_5_money_gates_reach_a_human():
+    run = at_consent()
+    assert run.waiting().audience == "user"
+    assert run.propose(Proposal(kind="answer", value="accept")) is False
+    assert run.snapshot.state == "at_gate"
+    assert "may not answer" in (run.trace[-1].note or "")

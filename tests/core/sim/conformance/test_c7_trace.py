@@ -1,0 +1,174 @@
+"""CONFORMANCE C7: trace and replay."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Callable
+
+import pytest
+
+from chains.core.sim.replay import check_replay
+from chains.core.sim.runtime import Run, SimulationError
+from chains.core.sim.state import Proposal
+
+from ..builders import (
+    OK,
+    OPTIONS,
+    REFUNDS,
+    TWO_HANDLES,
+    chain,
+    drive_to_book,
+    obs,
+    start_booking,
+    unwinding_cancel_flow,
+)
+from .test_c5_classification import flight_to
+
+
+def happy() -> Run:
+    run = drive_to_book(start_booking(seed=7))
+    run.observe(OK)
+    return run
+
+
+def lost_response() -> Run:
+    run = drive_to_book(start_booking())
+    run.observe(obs("timeout"))
+    run.wait(3600)
+    run.probe("unknown")
+    run.probe("not_landed", cause=obs("http:402", "CARD_DECLINED"))
+    run.propose(Proposal(kind="retry"))
+    run.propose(Proposal(kind="repair", fields={"card": "amex"}))
+    run.observe(OK)
+    run.observe(OK)
+    return run
+
+
+def retries_and_staleness() -> Run:
+    run = Run.start(chain(TWO_HANDLES), seed=3)
+    run.observe(obs("http:503"))
+    run.observe(OK)
+    run.observe(OK)
+    run.observe(obs("http:410"))
+    run.observe(OK)
+    run.observe(obs("http:410"))
+    run.observe(OK)
+    run.observe(OK)
+    run.observe(OK)
+    return run
+
+
+def gates_and_timeouts() -> Run:
+    run = flight_to("initiate_hold")
+    run.observe(obs("http:409", "SEAT_NOT_AVAILABLE"))
+    run.wait(11 * 60)
+    run.observe(OK)
+    run.observe(obs("http:409", "FARE_PRICE_CHANGED"))
+    run.answer("accept")
+    run.observe(obs("http:429"))
+    run.observe(OK)
+    return run
+
+
+def compensation() -> Run:
+    run = unwinding_cancel_flow()
+    run.observe(obs(options=REFUNDS, predicates=["options.length > 0"]))
+    with contextlib.suppress(SimulationError):
+        run.answer("choose", {"option_id": "nope"})
+    run.answer("choose", {"option_id": "refund"})
+    run.observe(obs("timeout"))
+    run.probe("landed")
+    return run
+
+
+def crash_and_resume() -> Run:
+    run = drive_to_book(start_booking())
+    run = Run.resume(run.chain, run.snapshot, run.trace)
+    run.probe("landed")
+    return run
+
+
+SCENARIOS: list[Callable[[], Run]] = [
+    happy,
+    lost_response,
+    retries_and_staleness,
+    gates_and_timeouts,
+    compensation,
+    crash_and_resume,
+]
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda f: f.__name__)
+def test_c7_1_event_log_cardinality(scenario):
+    run = scenario()
+    attempts = [e for e in run.trace if e.event_type == "attempt"]
+    assert len(attempts) == sum(run.snapshot.dispatches.values())
+    assert [e.seq for e in run.trace] == list(range(1, len(run.trace) + 1))
+    assert {e.verdict_source for e in attempts} <= {"table", "default"}
+    assert all(e.verdict_source != "model" for e in run.trace)
+    parks = [e for e in run.trace if (e.verdict or "").startswith("gate(")]
+    resumes = [e for e in run.trace if (e.row or "").startswith("gate:")]
+    assert all(e.event_type == "transition" for e in resumes)
+    assert len(resumes) <= len(parks) + 1
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda f: f.__name__)
+def test_c7_2_deterministic_re_derivation(scenario):
+    run = scenario()
+    assert run.finished
+    assert check_replay(run.chain, run.trace) == []
+
+
+def test_c7_2_a_tampered_trace_does_not_re_derive():
+    run = happy()
+    trace = [e.model_copy() for e in run.trace]
+    trace[3] = trace[3].model_copy(update={"verdict": "retry"})
+    assert check_replay(run.chain, trace)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda f: f.__name__)
+def test_c7_3_handles_appear_in_the_trace_only_as_aliases(scenario):
+    run = scenario()
+    alias = re.compile(r"^[a-z_]+#\d+$")
+    for event in run.trace:
+        for name in (*event.handles_consumed, *event.handles_minted, *event.handles_invalidated):
+            assert alias.match(name), name
+    text = json.dumps([e.model_dump() for e in run.trace])
+    assert "raw" not in text
+
+
+@pytest.mark.parametrize("state", ["at_gate", "reconciling"])
+def test_c7_4_snapshot_suffices_for_resume(state):
+    def drive(crash: bool) -> Run:
+        run = start_booking()
+        run.observe(obs(options=OPTIONS))
+        run.select("o1")
+        if state == "at_gate":
+            run.observe(obs(predicates=["fare.refundable == false"]))
+        else:
+            run.observe(OK)
+            run.observe(OK)
+            run.observe(obs("timeout"))
+        assert run.snapshot.state == state
+        if crash:
+            saved = json.loads(run.snapshot.model_dump_json())
+            trace = [json.loads(e.model_dump_json()) for e in run.trace]
+            from chains.core.sim.state import Event, Snapshot
+
+            run = Run.resume(
+                run.chain, Snapshot.model_validate(saved), [Event.model_validate(e) for e in trace]
+            )
+        if state == "at_gate":
+            run.answer("accept")
+            run.observe(OK)
+            run.observe(OK)
+        else:
+            run.wait(60)
+            run.probe("landed")
+        return run
+
+    plain, resumed = drive(False), drive(True)
+    assert resumed.snapshot == plain.snapshot
+    assert resumed.trace == plain.trace

@@ -1,0 +1,170 @@
+"""CONFORMANCE C8: compensation."""
+
+from __future__ import annotations
+
+import pytest
+
+from chains.core.sim.runtime import Run, SimulationError
+from chains.core.sim.state import Observation, Proposal
+
+from ..builders import GROW, OK, REFUNDS, TWO_COMMITS, chain, events, obs, unwinding_cancel_flow
+
+REBOOK = """
+id: rebook
+actions:
+  - {id: book_new, effect: commit, idempotency: {mode: keyed},
+     confirmation: {probe: get_booking, signal: booked}, compensation: {action: cancel_new}}
+  - {id: cancel_old, effect: compensate, input: {intent: [old_ref]}, idempotency: {mode: keyed},
+     confirmation: {probe: get_booking, signal: cancelled}}
+  - {id: cancel_new, effect: compensate, idempotency: {mode: keyed},
+     confirmation: {probe: get_booking, signal: cancelled}}
+  - {id: get_booking, effect: read, probe_only: true}
+verdict_table:
+  - {id: R1, signal: [code:SOLD_OUT], verdict: "dead_end(reason: sold_out, permanent: false)"}
+"""
+
+REVOCABLE = """
+id: ticketing
+actions:
+  - id: ticket
+    effect: commit
+    idempotency: {mode: keyed}
+    confirmation: {probe: get_ticket, signal: issued}
+    compensation: {action: none, ordering_note: tickets are voided by the airline only}
+    revocation: {watch: [webhook:ticket.changed], window: 30d, route: ROUTE}
+  - {id: get_ticket, effect: read, probe_only: true}
+gates:
+  - {id: review_change, audience: user, outcomes: {keep: ok, abandon: "dead_end(reason: x)"}}
+"""
+
+
+def two_landed(order=None) -> Run:
+    doc = chain(TWO_COMMITS)
+    doc.policy.per_chain.compensation_order = order
+    run = Run.start(doc)
+    run.observe(OK)
+    run.observe(OK)
+    run.observe(obs("http:410", "GONE"))
+    return run
+
+
+@pytest.mark.parametrize(
+    ("order", "expected"),
+    [
+        (None, ["cancel_car", "cancel_hotel"]),
+        ("reverse", ["cancel_car", "cancel_hotel"]),
+        (["cancel_hotel", "cancel_car"], ["cancel_hotel", "cancel_car"]),
+        (["book_hotel"], ["cancel_hotel", "cancel_car"]),
+    ],
+)
+def test_c8_1_dead_end_with_landed_commits_compensates_in_declared_order(order, expected):
+    run = two_landed(order)
+    assert run.snapshot.state == "compensating"
+    ran = []
+    while run.waiting().kind == "observe":
+        ran.append(run.waiting().step)
+        run.observe(obs("http:400", "ODD"))  # ambiguous: the compensator's own probe decides
+        assert run.waiting().kind == "probe"
+        run.probe("landed")
+    assert ran == expected
+    assert run.snapshot.state == "dead_end"
+    assert run.snapshot.outcome["reason"] == "gone"
+    assert all(lc.compensated for lc in run.snapshot.commits_landed)
+    assert [lc.step for lc in run.snapshot.compensators_landed] == expected
+
+
+def test_c8_2_replace_before_compensate():
+    run = Run.start(chain(REBOOK), intent={"old_ref": "ABC123"})
+    run.observe(obs("http:409", "SOLD_OUT"))
+    assert run.snapshot.state == "dead_end"
+    assert run.snapshot.dispatches == {"book_new": 1}  # the original is never cancelled
+    run = Run.start(chain(REBOOK), intent={"old_ref": "ABC123"})
+    run.observe(OK)
+    run.observe(OK)
+    assert run.snapshot.dispatches == {"book_new": 1, "cancel_old": 1}
+
+
+def test_c8_3_compensator_failure_escalates():
+    run = two_landed()
+    run.observe(obs("http:409", "CANNOT_CANCEL"))
+    assert run.snapshot.state == "escalated"
+    assert run.snapshot.outcome["uncompensated"] == ["book_car", "book_hotel"]
+    failed = run.trace[-1]
+    assert failed.row == "compensation_failed" and failed.verdict == "escalate(operator)"
+    assert "book_car" in (failed.note or "")
+    assert not any(lc.compensated for lc in run.snapshot.commits_landed)
+
+
+def test_c8_4_explicit_no_compensator_commits_are_pre_gated():
+    run = Run.start(chain(GROW), intent={"size": 10})
+    run.observe(OK)  # make_vol
+    parks = lambda: [e for e in run.trace if e.row == "entry_gate"]  # noqa: E731
+    assert run.snapshot.state == "at_gate" and len(parks()) == 1
+    assert run.snapshot.dispatches.get("grow", 0) == 0
+    run.answer("approve")
+    run.observe(obs("http:404", "VOL_GONE"))  # staleness → rewind(make_vol)
+    run.observe(OK)
+    assert run.snapshot.state == "at_gate" and len(parks()) == 2
+    assert run.snapshot.dispatches["grow"] == 1
+    run.answer("approve")
+    run.observe(obs("http:400", "TOO_SMALL"))  # repair(grow, [size]) via a proposal
+    assert run.propose(Proposal(kind="repair", fields={"size": 20}))
+    assert run.snapshot.state == "at_gate" and len(parks()) == 3
+    assert run.snapshot.dispatches["grow"] == 2
+    run.answer("change", {"size": 30})  # repair from the gate itself
+    assert run.snapshot.state == "at_gate" and len(parks()) == 4
+    assert run.snapshot.dispatches["grow"] == 2
+
+
+def test_c8_5_compensation_sub_chains_park_correctly():
+    run = unwinding_cancel_flow()
+    run.observe(obs(options=REFUNDS, predicates=["options.length > 0"]))
+    assert run.snapshot.state == "compensating"
+    assert run.waiting().kind == "answer" and run.waiting().gate == "pick_refund"
+    run.wait(72 * 3600)
+    assert run.snapshot.state == "escalated"
+    assert run.snapshot.outcome["uncompensated"] == ["order"]
+    assert run.trace[-1].row == "compensation_failed"
+
+
+def test_c8_5_sub_chain_commit_steps_honor_their_confirmation():
+    run = unwinding_cancel_flow()
+    run.observe(obs(options=REFUNDS, predicates=["options.length > 0"]))
+    run.answer("choose", {"option_id": "refund"})
+    run.observe(obs("timeout"))  # an unkeyed compensator: probe, never re-dispatch
+    assert run.waiting().kind == "probe" and run.waiting().step == "cancel_order"
+    run.probe("landed")
+    assert run.snapshot.state == "dead_end"
+    assert run.snapshot.commits_landed[0].compensated
+    assert run.snapshot.dispatches["cancel_order"] == 1
+
+
+@pytest.mark.parametrize("route", ["escalate(operator)", "gate(review_change)"])
+def test_c8_6_revocation_events_are_never_dropped(route):
+    run = Run.start(chain(REVOCABLE.replace("ROUTE", route)))
+    run.observe(OK)
+    assert run.snapshot.state == "done"
+    run.wait(3 * 86400)
+    run.observe(Observation(events=["webhook:ticket.changed"]))
+    revoked = run.trace[-1]
+    assert (revoked.event_type, revoked.row, revoked.verdict) == (
+        "reconcile",
+        "revocation:ticket",
+        route,
+    )
+    assert run.snapshot.commits_landed[0].revoked == "webhook:ticket.changed"
+    if route.startswith("gate"):
+        assert run.snapshot.state == "at_gate"
+        run.answer("keep")
+        assert run.snapshot.state == "done"
+    else:
+        assert run.snapshot.state == "escalated"
+
+
+def test_c8_6_an_event_outside_the_window_is_refused_loudly():
+    run = Run.start(chain(REVOCABLE.replace("ROUTE", "escalate(operator)")))
+    run.observe(OK)
+    run.wait(31 * 86400)
+    with pytest.raises(SimulationError):
+        run.observe(Observation(events=["webhook:ticket.changed"]))
+    assert events(run, "reconcile") == []
