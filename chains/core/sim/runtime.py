@@ -292,6 +292,11 @@ class Run:
                     "never re-dispatch",
                     input={"kind": "resume"},
                 )
+                run._set(  # the lost dispatch presented what is still live (I4: spent)
+                    handles_consumed=[
+                        s.handles[h].alias for h in action.input.handles if h in s.handles
+                    ]
+                )
                 run._reconcile(action)
                 run._flush()
         return run

@@ -1,9 +1,10 @@
-"""``manage.py chain``: import, export, lint, simulate, rules, schema; a thin shell over the core.
+"""``manage.py chain``: import, export, lint, simulate, explore, rules, schema; a thin shell.
 
 The core parses, checks and reports; this command reads files, stores chains
 through ``Chain.objects.store`` and turns outcomes into text, JSON and an exit
 status (lint: 0 VALID or WARNINGS, 1 INVALID, 2 BLOCKED; simulate: 0 when the
-scenario ran and its expectations held, 1 otherwise).
+scenario ran and its expectations held, 1 otherwise; explore: 0 when no
+invariant broke, 1 when one did).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import yaml
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
@@ -21,6 +23,7 @@ from chains.core import formats
 from chains.core.errors import ChainError, DocumentError
 from chains.core.lint import RULES, lint
 from chains.core.lint.docs import rules_markdown
+from chains.core.sim.explorer import Bounds, ExploreResult, explore, scenario_dict
 from chains.core.sim.scenario import Scenario, ScenarioMismatch, load_scenario, simulate
 from chains.models import Chain, Revision
 
@@ -63,6 +66,23 @@ class Command(BaseCommand):
         sim.add_argument("scenario", type=Path, help="the scenario (YAML or JSON)")
         sim.add_argument("--json", action="store_true", help="print the result as JSON")
 
+        xpl = sub.add_parser(
+            "explore",
+            help="Search failure sequences for broken invariants: exit 0 if none, else 1.",
+        )
+        xpl.add_argument("chain", help="a chain file (any import format) or a stored chain key")
+        xpl.add_argument("--chain", dest="chain_id", help="which chain of a multi-chain file")
+        xpl.add_argument("--max-faults", type=int, default=Bounds.max_faults)
+        xpl.add_argument("--max-events", type=int, default=Bounds.max_events)
+        xpl.add_argument("--no-crashes", action="store_true", help="never crash mid-dispatch")
+        xpl.add_argument("--json", action="store_true", help="print the result as JSON")
+        xpl.add_argument(
+            "--write-counterexamples",
+            type=Path,
+            metavar="DIR",
+            help="write each violation's scenario to DIR as YAML",
+        )
+
         rls = sub.add_parser("rules", help="List the lint rules.")
         rls.add_argument("--markdown", action="store_true", help="the docs/lint-rules.md text")
 
@@ -76,6 +96,8 @@ class Command(BaseCommand):
             self.lint(options["target"], options["format"], options["json"])
         elif subcommand == "simulate":
             self.simulate(options["chain"], options["scenario"], options["json"])
+        elif subcommand == "explore":
+            self.explore(options)
         elif subcommand == "rules":
             self.rules(options["markdown"])
         else:
@@ -189,6 +211,68 @@ class Command(BaseCommand):
             if chain.id == scenario.chain:
                 return chain
         raise CommandError(f"{target} has no chain {scenario.chain}; it holds {ids}")
+
+    def explore(self, options: dict[str, Any]) -> None:
+        if options["max_faults"] < 0 or options["max_events"] < 1:
+            raise CommandError("--max-faults must be 0 or more and --max-events 1 or more")
+        chain = self.named_chain(options["chain"], options["chain_id"])
+        bounds = Bounds(
+            max_faults=options["max_faults"],
+            max_events=options["max_events"],
+            crashes=not options["no_crashes"],
+        )
+        result = explore(chain, bounds)
+        if options["json"]:
+            self.write_text(json.dumps(result.as_dict(), indent=2))
+        else:
+            self.write_exploration(chain.id, bounds, result)
+        if options["write_counterexamples"] is not None:
+            self.write_counterexamples(options["write_counterexamples"], chain.id, result)
+        if result.violations:
+            raise SystemExit(1)
+
+    def named_chain(self, target: str, chain_id: str | None) -> Any:
+        """The file's only chain, the one ``--chain`` names, or a stored chain's head."""
+        chains, problems = self.lint_targets(target, "auto")
+        if not chains:
+            found = "; ".join(str(p) for p in problems if p.severity == "error")
+            raise CommandError(f"no chain found in {target}" + (f": {found}" if found else ""))
+        ids = ", ".join(c.id for c in chains)
+        if chain_id is None and len(chains) > 1:
+            raise CommandError(f"{target} holds several chains ({ids}); pick one with --chain")
+        for chain in chains:
+            if chain_id in (None, chain.id):
+                return chain
+        raise CommandError(f"{target} has no chain {chain_id}; it holds {ids}")
+
+    def write_exploration(self, chain_id: str, bounds: Bounds, result: ExploreResult) -> None:
+        self.stdout.write(
+            f"chain {chain_id}: max_faults={bounds.max_faults} max_events={bounds.max_events} "
+            f"crashes={'yes' if bounds.crashes else 'no'}"
+        )
+        self.stdout.write(
+            f"states: {result.states}  paths: {result.paths}  time: {result.seconds:.2f}s"
+            + (f"  cut at max_events: {result.cut}" if result.cut else "")
+            + ("  (stopped early)" if result.truncated else "")
+        )
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(result.terminals.items()))
+        self.stdout.write(f"terminal states: {kinds or 'none'}")
+        if not result.violations:
+            self.stdout.write(self.style.SUCCESS("no invariant broken"))
+            return
+        self.stdout.write(f"violations: {len(result.violations)}")
+        for n, v in enumerate(result.violations, 1):
+            self.stdout.write(f"\n{n}. [{v.invariant}] {v.message}")
+            text = yaml.safe_dump(scenario_dict(v.scenario), sort_keys=False)
+            self.stdout.write("   " + text.rstrip().replace("\n", "\n   "))
+
+    def write_counterexamples(self, folder: Path, chain_id: str, result: ExploreResult) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        for n, v in enumerate(result.violations, 1):
+            path = folder / f"{chain_id}-{n:02d}-{v.invariant}.yaml"
+            header = f"# {v.invariant}: {v.message}\n"
+            path.write_text(header + yaml.safe_dump(scenario_dict(v.scenario), sort_keys=False))
+            self.stdout.write(f"wrote {path}")
 
     def write_run(self, run: Any) -> None:
         for e in run.trace:

@@ -1,0 +1,663 @@
+"""Exhaustive exploration of a chain's failure sequences, checking invariants on every state.
+
+:func:`explore` walks, breadth first, every sequence of outside inputs the
+chain tells apart, up to a number of *faults*: at each dispatch every
+observation the chain distinguishes for that step (success, each valid-empty,
+each domain row's signals in scope, each staleness signal of a consumed
+handle, business expiry, auto-repair triggers, revocation watches, timeout,
+5xx, 429, an unknown code, each precondition), at each selection every
+option, at each gate every outcome (params from what was presented), its
+timeout and a model trying to answer it, at each reconcile every probe result
+(landed, not landed, not landed with each cause, unknown) and the waits past
+the async deadline and the sweep, a valid repair where one waits, and a crash
+while a dispatch is out. The plain success choice at each point (success,
+first option, the accepting outcome, landed, the repair) costs nothing;
+every other choice is one fault.
+
+States are deduplicated by :func:`state_key`: the snapshot as canonical JSON
+minus what only numbers events or never feeds a decision (see its
+docstring), plus the invariant monitor's history. Breadth-first order makes
+the first path to a violation a shortest one; it is kept as a
+:class:`~.scenario.Scenario` that :func:`~.scenario.simulate` replays to the
+violating state.
+
+A branch is a copy of the parent :class:`~.runtime.Run` (its snapshot; the
+trace is not needed to go on, only the new events, which the monitor reads),
+not a re-simulation of the prefix: ``bench/explore.py`` measures both.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model import Action, Chain, Gate
+from ..signals import conjuncts, scope_applies_to
+from .invariants import Finding, Monitor
+from .runtime import Run
+from .scenario import Scenario, _crash_and_resume
+from .state import Observation, Option, Proposal, Snapshot
+
+__all__ = ["Bounds", "ExploreResult", "Violation", "explore", "merge", "state_key"]
+
+UNKNOWN_CODE = "UNMAPPED_ERROR"
+OPTIONS = [
+    Option(id="opt_1", key={"rank": 1}),
+    Option(id="opt_2", key={"rank": 2}),
+]
+_POLL = 50  # expansions between should_stop / progress calls (the first one included)
+_SHARD_WIDTH = 4  # a sharded search splits once a level has this many nodes per shard
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """How far :func:`explore` looks: faults per path, inputs per path, crashes or not."""
+
+    max_faults: int = 2
+    max_events: int = 60
+    crashes: bool = True
+
+
+@dataclass
+class Violation:
+    """A broken invariant and the shortest scenario found that reaches it."""
+
+    invariant: str
+    message: str
+    scenario: Scenario
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "invariant": self.invariant,
+            "message": self.message,
+            "scenario": scenario_dict(self.scenario),
+        }
+
+
+@dataclass
+class ExploreResult:
+    """What a search found.
+
+    ``states`` counts distinct states, ``paths`` the walks that ended (at a
+    terminal state, at the event bound, or on a state already explored),
+    ``terminals`` the distinct terminal states by run state, ``truncated``
+    whether ``should_stop`` ended the search early. ``cut`` counts walks the
+    event bound ended. ``keys`` maps every state key to its terminal state
+    ("" when not terminal); :func:`merge` unions shards with it.
+    """
+
+    states: int
+    paths: int
+    terminals: dict[str, int]
+    violations: list[Violation]
+    seconds: float
+    truncated: bool
+    cut: int = 0
+    keys: dict[str, str] = field(default_factory=dict, repr=False)
+    shard: tuple[int, int] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready; a shard's result also carries its ``state_keys`` so shards can merge."""
+        out: dict[str, Any] = {
+            "states": self.states,
+            "paths": self.paths,
+            "terminals": dict(self.terminals),
+            "violations": [v.as_dict() for v in self.violations],
+            "seconds": round(self.seconds, 3),
+            "truncated": self.truncated,
+            "cut": self.cut,
+        }
+        if self.shard is not None:
+            out["shard"] = list(self.shard)
+            out["state_keys"] = dict(self.keys)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ExploreResult:
+        """The inverse of :meth:`as_dict` (for shard results stored as JSON)."""
+        shard = data.get("shard")
+        return cls(
+            states=data["states"],
+            paths=data["paths"],
+            terminals=dict(data["terminals"]),
+            violations=[
+                Violation(v["invariant"], v["message"], Scenario.model_validate(v["scenario"]))
+                for v in data["violations"]
+            ],
+            seconds=data["seconds"],
+            truncated=data["truncated"],
+            cut=data.get("cut", 0),
+            keys=dict(data.get("state_keys") or {}),
+            shard=(shard[0], shard[1]) if shard else None,
+        )
+
+
+def scenario_dict(scenario: Scenario) -> dict[str, Any]:
+    """A scenario as plain data, ready for ``yaml.safe_dump`` and :func:`load_scenario`."""
+    out: dict[str, Any] = {"chain": scenario.chain, "intent": scenario.intent}
+    if scenario.variant is not None:
+        out["variant"] = scenario.variant
+    out["events"] = [e.model_dump(mode="json", exclude_defaults=True) for e in scenario.events]
+    if scenario.expect is not None:
+        out["expect"] = scenario.expect.model_dump(mode="json", exclude_none=True)
+    return out
+
+
+# --- state identity ----------------------------------------------------------
+
+
+def state_key(snapshot: Snapshot, monitor: Monitor) -> str:
+    """A canonical hash of what can still change the run or a finding.
+
+    Left out: ``run_id`` (one per search), ``seq`` (it numbers events; it
+    also seeds backoff jitter, so merged states may draw different jitter
+    later — time is a branch the explorer chooses anyway), ``dispatches``
+    (counted, never read by the runtime) and result sets keyed ``step@seq``
+    (read by nobody: selections read results by alias). Seq-valued fields the
+    runtime compares with each other (``arrived_seq``, ``minted_seq``,
+    ``attempt_seq``) are replaced by their rank, which keeps every comparison.
+    The trace is left out: the runtime never reads it; the history the
+    invariants need is the monitor's key.
+    """
+    d = snapshot.model_dump(mode="json", exclude={"run_id", "seq", "dispatches"})
+    records = [*d["commits_landed"], *d["compensators_landed"], *d["correlation"]]
+    seqs = {d["arrived_seq"], *(h["minted_seq"] for h in d["handles"].values())}
+    seqs.update(r["attempt_seq"] for r in records)
+    rank = {v: i for i, v in enumerate(sorted(seqs))}
+    d["arrived_seq"] = rank[d["arrived_seq"]]
+    for h in d["handles"].values():
+        h["minted_seq"] = rank[h["minted_seq"]]
+    for r in records:
+        r["attempt_seq"] = rank[r["attempt_seq"]]
+    d["results"] = {k: v for k, v in d["results"].items() if "@" not in k}
+    d["monitor"] = monitor.key(snapshot)
+    text = json.dumps(d, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+# --- the search --------------------------------------------------------------
+
+
+@dataclass
+class _Path:
+    """Scenario events as a shared-tail list, so a million paths don't copy their prefixes."""
+
+    event: dict[str, Any]
+    parent: _Path | None
+
+    def events(self) -> list[dict[str, Any]]:
+        out = []
+        node: _Path | None = self
+        while node is not None:
+            out.append(node.event)
+            node = node.parent
+        return out[::-1]
+
+
+@dataclass
+class _Node:
+    run: Run
+    monitor: Monitor
+    root: int
+    path: _Path | None
+    faults: int
+    depth: int
+
+
+@dataclass
+class _Choice:
+    event: dict[str, Any]
+    fault: bool
+
+
+class _Search:
+    def __init__(self, chain: Chain, bounds: Bounds, should_stop, progress):
+        self.chain = chain
+        self.bounds = bounds
+        self.should_stop = should_stop
+        self.progress = progress
+        self.seen: dict[str, int] = {}
+        self.keys: dict[str, str] = {}
+        self.paths = 0
+        self.cut = 0
+        self.found: dict[tuple[str, str], tuple[int, Scenario]] = {}
+        self.expanded = 0
+        self.stopped = False
+        self.roots: list[tuple[dict[str, Any], str | None]] = []
+        self._obs_cache: dict[tuple, list[Observation]] = {}
+
+    # roots: one per variant, no fault
+
+    def start(self) -> list[_Node]:
+        intent = _intent(self.chain)
+        variants = self.chain.variants.values if self.chain.variants else [None]
+        nodes = []
+        for i, variant in enumerate(variants):
+            self.roots.append((intent, variant))
+            run = Run.start(self.chain, intent=dict(intent), variant=variant)
+            monitor = Monitor(self.chain)
+            found = monitor.feed(run.trace) + monitor.state_findings(run.snapshot)
+            node = _Node(_detach(run), monitor, i, None, 0, 0)
+            self._record(found, node)
+            if self._visit(node):
+                nodes.append(node)
+        return nodes
+
+    def _visit(self, node: _Node) -> bool:
+        """Count the node; whether it is worth expanding."""
+        key = state_key(node.run.snapshot, node.monitor)
+        before = self.seen.get(key)
+        finished = node.run.finished
+        if before is None:
+            self.keys[key] = node.run.snapshot.state if finished else ""
+        if before is not None and before <= node.faults:
+            self.paths += 1  # joins a state already explored with as few faults
+            return False
+        self.seen[key] = node.faults
+        if finished:
+            self.paths += 1
+            return False
+        if node.depth >= self.bounds.max_events:
+            self.paths += 1
+            self.cut += 1
+            return False
+        return True
+
+    def expand(self, node: _Node) -> list[_Node]:
+        self.expanded += 1
+        if self.expanded % _POLL == 1:
+            if self.progress is not None:
+                self.progress(len(self.seen))
+            if self.should_stop is not None and self.should_stop():
+                self.stopped = True
+        children = []
+        for choice in self.choices(node.run):
+            faults = node.faults + choice.fault
+            if faults > self.bounds.max_faults:
+                continue
+            run = _fork(node.run)
+            run = _apply(self.chain, run, choice.event)
+            monitor = node.monitor.copy()
+            found = monitor.feed(run.trace) + monitor.state_findings(run.snapshot)
+            run.trace = []
+            child = _Node(run, monitor, node.root, _Path(choice.event, node.path), faults, 0)
+            child.depth = node.depth + 1
+            self._record(found, child)
+            if self._visit(child):
+                children.append(child)
+        return children
+
+    def _record(self, found: list[Finding], node: _Node) -> None:
+        for f in found:
+            k = (f.invariant, f.message)
+            if k in self.found and self.found[k][0] <= node.depth:
+                continue
+            self.found[k] = (node.depth, self._scenario(node))
+
+    def _scenario(self, node: _Node) -> Scenario:
+        intent, variant = self.roots[node.root]
+        s = node.run.snapshot
+        data: dict[str, Any] = {"chain": self.chain.id, "intent": intent}
+        if variant is not None:
+            data["variant"] = variant
+        data["events"] = node.path.events() if node.path else []
+        data["expect"] = {"state": s.state, "dispatches": dict(s.dispatches)}
+        return Scenario.model_validate(data, strict=False)
+
+    def bfs(self, queue: deque[_Node]) -> None:
+        while queue and not self.stopped:
+            queue.extend(self.expand(queue.popleft()))
+
+    # --- what can happen next ----------------------------------------------
+
+    def choices(self, run: Run) -> list[_Choice]:
+        s = run.snapshot
+        w = s.waiting
+        out: list[_Choice] = []
+        if w.kind == "observe" and w.step:
+            for i, obs in enumerate(self.observations(run, self.chain.action(w.step))):
+                out.append(_Choice({"observe": obs.model_dump(exclude_defaults=True)}, i > 0))
+            if self.bounds.crashes:
+                out.append(_Choice({"crash": True}, True))
+        elif w.kind == "select":
+            for i, option in enumerate(w.options):
+                out.append(_Choice({"select": option.id}, i > 0))
+        elif w.kind == "answer" and w.gate:
+            out += self._answers(run, self.chain.gate(w.gate))
+        elif w.kind == "probe" and w.step:
+            out += self._probes(run, self.chain.action(w.step))
+        elif w.kind == "repair":
+            fields = {f: f"repaired_{f}" for f in w.fields}
+            out.append(_Choice({"propose": {"kind": "repair", "fields": fields}}, False))
+        return out
+
+    def observations(self, run: Run, action: Action | None) -> list[Observation]:
+        """Every observation the chain tells apart for ``action`` now; success first."""
+        if action is None:
+            return [Observation()]
+        s = run.snapshot
+        stale = tuple(h for h in action.input.handles if h in s.handles)
+        watches = tuple(_watches(self.chain, s))
+        cache_key = (action.id, s.variant, stale, watches)
+        cached = self._obs_cache.get(cache_key)
+        if cached is not None:
+            return cached
+        options = list(OPTIONS) if _feeds_selection(self.chain, action) else []
+        found = [Observation(options=options)]
+        expiry = action.output.business_expiry
+        if expiry is not None:
+            # The deadline is now: it has passed by the next arrival.
+            found.append(Observation(options=options, payload=_nested(expiry.field, s.clock)))
+        empty = action.output.empty
+        if empty is not None and empty.valid and empty.detect:
+            found.append(_observation_for(empty.detect))
+        for row in self.chain.verdict_table:
+            in_variant = not row.only or (s.variant is not None and s.variant in row.only)
+            if in_variant and scope_applies_to(row.scope, action) is True:
+                found += [_observation_for(atom) for atom in row.signal]
+        for hid in stale:
+            handle = self.chain.handle(hid)
+            if handle is not None and handle.staleness is not None:
+                found += [_observation_for(atom) for atom in handle.staleness.detect]
+        found += [_observation_for(ar.trigger) for ar in action.auto_repairs]
+        found += [
+            Observation(transport="timeout"),
+            Observation(transport="http:503"),
+            Observation(transport="http:429"),
+            Observation(transport="http:400", code=UNKNOWN_CODE),
+        ]
+        found += [
+            Observation(options=options, predicates=[pre.when]) for pre in action.preconditions
+        ]
+        found += [_observation_for(atom) for atom in watches]
+        unique: dict[str, Observation] = {}
+        for obs in found:
+            unique.setdefault(obs.model_dump_json(), obs)
+        result = list(unique.values())
+        self._obs_cache[cache_key] = result
+        return result
+
+    def _answers(self, run: Run, gate: Gate | None) -> list[_Choice]:
+        if gate is None:
+            return []
+        w = run.snapshot.waiting
+        names = list(gate.outcomes)
+        accepting = next((n for n in names if gate.outcomes[n].verdict.type == "ok"), names[0])
+        out = []
+        for name in [accepting, *(n for n in names if n != accepting)]:
+            spec = gate.outcomes[name]
+            for i, params in enumerate(_param_sets(spec.params, w.options, w.payload)):
+                answer: dict[str, Any] = {"outcome": name}
+                if params:
+                    answer["params"] = params
+                out.append(_Choice({"answer": answer}, name != accepting or i > 0))
+        after = gate.timeout.after.seconds if gate.timeout else None
+        if after is None and self.chain.policy.per_chain.gate_timeout is not None:
+            after = self.chain.policy.per_chain.gate_timeout.seconds
+        if after is not None:
+            out.append(_Choice({"wait": float(after) + 1}, True))
+        out.append(_Choice({"propose": {"kind": "answer", "value": accepting}}, True))
+        return out
+
+    def _probes(self, run: Run, action: Action | None) -> list[_Choice]:
+        out = [
+            _Choice({"probe": {"result": "landed"}}, False),
+            _Choice({"probe": {"result": "not_landed"}}, True),
+        ]
+        if action is None:
+            return out
+        s = run.snapshot
+        causes: dict[str, dict[str, Any]] = {}
+        for row in self.chain.verdict_table:
+            if scope_applies_to(row.scope, action) is True:
+                for atom in row.signal:
+                    obs = _observation_for(atom)
+                    causes.setdefault(obs.model_dump_json(), obs.model_dump(exclude_defaults=True))
+        for cause in causes.values():
+            out.append(_Choice({"probe": {"result": "not_landed", "cause": cause}}, True))
+        out.append(_Choice({"probe": {"result": "unknown"}}, True))
+        conf = action.confirmation
+        record = next((r for r in reversed(s.correlation) if r.step == action.id), None)
+        age = s.clock - record.created_at if record else 0.0
+        limits = []
+        if conf and conf.async_ and conf.async_.deadline and conf.async_.deadline.seconds:
+            limits.append(conf.async_.deadline.seconds)
+        if conf and conf.sweep and conf.sweep.escalate_after and conf.sweep.escalate_after.seconds:
+            limits.append(conf.sweep.escalate_after.seconds)
+        for limit in limits:
+            if limit - age >= 0:
+                out.append(_Choice({"wait": float(limit - age) + 1}, True))
+        return out
+
+
+def _detach(run: Run) -> Run:
+    run.trace = []
+    return run
+
+
+def _fork(run: Run) -> Run:
+    """A branch: the snapshot copied, the trace left behind (the runtime never reads it)."""
+    child = Run(run.chain, run.snapshot.model_copy(deep=True), [])
+    return child
+
+
+def _apply(chain: Chain, run: Run, event: dict[str, Any]) -> Run:
+    """Apply one scenario event exactly as :func:`~.scenario.simulate` does."""
+    kind, value = next(iter(event.items()))
+    if kind == "observe":
+        run.observe(Observation(**value))
+    elif kind == "select":
+        run.select(value)
+    elif kind == "answer":
+        run.answer(value["outcome"], value.get("params"))
+    elif kind == "probe":
+        cause = value.get("cause")
+        run.probe(value["result"], Observation(**cause) if cause is not None else None)
+    elif kind == "wait":
+        run.wait(value)
+    elif kind == "propose":
+        run.propose(Proposal(**value))
+    elif kind == "crash":
+        before = len(run.trace)
+        resumed = _crash_and_resume(chain, run)
+        resumed.trace = resumed.trace[before:]
+        return resumed
+    return run
+
+
+def _intent(chain: Chain) -> dict[str, Any]:
+    """A value for every required intent field; the runtime matches predicates by name only."""
+    intent: dict[str, Any] = {}
+    for action in chain.actions:
+        for name, spec in action.input.intent.items():
+            if spec.required and name not in intent:
+                intent[name] = 1 if spec.type in ("int", "integer") else f"{name}_1"
+    return intent
+
+
+def _feeds_selection(chain: Chain, action: Action) -> bool:
+    return any(
+        a.effect == "select" and set(a.input.handles) & set(action.output.handles)
+        for a in chain.actions
+    )
+
+
+def _watches(chain: Chain, s: Snapshot) -> list[str]:
+    atoms: list[str] = []
+    for lc in [*s.commits_landed, *s.compensators_landed]:
+        action = chain.action(lc.step)
+        rev = action.revocation if action else None
+        if rev is None or lc.revoked:
+            continue
+        window = rev.window.seconds if rev.window else None
+        if window is None or s.clock - lc.at <= window:
+            atoms += [a for a in rev.watch if a not in atoms]
+    return atoms
+
+
+def _nested(path: str, value: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    node = out
+    parts = path.split(".")
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+    node[parts[-1]] = value
+    return out
+
+
+def _observation_for(atom: str) -> Observation:
+    """An observation that shows ``atom``: its status, code, webhook, or its predicate by name."""
+    transport, code, events, predicate = None, None, [], False
+    for part in conjuncts(atom):
+        if part.startswith("http:"):
+            status = part[5:]
+            transport = f"http:{status[0]}03" if status.endswith("xx") else part
+        elif part.startswith("code:"):
+            code = part[5:]
+        elif part.startswith("webhook:"):
+            events.append(part[8:])
+        elif part in ("timeout", "conn_reset", "conn_drop"):
+            transport = part
+        else:
+            predicate = True
+    if transport is None:
+        transport = "http:400" if code else "http:200"
+    return Observation(
+        transport=transport,
+        code=code,
+        events=events,
+        predicates=[atom] if predicate else [],
+    )
+
+
+def _param_sets(
+    params: dict[str, Any], options: list[Option], payload: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Answer params: each presented option for an option-like param, else one plain value."""
+    if not params:
+        return [{}]
+    sets: list[dict[str, Any]] = [{}]
+    for name, kind in params.items():
+        listed = payload.get(name)
+        if options:
+            values: list[Any] = [o.id for o in options]
+        elif isinstance(listed, list) and listed:
+            values = list(listed)
+        else:
+            values = [1 if str(kind) in ("int", "integer") else f"{name}_2"]
+        sets = [{**s, name: v} for s in sets for v in values]
+    return sets
+
+
+def explore(
+    chain: Chain,
+    bounds: Bounds = Bounds(),
+    *,
+    shard: tuple[int, int] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> ExploreResult:
+    """Search every failure sequence of ``chain`` within ``bounds``; check the invariants.
+
+    ``shard=(index, count)`` explores a deterministic share: every shard
+    walks the same first levels breadth first until a level holds at least
+    four nodes per shard, then keeps the nodes of that level whose position
+    is ``index`` modulo ``count``. A state reachable within the bounds is
+    reachable through some node of that level, so :func:`merge` of all shards
+    gives the unsharded states, terminal states and violations.
+    ``should_stop`` is polled every 50 expansions and ends the
+    search with ``truncated=True``; ``progress`` gets the states so far.
+
+    >>> from chains.core.model import Chain
+    >>> doc = Chain.model_validate({"id": "c", "actions": [{"id": "s", "effect": "read"}]})
+    >>> r = explore(doc, Bounds(max_faults=1, crashes=False))
+    >>> r.terminals, r.violations
+    ({'done': 2, 'dead_end': 1}, [])
+    """
+    if bounds.max_faults < 0 or bounds.max_events < 1:
+        raise ValueError(f"bounds need max_faults >= 0 and max_events >= 1; got {bounds}")
+    if shard is not None and not (shard[1] >= 1 and 0 <= shard[0] < shard[1]):
+        raise ValueError(f"shard is (index, count) with 0 <= index < count; got {shard}")
+    started = time.perf_counter()
+    search = _Search(chain, bounds, should_stop, progress)
+    queue = deque(search.start())
+    if shard is not None:
+        index, count = shard
+        while queue and len(queue) < _SHARD_WIDTH * count and not search.stopped:
+            level = list(queue)
+            queue.clear()
+            for node in level:
+                queue.extend(search.expand(node))
+        queue = deque(node for i, node in enumerate(queue) if i % count == index)
+    search.bfs(queue)
+    if progress is not None:
+        progress(len(search.seen))
+    return _result(search, time.perf_counter() - started, shard)
+
+
+def _result(search: _Search, seconds: float, shard: tuple[int, int] | None) -> ExploreResult:
+    violations = [
+        Violation(invariant, message, scenario)
+        for (invariant, message), (_, scenario) in sorted(search.found.items())
+    ]
+    return ExploreResult(
+        states=len(search.seen),
+        paths=search.paths,
+        terminals=dict(Counter(k for k in search.keys.values() if k)),
+        violations=violations,
+        seconds=seconds,
+        truncated=search.stopped,
+        cut=search.cut,
+        keys=search.keys,
+        shard=shard,
+    )
+
+
+def merge(results: list[ExploreResult]) -> ExploreResult:
+    """Combine shard results: states and terminal states unioned by key, violations
+    deduplicated by invariant and message keeping the shortest scenario, paths and
+    cut walks summed, seconds the slowest shard's.
+
+    Results without keys (built from a dict that lost them) add up their
+    counts instead, which over-counts states the shards share.
+    """
+    if not results:
+        raise ValueError("merge needs at least one result")
+    keys: dict[str, str] = {}
+    for r in results:
+        keys.update(r.keys)
+    best: dict[tuple[str, str], Violation] = {}
+    for r in results:
+        for v in r.violations:
+            k = (v.invariant, v.message)
+            if k not in best or _shorter(v.scenario, best[k].scenario):
+                best[k] = v
+    if all(r.keys for r in results):
+        states = len(keys)
+        terminals = dict(Counter(k for k in keys.values() if k))
+    else:
+        states = sum(r.states for r in results)
+        terminals = dict(sum((Counter(r.terminals) for r in results), Counter()))
+    return ExploreResult(
+        states=states,
+        paths=sum(r.paths for r in results),
+        terminals=terminals,
+        violations=[best[k] for k in sorted(best)],
+        seconds=max(r.seconds for r in results),
+        truncated=any(r.truncated for r in results),
+        cut=sum(r.cut for r in results),
+        keys=keys,
+    )
+
+
+def _shorter(a: Scenario, b: Scenario) -> bool:
+    if len(a.events) != len(b.events):
+        return len(a.events) < len(b.events)
+    return json.dumps(scenario_dict(a), sort_keys=True) < json.dumps(
+        scenario_dict(b), sort_keys=True
+    )

@@ -1,0 +1,335 @@
+"""Safety invariants of a run, checked on its trace and its snapshot.
+
+The explorer (:mod:`.explorer`) checks these on every state it reaches; a
+test or a finished scenario can check them on a whole run with :func:`check`.
+Each finding names its invariant and says what broke in words that do not
+depend on the path that led there (no seq numbers, no alias counters), so the
+same flaw reached two ways is one finding.
+
+History matters for some invariants (was the earlier dispatch of this unkeyed
+commit ever resolved?) and the snapshot does not keep it. A :class:`Monitor`
+reads the trace event by event and keeps exactly that history; its
+:meth:`Monitor.key` is part of the explorer's state identity, so two runs
+with equal snapshots but different unresolved dispatches stay apart.
+
+What "declared no_side_effect" excuses is read strictly (SPEC §3 rule on
+``no_side_effect``, CONFORMANCE C1.1/C1.8): only a *response* the provider
+documents as side-effect free. A timeout or a dropped connection carries no
+response, so no declaration can make it safe to dispatch again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ..model import Chain, Gate, is_commit_class, is_unkeyed_commit
+from ..policy import step_limits
+from .runtime import TERMINAL, Run
+from .state import Event, Snapshot
+
+__all__ = [
+    "INVARIANTS",
+    "Finding",
+    "Monitor",
+    "check",
+    "is_money_or_consent_gate",
+]
+
+INVARIANTS = {
+    "unkeyed_redispatch": "an unkeyed commit is dispatched again only after a probe proved the "
+    "earlier dispatch not landed, or after a response declared no_side_effect "
+    "(within safe_reject_redispatch)",
+    "stale_or_spent_handle": "no commit is dispatched with a stale (invalidated) or spent handle",
+    "mixed_lineage": "no dispatch presents, and no cached handle keeps, a lineage other than "
+    "the live generation of its parents",
+    "negative_budget": "attempt, safe-reject, rewind and repair budgets never go negative",
+    "model_answered_gate": "a gate about money or consent is never answered by the model",
+    "bad_terminal": "a run ends done, dead_end or escalated (restart_required only in external "
+    "mode); a dead_end compensated its landed commits; a live run always waits for something",
+}
+
+# Transports that carry no response: nothing the provider said can vouch for them.
+_NO_RESPONSE = frozenset({"timeout", "conn_reset", "conn_drop", "lost"})
+_CONSENT_WORDS = ("consent", "approv", "spend", "price", "payment", "charge", "money", "cost")
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    invariant: str
+    message: str
+
+
+def is_money_or_consent_gate(chain: Chain, gate: Gate) -> bool:
+    """Whether ``gate`` decides about money or consent (SPEC §2.6, §5: never the model's).
+
+    A gate counts when it guards a commit as its entry gate, when its payload
+    shows money, or when its id or description speaks of consent, approval,
+    spend, price, payment, charge or cost.
+
+    >>> doc = Chain.model_validate({"id": "c", "gates": [
+    ...     {"id": "seat_pick", "audience": "model", "outcomes": {"ok": "ok"}},
+    ...     {"id": "price_ok", "audience": "user", "outcomes": {"ok": "ok"}}]})
+    >>> [is_money_or_consent_gate(doc, g) for g in doc.gates]
+    [False, True]
+    """
+    if any(a.entry_gate == gate.id and is_commit_class(a) for a in chain.actions):
+        return True
+    if "money" in str(gate.payload).lower():
+        return True
+    text = f"{gate.id} {gate.description or ''}".lower()
+    return any(word in text for word in _CONSENT_WORDS)
+
+
+@dataclass
+class Monitor:
+    """The history the invariants need, read from the trace one event at a time.
+
+    ``open`` maps an unkeyed commit to why its last dispatch is unresolved
+    (landed, or an unknown outcome no probe settled); ``streak`` counts the
+    excused re-dispatches in a row; ``spent`` maps each single-use alias a
+    commit presented to the step that spent it and the idempotency key it
+    carried (a keyed retry with the same key is the same request, not a
+    second use); ``minted`` is every handle id minted so far.
+    """
+
+    chain: Chain
+    open: dict[str, str] = field(default_factory=dict)
+    streak: dict[str, int] = field(default_factory=dict)
+    spent: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    minted: set[str] = field(default_factory=set)
+    last_step: str | None = None
+
+    def copy(self) -> Monitor:
+        return Monitor(
+            self.chain,
+            dict(self.open),
+            dict(self.streak),
+            dict(self.spent),
+            set(self.minted),
+            self.last_step,
+        )
+
+    def key(self, snapshot: Snapshot) -> list:
+        """What of the history can still change a finding; spent aliases no longer live can't."""
+        live = {h.alias for h in snapshot.handles.values()}
+        return [
+            sorted(self.open.items()),
+            sorted(self.streak.items()),
+            sorted((a, list(s)) for a, s in self.spent.items() if a in live),
+            self.last_step,
+        ]
+
+    def feed(self, events: Iterable[Event]) -> list[Finding]:
+        """Read trace events in order; the findings they show."""
+        found: list[Finding] = []
+        for event in events:
+            for alias in event.handles_minted:
+                self.minted.add(alias.split("#")[0])
+            if event.event_type == "attempt" and event.step_id:
+                found += self._attempt(event)
+            elif event.event_type == "reconcile" and event.step_id and event.signal:
+                self._probe(event.step_id, event.signal.get("probe"))
+            elif event.row and event.row.startswith("gate:") and event.proposal_source == "model":
+                found += self._gate_answer(event.row)
+        return found
+
+    def _attempt(self, event: Event) -> list[Finding]:
+        step = event.step_id or ""
+        action = self.chain.action(step)
+        if action is None:
+            return []
+        if self.last_step != step:
+            self.streak.pop(step, None)
+        self.last_step = step
+        if not is_commit_class(action):
+            return []
+        presented = list(event.handles_consumed)
+        found = self.dispatch_findings(step, presented, self.minted, event.idempotency_key)
+        safe = self._excused(event)
+        if is_unkeyed_commit(action):
+            if safe:
+                self.open.pop(step, None)
+                self.streak[step] = self.streak.get(step, 0) + 1
+            else:
+                self.open[step] = _why_open(event)
+                self.streak.pop(step, None)
+        for alias in presented:
+            handle = self.chain.handle(alias.split("#")[0])
+            if handle is None or not handle.single_use:
+                continue
+            if safe:
+                self.spent.pop(alias, None)  # it never executed: nothing was spent
+            else:
+                self.spent.setdefault(alias, (step, event.idempotency_key))
+        return found
+
+    def _excused(self, event: Event) -> bool:
+        """A response declared no_side_effect, within the step's safe_reject_redispatch."""
+        signal = event.signal or {}
+        if str(signal.get("transport", "")).lower() in _NO_RESPONSE:
+            return False
+        row = event.row or ""
+        declared = row == "#5" and (event.verdict or "").startswith("retry")
+        declared = declared or any(
+            r.no_side_effect and r.id == row for r in self.chain.verdict_table
+        )
+        if not declared:
+            return False
+        action = self.chain.action(event.step_id or "")
+        limit = step_limits(self.chain, action).safe_reject_redispatch if action else 0
+        return self.streak.get(event.step_id or "", 0) < limit
+
+    def _probe(self, step: str, result: str | None) -> None:
+        if result == "not_landed":
+            self.open.pop(step, None)
+        elif result == "landed" and step in self.open:
+            self.open[step] = "the probe found it landed"
+
+    def _gate_answer(self, row: str) -> list[Finding]:
+        gate_id = row.removeprefix("gate:").rsplit(".", 1)[0]
+        gate = self.chain.gate(gate_id)
+        if gate is None or not is_money_or_consent_gate(self.chain, gate):
+            return []
+        return [
+            Finding(
+                "model_answered_gate",
+                f"gate {gate_id} decides money or consent but was answered by the model",
+            )
+        ]
+
+    def dispatch_findings(
+        self, step: str, presented: list[str], minted: set[str], key: str | None = None
+    ) -> list[Finding]:
+        """What is wrong with dispatching ``step`` presenting ``presented`` (aliases) now."""
+        action = self.chain.action(step)
+        if action is None or not is_commit_class(action):
+            return []
+        found = []
+        if is_unkeyed_commit(action) and step in self.open:
+            found.append(
+                Finding(
+                    "unkeyed_redispatch",
+                    f"unkeyed commit {step} was dispatched again although its earlier "
+                    f"dispatch was unresolved ({self.open[step]})",
+                )
+            )
+        shown = {alias.split("#")[0]: alias for alias in presented}
+        for hid in action.input.handles:
+            alias = shown.get(hid)
+            if alias is None and hid in minted:
+                found.append(
+                    Finding(
+                        "stale_or_spent_handle",
+                        f"commit {step} was dispatched without a live {hid}: "
+                        "the one minted earlier had been invalidated",
+                    )
+                )
+            elif alias is not None and alias in self.spent:
+                by, by_key = self.spent[alias]
+                if by == step and key is not None and by_key == key:
+                    continue  # a keyed retry: the provider sees one request
+                found.append(
+                    Finding(
+                        "stale_or_spent_handle",
+                        f"commit {step} presented {hid}, already spent by a dispatch of {by}",
+                    )
+                )
+        return found
+
+    def _fact(self, step: str) -> bool:
+        action = self.chain.action(step)
+        return action is not None and is_commit_class(action)
+
+    def state_findings(self, snapshot: Snapshot) -> list[Finding]:
+        """Findings about the state itself, including a dispatch that is out right now.
+
+        Handles a landed commit minted are facts (I5): an invalidation that
+        sweeps past them leaves them live with an old lineage, which is only
+        a finding once a dispatch presents them next to the new generation.
+        """
+        s = snapshot
+        found: list[Finding] = []
+        if s.in_flight and s.waiting.kind == "observe" and s.waiting.step == s.in_flight:
+            action = self.chain.action(s.in_flight)
+            if action is not None:
+                presented = [s.handles[h].alias for h in action.input.handles if h in s.handles]
+                key = Run(self.chain, s, [])._key(action)
+                found += self.dispatch_findings(s.in_flight, presented, set(s.mint_counts), key)
+                found += _lineage(s, [h for h in action.input.handles if h in s.handles])
+        found += _lineage(s, [h for h, st in s.handles.items() if not self._fact(st.minted_by)])
+        found += _budgets(s)
+        found += _terminal(self.chain, s)
+        return found
+
+
+def _why_open(event: Event) -> str:
+    signal = event.signal or {}
+    seen = " ".join(str(signal[k]) for k in ("transport", "code") if signal.get(k))
+    return f"{seen or 'response'} -> {event.verdict or 'no verdict'}"
+
+
+def _lineage(s: Snapshot, handle_ids: list[str]) -> list[Finding]:
+    """Live handles among ``handle_ids`` whose recorded parents are not the live ones."""
+    found = []
+    for hid in handle_ids:
+        for alias in s.handles[hid].lineage:
+            parent = alias.split("#")[0]
+            current = s.handles.get(parent)
+            if current is None:
+                why = "is no longer live"
+            elif current.alias != alias:
+                why = "has been re-minted since"
+            else:
+                continue
+            found.append(
+                Finding("mixed_lineage", f"{hid} is live but derives from a {parent} that {why}")
+            )
+    return found
+
+
+def _budgets(s: Snapshot) -> list[Finding]:
+    b = s.budgets
+    found = []
+    for name in ("step_attempts_left", "safe_rejects_left", "rewinds_left", "repairs_left"):
+        if getattr(b, name) < 0:
+            where = s.cursor or s.waiting.step or "the run"
+            found.append(Finding("negative_budget", f"{name} went negative at {where}"))
+    return found
+
+
+def _terminal(chain: Chain, s: Snapshot) -> list[Finding]:
+    if s.state not in TERMINAL:
+        if s.waiting.kind == "nothing":
+            return [Finding("bad_terminal", f"the run is {s.state} but waits for nothing")]
+        return []
+    if s.state == "restart_required" and s.mode != "external":
+        return [Finding("bad_terminal", "an internal-mode run ended restart_required")]
+    if s.state != "dead_end":
+        return []
+    found = []
+    for lc in s.commits_landed:
+        action = chain.action(lc.step)
+        comp = action.compensation if action else None
+        declared_none = comp is not None and comp.action == "none"
+        if not lc.compensated and not declared_none:
+            found.append(
+                Finding(
+                    "bad_terminal",
+                    f"the run dead-ended leaving landed {lc.step} uncompensated, not escalated",
+                )
+            )
+    return found
+
+
+def check(chain: Chain, snapshot: Snapshot, trace: list[Event]) -> list[Finding]:
+    """Every finding on a whole run: its trace read in order, then its final snapshot.
+
+    Findings that hold on a state persist in the final snapshot only if the
+    state still shows them; the trace-based ones (re-dispatch, spent handles,
+    gate answers) are found wherever in the trace they happened.
+    """
+    monitor = Monitor(chain)
+    found = monitor.feed(trace)
+    found += monitor.state_findings(snapshot)
+    return sorted(set(found))

@@ -1,0 +1,162 @@
+"""The invariants on hand-built traces and snapshots."""
+
+from __future__ import annotations
+
+from chains.core.sim.invariants import Monitor, check, is_money_or_consent_gate
+from chains.core.sim.state import Budgets, Event, HandleState, LandedCommit, Snapshot, Waiting
+
+from .builders import booking, chain, fixture
+
+
+def attempt(seq, step, transport="http:200", verdict="ok", row="#3", consumed=(), **kw) -> Event:
+    return Event(
+        seq=seq,
+        event_type="attempt",
+        step_id=step,
+        signal={"transport": transport, **({"code": kw.pop("code")} if "code" in kw else {})},
+        verdict=verdict,
+        row=row,
+        handles_consumed=list(consumed),
+        **kw,
+    )
+
+
+def probe(seq, step, result) -> Event:
+    return Event(seq=seq, event_type="reconcile", step_id=step, signal={"probe": result})
+
+
+def snapshot(**kw) -> Snapshot:
+    return Snapshot(run_id="r", chain_id="booking", **kw)
+
+
+def invariants(found) -> list[str]:
+    return [f.invariant for f in found]
+
+
+def test_an_unkeyed_commit_dispatched_again_after_a_timeout_breaks_exactly_once():
+    trace = [
+        attempt(1, "book", "timeout", "reconcile", "#7"),
+        attempt(2, "book"),
+    ]
+    found = check(booking(), snapshot(state="done"), trace)
+    assert invariants(found) == ["unkeyed_redispatch"]
+    assert "timeout -> reconcile" in found[0].message
+
+
+def test_a_probe_that_proves_not_landed_allows_the_next_dispatch():
+    trace = [
+        attempt(1, "book", "timeout", "reconcile", "#7"),
+        probe(2, "book", "not_landed"),
+        attempt(3, "book"),
+    ]
+    assert check(booking(), snapshot(state="done"), trace) == []
+
+
+def test_a_declared_no_side_effect_response_allows_redispatch_within_its_budget():
+    rejects = [attempt(n, "book", "http:429", "retry", "B2") for n in (1, 2)]
+    assert check(booking(), snapshot(state="done"), [*rejects, attempt(3, "book")]) == []
+    third = attempt(3, "book", "http:429", "retry", "B2")  # safe_reject_redispatch is 2
+    found = check(booking(), snapshot(state="done"), [*rejects, third, attempt(4, "book")])
+    assert invariants(found) == ["unkeyed_redispatch"]
+
+
+def test_no_declaration_excuses_a_timeout():
+    unsafe = fixture("unsafe-retry-booking.yaml")
+    trace = [attempt(1, "book_room", "timeout", "retry", "U2"), attempt(2, "book_room")]
+    assert invariants(check(unsafe, snapshot(state="done"), trace)) == ["unkeyed_redispatch"]
+
+
+def test_a_dispatch_out_now_counts_as_the_second_dispatch():
+    s = snapshot(in_flight="book", waiting=Waiting(kind="observe", step="book"))
+    found = check(booking(), s, [attempt(1, "book", "timeout", "reconcile", "#7")])
+    assert invariants(found) == ["unkeyed_redispatch"]
+
+
+def test_a_spent_single_use_handle_presented_again_is_found():
+    trace = [
+        attempt(1, "book", "http:400", "rewind(to: search)", "X", consumed=["lock#1"]),
+        probe(2, "book", "not_landed"),
+        attempt(3, "book", consumed=["lock#1"]),
+    ]
+    found = check(booking(), snapshot(state="done"), trace)
+    assert invariants(found) == ["stale_or_spent_handle"]
+    assert "lock, already spent by a dispatch of book" in found[0].message
+
+
+def test_a_keyed_retry_with_the_same_key_is_not_a_second_use():
+    cloud = fixture("cloud-provisioning.yaml")
+    first = attempt(1, "create_instance", "timeout", "retry", "C11", ["capacity_hold#1"])
+    first.idempotency_key = "r:create_instance:1"
+    again = attempt(2, "create_instance", consumed=["capacity_hold#1"])
+    again.idempotency_key = "r:create_instance:1"
+    assert check(cloud, snapshot(state="done"), [first, again]) == []
+
+
+def test_a_commit_dispatched_without_its_invalidated_handle_is_found():
+    minted = Event(seq=1, event_type="attempt", step_id="lock_price", handles_minted=["lock#1"])
+    found = check(booking(), snapshot(state="done"), [minted, attempt(2, "book")])
+    assert invariants(found) == ["stale_or_spent_handle"]
+    assert "without a live lock" in found[0].message
+
+
+def test_a_cached_handle_from_an_old_parent_generation_is_mixed_lineage():
+    handles = {
+        "search_id": HandleState(alias="search_id#2", minted_by="search", minted_seq=5),
+        "pick": HandleState(
+            alias="pick#1", lineage=["search_id#1"], minted_by="choose", minted_seq=2
+        ),
+    }
+    s = snapshot(handles=handles, waiting=Waiting(kind="select", step="choose"))
+    found = check(booking(), s, [])
+    assert invariants(found) == ["mixed_lineage"]
+    assert (
+        found[0].message
+        == "pick is live but derives from a search_id that has been re-minted since"
+    )
+
+
+def test_negative_budgets_are_found():
+    s = snapshot(budgets=Budgets(rewinds_left=-1), waiting=Waiting(kind="observe", step="search"))
+    assert invariants(check(booking(), s, [])) == ["negative_budget"]
+
+
+def test_a_dead_end_leaving_a_landed_commit_uncompensated_is_found():
+    landed = [LandedCommit(step="book", attempt_seq=3)]
+    assert invariants(check(booking(), snapshot(state="dead_end", commits_landed=landed), [])) == [
+        "bad_terminal"
+    ]
+    landed[0].compensated = True
+    assert check(booking(), snapshot(state="dead_end", commits_landed=landed), []) == []
+    escalated = [LandedCommit(step="book", attempt_seq=3)]
+    assert check(booking(), snapshot(state="escalated", commits_landed=escalated), []) == []
+
+
+def test_restart_required_is_a_terminal_of_external_mode_only():
+    assert invariants(check(booking(), snapshot(state="restart_required"), [])) == ["bad_terminal"]
+    external = snapshot(state="restart_required", mode="external")
+    assert check(booking(), external, []) == []
+
+
+def test_a_live_run_waiting_for_nothing_is_stuck():
+    assert invariants(check(booking(), snapshot(state="running"), [])) == ["bad_terminal"]
+
+
+def test_a_consent_gate_answered_by_the_model_is_found():
+    doc = chain(
+        """
+        id: model_gate
+        actions: [{id: pay, effect: commit, idempotency: {mode: keyed}, entry_gate: pay_ok}]
+        gates:
+          - {id: pay_ok, audience: model, outcomes: {approve: ok}}
+          - {id: pick_color, audience: model, outcomes: {red: ok}}
+        """
+    )
+    answers = [
+        Event(seq=1, event_type="transition", row="gate:pay_ok.approve", proposal_source="model"),
+        Event(seq=2, event_type="transition", row="gate:pick_color.red", proposal_source="model"),
+    ]
+    found = Monitor(doc).feed(answers)
+    assert [f.message for f in found] == [
+        "gate pay_ok decides money or consent but was answered by the model"
+    ]
+    assert [is_money_or_consent_gate(doc, g) for g in doc.gates] == [True, False]
