@@ -1,11 +1,89 @@
-"""Celery tasks: thin wrappers that take ids and call the core."""
+"""Celery tasks: thin wrappers that take ids and call the core.
+
+Each task claims its work with a conditional update (``ExplorationShard.objects.claim``),
+so a duplicate or late message does nothing, and writes its progress back to
+the database; the search is ``chains.core.sim.explorer`` and the bookkeeping
+is verbs on the models.
+"""
 
 from __future__ import annotations
 
+import logging
+import time
+
 from celery import shared_task
+
+from chains.core import formats
+from chains.core.sim.explorer import explore
+from chains.models import HEARTBEAT_EVERY, ExplorationShard
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(name="chains.ping")
 def ping() -> str:
     """Health check: answers "pong" once a worker has taken it off the broker."""
     return "pong"
+
+
+class _Pulse:
+    """The explorer's callbacks: count states, and beat to the database at most every ``every`` s.
+
+    The beat both records progress and asks whether to go on, so a cancel is
+    seen within about ``every`` seconds and never costs a query per state.
+    """
+
+    def __init__(self, shard: ExplorationShard, every: float = HEARTBEAT_EVERY) -> None:
+        self.shard = shard
+        self.every = every
+        self.states = 0
+        self.stopped = False
+        self.last = time.monotonic()
+
+    def progress(self, states: int) -> None:
+        self.states = states
+        self._beat()
+
+    def should_stop(self) -> bool:
+        self._beat()
+        return self.stopped
+
+    def _beat(self) -> None:
+        now = time.monotonic()
+        if not self.stopped and now - self.last >= self.every:
+            self.last = now
+            self.stopped = not self.shard.beat(self.states)
+
+
+# acks_late: a worker takes its next shard only after finishing this one, so
+# shards spread over workers instead of queueing behind a busy one.
+@shared_task(bind=True, name="chains.explore_shard", acks_late=True)
+def explore_shard(self, exploration_id: int, index: int) -> str:
+    """Run one shard of an exploration; the worker that settles the last shard merges them."""
+    shard = ExplorationShard.objects.claim(
+        exploration_id, index, worker=self.request.hostname or "local"
+    )
+    if shard is None:
+        return "skipped"
+    exploration = shard.exploration
+    pulse = _Pulse(shard)
+    try:
+        result = explore(
+            formats.from_document(exploration.revision.document),
+            exploration.get_bounds(),
+            shard=(index, exploration.shard_count),
+            should_stop=pulse.should_stop,
+            progress=pulse.progress,
+        )
+    except Exception as exc:
+        logger.exception("exploration %s shard %s failed", exploration_id, index)
+        shard.fail(f"{type(exc).__name__}: {exc}")
+        return "failed"
+    shard.finish(result, stopped=pulse.stopped)
+    return "stopped" if pulse.stopped else "done"
+
+
+@shared_task(name="chains.reap_explorations")
+def reap_explorations() -> int:
+    """Take back shards whose worker went silent (queue them again or fail them); how many."""
+    return len(ExplorationShard.objects.reap())

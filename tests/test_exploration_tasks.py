@@ -1,0 +1,372 @@
+"""Explorations run as Celery tasks: shards are claimed, beat, finish, and merge once.
+
+The first tests drive the model verbs and the task body in this process with
+the task queue stubbed out; the last ones send real messages through the
+configured broker (the filesystem transport locally, Redis under CI=true) to
+a worker running in a thread of this process, which shares the test database.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import threading
+import time
+from dataclasses import asdict
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from celery.contrib.testing.worker import start_worker
+from celery.signals import task_prerun
+from django.db import connection, connections
+from django.utils import timezone
+
+from chains.core import formats
+from chains.core.sim.explorer import Bounds, ExploreResult, explore, merge
+from chains.models import Chain, Exploration, ExplorationShard
+from chains.tasks import explore_shard, reap_explorations
+from designer.celery import app
+
+# An unkeyed commit whose single-use quote can expire: small (43 states within
+# SMALL), with a broken invariant for the merged result to carry.
+PAY = """
+id: pay
+handles:
+  - {id: q, minted_by: quote, single_use: true,
+     staleness: {detect: [code:Q_EXPIRED], refresh: quote}}
+actions:
+  - {id: quote, effect: mint, output: {handles: [q]}}
+  - {id: pay, effect: commit, input: {handles: [q]}, idempotency: {mode: none}}
+policy:
+  per_step:
+    commit: {unkeyed: {attempts: 2}}
+"""
+# A fixture whose exploration within LARGE takes minutes: only ever cancelled here.
+FLIGHT = Path(__file__).resolve().parents[1] / "fixtures" / "flight-roundtrip.yaml"
+
+SMALL = Bounds(max_faults=2)
+LARGE = Bounds(max_faults=4)
+
+
+def load(text: str):
+    result = formats.load(textwrap.dedent(text), format="yaml")
+    assert result.chains, [str(p) for p in result.problems]
+    return result.chains[0]
+
+
+def explored(result: dict) -> dict:
+    """What sharding must not change: states, terminal states and violations found.
+
+    (``paths`` and ``seconds`` differ: every shard walks the first levels.)
+    """
+    return {key: result[key] for key in ("states", "terminals", "violations", "truncated")}
+
+
+def wait_until(condition, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def revision(db):
+    return Chain.objects.store(formats.to_document(load(PAY)))
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """The shard tasks that would have gone to the broker, as (exploration id, index)."""
+    calls: list[tuple[int, int]] = []
+    monkeypatch.setattr(explore_shard, "delay", lambda *args: calls.append(args))
+    return calls
+
+
+def finished(exploration: Exploration) -> bool:
+    exploration.refresh_from_db()
+    return exploration.finished_at is not None
+
+
+# Launching
+
+
+@pytest.mark.django_db
+def test_launch_creates_a_queued_shard_per_part_and_sends_a_task_for_each(
+    revision, sent, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        exploration = Exploration.objects.launch(revision, SMALL, shards=3)
+    assert exploration.status == "queued"
+    assert exploration.bounds == asdict(SMALL)
+    assert exploration.get_bounds() == SMALL
+    shards = list(exploration.shards.all())
+    assert [(s.index, s.status) for s in shards] == [(0, "queued"), (1, "queued"), (2, "queued")]
+    assert sent == [(exploration.pk, 0), (exploration.pk, 1), (exploration.pk, 2)]
+
+
+@pytest.mark.django_db
+def test_no_task_is_sent_before_the_launch_commits(
+    revision, sent, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks() as callbacks:
+        Exploration.objects.launch(revision, {"max_faults": 1}, shards=2)
+    assert sent == []
+    assert len(callbacks) == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("shards", [0, 1000])
+def test_launch_refuses_a_shard_count_out_of_range(revision, sent, shards):
+    with pytest.raises(ValueError, match="shards must be between"):
+        Exploration.objects.launch(revision, SMALL, shards=shards)
+    assert not Exploration.objects.exists()
+
+
+# Claiming
+
+
+@pytest.mark.django_db
+def test_a_shard_is_claimed_by_one_worker_only(revision, sent):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=2)
+    first = ExplorationShard.objects.claim(exploration.pk, 0, worker="a")
+    second = ExplorationShard.objects.claim(exploration.pk, 0, worker="b")
+    assert first is not None
+    assert first.claimed_by.startswith("a/")
+    assert first.attempts == 1
+    assert second is None
+    exploration.refresh_from_db()
+    assert exploration.status == "running"
+    assert exploration.started_at is not None
+
+
+@pytest.mark.django_db
+def test_a_claim_for_an_unknown_or_cancelled_exploration_takes_nothing(revision, sent):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=1)
+    exploration.cancel()
+    assert ExplorationShard.objects.claim(exploration.pk, 0, worker="a") is None
+    assert ExplorationShard.objects.claim(exploration.pk + 1, 0, worker="a") is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_claims_of_the_same_shard_have_one_winner(revision, sent):
+    if connection.vendor == "sqlite":
+        pytest.skip("the shared in-memory SQLite test database locks tables across threads")
+    exploration = Exploration.objects.launch(revision, SMALL, shards=1)
+    start = threading.Barrier(6)
+    won: list[bool] = []
+
+    def claim(worker: str) -> None:
+        start.wait()
+        try:
+            won.append(ExplorationShard.objects.claim(exploration.pk, 0, worker) is not None)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=claim, args=(f"w{i}",)) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(won) == [False] * 5 + [True]
+
+
+# Beating, finishing, settling
+
+
+@pytest.mark.django_db
+def test_the_last_shard_to_finish_merges_the_results_once(revision, sent):
+    chain = load(PAY)
+    exploration = Exploration.objects.launch(revision, SMALL, shards=2)
+    results = [explore(chain, SMALL, shard=(i, 2)) for i in range(2)]
+    shards = [ExplorationShard.objects.claim(exploration.pk, i, worker="w") for i in range(2)]
+
+    assert shards[0].finish(results[0])
+    exploration.refresh_from_db()
+    assert exploration.status == "running"
+    assert exploration.result() is None
+
+    assert shards[1].finish(results[1])
+    exploration.refresh_from_db()
+    assert exploration.status == "done"
+    assert exploration.result() == merge(results).as_dict()
+    assert exploration.progress()["shards_done"] == 2
+    assert not exploration.settle()
+    assert not shards[1].finish(results[1])
+
+
+@pytest.mark.django_db
+def test_a_beat_records_progress_and_says_stop_once_cancelled(revision, sent):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=2)
+    shard = ExplorationShard.objects.claim(exploration.pk, 0, worker="w")
+    assert shard.beat(42)
+    assert exploration.progress()["states"] == 42
+
+    assert exploration.cancel()
+    assert not shard.beat(50)
+    assert exploration.finished_at is None  # shard 0 still has to stop
+
+    partial = ExploreResult(
+        states=50, paths=3, terminals={"done": 3}, violations=[], seconds=0.2, truncated=True
+    )
+    assert shard.finish(partial, stopped=True)
+    exploration.refresh_from_db()
+    assert exploration.status == "cancelled"
+    assert exploration.result()["truncated"] is True
+    assert exploration.result()["states"] == 50
+    assert [s.status for s in exploration.shards.all()] == ["cancelled", "cancelled"]
+
+
+@pytest.mark.django_db
+def test_cancelling_a_queued_exploration_finishes_it_without_a_result(revision, sent):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=2)
+    assert exploration.cancel()
+    assert exploration.status == "cancelled"
+    assert exploration.finished_at is not None
+    assert exploration.result() is None
+    assert not exploration.cancel()
+
+
+@pytest.mark.django_db
+def test_a_failing_shard_fails_the_exploration_with_its_reason(revision, sent, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("chains.tasks.explore", broken)
+    exploration = Exploration.objects.launch(revision, SMALL, shards=2)
+    assert explore_shard.apply(args=(exploration.pk, 0)).get() == "failed"
+    exploration.refresh_from_db()
+    assert exploration.status == "failed"
+    assert exploration.error == "shard 0: RuntimeError: boom"
+    assert exploration.finished_at is not None
+    shards = list(exploration.shards.all())
+    assert [(s.status, s.error) for s in shards] == [
+        ("failed", "RuntimeError: boom"),
+        ("cancelled", ""),
+    ]
+    assert explore_shard.apply(args=(exploration.pk, 1)).get() == "skipped"
+
+
+@pytest.mark.django_db
+def test_the_task_runs_every_shard_to_the_unsharded_result(revision, sent):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=2)
+    assert [explore_shard.apply(args=(exploration.pk, i)).get() for i in (0, 1)] == [
+        "done",
+        "done",
+    ]
+    exploration.refresh_from_db()
+    assert exploration.status == "done"
+    assert explored(exploration.result()) == explored(explore(load(PAY), SMALL).as_dict())
+    assert explore_shard.apply(args=(exploration.pk, 0)).get() == "skipped"
+
+
+# Stale work
+
+
+def silence(shard: ExplorationShard, minutes: int = 5) -> None:
+    ExplorationShard.objects.filter(pk=shard.pk).update(
+        heartbeat_at=timezone.now() - timedelta(minutes=minutes)
+    )
+
+
+@pytest.mark.django_db
+def test_a_running_shard_that_stopped_beating_is_stale(revision, sent):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=2)
+    shard = ExplorationShard.objects.claim(exploration.pk, 0, worker="w")
+    assert not ExplorationShard.objects.stale().exists()
+    silence(shard)
+    assert list(ExplorationShard.objects.stale()) == [shard]
+    assert exploration.progress()["shards"][0]["stale"] is True
+    assert exploration.progress()["shards"][1]["stale"] is False
+
+
+@pytest.mark.django_db
+def test_a_stale_shard_goes_back_in_the_queue_and_its_old_worker_must_stop(
+    revision, sent, django_capture_on_commit_callbacks
+):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=1)
+    shard = ExplorationShard.objects.claim(exploration.pk, 0, worker="gone")
+    silence(shard)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert ExplorationShard.objects.reap() == [shard]
+    again = ExplorationShard.objects.get(pk=shard.pk)
+    assert again.status == "queued"
+    assert again.error.startswith(f"requeued: no heartbeat from {shard.claimed_by} for 300s")
+    assert sent == [(exploration.pk, 0)]
+    assert not shard.beat(10)
+    assert ExplorationShard.objects.claim(exploration.pk, 0, worker="next").attempts == 2
+
+
+@pytest.mark.django_db
+def test_a_stale_shard_out_of_attempts_fails_the_exploration_naming_the_worker(revision, sent):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=2)
+    shard = ExplorationShard.objects.claim(exploration.pk, 0, worker="gone")
+    silence(shard)
+    assert ExplorationShard.objects.reap(max_attempts=1) == [shard]
+    exploration.refresh_from_db()
+    assert exploration.status == "failed"
+    assert exploration.error.startswith(f"shard 0: no heartbeat from {shard.claimed_by}")
+    assert "(limit 120s)" in exploration.error
+    assert exploration.finished_at is not None
+    assert not ExplorationShard.objects.stale().exists()
+
+
+@pytest.mark.django_db
+def test_the_reap_task_takes_back_stale_shards_and_leaves_live_ones(revision, sent):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=2)
+    silent = ExplorationShard.objects.claim(exploration.pk, 0, worker="gone")
+    ExplorationShard.objects.claim(exploration.pk, 1, worker="alive")
+    silence(silent)
+    assert reap_explorations.apply().get() == 1
+    assert [s.status for s in exploration.shards.all()] == ["queued", "running"]
+
+
+# Through a real broker and worker
+
+
+@pytest.fixture(scope="module")
+def celery_worker(django_db_setup):
+    """A worker thread that sees the test database.
+
+    The in-memory SQLite test database is shared between connections through
+    SQLite's shared cache, which answers concurrent access with "table is
+    locked" instead of waiting; so, as Django's LiveServerThread does, the
+    worker thread borrows this thread's connection. PostgreSQL needs nothing.
+    """
+    shared = {c.alias: c for c in connections.all() if c.vendor == "sqlite" and c.is_in_memory_db()}
+
+    def borrow(**kwargs) -> None:
+        for alias, conn in shared.items():
+            connections[alias] = conn
+
+    for conn in shared.values():
+        conn.inc_thread_sharing()
+    task_prerun.connect(borrow, weak=False)
+    try:
+        with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10) as w:
+            yield w
+    finally:
+        task_prerun.disconnect(borrow)
+        for conn in shared.values():
+            conn.dec_thread_sharing()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_runs_two_shards_to_the_unsharded_result(celery_worker, revision):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=2)
+    wait_until(lambda: finished(exploration))
+    assert exploration.status == "done", exploration.progress()
+    assert exploration.progress()["shards_done"] == 2
+    assert explored(exploration.result()) == explored(explore(load(PAY), SMALL).as_dict())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cancel_stops_a_running_exploration_with_a_truncated_result(celery_worker):
+    loaded = formats.load(FLIGHT.read_bytes(), filename=FLIGHT.name)
+    revision = Chain.objects.store(formats.to_document(loaded.chains[0]))
+    exploration = Exploration.objects.launch(revision, LARGE, shards=2)
+    wait_until(lambda: exploration.progress()["states"] > 0)
+    assert exploration.cancel()
+    wait_until(lambda: finished(exploration), timeout=10)
+    assert exploration.status == "cancelled"
+    assert exploration.result()["truncated"] is True
+    assert {s.status for s in exploration.shards.all()} == {"cancelled"}
