@@ -25,6 +25,7 @@ from ..signals import (
     is_payload_atom,
     is_prose_match,
     is_transport_success,
+    normalize_atom,
     scope_actions,
     scope_covers,
     scopes_overlap,
@@ -323,3 +324,28 @@ def no_domain_rows(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
     """
     if not chain.verdict_table and any(is_commit_class(a) for a in chain.actions):
         yield "verdict_table", "verdict_table has no domain rows although the chain commits."
+
+
+# Signals that arrive without a provider response: nothing can vouch for them.
+_AMBIGUOUS = re.compile(r"^(timeout|conn_reset|conn_drop|http:5xx|http:50[024])$")
+
+
+@rule(
+    "table.no-side-effect-on-ambiguous-signal",
+    "error",
+    "SPEC §3",
+    hint="Drop no_side_effect: a timeout or dropped connection carries no response, so the "
+    "commit may have landed; route it to reconcile and let the probe decide.",
+)
+def no_side_effect_on_ambiguous_signal(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """A lost or ambiguous response is never declared free of side effects."""
+    for where, row in _rows(chain):
+        if not row.no_side_effect:
+            continue
+        ambiguous = [a for a in row.signal if _AMBIGUOUS.match(normalize_atom(a))]
+        if ambiguous:
+            yield (
+                where,
+                f"{where} declares no_side_effect on {', '.join(ambiguous)}, which carries no "
+                "response that could vouch for it; an unkeyed commit would be dispatched twice.",
+            )

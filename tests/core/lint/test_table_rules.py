@@ -396,3 +396,23 @@ id: c
 actions: [{id: search, effect: read}]
 """)
     assert found(doc, "table.no-domain-rows") == []
+
+
+NO_SIDE_EFFECT_ROW = """
+    id: c
+    actions:
+      - {id: book, effect: commit, idempotency: {mode: none}}
+    verdict_table:
+      - {id: U1, signal: [SIGNAL], scope: {steps: [book]}, verdict: retry, no_side_effect: true}
+"""
+
+
+@pytest.mark.parametrize("signal", ["timeout", "conn_reset", "http:5xx", "http:502"])
+def test_no_side_effect_on_a_lost_or_ambiguous_response_is_invalid(signal):
+    doc = chain(NO_SIDE_EFFECT_ROW.replace("SIGNAL", signal))
+    assert elements(doc, "table.no-side-effect-on-ambiguous-signal") == ["verdict_table[U1]"]
+
+
+def test_no_side_effect_on_a_documented_rejection_passes():
+    doc = chain(NO_SIDE_EFFECT_ROW.replace("SIGNAL", "http:503"))
+    assert found(doc, "table.no-side-effect-on-ambiguous-signal") == []
