@@ -11,7 +11,7 @@ assembles one chain per scope; :mod:`.md_scopes` holds the sharing rules.
 
 How the document is cut into chains:
 
-* A *scope heading* names a scope: ``Scope 1 — `duffel_instant_order```,
+* A *scope heading* names a scope: ``Scope 1 — `flight_instant_order```,
   ``Scope A — Stay booking chain``, ``Chain A — book + ticket``, ``Worked
   example B``; inside a scope, ``Modify chain`` style headings name
   sub-chains. A scope heading whose section defines actions starts a chain;
