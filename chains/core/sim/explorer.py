@@ -154,9 +154,9 @@ def scenario_dict(scenario: Scenario) -> dict[str, Any]:
 def state_key(snapshot: Snapshot, monitor: Monitor) -> str:
     """A canonical hash of what can still change the run or a finding.
 
-    Left out: ``run_id`` (one per search), ``seq`` (it numbers events; it
-    also seeds backoff jitter, so merged states may draw different jitter
-    later — time is a branch the explorer chooses anyway), ``dispatches``
+    Left out: ``run_id`` (one per search), ``seq`` (it numbers events; the
+    backoff jitter is seeded from fields kept here, so merged states draw the
+    same jitter later), ``dispatches``
     (counted, never read by the runtime) and result sets keyed ``step@seq``
     (read by nobody: selections read results by alias). Seq-valued fields the
     runtime compares with each other (``arrived_seq``, ``minted_seq``,

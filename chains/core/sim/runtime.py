@@ -1050,7 +1050,11 @@ class Run:
     def _backoff_and_dispatch(self, action: Action) -> None:
         s = self.snapshot
         backoff = step_limits(self.chain, action).backoff
-        draw = random.Random(f"{s.seed}:{s.seq}").random()
+        # Seeded by what the run's state holds (not by the event count), so two
+        # runs in the same state draw the same jitter: the explorer merges them.
+        budgets = s.budgets
+        seed = f"{s.seed}:{action.id}:{s.attempt}:{budgets.rewinds_left}:{budgets.repairs_left}"
+        draw = random.Random(seed).random()
         delay = backoff.delay(max(s.attempt, 1), draw)
         s.clock += delay
         if s.state == "running":

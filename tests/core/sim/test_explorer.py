@@ -100,6 +100,17 @@ def test_shards_together_are_the_unsharded_search():
     assert merged.keys == whole.keys
 
 
+def test_merged_states_draw_the_same_jitter_so_any_shard_count_is_exact():
+    # Backoff jitter once came from the event count, which the state key leaves
+    # out: runs merged as one state then diverged, and 8 shards of the flight
+    # fixture found states the unsharded search did not.
+    doc = fixture("flight-roundtrip.yaml")
+    bounds = Bounds(max_faults=2)
+    whole = explore(doc, bounds)
+    merged = merge([explore(doc, bounds, shard=(i, 8)) for i in range(8)])
+    assert (merged.states, merged.terminals) == (whole.states, whole.terminals)
+
+
 def test_shards_find_the_same_violations_at_the_same_lengths():
     doc = fixture("unsafe-retry-booking.yaml")
     whole = explore(doc, Bounds(max_faults=2))
