@@ -24,7 +24,7 @@ from typing import NamedTuple, NoReturn
 import networkx as nx
 
 from .errors import ChainError
-from .model import Action, Chain, Independence, is_commit_class
+from .model import Action, Chain, Independence, compensators, is_commit_class
 from .signals import scope_applies_to
 from .verdicts import Verdict
 
@@ -204,7 +204,7 @@ def flow_graph(chain: Chain) -> nx.MultiDiGraph:
             link(node, ("handle", h), "mints")
         if action.confirmation is not None and action.confirmation.probe:
             link(node, ("action", action.confirmation.probe), "probe")
-        for compensator in _compensators(action):
+        for compensator in compensators(action):
             link(("action", compensator), node, "compensates")
         if action.entry_gate:
             link(("gate", action.entry_gate), node, "entry_gate")
@@ -219,18 +219,6 @@ def flow_graph(chain: Chain) -> nx.MultiDiGraph:
         if i + 1 < len(ordered):
             link(node, ("action", ordered[i + 1].id), "next")
     return graph
-
-
-def _compensators(action: Action) -> list[str]:
-    comp = action.compensation
-    if comp is None:
-        return []
-    names = [comp.action] if comp.action and comp.action != "none" else []
-    names += comp.chain
-    for rung in comp.ladder:
-        names += [rung.action] if rung.action else []
-        names += rung.chain
-    return list(dict.fromkeys(names))
 
 
 # --- invalidation (I1, I5) -------------------------------------------------

@@ -48,6 +48,7 @@ __all__ = [
     "Policy",
     "Source",
     "VerdictRow",
+    "compensators",
     "is_commit_class",
     "is_keyed",
     "is_unkeyed_commit",
@@ -470,6 +471,19 @@ def is_unkeyed_commit(action: Action) -> bool:
     return is_commit_class(action) and (
         action.idempotency is None or action.idempotency.mode == "none"
     )
+
+
+def compensators(action: Action) -> list[str]:
+    """Every action that may undo ``action``: its compensation action, chain and ladder rungs."""
+    comp = action.compensation
+    if comp is None:
+        return []
+    names = [comp.action] if comp.action and comp.action != "none" else []
+    names += comp.chain
+    for rung in comp.ladder:
+        names += [rung.action] if rung.action else []
+        names += rung.chain
+    return list(dict.fromkeys(names))
 
 
 # --- verdict table (§3) ----------------------------------------------------

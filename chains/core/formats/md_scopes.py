@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..errors import Problem
-from ..model import Action, Handle
+from ..model import Action, Handle, compensators
 from ..verdicts import Verdict
 from .md_items import MODELS, Context, Item, item_name
 
@@ -271,14 +271,5 @@ def _action_references(action: Action) -> Iterator[tuple[str, str]]:
         yield "gates", action.entry_gate
     if action.confirmation and action.confirmation.probe:
         yield "actions", action.confirmation.probe
-    comp = action.compensation
-    if comp:
-        if comp.action and comp.action != "none":
-            yield "actions", comp.action
-        for step in comp.chain:
-            yield "actions", step
-        for rung in comp.ladder:
-            if rung.action:
-                yield "actions", rung.action
-            for step in rung.chain:
-                yield "actions", step
+    for step in compensators(action):
+        yield "actions", step

@@ -33,6 +33,7 @@ from ..model import (
     Chain,
     Gate,
     Outcome,
+    compensators,
     is_commit_class,
     is_keyed,
     is_unkeyed_commit,
@@ -609,7 +610,7 @@ class Run:
         for a in self.chain.actions:
             if a.confirmation and a.confirmation.probe:
                 auxiliary.add(a.confirmation.probe)
-            auxiliary.update(_compensators(a))
+            auxiliary.update(compensators(a))
         return [
             a.id
             for a in self.chain.actions
@@ -1615,7 +1616,7 @@ class Run:
         if isinstance(order, list):
 
             def rank(i: int) -> int:
-                names = [landed[i].step, *_compensators(self._action(landed[i].step))]
+                names = [landed[i].step, *compensators(self._action(landed[i].step))]
                 hits = [order.index(n) for n in names if n in order]
                 return min(hits) if hits else len(order)
 
@@ -1739,18 +1740,6 @@ class Run:
             )
             return "; ".join(problems) or None
         return f"unknown proposal kind {p.kind!r}"
-
-
-def _compensators(action: Action) -> list[str]:
-    comp = action.compensation
-    if comp is None:
-        return []
-    names = [comp.action] if comp.action and comp.action != "none" else []
-    names += comp.chain
-    for rung in comp.ladder:
-        names += [rung.action] if rung.action else []
-        names += rung.chain
-    return list(dict.fromkeys(names))
 
 
 class RunRegistry:
