@@ -27,14 +27,12 @@ from ..model import (
     is_keyed,
     is_unkeyed_commit,
 )
-from ..policy import DEFAULT_ATTEMPTS
 from ..policy import attempts as policy_attempts
 
 if TYPE_CHECKING:
     from ..graph import Ancestry
 
 __all__ = [
-    "DEFAULT_ATTEMPTS",
     "LintContext",
     "is_commit_class",
     "is_keyed",
