@@ -165,20 +165,17 @@ class Monitor:
         return found
 
     def _excused(self, event: Event) -> bool:
-        """A response declared no_side_effect, within the step's safe_reject_redispatch."""
+        """A response declared no_side_effect: that dispatch left nothing behind.
+
+        How many such re-dispatches one arrival may make is a separate bound,
+        checked when the next one goes out (:meth:`dispatch_findings`).
+        """
         signal = event.signal or {}
         if str(signal.get("transport", "")).lower() in _NO_RESPONSE:
             return False
         row = event.row or ""
         declared = row == "#5" and (event.verdict or "").startswith("retry")
-        declared = declared or any(
-            r.no_side_effect and r.id == row for r in self.chain.verdict_table
-        )
-        if not declared:
-            return False
-        action = self.chain.action(event.step_id or "")
-        limit = step_limits(self.chain, action).safe_reject_redispatch if action else 0
-        return self.streak.get(event.step_id or "", 0) < limit
+        return declared or any(r.no_side_effect and r.id == row for r in self.chain.verdict_table)
 
     def _probe(self, step: str, result: str | None) -> None:
         if result == "not_landed":
@@ -212,6 +209,16 @@ class Monitor:
                     "unkeyed_redispatch",
                     f"unkeyed commit {step} was dispatched again although its earlier "
                     f"dispatch was unresolved ({self.open[step]})",
+                )
+            )
+        limit = step_limits(self.chain, action).safe_reject_redispatch
+        in_a_row = self.streak.get(step, 0) if self.last_step == step else 0
+        if is_unkeyed_commit(action) and in_a_row > limit:
+            found.append(
+                Finding(
+                    "unkeyed_redispatch",
+                    f"unkeyed commit {step} was re-dispatched more than its "
+                    f"safe_reject_redispatch ({limit}) allows in a row",
                 )
             )
         shown = {alias.split("#")[0]: alias for alias in presented}
@@ -253,8 +260,8 @@ class Monitor:
         if s.in_flight and s.waiting.kind == "observe" and s.waiting.step == s.in_flight:
             action = self.chain.action(s.in_flight)
             if action is not None:
-                presented = [s.handles[h].alias for h in action.input.handles if h in s.handles]
-                key = Run(self.chain, s, [])._key(action)
+                run = Run(self.chain, s, [])
+                presented, key = run._presented(action), run._key(action)
                 found += self.dispatch_findings(s.in_flight, presented, set(s.mint_counts), key)
                 found += _lineage(s, [h for h in action.input.handles if h in s.handles])
         found += _lineage(s, [h for h, st in s.handles.items() if not self._fact(st.minted_by)])

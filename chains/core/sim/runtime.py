@@ -293,11 +293,7 @@ class Run:
                     "never re-dispatch",
                     input={"kind": "resume"},
                 )
-                run._set(  # the lost dispatch presented what is still live (I4: spent)
-                    handles_consumed=[
-                        s.handles[h].alias for h in action.input.handles if h in s.handles
-                    ]
-                )
+                run._set(handles_consumed=run._presented(action))  # I4: spent
                 run._reconcile(action)
                 run._flush()
         return run
@@ -344,9 +340,11 @@ class Run:
             input={"kind": "observe", "observation": obs.model_dump(exclude_defaults=True)},
             key=self._key(action),
         )
-        self._set(
-            handles_consumed=[s.handles[h].alias for h in action.input.handles if h in s.handles]
-        )
+        self._set(handles_consumed=self._presented(action))
+        if c.no_side_effect and is_unkeyed_commit(action):
+            record = self._pending_record(action.id)
+            if record is not None:  # the provider vouches this dispatch left nothing
+                record.status = "NOT_LANDED"
         self._apply(action, c, obs)
         self._flush()
 
@@ -429,6 +427,11 @@ class Run:
         elif result == "not_landed":
             record.status = "NOT_LANDED"
             s.state = "compensating" if s.compensation else "running"
+            if record.before_redispatch:
+                self._set(row="reconcile:not_landed", note="not landed: dispatching afresh")
+                self._dispatch(action)
+                self._flush()
+                return
             if cause is not None and not record.refed:
                 record.refed = True
                 c = classify(self.chain, self._ctx(action), action, cause)
@@ -655,6 +658,48 @@ class Run:
         self.snapshot.correlation.append(record)
         return record
 
+    def _unresolved(self, action: Action) -> bool:
+        """Probe before dispatching ``action`` again if its last dispatch may have landed.
+
+        SPEC §3: only a response declared ``no_side_effect`` permits a fresh
+        dispatch of an unkeyed commit. Any other answer that sent the run
+        elsewhere (a staleness rewind, a gate, a repair) leaves the record
+        PENDING, and the replay that comes back here reconciles first.
+        """
+        record = self._pending_record(action.id)
+        if record is None or record.status != "PENDING":
+            return False
+        record.before_redispatch = True
+        self._open(
+            "transition",
+            step=action.id,
+            verdict=Verdict(type="reconcile"),
+            source="config",
+            row="P3:unresolved",
+            note="the last dispatch was never shown not to have landed: probe before "
+            "dispatching again",
+        )
+        self._reconcile(action)
+        return True
+
+    def _presented(self, action: Action) -> list[str]:
+        """Aliases a dispatch of ``action`` presents.
+
+        Live handles, except during an unwind: a compensator acts on what the
+        landed commit it undoes presented and minted (I5: facts), even where
+        a rewind has re-minted those handles since.
+        """
+        s = self.snapshot
+        facts: dict[str, str] = {}
+        if s.compensation is not None and s.compensation.queue:
+            landed = s.commits_landed[s.compensation.queue[0]]
+            facts = {alias.split("#")[0]: alias for alias in [*landed.consumed, *landed.handles]}
+        return [
+            facts[h] if h in facts else s.handles[h].alias
+            for h in action.input.handles
+            if h in facts or h in s.handles
+        ]
+
     def _pending_record(self, step: str) -> CorrelationRecord | None:
         for record in reversed(self.snapshot.correlation):
             if record.step == step and record.status in ("PENDING", "RECONCILING"):
@@ -767,6 +812,8 @@ class Run:
     def _dispatch(self, action: Action) -> None:
         s = self.snapshot
         s.state = "compensating" if s.compensation else "running"
+        if is_unkeyed_commit(action) and self._unresolved(action):
+            return
         if is_unkeyed_commit(action):
             # P3: the record is durable before the request leaves.
             self._open(
@@ -961,6 +1008,7 @@ class Run:
             step=action.id,
             attempt_seq=s.seq,
             handles=aliases,
+            consumed=self._presented(action),
             at=s.clock,
             business_deadline=deadline,
             predicates=list(obs.predicates),

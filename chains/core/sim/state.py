@@ -104,6 +104,9 @@ class LandedCommit(_Model):
     step: str
     attempt_seq: int
     handles: list[str] = Field(default_factory=list, description="aliases it minted")
+    consumed: list[str] = Field(
+        default_factory=list, description="aliases it presented; its compensators act on them"
+    )
     at: float = 0.0
     business_deadline: float | None = Field(None, description="virtual time of business_expiry")
     compensated: bool = False
@@ -122,6 +125,9 @@ class CorrelationRecord(_Model):
     status: Literal["PENDING", "RECONCILING", "LANDED", "NOT_LANDED", "ESCALATED"] = "PENDING"
     created_at: float = 0.0
     refed: bool = Field(False, description="a probe-observed cause was re-fed once (C1.7)")
+    before_redispatch: bool = Field(
+        False, description="probed on re-arrival: not landed means dispatch afresh"
+    )
     probes: int = 0
 
 

@@ -17,7 +17,7 @@ from chains.core.sim.invariants import Monitor, check
 from chains.core.sim.runtime import Run
 from chains.core.sim.scenario import load_scenario, simulate
 
-from .builders import booking, fixture
+from .builders import booking, chain, fixture
 
 SMALL = Bounds(max_faults=1)
 
@@ -62,14 +62,7 @@ def test_a_safe_fixture_breaks_no_invariant_with_one_fault(name):
     "name",
     [
         "flight-roundtrip.yaml",
-        pytest.param(
-            "card-payment.yaml",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="runtime: after a business-expiry rewind invalidates intent_ref, the "
-                "unwind dispatches cancel_intent without it (see docs/explorer.md)",
-            ),
-        ),
+        "card-payment.yaml",
         "cloud-provisioning.yaml",
     ],
 )
@@ -80,8 +73,15 @@ def test_a_safe_fixture_breaks_no_invariant_with_two_faults(name):
 
 def test_every_violation_of_a_test_chain_replays_to_its_invariant():
     doc = booking()
-    result = explore(doc, SMALL)
-    assert result.violations  # the bare chain retries nothing safely: see its rows
+    vouched = chain("""
+        id: unsafe_rows
+        verdict_table:
+          - {id: U1, signal: [timeout, http:503], scope: {steps: [book]}, verdict: retry,
+             no_side_effect: true}
+    """)
+    doc = doc.model_copy(update={"verdict_table": [*vouched.verdict_table, *doc.verdict_table]})
+    result = explore(doc, Bounds(max_faults=2))
+    assert len(result.violations) > 1  # a vouched-for timeout re-dispatches the commit
     for v in result.violations:
         run = simulate(doc, v.scenario).run
         assert (v.invariant, v.message) in {

@@ -60,6 +60,12 @@ def test_a_declared_no_side_effect_response_allows_redispatch_within_its_budget(
     assert invariants(found) == ["unkeyed_redispatch"]
 
 
+def test_a_declared_answer_past_the_allowance_that_rewinds_leaves_nothing_unresolved():
+    rejects = [attempt(n, "book", "http:429", "retry", "B2") for n in (1, 2, 3)]
+    again = [attempt(4, "lock_price"), attempt(5, "book")]  # a new arrival after the rewind
+    assert check(booking(), snapshot(state="done"), [*rejects, *again]) == []
+
+
 def test_no_declaration_excuses_a_timeout():
     unsafe = fixture("unsafe-retry-booking.yaml")
     trace = [attempt(1, "book_room", "timeout", "retry", "U2"), attempt(2, "book_room")]

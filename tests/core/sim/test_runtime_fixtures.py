@@ -123,3 +123,18 @@ def test_an_answer_after_the_payloads_own_deadline_fires_payload_expiry():
     run.answer("approve")
     assert run.trace[-1].verdict == "rewind(to: check_host_capacity)"
     assert run.waiting().step == "check_host_capacity"
+
+
+def test_a_compensator_acts_on_the_intent_its_commit_confirmed_not_a_re_minted_one():
+    run = card_at_consent()
+    run.answer("approve")
+    run.observe(OK)  # confirm_intent: the hold landed on intent_ref#1
+    run.observe(obs("http:400", "authorization_expired"))  # capture: rewind(to: create_intent)
+    run.observe(OK)  # create_intent re-mints
+    assert run.snapshot.handles["intent_ref"].alias == "intent_ref#2"
+    run.answer("decline")  # consent refused on the replay: dead_end unwinds what landed
+    while run.waiting().step != "cancel_intent":
+        run.observe(OK)
+    run.observe(OK)
+    (cancel,) = events(run, "attempt", "cancel_intent")
+    assert cancel.handles_consumed == ["intent_ref#1"]

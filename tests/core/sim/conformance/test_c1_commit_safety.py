@@ -179,3 +179,53 @@ def test_c1_4_no_path_dispatches_an_unkeyed_commit_without_a_prior_record():
             assert recorded, f"attempt seq {event.seq} had no correlation record before it"
             recorded = False
     assert len(run.snapshot.correlation) == run.snapshot.dispatches["book"] == 4
+
+
+def test_c1_1_a_rewind_on_an_undeclared_signal_probes_before_the_commit_goes_out_again():
+    run = drive_to_book(start_booking())
+    run.observe(obs("http:410", "LOCK_EXPIRED"))  # staleness row: rewind(to: lock_price)
+    run.observe(OK)  # lock_price re-mints the lock
+    assert run.waiting().kind == "probe" and run.waiting().step == "book"
+    assert run.snapshot.dispatches["book"] == 1
+    assert events(run, "transition", "book")[-1].row == "P3:unresolved"
+
+
+def test_c1_1_a_probe_that_finds_the_earlier_dispatch_landed_books_nothing_more():
+    run = drive_to_book(start_booking())
+    run.observe(obs("http:410", "LOCK_EXPIRED"))
+    run.observe(OK)
+    run.probe("landed")
+    assert run.snapshot.dispatches["book"] == 1
+    assert [lc.step for lc in run.snapshot.commits_landed] == ["book"]
+    assert run.snapshot.state == "done"
+
+
+def test_c1_1_a_probe_that_finds_nothing_landed_dispatches_afresh():
+    run = drive_to_book(start_booking())
+    run.observe(obs("http:410", "LOCK_EXPIRED"))
+    run.observe(OK)
+    run.probe("not_landed")
+    assert run.waiting().kind == "observe" and run.waiting().step == "book"
+    assert run.snapshot.handles["lock"].alias == "lock#2"  # the fresh lock, never the spent one
+
+
+def test_c1_8_a_rewind_on_a_declared_signal_dispatches_afresh_without_a_probe():
+    doc = booking()
+    doc = doc.model_copy(
+        update={
+            "verdict_table": [
+                *doc.verdict_table,
+                *chain("""
+                    id: extra
+                    verdict_table:
+                      - {id: R1, signal: [code:LOCK_EXPIRED], scope: {steps: [book]},
+                         verdict: "rewind(to: lock_price)", no_side_effect: true}
+                """).verdict_table,
+            ]
+        }
+    )
+    run = drive_to_book(start_booking(doc))
+    run.observe(obs("http:410", "LOCK_EXPIRED"))
+    run.observe(OK)
+    assert run.waiting().kind == "observe" and run.waiting().step == "book"
+    assert not [e for e in run.trace if e.row == "P3:unresolved"]

@@ -78,9 +78,10 @@ def test_c3_3_ambiguous_rematch_goes_to_on_ambiguous():
 
 def test_c3_4_landed_commits_are_not_cache():
     run = drive_to_book(start_booking())
-    run.observe(obs("http:410", "LOCK_EXPIRED"))  # rejected at the door: nothing landed
+    run.observe(obs("http:410", "LOCK_EXPIRED"))  # rewind(to: lock_price)
     assert run.snapshot.commits_landed == []
-    run.observe(OK)
+    run.observe(OK)  # lock_price
+    run.probe("not_landed")  # nobody vouched for the 410: probe before booking again
     run.observe(OK)
     assert [lc.step for lc in run.snapshot.commits_landed] == ["book"]
     landed = run.snapshot.commits_landed[0].model_copy()
