@@ -9,12 +9,13 @@ scenario prefix from the start.
 
     .venv/bin/python bench/explore.py [--runs 3] [--shards 4]
 
-With ``--celery`` it measures only the other half of issue 5 (see
-:func:`celery_speedup`): the wall time of one sharded exploration of
-``flight-roundtrip.yaml`` (``--celery-faults 3``, ``--celery-shards 8``) run
-by one Celery worker process, then by two, and the speed-up (target ≥ 1.6×).
+Last, in the same run, the wall time of one sharded exploration of
+``flight-roundtrip.yaml`` (``--celery-faults 3``, ``--celery-shards 8``) run by
+one Celery worker process, then by two, and the speed-up (target >= 1.6x);
+see :func:`celery_speedup`. ``--no-celery`` leaves that part out, ``--celery``
+runs only that part.
 
-    .venv/bin/python bench/explore.py --celery [--celery-faults 3] [--celery-shards 8]
+    .venv/bin/python bench/explore.py [--no-celery | --celery] [--celery-faults 3]
 """
 
 from __future__ import annotations
@@ -237,21 +238,28 @@ def main() -> None:
         action="store_true",
         help="only the Celery speed-up: one worker process against two (see celery_speedup)",
     )
+    parser.add_argument("--no-celery", action="store_true", help="leave the Celery part out")
     parser.add_argument("--celery-faults", type=int, default=3, help="max_faults of that run")
     parser.add_argument("--celery-shards", type=int, default=8, help="shards of that run")
     args = parser.parse_args()
-    if args.celery:
+    if not args.celery:
+        in_process(args.runs, args.shards)
+    if args.celery or not args.no_celery:
+        print()
         celery_speedup(
             FIXTURES / "flight-roundtrip.yaml",
             Bounds(max_faults=args.celery_faults),
             args.celery_shards,
         )
-        return
+
+
+def in_process(runs: int, shards: int) -> None:
+    """States per second on every fixture, the flight time, shards, and branch costs."""
     print(f"{'fixture':28} {'faults':>6} {'states':>8} {'paths':>8} {'seconds':>8} {'states/s':>9}")
     for name in NAMES:
         chain = load(name)
         for faults in (1, 2):
-            result, seconds = timed(chain, Bounds(max_faults=faults), args.runs)
+            result, seconds = timed(chain, Bounds(max_faults=faults), runs)
             rate = result.states / seconds if seconds else float("inf")
             print(
                 f"{name:28} {faults:>6} {result.states:>8} {result.paths:>8} "
@@ -260,13 +268,13 @@ def main() -> None:
             )
     flight = load("flight-roundtrip.yaml")
     bounds = Bounds(max_faults=2)
-    _, seconds = timed(flight, bounds, args.runs)
-    print(f"\nflight-roundtrip --max-faults 2: {seconds:.2f}s (median of {args.runs})")
+    _, seconds = timed(flight, bounds, runs)
+    print(f"\nflight-roundtrip --max-faults 2: {seconds:.2f}s (median of {runs})")
     started = time.perf_counter()
-    sharded = run_sharded(flight, bounds, args.shards)
+    sharded = run_sharded(flight, bounds, shards)
     serial = time.perf_counter() - started
     print(
-        f"{args.shards} shards one after another: {serial:.2f}s in all, "
+        f"{shards} shards one after another: {serial:.2f}s in all, "
         f"{sharded.states} states after merge (overhead of the shared first levels included)"
     )
     for name in ("flight-roundtrip.yaml", "card-payment.yaml"):
