@@ -25,8 +25,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from .errors import VerdictSyntaxError
 
 __all__ = [
+    "GENERIC_ROWS",
     "VERDICT_TYPES",
     "Verdict",
+    "build_verdict",
     "format_verdict",
     "parse_verdict",
 ]
@@ -298,3 +300,71 @@ def format_verdict(verdict: Verdict) -> str:
         return v.type
     inner = ", ".join(_atom(val) if key is None else f"{key}: {_atom(val)}" for key, val in args)
     return f"{v.type}({inner})"
+
+
+def build_verdict(parts: dict[str, Any]) -> str:
+    """The canonical text of a verdict given as parts (what a verdict builder form posts).
+
+    ``parts`` holds ``type`` and any of ``to``, ``gate``, ``fields`` (a list
+    or a comma-separated string), ``reason``, ``permanent``,
+    ``retry_after_hint``, ``audience``; empty values are left out. Raises
+    :class:`VerdictSyntaxError` naming what is missing or wrong.
+
+    >>> build_verdict({"type": "repair", "to": "search", "fields": "dates, cabin", "gate": ""})
+    'repair(to: search, fields: [dates, cabin])'
+    """
+    given = {k: v for k, v in parts.items() if v not in (None, "", [])}
+    if isinstance(given.get("fields"), str):
+        given["fields"] = [f.strip() for f in given["fields"].split(",") if f.strip()]
+    if isinstance(given.get("permanent"), str):
+        given["permanent"] = given["permanent"].lower() in ("1", "true", "yes", "on")
+    unknown = sorted(set(given) - {"type", *_NAMED})
+    if unknown:
+        raise VerdictSyntaxError(f"a verdict has no argument {', '.join(unknown)}")
+    try:
+        return format_verdict(Verdict(**given))
+    except ValueError as exc:
+        raise VerdictSyntaxError(_first_error(exc)) from None
+
+
+# The generic skeleton of SPEC §3, evaluated after the domain rows: (number,
+# signal, applies to, verdict). Rows 11 and 12 are fixed: no config may move them.
+GENERIC_ROWS: tuple[tuple[int, str, str, str], ...] = (
+    (
+        1,
+        "a staleness signal of a consumed handle, HTTP status or in the payload",
+        "any consumer of the handle",
+        "rewind(to: the handle's refresh), shallowest dead first",
+    ),
+    (
+        2,
+        "empty.detect matches, on success or on a declared error shape",
+        "actions with a valid empty",
+        "ok(empty), then empty.route",
+    ),
+    (3, "transport success, once no payload-level row matched", "any", "ok"),
+    (4, "rate limit (429 or a throttle code)", "read, mint, keyed commit", "retry"),
+    (
+        5,
+        "rate limit or documented safe rejection",
+        "unkeyed commit",
+        "retry only if declared no_side_effect (within safe_reject_redispatch), else reconcile",
+    ),
+    (6, "transport fault: 5xx, timeout, connection reset", "read, mint, keyed commit", "retry"),
+    (
+        7,
+        "transport fault: timeout, dropped connection, ambiguous 5xx",
+        "unkeyed commit",
+        "reconcile",
+    ),
+    (8, "provider changed the terms (price, schedule)", "per config", "gate(consent)"),
+    (9, "deterministic reject (validation, policy, fraud)", "any", "dead_end"),
+    (
+        10,
+        "a sub-resource is gone but the chain can go on degraded",
+        "per config",
+        "gate(degrade consent), or degrade and ok",
+    ),
+    (11, "anything unmatched", "a commit is in flight", "reconcile"),
+    (12, "anything unmatched", "otherwise", "dead_end (never the model's call)"),
+)

@@ -1,0 +1,850 @@
+"""Edits of a chain document: small pure functions ``doc -> doc``, and one dispatcher.
+
+This module owns every change the designer makes to a chain: adding,
+updating, renaming and deleting actions, handles, gates and verdict rows,
+the three kinds of graph edge (``derived_from``, ``consumes``, ``mints``),
+and the policy and top-level fields. Each function works on the document
+form (:func:`~chains.core.formats.to_document`) of its input, validates the
+result again and returns a new :class:`~chains.core.model.Chain`; the input
+is never changed. Anything it cannot do is an :class:`EditError` naming the
+place (``actions[3].effect``, ``handles.search_token``, or for a malformed
+call the argument) and saying what to do about it.
+
+Assumptions: arguments may come straight from JSON a browser posted, so
+every one is type-checked here; a rename rewrites every reference the model
+knows of (verdict expressions through :mod:`chains.core.verdicts`, never by
+text substitution) but not prose such as a precondition's ``when``; and
+references written inside ``fields`` are the linter's business
+(``structure.dangling-reference``), except a ``derived_from`` cycle, which
+is refused. Rows without an id are addressed by position as ``#n``
+(1-based), the way the linter names them.
+
+>>> doc = Chain(id="c")
+>>> doc = add_action(doc, "search", output={"handles": []})
+>>> doc = add_handle(doc, "search_id", minted_by="search")
+>>> doc.action("search").output.handles
+['search_id']
+>>> doc = update_action(doc, "search", {"id": "find"})
+>>> doc.handle("search_id").minted_by
+'find'
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+from pydantic import BaseModel
+
+from .errors import ChainError, DocumentError, Problem
+from .formats import from_document, to_document
+from .graph import derivation_cycles, derivation_graph
+from .lint.structure import EFFECT_CLASSES, EXTERNAL
+from .model import Action, Chain, Gate, Handle, Policy, VerdictRow
+from .verdicts import format_verdict, parse_verdict
+
+__all__ = [
+    "OPS",
+    "EditError",
+    "add_action",
+    "add_edge",
+    "add_gate",
+    "add_handle",
+    "add_row",
+    "apply",
+    "delete_action",
+    "delete_gate",
+    "delete_handle",
+    "delete_row",
+    "duplicate_row",
+    "move_row",
+    "remove_edge",
+    "update_action",
+    "update_chain",
+    "update_gate",
+    "update_handle",
+    "update_policy",
+    "update_row",
+]
+
+Data = dict[str, Any]
+
+EDGE_KINDS = ("derived_from", "consumes", "mints")
+# Ids the document already gives a meaning: ``minted_by: external``,
+# ``compensation: none``, and the effect classes that key policy.per_step.
+RESERVED_ACTION_IDS = frozenset({EXTERNAL, "none", *EFFECT_CLASSES})
+_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+_KIND = {"actions": "action", "handles": "handle", "gates": "gate", "verdict_table": "verdict row"}
+# Chain fields with ops of their own; update_chain refuses them.
+_EDITED_ELSEWHERE = {
+    "actions": "add_action, update_action, delete_action",
+    "handles": "add_handle, update_handle, delete_handle, add_edge, remove_edge",
+    "gates": "add_gate, update_gate, delete_gate",
+    "verdict_table": "add_row, update_row, duplicate_row, delete_row, move_row",
+    "policy": "update_policy",
+}
+
+
+class EditError(ChainError):
+    """An edit was refused: ``path`` says where, ``message`` what to do about it.
+
+    ``path`` is a document path (``actions[3].effect``, ``handles.search_token``)
+    or, when the call itself is malformed, the argument's name (``op``, ``id``).
+    ``problems`` lists every validation problem when there were several.
+    """
+
+    def __init__(self, path: str, message: str, problems: list[Problem] | None = None):
+        self.path = path
+        self.message = message
+        self.problems = problems or [Problem(message, path=path or None)]
+        super().__init__(f"{path}: {message}" if path else message)
+
+
+# --- arguments ---------------------------------------------------------------
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _need_str(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise EditError(name, f"{name} must be a non-empty string, got {_json_type(value)}")
+    return value
+
+
+def _need_index(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise EditError(name, f"{name} must be a whole number, got {_json_type(value)}")
+    return value
+
+
+def _known_keys(model: type[BaseModel]) -> list[str]:
+    return [field.alias or name for name, field in model.model_fields.items()]
+
+
+def _need_fields(fields: Any, model: type[BaseModel], where: str, name: str = "fields") -> Data:
+    """A deep copy of ``fields`` once it is an object whose keys ``model`` knows.
+
+    Unknown keys would otherwise land in ``extras`` unnoticed; a typo must fail.
+    """
+    if not isinstance(fields, dict):
+        raise EditError(name, f"{name} must be an object, got {_json_type(fields)}")
+    known = _known_keys(model)
+    for key in fields:
+        if key not in known:
+            kind = re.sub(r"(?<!^)(?=[A-Z])", " ", model.__name__).lower()  # VerdictRow
+            listed = ", ".join(sorted(known))
+            raise EditError(
+                f"{where}.{key}", f"{kind} has no field {key!r}; known fields: {listed}"
+            )
+    return copy.deepcopy(fields)
+
+
+def _check_new_id(data: Data, section: str, new_id: Any, name: str) -> str:
+    """``new_id`` once it is a well-formed id not yet used in ``section``."""
+    _need_str(name, new_id)
+    if not _ID.fullmatch(new_id) or len(new_id) > 200:
+        raise EditError(
+            name,
+            f"{new_id!r} is not a valid id: use letters, digits, '_', '.' and '-', "
+            "starting with a letter, digit or '_'",
+        )
+    if section == "actions" and new_id in RESERVED_ACTION_IDS:
+        raise EditError(name, f"{new_id!r} already means something in a chain; pick another id")
+    if _find(data, section, new_id) is not None:
+        kind = _KIND[section]
+        article = "an" if kind[0] in "aeiou" else "a"
+        raise EditError(
+            f"{section}.{new_id}", f"{article} {kind} with id {new_id!r} already exists"
+        )
+    return new_id
+
+
+# --- the document ------------------------------------------------------------
+
+
+def _document(doc: Any) -> Data:
+    if not isinstance(doc, Chain):
+        raise EditError("doc", f"expected a chain, got {type(doc).__name__}")
+    return to_document(doc)
+
+
+def _validated(data: Data) -> Chain:
+    try:
+        return from_document(data)
+    except DocumentError as exc:
+        first = exc.problems[0]
+        raise EditError(first.path or "", first.message, exc.problems) from None
+
+
+def _find(data: Data, section: str, ident: str) -> int | None:
+    """Position of the first element of ``section`` with ``ident`` (``#n`` for rows)."""
+    items = data.get(section) or []
+    if section == "verdict_table" and re.fullmatch(r"#\d+", ident):
+        n = int(ident[1:])
+        return n - 1 if 1 <= n <= len(items) else None
+    return next((i for i, item in enumerate(items) if item.get("id") == ident), None)
+
+
+def _position(data: Data, section: str, ident: Any, name: str = "id") -> int:
+    """Like :func:`_find` for an id given as argument ``name``; refuses a missing one."""
+    _need_str(name, ident)
+    index = _find(data, section, ident)
+    if index is None:
+        raise EditError(f"{section}.{ident}", f"{_KIND[section]} {ident!r} does not exist")
+    return index
+
+
+def _element(data: Data, section: str, ident: Any, name: str = "id") -> Data:
+    at = _position(data, section, ident, name)  # before data[section], which may be missing
+    element: Data = data[section][at]
+    return element
+
+
+def _list_at(element: Data, *keys: str) -> list[Any]:
+    """The list at ``element[k1][k2]...``, created empty when missing."""
+    node = element
+    for key in keys[:-1]:
+        node = node.setdefault(key, {})
+    found: list[Any] = node.setdefault(keys[-1], [])
+    return found
+
+
+def _replace(element: Data, fields: Data) -> None:
+    """Top-level keys of ``fields`` replace the element's; ``None`` removes a key."""
+    for key, value in fields.items():
+        if value is None:
+            element.pop(key, None)
+        else:
+            element[key] = value
+
+
+def _row_place(row: Data, index: int) -> str:
+    return f"verdict_table.{row['id']}" if row.get("id") else f"verdict_table[#{index + 1}]"
+
+
+# --- references ----------------------------------------------------------------
+
+
+@dataclass
+class _Slot:
+    """One place in the document that names an element.
+
+    ``part`` is ``to`` or ``gate`` when the place holds a verdict expression;
+    ``cleanable`` marks list entries that deleting the named element may drop.
+    """
+
+    place: str
+    holder: Any
+    key: Any
+    part: str | None = None
+    cleanable: bool = False
+
+    def get(self) -> Any:
+        value = self.holder[self.key]
+        if self.part is None:
+            return value
+        return getattr(parse_verdict(value), self.part)
+
+    def set(self, new: str) -> None:
+        if self.part is None:
+            self.holder[self.key] = new
+        else:
+            verdict = parse_verdict(self.holder[self.key])
+            self.holder[self.key] = format_verdict(verdict.model_copy(update={self.part: new}))
+
+
+def _key_slot(place: str, holder: Any, key: str) -> Iterator[_Slot]:
+    if isinstance(holder, dict) and key in holder:
+        yield _Slot(place, holder, key)
+
+
+def _list_slots(place: str, items: Any, cleanable: bool = False) -> Iterator[_Slot]:
+    for i in range(len(items or [])):
+        yield _Slot(place, items, i, cleanable=cleanable)
+
+
+def _verdict_slots(data: Data, part: str) -> Iterator[_Slot]:
+    """Every verdict expression of the document, for its ``to`` or ``gate`` argument."""
+    for a in data.get("actions") or []:
+        where = f"actions.{a['id']}"
+        output = a.get("output") or {}
+        for key, name in (("empty", "route"), ("business_expiry", "on_expiry")):
+            if isinstance(output.get(key), dict) and name in output[key]:
+                yield _Slot(f"{where}.output.{key}.{name}", output[key], name, part)
+        for j, pre in enumerate(a.get("preconditions") or []):
+            yield _Slot(f"{where}.preconditions[{j}].verdict", pre, "verdict", part)
+        revocation = a.get("revocation") or {}
+        if "route" in revocation:
+            yield _Slot(f"{where}.revocation.route", revocation, "route", part)
+        for j, rung in enumerate((a.get("compensation") or {}).get("ladder") or []):
+            if "else" in rung:
+                yield _Slot(f"{where}.compensation.ladder[{j}].else", rung, "else", part)
+    for g in data.get("gates") or []:
+        where = f"gates.{g['id']}"
+        for name, outcome in (g.get("outcomes") or {}).items():
+            yield _Slot(f"{where}.outcomes.{name}", outcome, "verdict", part)
+        for key in ("timeout", "payload_expiry"):
+            if isinstance(g.get(key), dict) and "verdict" in g[key]:
+                yield _Slot(f"{where}.{key}.verdict", g[key], "verdict", part)
+    for i, row in enumerate(data.get("verdict_table") or []):
+        yield _Slot(f"{_row_place(row, i)}.verdict", row, "verdict", part)
+
+
+def _action_slots(data: Data) -> Iterator[_Slot]:
+    for h in data.get("handles") or []:
+        where = f"handles.{h['id']}"
+        yield from _key_slot(f"{where}.minted_by", h, "minted_by")
+        yield from _key_slot(f"{where}.staleness.refresh", h.get("staleness"), "refresh")
+    for a in data.get("actions") or []:
+        where = f"actions.{a['id']}"
+        yield from _key_slot(f"{where}.confirmation.probe", a.get("confirmation"), "probe")
+        comp = a.get("compensation") or {}
+        yield from _key_slot(f"{where}.compensation.action", comp, "action")
+        yield from _list_slots(f"{where}.compensation.chain", comp.get("chain"))
+        for j, rung in enumerate(comp.get("ladder") or []):
+            yield from _key_slot(f"{where}.compensation.ladder[{j}].action", rung, "action")
+            yield from _list_slots(f"{where}.compensation.ladder[{j}].chain", rung.get("chain"))
+    for i, row in enumerate(data.get("verdict_table") or []):
+        steps = (row.get("scope") or {}).get("steps")
+        yield from _list_slots(f"{_row_place(row, i)}.scope.steps", steps)
+    order = ((data.get("policy") or {}).get("per_chain") or {}).get("compensation_order")
+    if isinstance(order, list):
+        yield from _list_slots("policy.per_chain.compensation_order", order)
+    yield from _verdict_slots(data, "to")
+
+
+def _handle_slots(data: Data) -> Iterator[_Slot]:
+    for h in data.get("handles") or []:
+        where = f"handles.{h['id']}.derived_from"
+        yield from _list_slots(where, h.get("derived_from"), cleanable=True)
+    for a in data.get("actions") or []:
+        where = f"actions.{a['id']}"
+        inputs = (a.get("input") or {}).get("handles")
+        outputs = (a.get("output") or {}).get("handles")
+        yield from _list_slots(f"{where}.input.handles", inputs, cleanable=True)
+        yield from _list_slots(f"{where}.output.handles", outputs, cleanable=True)
+        yield from _key_slot(f"{where}.mutates", a, "mutates")
+    for i, row in enumerate(data.get("verdict_table") or []):
+        consumers = (row.get("scope") or {}).get("consumers_of")
+        yield from _list_slots(f"{_row_place(row, i)}.scope.consumers_of", consumers)
+    for i, pair in enumerate(data.get("independence") or []):
+        yield from _list_slots(f"independence[{i}].handles", pair.get("handles"), cleanable=True)
+
+
+def _gate_slots(data: Data) -> Iterator[_Slot]:
+    for a in data.get("actions") or []:
+        yield from _key_slot(f"actions.{a['id']}.entry_gate", a, "entry_gate")
+    yield from _verdict_slots(data, "gate")
+
+
+def _rename(slots: Iterator[_Slot], old: str, new: str) -> None:
+    for slot in list(slots):
+        if slot.get() == old:
+            slot.set(new)
+
+
+def _uses(slots: Iterator[_Slot], ident: str, own: str) -> list[_Slot]:
+    """The slots naming ``ident`` outside the element itself (places under ``own``)."""
+    return [s for s in slots if s.get() == ident and not s.place.startswith(own + ".")]
+
+
+def _still_used(kind: str, ident: str, uses: list[_Slot], path: str) -> EditError:
+    places = ", ".join(dict.fromkeys(s.place for s in uses))
+    return EditError(path, f"{kind} {ident!r} is still used by: {places}")
+
+
+def _refuse_new_cycles(before: Chain, after: Chain, path: str) -> None:
+    old = derivation_cycles(before)
+    new = [c for c in derivation_cycles(after) if c not in old]
+    if new:
+        text = " → ".join([*new[0], new[0][0]])
+        raise EditError(path, f"that would make a derived_from cycle: {text}")
+
+
+# --- actions -----------------------------------------------------------------
+
+
+def add_action(doc: Chain, id: str, effect: str = "read", **fields: Any) -> Chain:
+    """Append an action; ``fields`` are other keys of its document form."""
+    data = _document(doc)
+    _check_new_id(data, "actions", id, "id")
+    _need_str("effect", effect)
+    action = {"id": id, "effect": effect, **_need_fields(fields, Action, f"actions.{id}")}
+    _list_at(data, "actions").append(action)
+    return _validated(data)
+
+
+def _rename_action(data: Data, old: str, new: str) -> None:
+    _rename(_action_slots(data), old, new)
+    policy = data.get("policy") or {}
+    per_step = policy.get("per_step")
+    if per_step and old in per_step and old not in EFFECT_CLASSES:
+        policy["per_step"] = {new if k == old else k: v for k, v in per_step.items()}
+    _element(data, "actions", old)["id"] = new
+
+
+def update_action(doc: Chain, id: str, fields: dict[str, Any]) -> Chain:
+    """Replace top-level keys of an action; a new ``id`` renames it everywhere.
+
+    >>> doc = Chain.model_validate({"id": "c", "actions": [
+    ...     {"id": "get", "effect": "read"},
+    ...     {"id": "book", "effect": "commit", "confirmation": {"probe": "get"}}]})
+    >>> update_action(doc, "get", {"id": "lookup"}).action("book").confirmation.probe
+    'lookup'
+    """
+    data = _document(doc)
+    _element(data, "actions", id)
+    changes = _need_fields(fields, Action, f"actions.{id}")
+    new_id = changes.pop("id", id)
+    if new_id != id:
+        _check_new_id(data, "actions", new_id, f"actions.{id}.id")
+        _rename_action(data, id, new_id)
+    _replace(_element(data, "actions", new_id), changes)
+    return _validated(data)
+
+
+def delete_action(doc: Chain, id: str) -> Chain:
+    """Remove an action nothing else names; otherwise list every place that does.
+
+    The handles it mints name it too (``minted_by``): they are listed, not
+    silently orphaned.
+    """
+    data = _document(doc)
+    at = _position(data, "actions", id)
+    uses = _uses(_action_slots(data), id, f"actions.{id}")
+    per_step = (data.get("policy") or {}).get("per_step") or {}
+    if id in per_step and id not in EFFECT_CLASSES:
+        uses.append(_Slot(f"policy.per_step.{id}", per_step, id))
+    if uses:
+        raise _still_used("action", id, uses, f"actions.{id}")
+    del data["actions"][at]
+    return _validated(data)
+
+
+# --- handles -----------------------------------------------------------------
+
+
+def _set_minter(data: Data, handle: Data, minter: str | None) -> None:
+    """Make ``minter`` the handle's only minter: ``minted_by`` and ``output.handles`` agree.
+
+    ``None`` and ``external`` leave no action minting it.
+    """
+    hid = handle["id"]
+    path = f"handles.{hid}.minted_by"
+    if minter is not None:
+        _need_str("minted_by", minter)
+        if minter != EXTERNAL and _find(data, "actions", minter) is None:
+            raise EditError(path, f"action {minter!r} does not exist")
+    for action in data.get("actions") or []:
+        outputs = (action.get("output") or {}).get("handles") or []
+        if action["id"] != minter and hid in outputs:
+            outputs[:] = [h for h in outputs if h != hid]
+    if minter is None:
+        handle.pop("minted_by", None)
+        return
+    handle["minted_by"] = minter
+    if minter != EXTERNAL:
+        outputs = _list_at(_element(data, "actions", minter), "output", "handles")
+        if hid not in outputs:
+            outputs.append(hid)
+
+
+def add_handle(doc: Chain, id: str, minted_by: str | None = None, **fields: Any) -> Chain:
+    """Append a handle; when ``minted_by`` names an action, that action outputs it."""
+    data = _document(doc)
+    _check_new_id(data, "handles", id, "id")
+    handle = {"id": id, **_need_fields(fields, Handle, f"handles.{id}")}
+    _list_at(data, "handles").append(handle)
+    if minted_by is not None:
+        _set_minter(data, handle, minted_by)
+    after = _validated(data)
+    _refuse_new_cycles(doc, after, f"handles.{id}.derived_from")
+    return after
+
+
+def update_handle(doc: Chain, id: str, fields: dict[str, Any]) -> Chain:
+    """Replace top-level keys of a handle; a new ``id`` renames it everywhere.
+
+    A new ``minted_by`` moves the handle to that action's ``output.handles``
+    (``None`` or ``external``: out of every action's).
+    """
+    data = _document(doc)
+    _element(data, "handles", id)
+    changes = _need_fields(fields, Handle, f"handles.{id}")
+    new_id = changes.pop("id", id)
+    if new_id != id:
+        _check_new_id(data, "handles", new_id, f"handles.{id}.id")
+        _rename(_handle_slots(data), id, new_id)
+        _element(data, "handles", id)["id"] = new_id
+    handle = _element(data, "handles", new_id)
+    if "minted_by" in changes:
+        _set_minter(data, handle, changes.pop("minted_by"))
+    _replace(handle, changes)
+    after = _validated(data)
+    _refuse_new_cycles(doc, after, f"handles.{new_id}.derived_from")
+    return after
+
+
+def delete_handle(doc: Chain, id: str) -> Chain:
+    """Remove a handle and the edges to it; refuse while a scope or ``mutates`` names it.
+
+    Other handles' ``derived_from``, actions' input and output handles and
+    ``independence`` answers about it are dropped with it; a verdict row's
+    ``consumers_of`` or an action's ``mutates`` would change meaning, so those
+    must be edited first.
+    """
+    data = _document(doc)
+    at = _position(data, "handles", id)
+    blocking = [s for s in _uses(_handle_slots(data), id, f"handles.{id}") if not s.cleanable]
+    if blocking:
+        raise _still_used("handle", id, blocking, f"handles.{id}")
+    del data["handles"][at]
+    for h in data.get("handles") or []:
+        if id in h.get("derived_from", []):
+            h["derived_from"] = [p for p in h["derived_from"] if p != id]
+    for a in data.get("actions") or []:
+        for side in ("input", "output"):
+            block = a.get(side) or {}
+            if id in block.get("handles", []):
+                block["handles"] = [h for h in block["handles"] if h != id]
+    if data.get("independence"):
+        data["independence"] = [p for p in data["independence"] if id not in p.get("handles", [])]
+    return _validated(data)
+
+
+# --- edges -------------------------------------------------------------------
+
+
+def _need_kind(kind: Any) -> str:
+    _need_str("kind", kind)
+    if kind not in EDGE_KINDS:
+        raise EditError("kind", f"unknown edge kind {kind!r}; expected {', '.join(EDGE_KINDS)}")
+    return kind
+
+
+def _cycle_text(doc: Chain, child: str, parent: str) -> str | None:
+    """The cycle ``child derived_from parent`` would close, parent to child, or ``None``."""
+    graph = derivation_graph(doc)
+    if child not in graph or parent not in graph or not nx.has_path(graph, child, parent):
+        return None
+    path = nx.shortest_path(graph, child, parent)
+    return " → ".join([parent, *path])
+
+
+def add_edge(doc: Chain, kind: str, source: str, target: str) -> Chain:
+    """Add one graph edge: ``derived_from`` (child → parent), ``consumes`` or ``mints``.
+
+    ``consumes`` and ``mints`` go from an action to a handle; minting a
+    handle another action minted moves it to ``source``.
+
+    >>> doc = Chain.model_validate({"id": "c", "handles": [
+    ...     {"id": "a"}, {"id": "b", "derived_from": ["a"]}]})
+    >>> add_edge(doc, "derived_from", "a", "b")
+    Traceback (most recent call last):
+    ...
+    chains.core.edit.EditError: handles.a.derived_from: a cannot derive from b: that would make a derived_from cycle b → a → b
+    """  # noqa: E501
+    data = _document(doc)
+    _need_kind(kind)
+    if kind == "derived_from":
+        child = _element(data, "handles", source, "source")
+        _element(data, "handles", target, "target")
+        path = f"handles.{source}.derived_from"
+        if source == target:
+            raise EditError(path, f"handle {source!r} cannot derive from itself")
+        parents = _list_at(child, "derived_from")
+        if target in parents:
+            raise EditError(path, f"edge already exists: {source} derives from {target}")
+        cycle = _cycle_text(doc, source, target)
+        if cycle:
+            raise EditError(
+                path,
+                f"{source} cannot derive from {target}: that would make a "
+                f"derived_from cycle {cycle}",
+            )
+        parents.append(target)
+        return _validated(data)
+    action = _element(data, "actions", source, "source")
+    handle = _element(data, "handles", target, "target")
+    if kind == "consumes":
+        inputs = _list_at(action, "input", "handles")
+        if target in inputs:
+            raise EditError(
+                f"actions.{source}.input.handles",
+                f"edge already exists: {source} consumes {target}",
+            )
+        inputs.append(target)
+    else:
+        outputs = (action.get("output") or {}).get("handles") or []
+        if target in outputs and handle.get("minted_by") == source:
+            raise EditError(
+                f"actions.{source}.output.handles", f"edge already exists: {source} mints {target}"
+            )
+        _set_minter(data, handle, source)
+    return _validated(data)
+
+
+def remove_edge(doc: Chain, kind: str, source: str, target: str) -> Chain:
+    """Remove one graph edge added by :func:`add_edge` (or written in the document)."""
+    data = _document(doc)
+    _need_kind(kind)
+    _need_str("target", target)
+    section = "handles" if kind == "derived_from" else "actions"
+    element = _element(data, section, source, "source")
+    if kind == "derived_from":
+        path, names, verb = f"handles.{source}.derived_from", "derived_from", "derives from"
+        holder = element
+    else:
+        side = "input" if kind == "consumes" else "output"
+        path, names, verb = f"actions.{source}.{side}.handles", "handles", kind
+        holder = element.get(side) or {}
+    listed = holder.get(names) or []
+    handle = _element(data, "handles", target, "target") if kind == "mints" else {}
+    minted_here = handle.get("minted_by") == source
+    if target not in listed and not minted_here:
+        raise EditError(path, f"there is no edge {source} {verb} {target}")
+    holder[names] = [n for n in listed if n != target]
+    if minted_here:
+        handle.pop("minted_by")
+    return _validated(data)
+
+
+# --- verdict rows --------------------------------------------------------------
+
+
+def _row_fields(data: Data, fields: Any, where: str) -> Data:
+    changes = _need_fields(fields, VerdictRow, where)
+    if "id" in changes:
+        _check_new_id(data, "verdict_table", changes["id"], f"{where}.id")
+    return changes
+
+
+def _need_position(name: str, index: Any, size: int) -> int:
+    _need_index(name, index)
+    if not 0 <= index <= size:
+        raise EditError(name, f"{name} must be between 0 and {size}, got {index}")
+    return int(index)
+
+
+def add_row(doc: Chain, fields: dict[str, Any], index: int | None = None) -> Chain:
+    """Insert a verdict row at ``index`` (appended when ``None``); ``fields`` needs an ``id``."""
+    data = _document(doc)
+    if isinstance(fields, dict) and "id" not in fields:
+        raise EditError("fields.id", "a new verdict row needs an id")
+    row = _row_fields(data, fields, "verdict_table")
+    rows = _list_at(data, "verdict_table")
+    at = len(rows) if index is None else _need_position("index", index, len(rows))
+    rows.insert(at, row)
+    return _validated(data)
+
+
+def update_row(doc: Chain, id: str, fields: dict[str, Any]) -> Chain:
+    """Replace top-level keys of a verdict row (``id`` or ``#n``)."""
+    data = _document(doc)
+    at = _position(data, "verdict_table", id)
+    row = data["verdict_table"][at]
+    changes = _need_fields(fields, VerdictRow, _row_place(row, at))
+    if changes.get("id", row.get("id")) != row.get("id"):
+        _check_new_id(data, "verdict_table", changes["id"], f"{_row_place(row, at)}.id")
+    _replace(row, changes)
+    return _validated(data)
+
+
+def _fresh_row_id(data: Data, base: str) -> str:
+    n = 1
+    while _find(data, "verdict_table", candidate := f"{base}_copy{n if n > 1 else ''}") is not None:
+        n += 1
+    return candidate
+
+
+def duplicate_row(doc: Chain, id: str, new_id: str | None = None) -> Chain:
+    """Copy a verdict row right after itself, as ``new_id`` or ``<id>_copy``, ``<id>_copy2`` ...
+
+    A row without an id is copied without one unless ``new_id`` is given.
+    """
+    data = _document(doc)
+    at = _position(data, "verdict_table", id)
+    row = copy.deepcopy(data["verdict_table"][at])
+    if new_id is not None:
+        row["id"] = _check_new_id(data, "verdict_table", new_id, "new_id")
+    elif row.get("id"):
+        row["id"] = _fresh_row_id(data, row["id"])
+    data["verdict_table"].insert(at + 1, row)
+    return _validated(data)
+
+
+def delete_row(doc: Chain, id: str) -> Chain:
+    """Remove a verdict row (``id`` or ``#n``); nothing else refers to rows."""
+    data = _document(doc)
+    at = _position(data, "verdict_table", id)
+    del data["verdict_table"][at]
+    return _validated(data)
+
+
+def move_row(doc: Chain, id: str, index: int) -> Chain:
+    """Move a verdict row so that it ends up at ``index`` (counted once it is taken out).
+
+    >>> doc = Chain.model_validate({"id": "c", "verdict_table": [
+    ...     {"id": "A", "verdict": "retry"}, {"id": "B", "verdict": "retry"},
+    ...     {"id": "C", "verdict": "retry"}]})
+    >>> [r.id for r in move_row(doc, "A", 2).verdict_table]
+    ['B', 'C', 'A']
+    """
+    data = _document(doc)
+    rows = data.get("verdict_table", [])
+    row = rows.pop(_position(data, "verdict_table", id))
+    rows.insert(_need_position("index", index, len(rows)), row)
+    return _validated(data)
+
+
+# --- gates -------------------------------------------------------------------
+
+
+def add_gate(doc: Chain, id: str, **fields: Any) -> Chain:
+    """Append a gate; ``fields`` are other keys of its document form (``audience`` is required)."""
+    data = _document(doc)
+    _check_new_id(data, "gates", id, "id")
+    _list_at(data, "gates").append({"id": id, **_need_fields(fields, Gate, f"gates.{id}")})
+    return _validated(data)
+
+
+def update_gate(doc: Chain, id: str, fields: dict[str, Any]) -> Chain:
+    """Replace top-level keys of a gate; a new ``id`` renames its ``gate(...)`` verdicts too."""
+    data = _document(doc)
+    _element(data, "gates", id)
+    changes = _need_fields(fields, Gate, f"gates.{id}")
+    new_id = changes.pop("id", id)
+    if new_id != id:
+        _check_new_id(data, "gates", new_id, f"gates.{id}.id")
+        _rename(_gate_slots(data), id, new_id)
+        _element(data, "gates", id)["id"] = new_id
+    _replace(_element(data, "gates", new_id), changes)
+    return _validated(data)
+
+
+def delete_gate(doc: Chain, id: str) -> Chain:
+    """Remove a gate nothing raises; otherwise list every place that does."""
+    data = _document(doc)
+    at = _position(data, "gates", id)
+    uses = _uses(_gate_slots(data), id, f"gates.{id}")
+    if uses:
+        raise _still_used("gate", id, uses, f"gates.{id}")
+    del data["gates"][at]
+    return _validated(data)
+
+
+# --- policy and the chain's own fields ---------------------------------------
+
+
+def _merge(base: Data, patch: Data) -> None:
+    for key, value in patch.items():
+        if value is None:
+            base.pop(key, None)
+        elif isinstance(value, dict) and isinstance(base.get(key), dict):
+            _merge(base[key], value)
+        else:
+            base[key] = value
+
+
+def update_policy(doc: Chain, fields: dict[str, Any]) -> Chain:
+    """Deep-merge ``fields`` into the policy; a ``None`` value removes its key.
+
+    >>> doc = Chain.model_validate({"id": "c", "policy": {"per_step": {
+    ...     "commit": {"attempts": 1, "keyed": {"attempts": 3}}}}})
+    >>> new = update_policy(doc, {"per_step": {"commit": {"keyed": None, "unkeyed": {"attempts": 1}}}})
+    >>> new.policy.per_step["commit"].keyed is None, new.policy.per_step["commit"].attempts
+    (True, 1)
+    """  # noqa: E501
+    data = _document(doc)
+    patch = _need_fields(fields, Policy, "policy")
+    policy = data.setdefault("policy", {})
+    _merge(policy, patch)
+    return _validated(data)
+
+
+def update_chain(doc: Chain, fields: dict[str, Any]) -> Chain:
+    """Replace the chain's own fields (title, description, run_key, known_unmatched ...).
+
+    Handles, actions, gates, verdict rows and the policy have edits of their own.
+    """
+    if isinstance(fields, dict):
+        for key, ops in _EDITED_ELSEWHERE.items():
+            if key in fields:
+                raise EditError(key, f"{key} cannot be replaced wholesale; use {ops}")
+    data = _document(doc)
+    _replace(data, _need_fields(fields, Chain, "chain"))
+    return _validated(data)
+
+
+# --- dispatch ----------------------------------------------------------------
+
+OPS: dict[str, Callable[..., Chain]] = {
+    f.__name__: f
+    for f in (
+        add_action,
+        update_action,
+        delete_action,
+        add_handle,
+        update_handle,
+        delete_handle,
+        add_edge,
+        remove_edge,
+        add_row,
+        update_row,
+        duplicate_row,
+        delete_row,
+        move_row,
+        add_gate,
+        update_gate,
+        delete_gate,
+        update_policy,
+        update_chain,
+    )
+}
+
+
+def apply(doc: Chain, op: str, args: dict[str, Any]) -> Chain:
+    """Run the edit ``op`` with ``args`` (decoded JSON): the one entry point for the web.
+
+    >>> apply(Chain(id="c"), "add_action", {"id": "search", "colour": "red"})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    chains.core.edit.EditError: actions.search.colour: action has no field 'colour'; known fields: ...
+    """  # noqa: E501
+    if not isinstance(op, str) or op not in OPS:
+        raise EditError("op", f"unknown edit {op!r}; known edits: {', '.join(OPS)}")
+    if not isinstance(args, dict):
+        raise EditError("args", f"args must be an object, got {_json_type(args)}")
+    func = OPS[op]
+    params = list(inspect.signature(func).parameters.values())[1:]
+    named = [p.name for p in params if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    open_ended = len(named) < len(params)
+    for key in args:
+        if not isinstance(key, str) or key == "doc" or (key not in named and not open_ended):
+            raise EditError(
+                str(key), f"{op} takes no argument {key!r}; it takes {', '.join(named)}"
+            )
+    missing = [p.name for p in params if p.default is p.empty and p.name in named]
+    missing = [name for name in missing if name not in args]
+    if missing:
+        raise EditError(missing[0], f"{op} needs {', '.join(missing)}")
+    return func(doc, **args)

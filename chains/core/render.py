@@ -1,0 +1,619 @@
+"""The designer's two drawings of a chain, as Graphviz DOT and as inline SVG.
+
+This module owns how a chain looks: the *handle graph* (handles, the actions
+that mint and consume them, ``derived_from`` lineage, probes and
+compensators) and the *flow* (steps in order, entry gates, the routes that
+jump back, probes and compensation hanging off the commits). It assumes
+nothing about the document's validity: a chain under edit often names
+handles, actions or gates that do not exist, and those are drawn as
+``undefined`` nodes instead of failing. Duplicate ids keep their first
+definition, as in :mod:`chains.core.graph`. The only process it starts is
+Graphviz ``dot`` (:func:`to_svg`).
+
+Every node and edge carries an SVG ``id`` equal to its *graph key* and a
+``class`` naming its kind (Graphviz prepends ``node`` or ``edge``), plus the
+class that ``marks`` gives its key, so the page's JavaScript finds elements
+by key and highlights them with CSS (``marks`` come from e.g.
+:func:`chains.core.diff.graph_marks`; keys the drawing lacks are ignored).
+
+Handle graph keys and classes:
+
+* ``action:<id>`` — ``node action effect-<effect>`` (+ ``probe-only``)
+* ``handle:<id>`` — ``node handle`` (+ ``single-use``, ``external``)
+* ``edge:derived_from:<child>:<parent>`` — ``edge derived-from`` (bold, arrow
+  points from child to parent: "derives from")
+* ``edge:mints:<action>:<handle>`` — ``edge mints``
+* ``edge:consumes:<action>:<handle>`` — ``edge consumes`` (drawn handle → action)
+* ``edge:probe:<commit>:<probe>`` — ``edge probe`` (dashed)
+* ``edge:compensator:<commit>:<compensator>`` — ``edge compensator`` (dashed),
+  one per action of the compensation (action, chain and ladder rungs)
+
+Flow keys and classes:
+
+* ``action:<id>`` — ``node action effect-<effect>`` (+ ``main-line`` or
+  ``off-line``; probes and compensation steps are off the main line)
+* ``gate:<id>`` — ``node gate audience-<audience>`` (+ ``entry-gate``)
+* ``edge:flow:<from>:<to>`` — ``edge flow``: consecutive main-line steps;
+  when ``<to>`` has an entry gate the edge ends at the gate's diamond
+* ``edge:entry_gate:<gate>:<action>`` — ``edge entry-gate``
+* ``edge:route:<from>:<to>:<verdict-type>`` — ``edge route`` (dashed,
+  labelled): a rewind, repair or reselect written on step ``<from>`` (its
+  own verdicts or a verdict-table row scoped to it)
+* ``edge:raises:<action>:<gate>`` — ``edge raises`` (dotted): a ``gate(...)``
+  verdict on the step
+* ``edge:outcome:<gate>:<to>:<verdict-type>`` — ``edge outcome`` (dashed,
+  labelled): a gate outcome or timeout that routes to step ``<to>``
+* ``edge:probe:<commit>:<probe>`` — ``edge probe`` (dashed)
+* ``edge:compensator:<commit>:<step>`` — ``edge compensator`` (dashed): the
+  compensation action, or the first step of a compensation chain or ladder rung
+* ``edge:compensation:<from>:<to>`` — ``edge compensation``: the next step of
+  a compensation chain
+
+In both drawings a name that nothing defines is ``undefined`` (dashed
+outline). Every user-provided string reaches the SVG as text: DOT strings are
+always double-quoted (never HTML-like labels), ``&`` is pre-escaped so
+Graphviz cannot read entities into them, nothing sets ``URL`` or ``href``,
+and DOT node names are the key only when it is plain ASCII (else ``_<n>``),
+so Graphviz's ``<title>`` and comments never carry user text it might not
+escape. Control characters, which XML cannot carry, become U+FFFD.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from .errors import ChainError
+from .graph import action_verdicts
+from .lint.structure import EXTERNAL, row_element
+from .model import Action, Chain, Gate, Handle, compensators
+from .signals import scope_applies_to
+from .verdicts import Verdict, format_verdict
+
+__all__ = [
+    "DOT_EXECUTABLE",
+    "EFFECT_FILLS",
+    "RenderError",
+    "flow_dot",
+    "flow_svg",
+    "handle_graph_dot",
+    "handle_graph_svg",
+    "to_svg",
+]
+
+# The Graphviz program :func:`to_svg` runs, looked up on PATH.
+DOT_EXECUTABLE = "dot"
+
+# Okabe-Ito colours: distinguishable with every common colour-vision deficiency,
+# and all light enough for black text.
+EFFECT_FILLS = {
+    "read": "#56B4E9",  # sky blue
+    "mint": "#F0E442",  # yellow
+    "commit": "#E69F00",  # orange
+    "compensate": "#CC79A7",  # reddish purple
+    "select": "#009E73",  # bluish green
+}
+_UNDEFINED = "#D55E00"  # vermillion
+_PROBE = "#0072B2"  # blue
+_COMPENSATION = EFFECT_FILLS["compensate"]
+_FONT = "Helvetica,Arial,sans-serif"
+_TOOLTIP_LIMIT = 200
+
+
+class RenderError(ChainError):
+    """A drawing could not be made: Graphviz is missing, too slow or failed, or bad marks."""
+
+
+# --- text that reaches Graphviz ----------------------------------------------
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_.:\-]+")
+_CLASS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+def _quote(text: str, *, breaks: bool = False) -> str:
+    """A DOT double-quoted string whose escString value is exactly ``text``.
+
+    Graphviz reads HTML entities in labels, tooltips and ids, so ``&`` is
+    escaped first; ``\\\\`` then yields one backslash, which also disarms
+    ``\\N`` and friends. ``breaks`` turns newlines into centred line breaks
+    (labels); elsewhere they stay literal.
+    """
+    text = _CONTROL.sub("\ufffd", text)
+    text = text.replace("&", "&amp;").replace("\\", "\\\\").replace('"', '\\"')
+    if breaks:
+        text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\\n")
+    return f'"{text}"'
+
+
+def _tooltip(text: str) -> str:
+    """One line of at most ``_TOOLTIP_LIMIT`` characters.
+
+    Graphviz expands escapes in tooltips twice, so no doubling of backslashes
+    survives every version; a look-alike (U+2216) keeps the text readable.
+    """
+    text = " ".join(text.split()).replace("\\", "\u2216")
+    if len(text) > _TOOLTIP_LIMIT:
+        text = text[: _TOOLTIP_LIMIT - 1].rstrip() + "…"
+    return text
+
+
+def _check_marks(marks: Mapping[str, str] | None) -> dict[str, str]:
+    if marks is None:
+        return {}
+    for key, value in marks.items():
+        names = value.split()
+        if not names or not all(_CLASS_NAME.fullmatch(n) for n in names):
+            raise RenderError(f"mark for {key!r} is not a CSS class name: {value!r}")
+    return dict(marks)
+
+
+# --- a drawing: nodes and edges by key -----------------------------------------
+
+
+@dataclass
+class _Item:
+    label: str | None
+    classes: list[str]
+    attrs: dict[str, str]
+    tips: list[str] = field(default_factory=list)
+    tail: str = ""
+    head: str = ""
+
+
+class _Drawing:
+    """Nodes and edges in insertion order, so the same document gives the same DOT."""
+
+    def __init__(self, name: str, marks: dict[str, str], **graph_attrs: str):
+        self.name = name
+        self.marks = marks
+        self.graph_attrs = {"id": name, "bgcolor": "transparent", "fontname": _FONT, **graph_attrs}
+        self.nodes: dict[str, _Item] = {}
+        self.edges: dict[str, _Item] = {}
+        self.names: dict[str, str] = {}
+
+    def node(self, key: str, label: str, classes: list[str], tip: str, **attrs: str) -> None:
+        """Add a node; the first definition of a key wins."""
+        if key in self.nodes:
+            return
+        self.names[key] = key if _PLAIN_KEY.fullmatch(key) else f"_{len(self.names)}"
+        self.nodes[key] = _Item(label, classes, attrs, [tip])
+
+    def edge(
+        self, key: str, tail: str, head: str, classes: list[str], tip: str, **attrs: str
+    ) -> None:
+        """Add an edge between existing nodes, or add ``tip`` to the edge already there."""
+        if key in self.edges:
+            if tip not in self.edges[key].tips:
+                self.edges[key].tips.append(tip)
+            return
+        self.edges[key] = _Item(attrs.pop("label", None), classes, attrs, [tip], tail, head)
+
+    def source(self) -> str:
+        lines = [f"digraph {_quote(self.name)} {{"]
+        lines.append(f"  graph [{_attrs(self.graph_attrs)}];")
+        lines.append(f'  node [fontname="{_FONT}", fontsize="11"];')
+        lines.append(f'  edge [fontname="{_FONT}", fontsize="9", arrowsize="0.7"];')
+        for key, item in self.nodes.items():
+            lines.append(f"  {_quote(self.names[key])} [{self._item_attrs(key, item)}];")
+        for key, item in self.edges.items():
+            tail, head = _quote(self.names[item.tail]), _quote(self.names[item.head])
+            lines.append(f"  {tail} -> {head} [{self._item_attrs(key, item)}];")
+        lines.append("}")
+        return "\n".join(lines) + "\n"
+
+    def _item_attrs(self, key: str, item: _Item) -> str:
+        classes = [*item.classes, *self.marks.get(key, "").split()]
+        out = [f"id={_quote(key)}", f"class={_quote(' '.join(classes))}"]
+        if item.label is not None:
+            out.append(f"label={_quote(item.label, breaks=True)}")
+        out.append(f"tooltip={_quote(_tooltip('; '.join(item.tips)))}")
+        return ", ".join([*out, _attrs(item.attrs)]) if item.attrs else ", ".join(out)
+
+
+def _attrs(attrs: Mapping[str, str]) -> str:
+    return ", ".join(f"{name}={_quote(value)}" for name, value in attrs.items())
+
+
+# --- shared pieces ---------------------------------------------------------------
+
+
+def _first_by_id(items: Iterable[Action]) -> dict[str, Action]:
+    out: dict[str, Action] = {}
+    for item in items:
+        out.setdefault(item.id, item)
+    return out
+
+
+def _described(element: Action | Handle | Gate) -> str:
+    return element.description or element.id
+
+
+def _action_node(
+    d: _Drawing, actions: dict[str, Action], action_id: str, *extra: str, **attrs: str
+) -> str:
+    """Draw ``action_id`` (an ``undefined`` node when the chain lacks it); return its key."""
+    key = f"action:{action_id}"
+    action = actions.get(action_id)
+    if action is None:
+        d.node(
+            key,
+            action_id,
+            ["action", "undefined"],
+            f"{action_id}: no such action in this chain",
+            shape="box",
+            style="rounded,dashed",
+            color=_UNDEFINED,
+            fontcolor=_UNDEFINED,
+            **attrs,
+        )
+        return key
+    classes = ["action", f"effect-{action.effect}", *extra]
+    style = "rounded,filled"
+    if action.probe_only:
+        classes.append("probe-only")
+        style += ",dashed"
+    d.node(
+        key,
+        action.id,
+        classes,
+        _described(action),
+        shape="box",
+        style=style,
+        fillcolor=EFFECT_FILLS.get(action.effect, "white"),
+        **attrs,
+    )
+    return key
+
+
+# --- the handle graph -------------------------------------------------------------
+
+
+def handle_graph_dot(doc: Chain, marks: Mapping[str, str] | None = None) -> str:
+    """The handle graph of ``doc`` as DOT: who mints, consumes and derives from what.
+
+    Handles are ovals, actions boxes filled by effect class, laid out left to
+    right in chain order. ``marks`` maps graph keys (see the module
+    docstring) to extra CSS classes. Names that nothing defines are drawn
+    as ``undefined`` nodes. The same document always gives the same text.
+
+    >>> doc = Chain.model_validate({"id": "c",
+    ...     "handles": [{"id": "h", "minted_by": "a"}],
+    ...     "actions": [{"id": "a", "effect": "read", "output": {"handles": ["h"]}}]})
+    >>> dot = handle_graph_dot(doc, {"handle:h": "cascade"})
+    >>> 'id="edge:mints:a:h"' in dot, 'class="handle cascade"' in dot
+    (True, True)
+    """
+    d = _Drawing("handle-graph", _check_marks(marks), rankdir="LR", nodesep="0.25")
+    actions = _first_by_id(doc.actions)
+    handles: dict[str, Handle] = {}
+    for handle in doc.handles:
+        handles.setdefault(handle.id, handle)
+
+    def handle_node(handle_id: str) -> str:
+        key = f"handle:{handle_id}"
+        handle = handles.get(handle_id)
+        if handle is None:
+            d.node(
+                key,
+                handle_id,
+                ["handle", "undefined"],
+                f"{handle_id}: no such handle in this chain",
+                shape="ellipse",
+                style="dashed",
+                color=_UNDEFINED,
+                fontcolor=_UNDEFINED,
+            )
+            return key
+        classes, attrs = ["handle"], {"style": "filled", "fillcolor": "white"}
+        if handle.single_use:
+            classes.append("single-use")
+            attrs["peripheries"] = "2"
+        if handle.minted_by == EXTERNAL:
+            classes.append("external")
+            attrs.update(style="filled,dashed", fillcolor="#EEEEEE")
+        d.node(key, handle_id, classes, _described(handle), shape="ellipse", **attrs)
+        return key
+
+    # Chain order: what a step consumes, the step, what it mints.
+    for action in actions.values():
+        for handle_id in action.input.handles:
+            handle_node(handle_id)
+        _action_node(d, actions, action.id)
+        for handle_id in action.output.handles:
+            handle_node(handle_id)
+    for handle_id in handles:
+        handle_node(handle_id)
+
+    for handle in handles.values():
+        for parent in handle.derived_from:
+            d.edge(
+                f"edge:derived_from:{handle.id}:{parent}",
+                handle_node(parent),
+                handle_node(handle.id),
+                ["derived-from"],
+                f"{handle.id} derives from {parent}",
+                dir="back",
+                style="bold",
+                penwidth="2.2",
+            )
+    for handle in handles.values():
+        if handle.minted_by and handle.minted_by != EXTERNAL:
+            _mints(d, _action_node(d, actions, handle.minted_by), handle_node(handle.id))
+    for action in actions.values():
+        key = f"action:{action.id}"
+        for handle_id in action.input.handles:
+            d.edge(
+                f"edge:consumes:{action.id}:{handle_id}",
+                handle_node(handle_id),
+                key,
+                ["consumes"],
+                f"{action.id} consumes {handle_id}",
+                color="#555555",
+            )
+        for handle_id in action.output.handles:
+            _mints(d, key, handle_node(handle_id))
+        probe = action.confirmation.probe if action.confirmation else None
+        if probe:
+            _probe(d, action.id, _action_node(d, actions, probe))
+        for compensator in compensators(action):
+            _compensator(d, action.id, _action_node(d, actions, compensator))
+    return d.source()
+
+
+def _mints(d: _Drawing, action_key: str, handle_key: str) -> None:
+    action_id, handle_id = action_key.removeprefix("action:"), handle_key.removeprefix("handle:")
+    d.edge(
+        f"edge:mints:{action_id}:{handle_id}",
+        action_key,
+        handle_key,
+        ["mints"],
+        f"{action_id} mints {handle_id}",
+        color="#555555",
+    )
+
+
+def _probe(d: _Drawing, commit_id: str, probe_key: str) -> None:
+    probe_id = probe_key.removeprefix("action:")
+    d.edge(
+        f"edge:probe:{commit_id}:{probe_id}",
+        f"action:{commit_id}",
+        probe_key,
+        ["probe"],
+        f"{probe_id} is the confirmation probe of {commit_id}",
+        style="dashed",
+        color=_PROBE,
+    )
+
+
+def _compensator(d: _Drawing, commit_id: str, step_key: str, label: str | None = None) -> None:
+    step_id = step_key.removeprefix("action:")
+    attrs = {"label": label} if label else {}
+    d.edge(
+        f"edge:compensator:{commit_id}:{step_id}",
+        f"action:{commit_id}",
+        step_key,
+        ["compensator"],
+        f"{step_id} compensates {commit_id}",
+        style="dashed",
+        color=_COMPENSATION,
+        **attrs,
+    )
+
+
+# --- the flow ---------------------------------------------------------------------
+
+
+def flow_dot(doc: Chain, marks: Mapping[str, str] | None = None) -> str:
+    """The chain as a flow, as DOT: steps in order, gates, routes back, probes, compensation.
+
+    The main line holds the steps that are neither ``probe_only`` nor part
+    of any compensation, in chain order, each behind its entry gate's small
+    diamond. Rewinds, repairs and reselects (the step's own verdicts and
+    the verdict-table rows scoped to it) and gate outcomes that route to a
+    step are curved dashed edges labelled with the verdict type; probes and
+    compensation steps hang off their commit. Keys and classes are listed in
+    the module docstring; ``marks`` adds a CSS class to a key.
+
+    >>> doc = Chain.model_validate({"id": "c", "actions": [
+    ...     {"id": "a", "effect": "read"},
+    ...     {"id": "b", "effect": "read", "output": {"empty": {"route": "rewind(to: a)"}}}]})
+    >>> dot = flow_dot(doc)
+    >>> 'id="edge:flow:a:b"' in dot, 'id="edge:route:b:a:rewind"' in dot
+    (True, True)
+    """
+    d = _Drawing("flow-graph", _check_marks(marks), rankdir="LR", nodesep="0.35")
+    actions = _first_by_id(doc.actions)
+    gates: dict[str, Gate] = {}
+    for gate in doc.gates:
+        gates.setdefault(gate.id, gate)
+    compensating = {c for action in actions.values() for c in compensators(action)}
+    main = [a for a in actions.values() if not a.probe_only and a.id not in compensating]
+    entry_gates = {a.entry_gate for a in actions.values() if a.entry_gate}
+
+    def gate_node(gate_id: str) -> str:
+        key = f"gate:{gate_id}"
+        gate = gates.get(gate_id)
+        attrs = {"shape": "diamond", "width": "0.3", "height": "0.3", "fixedsize": "true"}
+        if gate is None:
+            tip = f"{gate_id}: no such gate in this chain"
+            classes = ["gate", "undefined"]
+            attrs.update(style="dashed", color=_UNDEFINED, fontcolor=_UNDEFINED)
+        else:
+            tip = _described(gate)
+            classes = ["gate", f"audience-{gate.audience}"]
+            attrs.update(style="filled", fillcolor="#FFFFFF")
+        if gate_id in entry_gates:
+            classes.append("entry-gate")
+            attrs["group"] = "main"  # keeps the main line straight through the diamond
+        d.node(key, "", classes, tip, xlabel=gate_id, **attrs)
+        return key
+
+    previous: Action | None = None
+    for action in main:
+        into = gate_node(action.entry_gate) if action.entry_gate else None
+        key = _action_node(d, actions, action.id, "main-line", group="main")
+        if previous is not None:
+            d.edge(
+                f"edge:flow:{previous.id}:{action.id}",
+                f"action:{previous.id}",
+                into or key,
+                ["flow"],
+                f"{previous.id}, then {action.id}",
+                weight="10",
+                penwidth="1.5",
+            )
+        if into is not None:
+            d.edge(
+                f"edge:entry_gate:{action.entry_gate}:{action.id}",
+                into,
+                key,
+                ["entry-gate"],
+                f"{action.id} waits for gate {action.entry_gate} on every arrival",
+                weight="10",
+                penwidth="1.5",
+            )
+        previous = action
+    for action in actions.values():
+        _action_node(d, actions, action.id, "off-line")
+    for gate_id in gates:
+        gate_node(gate_id)
+
+    for action in actions.values():
+        _flow_offshoots(d, actions, action)
+    for action in actions.values():
+        written = action_verdicts(action)
+        written += [
+            (row_element(row, i), row.verdict)
+            for i, row in enumerate(doc.verdict_table, 1)
+            if scope_applies_to(row.scope, action) is True
+        ]
+        for where, verdict in written:
+            tip = f"{where}: {format_verdict(verdict)}"
+            if verdict.to:
+                _route(d, actions, "route", action.id, f"action:{action.id}", verdict, tip)
+            if verdict.gate:
+                d.edge(
+                    f"edge:raises:{action.id}:{verdict.gate}",
+                    f"action:{action.id}",
+                    gate_node(verdict.gate),
+                    ["raises"],
+                    tip,
+                    style="dotted",
+                )
+    for gate in gates.values():
+        outcomes = [(f"outcomes.{name}", o.verdict) for name, o in gate.outcomes.items()]
+        if gate.timeout is not None and gate.timeout.verdict is not None:
+            outcomes.append(("timeout", gate.timeout.verdict))
+        for where, verdict in outcomes:
+            tip = f"{gate.id} {where}: {format_verdict(verdict)}"
+            if verdict.to:
+                _route(d, actions, "outcome", gate.id, f"gate:{gate.id}", verdict, tip)
+    return d.source()
+
+
+def _flow_offshoots(d: _Drawing, actions: dict[str, Action], action: Action) -> None:
+    """Draw ``action``'s probe and its compensation (action, chain, ladder rungs)."""
+    probe = action.confirmation.probe if action.confirmation else None
+    if probe:
+        _probe(d, action.id, _action_node(d, actions, probe, "off-line"))
+    comp = action.compensation
+    if comp is None:
+        return
+    sequences: list[tuple[list[str], str | None]] = []
+    if comp.action and comp.action != "none":
+        sequences.append(([comp.action], None))
+    if comp.chain:
+        sequences.append((comp.chain, None))
+    for i, rung in enumerate(comp.ladder, 1):
+        steps = ([rung.action] if rung.action else []) + rung.chain
+        if steps:
+            sequences.append((steps, f"rung {i}"))
+    for steps, label in sequences:
+        keys = [_action_node(d, actions, step, "off-line") for step in steps]
+        _compensator(d, action.id, keys[0], label)
+        for before, after in zip(keys, keys[1:], strict=False):
+            a, b = before.removeprefix("action:"), after.removeprefix("action:")
+            d.edge(
+                f"edge:compensation:{a}:{b}",
+                before,
+                after,
+                ["compensation"],
+                f"compensation: {a}, then {b}",
+                color=_COMPENSATION,
+            )
+
+
+def _route(
+    d: _Drawing,
+    actions: dict[str, Action],
+    kind: str,
+    source_id: str,
+    source_key: str,
+    verdict: Verdict,
+    tip: str,
+) -> None:
+    """A dashed, curved edge for a verdict that sends the run to step ``verdict.to``."""
+    target = verdict.to or ""
+    d.edge(
+        f"edge:{kind}:{source_id}:{target}:{verdict.type}",
+        source_key,
+        _action_node(d, actions, target, "off-line"),
+        [kind],
+        tip,
+        label=verdict.type,
+        style="dashed",
+        constraint="false",
+        color="#777777",
+        fontcolor="#555555",
+    )
+
+
+# --- SVG ------------------------------------------------------------------------------
+
+
+def to_svg(dot_source: str, timeout: float = 10.0) -> str:
+    """Lay out ``dot_source`` with Graphviz and return the ``<svg>…</svg>`` element alone.
+
+    The XML prolog, DOCTYPE and generator comment are dropped so the result
+    can be inlined in HTML. Raises :class:`RenderError` when ``dot`` cannot
+    be run, runs longer than ``timeout`` seconds, or fails.
+    """
+    if timeout <= 0:
+        raise RenderError(f"timeout must be positive, got {timeout!r}")
+    try:
+        done = subprocess.run(
+            [DOT_EXECUTABLE, "-Tsvg"],
+            input=dot_source.encode("utf-8", errors="replace"),
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise RenderError(
+            f"Graphviz is not installed: no {DOT_EXECUTABLE!r} program on PATH"
+        ) from None
+    except subprocess.TimeoutExpired:
+        raise RenderError(f"Graphviz {DOT_EXECUTABLE!r} took longer than {timeout:g}s") from None
+    except OSError as exc:
+        raise RenderError(f"Graphviz {DOT_EXECUTABLE!r} could not be run: {exc}") from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", errors="replace").strip()[:500] or "no message"
+        raise RenderError(f"Graphviz {DOT_EXECUTABLE!r} failed (exit {done.returncode}): {message}")
+    svg = done.stdout.decode("utf-8", errors="replace")
+    start, end = svg.find("<svg"), svg.rfind("</svg>")
+    if start < 0 or end < start:
+        raise RenderError(f"Graphviz {DOT_EXECUTABLE!r} produced no SVG")
+    return svg[start : end + len("</svg>")]
+
+
+def handle_graph_svg(doc: Chain, marks: Mapping[str, str] | None = None) -> str:
+    """:func:`handle_graph_dot` laid out as an inline ``<svg>`` element (see :func:`to_svg`)."""
+    return to_svg(handle_graph_dot(doc, marks))
+
+
+def flow_svg(doc: Chain, marks: Mapping[str, str] | None = None) -> str:
+    """:func:`flow_dot` laid out as an inline ``<svg>`` element (see :func:`to_svg`)."""
+    return to_svg(flow_dot(doc, marks))

@@ -1,0 +1,88 @@
+"""What the designer highlights when something is selected, and where findings point.
+
+The web canvas and the API name elements by graph key: ``action:<id>``,
+``handle:<id>``, ``gate:<id>``, ``row:<id>``, ``intent:<field>`` and
+``edge:<kind>:<source>:<target>``. This module turns a selection into
+marks on those keys (a handle's invalidation cascade, an intent field's
+repair scope) and a lint finding's ``element`` into the key it concerns.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .graph import GraphError, cascade, repair_scope
+from .model import Chain
+
+__all__ = ["Selection", "finding_key", "intent_fields", "select"]
+
+_ELEMENT = re.compile(r"^(actions|handles|gates|verdict_table)\[([^\]]+)\]")
+_KINDS = {"actions": "action", "handles": "handle", "gates": "gate", "verdict_table": "row"}
+
+
+@dataclass
+class Selection:
+    """The selected key, the marks it puts on the graph, and what it explains."""
+
+    key: str | None = None
+    marks: dict[str, str] = field(default_factory=dict)
+    invalidated: list[str] = field(default_factory=list)
+    survives: list[str] = field(default_factory=list)
+    step: str | None = None
+    problem: str | None = None
+
+
+def finding_key(element: str) -> str | None:
+    """The graph key a finding's ``element`` points at, or None for the chain as a whole.
+
+    >>> finding_key("actions[book_trip].compensation"), finding_key("policy.per_chain")
+    ('action:book_trip', None)
+    """
+    m = _ELEMENT.match(element)
+    return f"{_KINDS[m.group(1)]}:{m.group(2)}" if m else None
+
+
+def intent_fields(doc: Chain) -> dict[str, str]:
+    """Each intent field and the first action that takes it (where a repair of it starts)."""
+    fields: dict[str, str] = {}
+    for action in doc.actions:
+        for name in action.input.intent:
+            fields.setdefault(name, action.id)
+    return fields
+
+
+def select(doc: Chain, key: str | None) -> Selection:
+    """Marks for ``key``: a handle shows what dies if it is re-minted (I1, facts kept by I5);
+    an intent field shows its repair scope (I6); anything else is marked selected.
+
+    >>> doc = Chain.model_validate({"id": "c",
+    ...     "handles": [{"id": "a", "minted_by": "s"}, {"id": "b", "derived_from": ["a"]}],
+    ...     "actions": [{"id": "s", "effect": "read", "output": {"handles": ["a"]}}]})
+    >>> select(doc, "handle:a").marks
+    {'handle:a': 'selected', 'handle:b': 'cascade'}
+    """
+    if not key:
+        return Selection()
+    kind, _, name = key.partition(":")
+    if kind == "handle":
+        try:
+            c = cascade(doc, name)
+        except GraphError as exc:
+            return Selection(key, {key: "selected"}, problem=str(exc))
+        marks = {key: "selected"}
+        marks.update({f"handle:{h}": "cascade" for h in c.invalidated})
+        marks.update({f"handle:{h}": "fact" for h in c.facts})
+        return Selection(key, marks, list(c.invalidated), list(c.facts))
+    if kind == "intent":
+        step = intent_fields(doc).get(name)
+        if step is None:
+            return Selection(key, problem=f"no action takes intent field {name!r}")
+        try:
+            scope = repair_scope(doc, step, [name])
+        except GraphError as exc:
+            return Selection(key, problem=str(exc))
+        marks = {f"action:{step}": "selected"}
+        marks.update({f"handle:{h}": "repair-scope" for h in scope.invalidated})
+        return Selection(key, marks, list(scope.invalidated), list(scope.survives), step)
+    return Selection(key, {key: "selected"})

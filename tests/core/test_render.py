@@ -1,0 +1,509 @@
+"""The handle graph and the flow as DOT and SVG: keys, classes, styles, escaping, failures."""
+
+from __future__ import annotations
+
+import doctest
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from chains.core import formats, render
+from chains.core.model import Chain
+from chains.core.render import (
+    EFFECT_FILLS,
+    RenderError,
+    flow_dot,
+    flow_svg,
+    handle_graph_dot,
+    handle_graph_svg,
+    to_svg,
+)
+
+from .lint.helpers import chain
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+SVG = "{http://www.w3.org/2000/svg}"
+XLINK = "{http://www.w3.org/1999/xlink}"
+XSS = "<script>alert(1)</script>"
+ATTRIBUTE_BREAKOUT = 'x" onload="alert(1)'
+
+
+def fixture(name: str) -> Chain:
+    path = FIXTURES / name
+    return formats.load(path.read_bytes(), filename=path.name).chains[0]
+
+
+@pytest.fixture(scope="module")
+def flight() -> Chain:
+    return fixture("flight-roundtrip.yaml")
+
+
+@pytest.fixture(scope="module")
+def flight_handles(flight: Chain) -> dict[str, ET.Element]:
+    return by_id(handle_graph_svg(flight))
+
+
+@pytest.fixture(scope="module")
+def flight_flow(flight: Chain) -> dict[str, ET.Element]:
+    return by_id(flow_svg(flight))
+
+
+@pytest.fixture(scope="module")
+def card_flow() -> dict[str, ET.Element]:
+    return by_id(flow_svg(fixture("card-payment.yaml")))
+
+
+def by_id(svg: str) -> dict[str, ET.Element]:
+    """Every SVG element with an id, by id (parsing fails the test if the SVG is not XML)."""
+    return {el.get("id", ""): el for el in ET.fromstring(svg).iter() if el.get("id")}
+
+
+def classes(element: ET.Element) -> set[str]:
+    return set(element.get("class", "").split())
+
+
+def tooltip(element: ET.Element) -> str | None:
+    link = element.find(f".//{SVG}a")
+    return None if link is None else link.get(f"{XLINK}title")
+
+
+def texts(element: ET.Element) -> list[str]:
+    return [t.text or "" for t in element.iter(f"{SVG}text")]
+
+
+def strokes(element: ET.Element) -> ET.Element:
+    path = element.find(f".//{SVG}path")
+    assert path is not None
+    return path
+
+
+def test_the_module_doctests_pass():
+    assert doctest.testmod(render).failed == 0
+
+
+# --- the handle graph: keys ----------------------------------------------------------
+
+
+def test_every_handle_and_action_has_an_svg_element_with_its_graph_key(flight, flight_handles):
+    keys = [f"handle:{h.id}" for h in flight.handles] + [f"action:{a.id}" for a in flight.actions]
+    assert [k for k in keys if k not in flight_handles] == []
+
+
+def test_every_derived_from_edge_has_an_svg_element_keyed_child_then_parent(flight, flight_handles):
+    keys = [f"edge:derived_from:{h.id}:{p}" for h in flight.handles for p in h.derived_from]
+    assert keys
+    assert [k for k in keys if k not in flight_handles] == []
+
+
+def test_every_consumes_and_mints_edge_has_an_svg_element_with_its_graph_key(
+    flight, flight_handles
+):
+    keys = [f"edge:consumes:{a.id}:{h}" for a in flight.actions for h in a.input.handles]
+    keys += [f"edge:mints:{a.id}:{h}" for a in flight.actions for h in a.output.handles]
+    assert [k for k in keys if k not in flight_handles] == []
+
+
+def test_probe_and_compensator_edges_have_svg_elements_with_their_graph_keys(flight_handles):
+    assert "edge:probe:book_trip:find_trips_by_reference" in flight_handles
+    assert "edge:probe:cancel_trip:find_trips_by_reference" in flight_handles
+    assert "edge:compensator:book_trip:get_cancel_options" in flight_handles
+    assert "edge:compensator:book_trip:cancel_trip" in flight_handles
+
+
+def test_nodes_and_edges_are_classed_by_kind(flight_handles):
+    assert {"node", "handle"} <= classes(flight_handles["handle:search_token"])
+    assert {"node", "action"} <= classes(flight_handles["action:outbound_search"])
+    assert classes(flight_handles["edge:derived_from:outbound_pick:search_token"]) == {
+        "edge",
+        "derived-from",
+    }
+    assert classes(flight_handles["edge:consumes:return_search:search_token"]) == {
+        "edge",
+        "consumes",
+    }
+    assert classes(flight_handles["edge:mints:outbound_search:search_token"]) == {"edge", "mints"}
+
+
+# --- the handle graph: looks ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("action", "effect"),
+    [
+        ("outbound_search", "read"),
+        ("price_quote", "mint"),
+        ("book_trip", "commit"),
+        ("cancel_trip", "compensate"),
+        ("select_outbound", "select"),
+    ],
+)
+def test_an_action_carries_its_effect_class_and_fill(flight_handles, action, effect):
+    node = flight_handles[f"action:{action}"]
+    shape = node.find(f".//{SVG}path")
+    assert f"effect-{effect}" in classes(node)
+    assert shape is not None and shape.get("fill", "").lower() == EFFECT_FILLS[effect].lower()
+
+
+def test_the_five_effect_fills_are_distinct():
+    assert len(set(EFFECT_FILLS.values())) == 5
+
+
+def test_a_probe_only_action_has_the_probe_only_class(flight_handles):
+    assert "probe-only" in classes(flight_handles["action:find_trips_by_reference"])
+
+
+def test_a_single_use_handle_has_the_single_use_class(flight_handles):
+    assert "single-use" in classes(flight_handles["handle:price_lock"])
+    assert "single-use" not in classes(flight_handles["handle:quote_id"])
+
+
+def test_a_node_is_labelled_with_its_id_and_its_tooltip_is_the_description(flight_handles):
+    node = flight_handles["handle:quote_id"]
+    assert texts(node) == ["quote_id"]
+    assert tooltip(node) == "Priced quote for the outbound+return pair; does not lock the price."
+
+
+def test_a_long_description_is_cut_short_in_the_tooltip():
+    doc = chain(f"""
+        id: c
+        handles: [{{id: h, description: "{"word " * 100}"}}]
+    """)
+    tip = tooltip(by_id(handle_graph_svg(doc))["handle:h"]) or ""
+    assert len(tip) <= 200 and tip.endswith("…")
+
+
+def test_derived_from_edges_are_bold_and_their_arrow_points_at_the_parent(flight):
+    dot = handle_graph_dot(flight)
+    line = next(
+        ln for ln in dot.splitlines() if "edge:derived_from:outbound_pick:search_token" in ln
+    )
+    assert line.lstrip().startswith('"handle:search_token" -> "handle:outbound_pick"')
+    assert 'dir="back"' in line and 'style="bold"' in line
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "edge:derived_from:outbound_pick:search_token",
+        "edge:consumes:return_search:search_token",
+        "edge:mints:outbound_search:search_token",
+    ],
+)
+def test_derived_from_edges_are_drawn_thicker_than_mint_and_consume_edges(flight_handles, key):
+    width = float(strokes(flight_handles[key]).get("stroke-width", "1"))
+    assert (width > 1.5) == key.startswith("edge:derived_from")
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "edge:probe:book_trip:find_trips_by_reference",
+        "edge:compensator:book_trip:cancel_trip",
+    ],
+)
+def test_probe_and_compensator_edges_are_dashed(flight_handles, key):
+    assert strokes(flight_handles[key]).get("stroke-dasharray")
+
+
+def test_mint_and_consume_edges_are_solid(flight_handles):
+    assert (
+        strokes(flight_handles["edge:mints:book_trip:trip_locator"]).get("stroke-dasharray") is None
+    )
+    assert (
+        strokes(flight_handles["edge:consumes:book_trip:price_lock"]).get("stroke-dasharray")
+        is None
+    )
+
+
+# --- marks ---------------------------------------------------------------------------
+
+
+def test_marks_add_their_class_to_the_marked_nodes_and_edges(flight):
+    marks = {
+        "handle:quote_id": "cascade",
+        "handle:trip_locator": "fact",
+        "edge:consumes:book_trip:price_lock": "changed",
+    }
+    svg = by_id(handle_graph_svg(flight, marks))
+    assert {key: marks[key] in classes(svg[key]) for key in marks} == dict.fromkeys(marks, True)
+    assert "cascade" not in classes(svg["handle:search_token"])
+
+
+def test_marks_apply_to_the_flow_too(flight):
+    svg = by_id(flow_svg(flight, {"action:revalidate": "repair-scope"}))
+    assert "repair-scope" in classes(svg["action:revalidate"])
+
+
+def test_a_mark_for_a_key_the_drawing_lacks_is_ignored(flight):
+    assert handle_graph_dot(flight, {"handle:gone": "removed"}) == handle_graph_dot(flight)
+
+
+@pytest.mark.parametrize("mark", ["", 'x" onload="alert(1)', "<b>", "1st"])
+def test_a_mark_that_is_not_a_css_class_name_is_refused(flight, mark):
+    with pytest.raises(RenderError, match="not a CSS class name"):
+        handle_graph_dot(flight, {"handle:quote_id": mark})
+
+
+# --- escaping ------------------------------------------------------------------------
+
+HOSTILE = chain(f"""
+    id: hostile
+    handles:
+      - id: {XSS!r}
+        description: {ATTRIBUTE_BREAKOUT!r}
+      - id: {ATTRIBUTE_BREAKOUT!r}
+        description: {XSS!r}
+    actions:
+      - id: {XSS!r}
+        description: {XSS!r}
+        effect: commit
+        entry_gate: {ATTRIBUTE_BREAKOUT!r}
+        input: {{handles: [{XSS!r}]}}
+        output: {{handles: [{ATTRIBUTE_BREAKOUT!r}]}}
+    gates:
+      - id: {ATTRIBUTE_BREAKOUT!r}
+        description: {XSS!r}
+        audience: user
+""")
+
+
+@pytest.mark.parametrize("draw", [handle_graph_svg, flow_svg])
+def test_markup_in_ids_and_descriptions_reaches_the_svg_as_escaped_text(draw):
+    svg = draw(HOSTILE)
+    assert "&lt;script&gt;" in svg
+    assert "<script" not in svg.lower()
+
+
+@pytest.mark.parametrize("draw", [handle_graph_svg, flow_svg])
+def test_hostile_strings_add_no_element_or_attribute(draw):
+    root = ET.fromstring(draw(HOSTILE))
+    tags = {el.tag.removeprefix(SVG).removeprefix(XLINK) for el in root.iter()}
+    attributes = {name.split("}")[-1] for el in root.iter() for name in el.attrib}
+    assert "script" not in tags
+    assert not [a for a in attributes if a.lower().startswith("on")]
+
+
+def test_a_hostile_handle_keeps_its_text_as_label_and_tooltip():
+    svg = by_id(handle_graph_svg(HOSTILE))
+    assert texts(svg[f"handle:{XSS}"]) == [XSS]
+    assert tooltip(svg[f"handle:{XSS}"]) == ATTRIBUTE_BREAKOUT
+    assert tooltip(svg[f"handle:{ATTRIBUTE_BREAKOUT}"]) == XSS
+
+
+def test_a_hostile_gate_keeps_its_key_and_text_in_the_flow():
+    svg = by_id(flow_svg(HOSTILE))
+    gate = svg[f"gate:{ATTRIBUTE_BREAKOUT}"]
+    assert texts(gate) == [ATTRIBUTE_BREAKOUT] and tooltip(gate) == XSS
+
+
+def test_no_element_links_anywhere():
+    for svg in (handle_graph_svg(HOSTILE), flow_svg(HOSTILE)):
+        root = ET.fromstring(svg)
+        assert not [el for el in root.iter() if {"href", f"{XLINK}href"} & set(el.attrib)]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "quote.v2-final",
+        XSS,
+        ATTRIBUTE_BREAKOUT,
+        "back\\slash\\N\\G",
+        "trailing\\",
+        "entity&nbsp;&lt;&amp;",
+        "it's ünïcødé ✈",
+        "space and: colon",
+    ],
+)
+def test_any_id_survives_exactly_as_the_svg_id(name):
+    doc = Chain.model_validate(
+        {
+            "id": "c",
+            "handles": [{"id": name, "minted_by": name}],
+            "actions": [{"id": name, "effect": "mint", "output": {"handles": [name]}}],
+        }
+    )
+    svg = by_id(handle_graph_svg(doc))
+    assert {f"handle:{name}", f"action:{name}", f"edge:mints:{name}:{name}"} <= set(svg)
+    assert texts(svg[f"handle:{name}"]) == [name]
+
+
+def test_backslashes_in_a_description_cannot_expand_graphviz_escapes():
+    doc = chain(r"""
+        id: c
+        handles: [{id: h, description: 'see \N and \G'}]
+    """)
+    tip = tooltip(by_id(handle_graph_svg(doc))["handle:h"]) or ""
+    assert "handle:h" not in tip and tip.startswith("see ")
+
+
+# --- documents under edit --------------------------------------------------------------
+
+DANGLING = chain("""
+    id: dangling
+    handles:
+      - {id: quote, minted_by: ghost_action, derived_from: [ghost_parent]}
+      - {id: token, minted_by: external}
+    actions:
+      - id: book
+        effect: commit
+        entry_gate: ghost_gate
+        input: {handles: [quote, token, ghost_input]}
+        output:
+          handles: [ghost_output]
+          empty: {route: "rewind(to: ghost_step)"}
+        confirmation: {probe: ghost_probe}
+        compensation: {chain: [ghost_undo]}
+""")
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "handle:ghost_parent",
+        "handle:ghost_input",
+        "handle:ghost_output",
+        "action:ghost_action",
+        "action:ghost_probe",
+        "action:ghost_undo",
+    ],
+)
+def test_names_nothing_defines_render_as_undefined_nodes_in_the_handle_graph(key):
+    assert "undefined" in classes(by_id(handle_graph_svg(DANGLING))[key])
+
+
+@pytest.mark.parametrize(
+    "key", ["gate:ghost_gate", "action:ghost_step", "action:ghost_probe", "action:ghost_undo"]
+)
+def test_names_nothing_defines_render_as_undefined_nodes_in_the_flow(key):
+    assert "undefined" in classes(by_id(flow_svg(DANGLING))[key])
+
+
+def test_a_handle_minted_outside_the_chain_has_the_external_class():
+    svg = by_id(handle_graph_svg(DANGLING))
+    assert "external" in classes(svg["handle:token"])
+    assert "action:external" not in svg
+
+
+def test_an_empty_chain_renders():
+    assert set(by_id(flow_svg(Chain(id="empty")))) == {"flow-graph"}
+
+
+# --- determinism -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("draw", [handle_graph_dot, flow_dot])
+def test_the_same_document_always_gives_the_same_dot_text(draw):
+    assert draw(fixture("flight-roundtrip.yaml")) == draw(fixture("flight-roundtrip.yaml"))
+
+
+# --- the flow ----------------------------------------------------------------------------
+
+
+def test_every_action_and_gate_has_an_element_in_the_flow(flight, flight_flow):
+    keys = [f"action:{a.id}" for a in flight.actions] + [f"gate:{g.id}" for g in flight.gates]
+    assert [k for k in keys if k not in flight_flow] == []
+
+
+def test_the_main_line_joins_consecutive_steps_in_chain_order(flight_flow):
+    steps = [
+        "outbound_search",
+        "select_outbound",
+        "return_search",
+        "select_return",
+        "price_quote",
+        "seat_map",
+        "initiate_hold",
+        "revalidate",
+        "book_trip",
+    ]
+    flows = [k for k in flight_flow if k.startswith("edge:flow:")]
+    assert flows == [f"edge:flow:{a}:{b}" for a, b in zip(steps, steps[1:], strict=False)]
+
+
+@pytest.mark.parametrize("step", ["find_trips_by_reference", "get_cancel_options", "cancel_trip"])
+def test_probes_and_compensation_steps_are_off_the_main_line(flight_flow, step):
+    assert "off-line" in classes(flight_flow[f"action:{step}"])
+    assert not [k for k in flight_flow if k.startswith("edge:flow:") and step in k.split(":")]
+
+
+def test_the_entry_gate_is_a_small_diamond_before_its_step(card_flow):
+    gate = card_flow["gate:payment_consent"]
+    diamond = gate.find(f".//{SVG}polygon")
+    assert "entry-gate" in classes(gate)
+    assert diamond is not None and len(diamond.get("points", "").split()) == 5  # closed
+    assert "edge:flow:create_intent:confirm_intent" in card_flow
+    assert "edge:entry_gate:payment_consent:confirm_intent" in card_flow
+
+
+def test_a_rewind_is_a_dashed_route_edge_labelled_rewind(card_flow):
+    edge = card_flow["edge:route:confirm_intent:create_intent:rewind"]
+    assert "route" in classes(edge)
+    assert texts(edge) == ["rewind"]
+    assert strokes(edge).get("stroke-dasharray")
+
+
+def test_a_route_edge_tooltip_names_where_each_verdict_was_written(card_flow):
+    tip = tooltip(card_flow["edge:route:capture:create_intent:rewind"]) or ""
+    assert "verdict_table[P4]" in tip and "verdict_table[P5]" in tip
+
+
+def test_a_repair_of_the_step_itself_is_a_loop(card_flow):
+    assert "edge:route:confirm_intent:confirm_intent:repair" in card_flow
+
+
+def test_a_gate_verdict_raises_the_gate_and_its_outcomes_route_back(flight_flow):
+    assert "edge:raises:revalidate:price_change_consent" in flight_flow
+    assert "edge:outcome:price_change_consent:select_outbound:reselect" in flight_flow
+
+
+def test_a_probe_and_a_compensation_chain_hang_off_the_commit(flight_flow):
+    assert "edge:probe:book_trip:find_trips_by_reference" in flight_flow
+    assert "edge:compensator:book_trip:get_cancel_options" in flight_flow
+    assert "edge:compensation:get_cancel_options:cancel_trip" in flight_flow
+    assert "edge:compensator:book_trip:cancel_trip" not in flight_flow
+
+
+def test_each_ladder_rung_hangs_off_the_commit():
+    svg = by_id(flow_svg(fixture("cloud-provisioning.yaml")))
+    assert texts(svg["edge:compensator:create_instance:terminate_instance"]) == ["rung 1"]
+    assert texts(svg["edge:compensator:create_instance:force_stop_instance"]) == ["rung 2"]
+    assert "edge:compensation:force_stop_instance:terminate_instance" in svg
+
+
+# --- to_svg --------------------------------------------------------------------------------
+
+
+def test_to_svg_returns_the_svg_element_alone():
+    svg = to_svg("digraph { a -> b }")
+    assert svg.startswith("<svg") and svg.endswith("</svg>")
+    assert "<?xml" not in svg and "<!DOCTYPE" not in svg
+
+
+def test_a_missing_dot_program_raises_render_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(RenderError, match="not installed"):
+        to_svg("digraph { a }")
+
+
+def test_a_dot_program_that_fails_raises_render_error_with_its_message():
+    with pytest.raises(RenderError, match="failed"):
+        to_svg("digraph { this is not dot")
+
+
+def test_a_dot_program_that_hangs_raises_render_error(monkeypatch, tmp_path):
+    slow = tmp_path / "slow-dot"
+    slow.write_text("#!/bin/sh\nexec sleep 5\n")
+    slow.chmod(0o755)
+    monkeypatch.setattr(render, "DOT_EXECUTABLE", str(slow))
+    with pytest.raises(RenderError, match="longer than"):
+        to_svg("digraph { a }", timeout=0.2)
+
+
+def test_control_characters_become_replacement_characters_so_the_svg_stays_xml():
+    doc = Chain.model_validate(
+        {"id": "c", "handles": [{"id": "bell\x07", "description": "nul\x00 here"}]}
+    )
+    node = by_id(handle_graph_svg(doc))["handle:bell\ufffd"]
+    assert texts(node) == ["bell\ufffd"] and tooltip(node) == "nul\ufffd here"
