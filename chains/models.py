@@ -20,10 +20,14 @@ from dataclasses import asdict
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import models, transaction
-from django.db.models import F
+from django.db.models import F, Max
 from django.utils import timezone
 
+from chains.core import formats
+from chains.core.errors import DocumentError
+from chains.core.lint import lint
 from chains.core.sim.explorer import Bounds, ExploreResult, merge
 
 
@@ -33,18 +37,59 @@ def content_hash(document: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+class StaleRevision(Exception):
+    """An edit was based on a revision that is no longer the head."""
+
+    def __init__(self, head: Revision, base: int):
+        self.head = head
+        self.base = base
+        super().__init__(
+            f"this edit was based on revision {base}, but the chain is at revision "
+            f"{head.number} now; reload to see the other change, then edit again"
+        )
+
+
+class NothingToUndo(Exception):
+    """Undo at the first revision, or redo with nothing undone."""
+
+
+def lint_status(document: dict[str, Any]) -> str:
+    """The lint status of a stored document; INVALID when it no longer loads."""
+    try:
+        return lint(formats.from_document(document)).status
+    except DocumentError:
+        return "INVALID"
+
+
 class ChainQuerySet(models.QuerySet):
-    def store(self, document: dict[str, Any], message: str = "") -> Revision:
+    def store(
+        self,
+        document: dict[str, Any],
+        message: str = "",
+        *,
+        base: int | None = None,
+        author: Any = None,
+        undo_target: Revision | None = None,
+        redo_target: Revision | None = None,
+        restores: bool = False,
+    ) -> Revision:
         """Save a document as the head of its chain (keyed by ``document["id"]``).
 
         Creates the chain when new; appends a revision only when the content
-        differs from the head, and returns the head otherwise.
+        differs from the head, and returns the head otherwise. With ``base``
+        (the revision number an edit started from) a head that has moved on
+        raises :class:`StaleRevision` and stores nothing: the other person's
+        edit is never overwritten. A new revision's undo target is the old
+        head unless ``restores`` says it is an undo or redo (see
+        :meth:`Chain.undo`).
         """
         key = document["id"]
         digest = content_hash(document)
         with transaction.atomic():
             chain, _ = self.select_for_update().get_or_create(key=key)
             head = chain.head()
+            if base is not None and head is not None and head.number != base:
+                raise StaleRevision(head, base)
             if head is not None and head.content_hash == digest:
                 return head
             chain.title = str(document.get("title") or key)[:200]
@@ -55,6 +100,11 @@ class ChainQuerySet(models.QuerySet):
                 document=document,
                 content_hash=digest,
                 message=message,
+                status=lint_status(document),
+                author=author if getattr(author, "is_authenticated", False) else None,
+                parent=head,
+                undo_target=undo_target if restores else head,
+                redo_target=redo_target,
             )
 
 
@@ -76,6 +126,51 @@ class Chain(models.Model):
     def head(self) -> Revision | None:
         return self.revisions.order_by("-number").first()
 
+    def undo(self, base: int, author: Any = None) -> Revision:
+        """A new head with the content before the last edit (itself undoable by redo).
+
+        Undo and redo never rewrite history: each appends a revision that
+        restores an earlier document, and remembers where the next undo and
+        redo lead, so repeated undos walk back edit by edit.
+        """
+        head = self._head_at(base)
+        target = head.undo_target
+        if target is None:
+            raise NothingToUndo("nothing to undo: this is the chain's first revision")
+        return Chain.objects.store(
+            target.document,
+            f"undo revision {head.number}",
+            base=base,
+            author=author,
+            undo_target=target.undo_target,
+            redo_target=head,
+            restores=True,
+        )
+
+    def redo(self, base: int, author: Any = None) -> Revision:
+        """A new head with the content the last undo took away."""
+        head = self._head_at(base)
+        target = head.redo_target
+        if target is None:
+            raise NothingToUndo("nothing to redo: the last change was not an undo")
+        return Chain.objects.store(
+            target.document,
+            f"redo revision {target.number}",
+            base=base,
+            author=author,
+            undo_target=target.undo_target,
+            redo_target=target.redo_target,
+            restores=True,
+        )
+
+    def _head_at(self, base: int) -> Revision:
+        head = self.head()
+        if head is None:
+            raise NothingToUndo("this chain has no revision")
+        if head.number != base:
+            raise StaleRevision(head, base)
+        return head
+
 
 class Revision(models.Model):
     chain = models.ForeignKey(Chain, on_delete=models.CASCADE, related_name="revisions")
@@ -84,6 +179,20 @@ class Revision(models.Model):
     content_hash = models.CharField(max_length=64)
     message = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The lint status when stored (VALID, WARNINGS, INVALID, BLOCKED): the list page's badge.
+    status = models.CharField(max_length=16, blank=True)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    undo_target = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    redo_target = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         ordering = ["chain", "number"]
@@ -93,6 +202,31 @@ class Revision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.chain.key}@{self.number}"
+
+    def lint_status(self) -> str:
+        """The stored status; revisions from before it was stored get it computed once."""
+        if not self.status:
+            self.status = lint_status(self.document)
+            Revision.objects.filter(pk=self.pk).update(status=self.status)
+        return self.status
+
+
+def store_all(chains: list, message: str, author: Any = None) -> list[dict[str, Any]]:
+    """Store every chain of one import, all or none; says which added a revision."""
+    stored = []
+    with transaction.atomic():
+        for chain in chains:
+            document = formats.to_document(chain)
+            before = Revision.objects.filter(chain__key=document["id"]).aggregate(n=Max("number"))
+            revision = Chain.objects.store(document, message=message, author=author)
+            stored.append(
+                {
+                    "id": document["id"],
+                    "revision": revision.number,
+                    "created": revision.number != before["n"],
+                }
+            )
+    return stored
 
 
 class ExplorationStatus(models.TextChoices):

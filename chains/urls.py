@@ -1,12 +1,18 @@
 from django.urls import path, re_path
 
-from chains.views import chain, home
+from chains.views import chain, home, imports, wizard, workspace
 
 app_name = "chains"
 
 urlpatterns = [
     path("", home.home, name="home"),
-    path("chains/<str:key>/", chain.chain_detail, name="chain"),
+    path("chains/new/", wizard.new_chain, name="new"),
+    path("chains/import/", imports.import_chain, name="import"),
+    path("chains/<str:key>/", workspace.workspace, name="chain"),
+    path("chains/<str:key>/edit", workspace.edit_chain, name="edit"),
+    path("chains/<str:key>/undo", workspace.undo_redo, {"action": "undo"}, name="undo"),
+    path("chains/<str:key>/redo", workspace.undo_redo, {"action": "redo"}, name="redo"),
+    path("chains/<str:key>/diff", chain.revision_diff, name="diff"),
     re_path(
         r"^chains/(?P<key>[^/]+)/r(?P<number>[0-9]+)\.(?P<fmt>yaml|json)$",
         chain.revision_export,

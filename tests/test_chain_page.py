@@ -31,11 +31,6 @@ def test_chain_page_lists_the_actions_of_the_head_revision_in_order(client, flig
     assert positions == sorted(positions)
 
 
-def test_chain_page_shows_the_canonical_yaml_of_the_head(client, flight):
-    body = client.get(f"/chains/{flight.key}/").content.decode()
-    assert f"id: {flight.key}" in body
-
-
 def test_home_links_to_the_chain_page(client, flight):
     assert f'href="/chains/{flight.key}/"' in client.get("/").content.decode()
 

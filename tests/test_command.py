@@ -98,8 +98,8 @@ def test_human_report_prints_problems_with_their_line(tmp_path):
 def test_a_failed_import_writes_nothing(demo_file, monkeypatch):
     real_store = ChainQuerySet.store
 
-    def store_then_fail(self, document, message=""):
-        real_store(self, document, message)
+    def store_then_fail(self, document, message="", **kw):
+        real_store(self, document, message, **kw)
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(ChainQuerySet, "store", store_then_fail)

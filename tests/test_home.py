@@ -42,3 +42,17 @@ def test_home_loads_htmx_from_our_static_files_and_sets_the_csrf_header(client):
 
 def test_home_accepts_only_get(client):
     assert client.post("/").status_code == 405
+
+
+def test_the_list_shows_each_chains_lint_status(client):
+    Chain.objects.store({"id": "broken", "actions": "nope"})
+    body = client.get("/").content.decode()
+    assert 'class="status status-invalid">INVALID<' in body
+
+
+def test_search_finds_chains_by_id_title_or_description(client):
+    Chain.objects.store({"id": "booking", "title": "Flight booking"})
+    Chain.objects.store({"id": "refunds", "description": "card refunds"})
+    body = client.get("/?q=card").content.decode()
+    assert "refunds" in body and "Flight booking" not in body
+    assert "No chain matches" in client.get("/?q=zzz").content.decode()

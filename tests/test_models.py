@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from chains.models import Chain, Revision, content_hash
+from chains.models import Chain, NothingToUndo, Revision, StaleRevision, content_hash
 
 pytestmark = pytest.mark.django_db
 
@@ -51,3 +51,64 @@ def test_changed_content_adds_revision_2_with_a_new_hash():
 
 def test_a_chain_without_revisions_has_no_head():
     assert Chain.objects.create(key="empty").head() is None
+
+
+def test_an_edit_based_on_an_old_revision_is_refused_and_stores_nothing():
+    Chain.objects.store(DOC, message="first")
+    Chain.objects.store({**DOC, "description": "theirs"}, message="theirs", base=1)
+    with pytest.raises(StaleRevision, match="based on revision 1.*at revision 2"):
+        Chain.objects.store({**DOC, "description": "mine"}, message="mine", base=1)
+    assert Chain.objects.get(key="demo").head().document["description"] == "theirs"
+    assert Revision.objects.count() == 2
+
+
+def test_a_stored_revision_records_its_lint_status():
+    assert Chain.objects.store(DOC).status in {"VALID", "WARNINGS"}
+    assert Chain.objects.store({"id": "broken", "actions": "nope"}).status == "INVALID"
+
+
+def edits(n: int) -> Chain:
+    for i in range(n):
+        Chain.objects.store({**DOC, "description": f"v{i}"}, message=f"v{i}")
+    return Chain.objects.get(key="demo")
+
+
+def test_undo_restores_the_content_before_the_last_edit_as_a_new_revision():
+    chain = edits(2)
+    undone = chain.undo(base=2)
+    assert undone.number == 3
+    assert undone.document["description"] == "v0"
+    assert undone.message == "undo revision 2"
+
+
+def test_repeated_undos_walk_back_edit_by_edit_and_stop_at_the_first():
+    chain = edits(3)
+    chain.undo(base=3)
+    assert chain.undo(base=4).document["description"] == "v0"
+    with pytest.raises(NothingToUndo):
+        chain.undo(base=5)
+
+
+def test_redo_restores_what_undo_took_away_in_order():
+    chain = edits(3)
+    chain.undo(base=3)  # r4 = v1
+    chain.undo(base=4)  # r5 = v0
+    assert chain.redo(base=5).document["description"] == "v1"
+    assert chain.redo(base=6).document["description"] == "v2"
+    with pytest.raises(NothingToUndo):
+        chain.redo(base=7)
+    assert chain.undo(base=7).document["description"] == "v1"
+
+
+def test_a_new_edit_after_an_undo_leaves_nothing_to_redo():
+    chain = edits(2)
+    chain.undo(base=2)
+    Chain.objects.store({**DOC, "description": "new"}, base=3)
+    with pytest.raises(NothingToUndo, match="nothing to redo"):
+        chain.redo(base=4)
+
+
+def test_undo_on_a_stale_base_is_refused():
+    chain = edits(2)
+    with pytest.raises(StaleRevision):
+        chain.undo(base=1)

@@ -1,56 +1,53 @@
-"""One chain: its head revision summarised, its history, and downloads.
-
-Read-only for now; the designer workspace replaces the summary later. Every
-view finds its chain through ``_get_chain`` so lookups (and, later,
-permission checks) live in one place.
-"""
+"""Read-only views of a chain's revisions: the semantic diff and the downloads."""
 
 from __future__ import annotations
 
-import json
-
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from chains.core import formats
+from chains.core.diff import diff, graph_marks
 from chains.core.errors import DocumentError
-from chains.core.lint import lint
-from chains.models import Chain, Revision
+from chains.core.render import RenderError, handle_graph_svg
+from chains.views.common import get_chain, get_head, get_revision
 
 CONTENT_TYPES = {"yaml": "application/yaml; charset=utf-8", "json": "application/json"}
 
 
-def _get_chain(key: str) -> Chain:
-    return get_object_or_404(Chain, key=key)
-
-
-def _get_revision(chain: Chain, number: int) -> Revision:
-    return get_object_or_404(Revision, chain=chain, number=number)
-
-
 @require_GET
-def chain_detail(request: HttpRequest, key: str) -> HttpResponse:
-    chain = _get_chain(key)
-    head = chain.head()
-    if head is None:
-        raise Http404("this chain has no revision")
-    context = {"chain": chain, "head": head, "revisions": chain.revisions.order_by("-number")}
+def revision_diff(request: HttpRequest, key: str) -> HttpResponse:
+    """What changed between two revisions (default: the head and the one before it)."""
+    chain = get_chain(key)
+    head = get_head(chain)
+    new = get_revision(chain, _number(request.GET.get("to"), head.number))
+    old = get_revision(chain, _number(request.GET.get("from"), max(new.number - 1, 1)))
+    context = {"chain": chain, "head": head, "old": old, "new": new}
     try:
-        document = formats.from_document(head.document)
+        before, after = formats.from_document(old.document), formats.from_document(new.document)
     except DocumentError as exc:
-        # Stored before the grammar changed: show it as stored, with the reasons.
-        context.update(problems=exc.problems, raw=json.dumps(head.document, indent=2))
-    else:
-        context.update(
-            document=document, yaml=formats.dump(document, "yaml"), report=lint(document)
-        )
-    return render(request, "chains/chain.html", context)
+        context["problems"] = exc.problems
+        return render(request, "chains/diff.html", context, status=409)
+    changes = diff(before, after)
+    context["changes"] = changes
+    try:
+        context["svg"] = handle_graph_svg(after, graph_marks(changes))
+    except RenderError as exc:
+        context["render_error"] = str(exc)
+    return render(request, "chains/diff.html", context)
+
+
+def _number(raw: str | None, default: int) -> int:
+    if raw is None or raw == "":
+        return default
+    if not raw.isdigit():
+        raise Http404(f"revision {raw!r} is not a number")
+    return int(raw)
 
 
 @require_GET
 def revision_export(request: HttpRequest, key: str, number: str, fmt: str) -> HttpResponse:
-    revision = _get_revision(_get_chain(key), int(number))
+    revision = get_revision(get_chain(key), int(number))
     try:
         text = formats.dump(formats.from_document(revision.document), fmt)
     except DocumentError as exc:

@@ -16,8 +16,6 @@ from typing import Any
 import yaml
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import transaction
-from django.db.models import Max
 
 from chains.core import formats
 from chains.core.errors import ChainError, DocumentError
@@ -25,7 +23,7 @@ from chains.core.lint import RULES, lint
 from chains.core.lint.docs import rules_markdown
 from chains.core.sim.explorer import Bounds, ExploreResult, explore, scenario_dict
 from chains.core.sim.scenario import Scenario, ScenarioMismatch, load_scenario, simulate
-from chains.models import Chain, Revision
+from chains.models import Chain, store_all
 
 EXIT_CODES = {"VALID": 0, "WARNINGS": 0, "INVALID": 1, "BLOCKED": 2}
 
@@ -375,21 +373,3 @@ def read_limited(path: Path) -> bytes:
     if len(data) > limit:
         raise CommandError(f"{path} is larger than the {limit} bytes a chain document may have")
     return data
-
-
-def store_all(chains: list, message: str) -> list[dict[str, Any]]:
-    """Store every chain of one import, all or none; says which added a revision."""
-    stored = []
-    with transaction.atomic():
-        for chain in chains:
-            document = formats.to_document(chain)
-            before = Revision.objects.filter(chain__key=document["id"]).aggregate(n=Max("number"))
-            revision = Chain.objects.store(document, message=message)
-            stored.append(
-                {
-                    "id": document["id"],
-                    "revision": revision.number,
-                    "created": revision.number != before["n"],
-                }
-            )
-    return stored

@@ -1,0 +1,52 @@
+"""Import a chain document (YAML, JSON or a compile Markdown document) by upload or paste.
+
+The report lists every problem with its line. Nothing is stored unless the
+whole import is clean of errors: a document with two chains stores both or
+neither, and a refused import changes nothing already saved.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from chains.core import formats
+from chains.core.errors import DocumentError, Problem
+from chains.models import store_all
+
+
+@require_http_methods(["GET", "POST"])
+def import_chain(request: HttpRequest) -> HttpResponse:
+    if request.method == "GET":
+        return render(request, "chains/import.html", {})
+    data, name = _submitted(request)
+    if data is None:
+        return render(request, "chains/import.html", {"problems": [Problem(name)]}, status=400)
+    try:
+        result = formats.load(data, filename=name or None)
+    except DocumentError as exc:
+        return render(request, "chains/import.html", {"problems": exc.problems}, status=400)
+    pasted = request.POST.get("text", "")
+    context = {"result": result, "problems": result.problems, "pasted": pasted}
+    if result.errors or not result.chains:
+        return render(request, "chains/import.html", context, status=400)
+    stored = store_all(result.chains, f"import {name or 'pasted text'}", author=request.user)
+    if len(stored) == 1:
+        return redirect("chains:chain", key=stored[0]["id"])
+    return render(request, "chains/import.html", {**context, "stored": stored})
+
+
+def _submitted(request: HttpRequest) -> tuple[bytes | str | None, str]:
+    """The uploaded file or the pasted text and its name; (None, why) when neither is usable."""
+    upload = request.FILES.get("file")
+    if upload is not None:
+        if upload.size > settings.CHAIN_UPLOAD_MAX_BYTES:
+            limit = settings.CHAIN_UPLOAD_MAX_BYTES
+            return None, f"{upload.name} is {upload.size:,} bytes; the limit is {limit:,} bytes"
+        return upload.read(), upload.name or ""
+    text = request.POST.get("text", "")
+    if text.strip():
+        return text, request.POST.get("name", "")
+    return None, "choose a file to upload or paste a document"

@@ -1,0 +1,288 @@
+"""The workspace of one chain: the graph, the side panel, the lint panel and every edit.
+
+Every edit is one POST naming a core edit operation (``chains.core.edit``)
+and the revision it was based on. The view applies it to the head, stores
+the result as a new revision and renders the workspace again (the
+``workspace`` partial for htmx, a redirect otherwise). An edit on a stale
+base is refused with 409 and stores nothing; a refused edit (unknown
+element, bad value) is a 400 naming what and where. What the workspace
+shows is computed by core functions; this module only gathers it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import urlencode
+
+import yaml
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from chains.core import edit, formats
+from chains.core.coverage import coverage
+from chains.core.errors import ChainError, DocumentError
+from chains.core.lint import lint
+from chains.core.lint.fixes import fixes_for
+from chains.core.model import Chain as Document
+from chains.core.render import RenderError, flow_svg, handle_graph_svg
+from chains.core.selection import finding_key, intent_fields, select
+from chains.core.verdicts import GENERIC_ROWS, VERDICT_TYPES, build_verdict
+from chains.models import Chain, NothingToUndo, Revision, StaleRevision
+from chains.views.common import get_chain, get_head
+
+SECTIONS = {"action": "actions", "handle": "handles", "gate": "gates", "row": "verdict_table"}
+EFFECTS = ("read", "mint", "commit", "compensate", "select")
+TABS = ("actions", "handles", "gates", "table", "coverage", "policy", "evidence", "history")
+MAX_FIELD = 200_000  # characters in one posted YAML or JSON field
+
+
+class BadRequest(ChainError):
+    """The posted form itself is malformed (not the edit it asks for)."""
+
+
+@require_GET
+def workspace(request: HttpRequest, key: str) -> HttpResponse:
+    chain = get_chain(key)
+    context = workspace_context(chain, get_head(chain), request.GET)
+    return _render(request, context)
+
+
+@require_POST
+def edit_chain(request: HttpRequest, key: str) -> HttpResponse:
+    chain = get_chain(key)
+    try:
+        base = _base(request)
+        op, args = request.POST.get("op", ""), _args(request.POST)
+        document = _head_document(get_head(chain))
+        changed = edit.apply(document, op, args)
+        revision = Chain.objects.store(
+            formats.to_document(changed), _message(op, args), base=base, author=request.user
+        )
+    except StaleRevision as exc:
+        return _refused(request, chain, str(exc), 409)
+    except ChainError as exc:
+        return _refused(request, chain, str(exc), 400)
+    return _saved(request, chain, revision)
+
+
+@require_POST
+def undo_redo(request: HttpRequest, key: str, action: str) -> HttpResponse:
+    chain = get_chain(key)
+    try:
+        base = _base(request)
+        do = chain.undo if action == "undo" else chain.redo
+        revision = do(base, author=request.user)
+    except StaleRevision as exc:
+        return _refused(request, chain, str(exc), 409)
+    except (NothingToUndo, BadRequest) as exc:
+        return _refused(request, chain, str(exc), 400)
+    return _saved(request, chain, revision)
+
+
+# --- what the workspace shows -----------------------------------------------------
+
+
+def workspace_context(chain: Chain, head: Revision, params: Any, **extra: Any) -> dict:
+    tab = params.get("tab") if params.get("tab") in TABS else "actions"
+    view = "flow" if params.get("view") == "flow" else "handles"
+    context: dict[str, Any] = {
+        "chain": chain,
+        "head": head,
+        "tab": tab,
+        "tabs": TABS,
+        "view": view,
+        "history": chain.revisions.order_by("-number")[:30],
+        **extra,
+    }
+    try:
+        document = formats.from_document(head.document)
+    except DocumentError as exc:
+        context.update(problems=exc.problems, raw=json.dumps(head.document, indent=2))
+        return context
+    selection = select(document, params.get("select") or None)
+    report = lint(document)
+    context.update(
+        document=document,
+        report=report,
+        selection=selection,
+        element=_element(document, selection.key),
+        findings=_findings(document, report),
+        rows=_rows(document, report),
+        generic_rows=GENERIC_ROWS,
+        verdict_types=VERDICT_TYPES,
+        intents=intent_fields(document),
+        effects=EFFECTS,
+        policy_yaml=_yaml(formats.to_document(document).get("policy", {}))
+        if tab == "policy"
+        else "",
+    )
+    if tab == "coverage":
+        m = coverage(document)
+        context["matrix"] = m
+        context["matrix_rows"] = [
+            (step, [m.cells.get((step, c.key)) for c in m.columns]) for step in m.steps
+        ]
+    try:
+        draw = flow_svg if view == "flow" else handle_graph_svg
+        context["svg"] = draw(document, selection.marks)
+    except RenderError as exc:
+        context["render_error"] = str(exc)
+    return context
+
+
+def _findings(document: Document, report: Any) -> list[dict]:
+    return [
+        {
+            "finding": f,
+            "key": finding_key(f.element),
+            "fixes": [
+                {"op": fix.op, "title": fix.title, "args_json": json.dumps(fix.args)}
+                for fix in fixes_for(document, f)
+            ],
+        }
+        for f in report.findings
+    ]
+
+
+def _rows(document: Document, report: Any) -> list[dict]:
+    marks: dict[str, list[Any]] = {}
+    for f in report.findings:
+        key = finding_key(f.element)
+        if key and key.startswith("row:"):
+            marks.setdefault(key[4:], []).append(f)
+    return [{"row": row, "findings": marks.get(row.id, [])} for row in document.verdict_table]
+
+
+def _element(document: Document, key: str | None) -> dict | None:
+    """The selected element and its document form, for the side panel's editor."""
+    if not key or ":" not in key:
+        return None
+    kind, _, name = key.partition(":")
+    if kind == "edge":
+        edge_kind, _, ends = name.partition(":")
+        source, _, target = ends.partition(":")
+        args = {"kind": edge_kind, "source": source, "target": target}
+        return {
+            "kind": f"{edge_kind} edge",
+            "id": f"{source} → {target}",
+            "key": key,
+            "edge": True,
+            "edge_args": json.dumps(args),
+        }
+    section = SECTIONS.get(kind)
+    items = formats.to_document(document).get(section, []) if section else []
+    found = next((item for item in items if item.get("id") == name), None)
+    if found is None:
+        return {"kind": kind, "id": name, "key": key}
+    return {"kind": kind, "op": kind, "id": name, "key": key, "yaml": _yaml(found)}
+
+
+def _yaml(data: Any) -> str:
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=88)
+
+
+# --- reading the request --------------------------------------------------------------
+
+
+def _base(request: HttpRequest) -> int:
+    raw = request.POST.get("base", "")
+    if not raw.isdigit():
+        raise BadRequest(f"base: the revision this edit started from is not a number ({raw!r})")
+    return int(raw)
+
+
+def _args(post: Any) -> dict[str, Any]:
+    """The edit's arguments from the form.
+
+    ``args`` is a JSON object; ``arg.<path>`` a string (empty ones left out),
+    ``list.<path>`` every value of a multi-select, ``yaml.<path>`` a YAML
+    value, where ``<path>`` may be dotted (``arg.fields.signal``); and
+    ``verdict.<part>`` fields are built into one verdict stored at the path
+    ``verdict.into`` names (default ``fields.verdict``).
+    """
+    args: dict[str, Any] = {}
+    if post.get("args"):
+        given = _parse(post["args"], "args", json.loads)
+        if not isinstance(given, dict):
+            raise BadRequest("args: expected a JSON object")
+        args.update(given)
+    verdict: dict[str, str] = {}
+    for name in post:
+        kind, _, path = name.partition(".")
+        value = post[name]
+        if kind == "arg" and value != "":
+            _put(args, path, value)
+        elif kind == "list":
+            _put(args, path, [v for v in post.getlist(name) if v])
+        elif kind == "yaml":
+            _put(args, path, _parse(value, name, yaml.safe_load))
+        elif kind == "verdict" and value != "":
+            verdict[path] = value
+    if verdict:
+        _put(args, verdict.pop("into", "fields.verdict"), build_verdict(verdict))
+    return args
+
+
+def _put(args: dict[str, Any], path: str, value: Any) -> None:
+    *parents, last = path.split(".")
+    node = args
+    for part in parents:
+        node = node.setdefault(part, {})
+        if not isinstance(node, dict):
+            raise BadRequest(f"{path}: {part} is not an object")
+    node[last] = value
+
+
+def _parse(text: str, name: str, parse: Any) -> Any:
+    if len(text) > MAX_FIELD:
+        raise BadRequest(f"{name}: {len(text):,} characters is more than the {MAX_FIELD:,} allowed")
+    try:
+        return parse(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        kind = "JSON" if parse is json.loads else "YAML"
+        raise BadRequest(f"{name}: not valid {kind}: {exc}") from None
+
+
+def _head_document(head: Revision) -> Document:
+    try:
+        return formats.from_document(head.document)
+    except DocumentError as exc:
+        raise BadRequest(
+            f"the head revision no longer validates, so it cannot be edited: {exc}"
+        ) from None
+
+
+def _message(op: str, args: dict[str, Any]) -> str:
+    named = [args[k] for k in ("id", "kind", "source", "target") if isinstance(args.get(k), str)]
+    return " ".join([op.replace("_", " "), *named])[:500]
+
+
+# --- answering ------------------------------------------------------------------------
+
+
+def _state(request: HttpRequest) -> dict[str, str]:
+    """The workspace's view state a form carries along (selection, tab, view)."""
+    return {k: request.POST[k] for k in ("select", "tab", "view") if request.POST.get(k)}
+
+
+def _render(request: HttpRequest, context: dict, status: int = 200) -> HttpResponse:
+    template = "chains/workspace.html#workspace" if request.htmx else "chains/workspace.html"
+    return render(request, template, context, status=status)
+
+
+def _saved(request: HttpRequest, chain: Chain, revision: Revision) -> HttpResponse:
+    state = _state(request)
+    if not request.htmx:
+        url = reverse("chains:chain", args=[chain.key])
+        return redirect(f"{url}?{urlencode(state)}" if state else url, permanent=False)
+    context = workspace_context(chain, revision, state, saved=revision)
+    return _render(request, context)
+
+
+def _refused(request: HttpRequest, chain: Chain, message: str, status: int) -> HttpResponse:
+    context = workspace_context(chain, get_head(chain), _state(request), error=message)
+    context["stale"] = status == 409
+    return _render(request, context, status)

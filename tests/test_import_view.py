@@ -1,0 +1,76 @@
+"""The import page: upload or paste a document, see every problem with its line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from chains.models import Chain, Revision
+
+pytestmark = pytest.mark.django_db
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def test_the_import_page_offers_upload_and_paste(client):
+    body = client.get("/chains/import/").content.decode()
+    assert 'type="file"' in body and "<textarea" in body
+
+
+def test_uploading_a_chain_stores_it_and_opens_its_workspace(client):
+    upload = SimpleUploadedFile("card.yaml", (FIXTURES / "card-payment.yaml").read_bytes())
+    response = client.post("/chains/import/", {"file": upload})
+    key = Chain.objects.get().key
+    assert response.status_code == 302 and response["Location"] == f"/chains/{key}/"
+    assert Chain.objects.get().head().message == "import card.yaml"
+
+
+def test_pasting_a_compile_with_two_chains_stores_both_and_lists_them(client):
+    text = (FIXTURES / "hotel-compile.md").read_text()
+    response = client.post("/chains/import/", {"text": text, "name": "hotel.md"})
+    assert response.status_code == 200
+    assert Chain.objects.count() == 2
+    assert "Stored 2 chains" in response.content.decode()
+
+
+def test_malformed_yaml_is_a_400_naming_the_line_and_stores_nothing(client):
+    response = client.post("/chains/import/", {"text": "id: x\nhandles: [a,\n", "name": "x.yaml"})
+    body = response.content.decode()
+    assert response.status_code == 400
+    assert "line " in body
+    assert not Revision.objects.exists()
+
+
+def test_a_document_that_fails_validation_lists_the_path_and_stores_nothing(client):
+    text = "id: x\nactions:\n  - {id: a, effect: teleport}\n"
+    response = client.post("/chains/import/", {"text": text, "name": "x.yaml"})
+    assert response.status_code == 400
+    assert "actions[0].effect" in response.content.decode()
+    assert not Chain.objects.exists()
+
+
+def test_a_failed_import_keeps_what_was_saved_before(client):
+    client.post("/chains/import/", {"text": "id: x\ndescription: first\n", "name": "x.yaml"})
+    client.post("/chains/import/", {"text": "id: x\nactions: 3\n", "name": "x.yaml"})
+    assert Chain.objects.get(key="x").head().document["description"] == "first"
+
+
+def test_binary_garbage_is_a_400(client):
+    upload = SimpleUploadedFile("x.yaml", b"\xff\xfe\x00garbage")
+    assert client.post("/chains/import/", {"file": upload}).status_code == 400
+
+
+def test_an_empty_submission_says_what_to_do(client):
+    response = client.post("/chains/import/", {})
+    assert response.status_code == 400
+    assert "choose a file to upload or paste a document" in response.content.decode()
+
+
+def test_an_upload_over_the_limit_is_refused(client, settings):
+    settings.CHAIN_UPLOAD_MAX_BYTES = 10
+    upload = SimpleUploadedFile("big.yaml", b"id: x\n" * 10)
+    response = client.post("/chains/import/", {"file": upload})
+    assert response.status_code == 400
+    assert "the limit is 10 bytes" in response.content.decode()

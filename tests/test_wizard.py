@@ -1,0 +1,67 @@
+"""The new-chain wizard: the fit test, its refusals, and creating the chain."""
+
+from __future__ import annotations
+
+import pytest
+
+from chains.core.fit import QUESTIONS
+from chains.models import Chain
+
+pytestmark = pytest.mark.django_db
+
+FIT = {
+    "single_call": "no",
+    "mints_handles": "yes",
+    "things_expire": "yes",
+    "commits": "yes",
+    "all_repeatable": "no",
+    "provider_polls": "no",
+    "human_paced": "no",
+    "atomic_across_providers": "no",
+}
+
+
+def test_the_wizard_asks_every_fit_question(client):
+    body = client.get("/chains/new/").content.decode()
+    assert all(f'name="{q.id}"' in body for q in QUESTIONS)
+
+
+def test_a_fitting_flow_is_told_so(client):
+    body = client.post("/chains/new/", FIT).content.decode()
+    assert "A chain config fits" in body
+
+
+def test_a_single_call_is_refused_and_told_what_to_use_instead(client):
+    body = client.post("/chains/new/", {**FIT, "single_call": "yes"}).content.decode()
+    assert "probably not the right tool" in body
+    assert "retry helper" in body
+    assert "Continue anyway" in body
+
+
+def test_creating_the_chain_stores_revision_1_with_the_fit_answers(client):
+    response = client.post("/chains/new/", {**FIT, "create": "1", "key": "trip", "title": "Trip"})
+    assert response.status_code == 302 and response["Location"] == "/chains/trip/"
+    revision = Chain.objects.get(key="trip").head()
+    assert revision.document == {"id": "trip", "title": "Trip"}
+    assert '"verdict": "fit"' in revision.message
+
+
+def test_a_refused_flow_can_still_be_created(client):
+    data = {**FIT, "single_call": "yes", "create": "1", "key": "one_call"}
+    assert client.post("/chains/new/", data).status_code == 302
+    assert Chain.objects.filter(key="one_call").exists()
+
+
+def test_a_taken_or_malformed_id_is_a_400_that_says_so(client):
+    Chain.objects.store({"id": "trip"})
+    taken = client.post("/chains/new/", {**FIT, "create": "1", "key": "trip"})
+    assert taken.status_code == 400 and "exists already" in taken.content.decode()
+    bad = client.post("/chains/new/", {**FIT, "create": "1", "key": "<b>"})
+    assert bad.status_code == 400 and "chain id" in bad.content.decode()
+    assert Chain.objects.count() == 1
+
+
+def test_an_answer_outside_the_choices_is_a_400(client):
+    response = client.post("/chains/new/", {**FIT, "commits": "maybe"})
+    assert response.status_code == 400
+    assert "commits" in response.content.decode()

@@ -1,0 +1,280 @@
+"""The workspace: what it shows, and every edit as a form post (plain and htmx)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chains.core import formats
+from chains.models import Chain, Revision
+
+pytestmark = pytest.mark.django_db
+
+FLIGHT = Path(__file__).resolve().parent.parent / "fixtures" / "flight-roundtrip.yaml"
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def store(text: str) -> Chain:
+    chain = formats.load(text, format="yaml").chains[0]
+    return Chain.objects.store(formats.to_document(chain), message="import").chain
+
+
+@pytest.fixture
+def flight() -> Chain:
+    return store(FLIGHT.read_text())
+
+
+@pytest.fixture
+def small() -> Chain:
+    return store(
+        """
+        id: small
+        handles:
+          - {id: search_id, minted_by: search}
+          - {id: pick, minted_by: choose, derived_from: [search_id]}
+        actions:
+          - {id: search, effect: read, output: {handles: [search_id]}}
+          - {id: choose, effect: select, input: {handles: [search_id]}, output: {handles: [pick]}}
+        verdict_table:
+          - {id: R1, signal: [http:410], verdict: "rewind(to: search)"}
+          - {id: R2, signal: [http:409], verdict: dead_end}
+        """
+    )
+
+
+def post_edit(client, chain: Chain, op: str, base: int = 1, htmx: bool = False, **fields):
+    data = {"base": str(base), "op": op, **fields}
+    return client.post(f"/chains/{chain.key}/edit", data, **(HTMX if htmx else {}))
+
+
+def head(chain: Chain) -> dict:
+    return chain.head().document
+
+
+# --- what it shows --------------------------------------------------------------------
+
+
+def test_the_workspace_draws_the_handle_graph_with_a_node_per_handle(client, flight):
+    body = client.get(f"/chains/{flight.key}/").content.decode()
+    assert "<svg" in body
+    assert 'id="handle:search_token"' in body
+    assert 'id="action:book_trip"' in body
+
+
+def test_the_flow_view_draws_the_steps_in_order(client, flight):
+    body = client.get(f"/chains/{flight.key}/?view=flow").content.decode()
+    assert 'id="flow&#45;graph"' in body  # Graphviz writes '-' as a character reference
+
+
+def test_every_tab_renders(client, flight):
+    from chains.views.workspace import TABS
+
+    for tab in TABS:
+        assert client.get(f"/chains/{flight.key}/?tab={tab}").status_code == 200, tab
+
+
+def test_selecting_a_handle_lists_its_cascade_and_marks_it_on_the_graph(client, flight):
+    body = client.get(f"/chains/{flight.key}/?select=handle:search_token").content.decode()
+    assert 'id="cascade-list"' in body
+    assert "outbound_pick" in body.split('id="cascade-list"')[1].split("</ul>")[0]
+    assert "cascade" in body.split('id="handle:outbound_pick"')[1].split(">")[0] or (
+        'class="node handle cascade"' in body
+    )
+
+
+def test_selecting_an_intent_field_shows_its_repair_scope(client, flight):
+    body = client.get(f"/chains/{flight.key}/?select=intent:travellers").content.decode()
+    assert "resumes at <code>initiate_hold</code>" in body
+
+
+def test_an_htmx_request_gets_only_the_workspace_partial(client, flight):
+    body = client.get(f"/chains/{flight.key}/", **HTMX).content.decode()
+    assert body.lstrip().startswith('<div id="workspace"')
+    assert "<html" not in body
+
+
+def test_the_table_tab_shows_domain_rows_then_the_generic_rows_with_11_and_12_fixed(client, small):
+    body = client.get(f"/chains/{small.key}/?tab=table").content.decode()
+    assert body.index('data-row="R1"') < body.index('data-row="R2"') < body.index("#1<")
+    assert body.count('class="generic-row fixed"') == 2
+
+
+def test_the_coverage_tab_shows_which_row_decides_each_cell(client, flight):
+    body = client.get(f"/chains/{flight.key}/?tab=coverage").content.decode()
+    assert 'id="coverage"' in body
+    assert "F17" in body
+
+
+def test_user_text_is_escaped_in_the_page_and_the_graph(client):
+    chain = store(
+        """
+        id: xss
+        handles:
+          - {id: tok, minted_by: a, description: "<script>alert(1)</script>"}
+        actions:
+          - {id: a, effect: read, description: "<img src=x onerror=alert(1)>",
+             output: {handles: [tok]}}
+        """
+    )
+    body = client.get(f"/chains/{chain.key}/?select=handle:tok").content.decode()
+    assert "<script>alert(1)" not in body
+    assert "<img src=x" not in body
+    assert "&lt;script&gt;alert(1)" in body
+
+
+# --- edits ----------------------------------------------------------------------------
+
+
+def test_adding_a_handle_stores_a_new_revision_and_redirects_back(client, small):
+    fields = {"arg.id": "quote", "arg.minted_by": "choose"}
+    response = post_edit(client, small, "add_handle", **fields)
+    assert response.status_code == 302
+    assert response["Location"] == f"/chains/{small.key}/"
+    assert small.head().number == 2
+    assert "quote" in [h["id"] for h in head(small)["handles"]]
+    assert small.head().message == "add handle quote"
+
+
+def test_an_htmx_edit_answers_with_the_workspace_showing_the_new_revision(client, small):
+    response = post_edit(
+        client, small, "add_handle", htmx=True, **{"arg.id": "quote", "select": "handle:quote"}
+    )
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert 'data-base="2"' in body
+    assert "Saved revision 2" in body
+    assert 'id="handle:quote"' in body
+
+
+def test_adding_an_edge_with_json_args(client, small):
+    args = {"kind": "consumes", "source": "search", "target": "pick"}
+    post_edit(client, small, "add_edge", args=json.dumps(args))
+    assert "pick" in head(small)["actions"][0]["input"]["handles"]
+
+
+def test_updating_an_element_from_its_yaml(client, small):
+    fields = "description: The search result set.\nstaleness: {detect: [http:410], refresh: search}"
+    post_edit(client, small, "update_handle", **{"arg.id": "search_id", "yaml.fields": fields})
+    handle = head(small)["handles"][0]
+    assert handle["description"] == "The search result set."
+    assert handle["staleness"]["detect"] == ["http:410"]
+
+
+def test_a_row_is_added_with_the_verdict_builder(client, small):
+    post_edit(
+        client,
+        small,
+        "add_row",
+        **{
+            "arg.fields.id": "R3",
+            "yaml.fields.signal": "[code:SOLD_OUT]",
+            "list.fields.scope.steps": ["choose"],
+            "verdict.type": "reselect",
+            "verdict.to": "choose",
+        },
+    )
+    row = head(small)["verdict_table"][-1]
+    assert row["id"] == "R3"
+    assert row["verdict"] == "reselect(to: choose)"
+    assert row["scope"]["steps"] == ["choose"]
+
+
+def test_moving_a_row_reorders_the_table(client, small):
+    post_edit(client, small, "move_row", **{"arg.id": "R2", "args": '{"index": 0}'})
+    assert [r["id"] for r in head(small)["verdict_table"]] == ["R2", "R1"]
+
+
+def test_a_quick_fix_posted_from_the_lint_panel_removes_its_finding(client, flight):
+    document = head(flight)
+    for handle in document["handles"]:
+        if handle["id"] == "hold_session":
+            handle["derived_from"].remove("seatmap_ref")
+    Chain.objects.store(document, "drop an edge")
+    body = client.get(f"/chains/{flight.key}/").content.decode()
+    assert 'data-rule="edges.missing-derivation"' in body
+    fix = body.split('data-rule="edges.missing-derivation"')[1].split('name="args" value="')[1]
+    args = fix.split('"')[0].replace("&quot;", '"')
+    post_edit(client, flight, "add_edge", base=2, args=args)
+    after = client.get(f"/chains/{flight.key}/").content.decode()
+    assert 'data-rule="edges.missing-derivation"' not in after
+
+
+def test_undo_and_redo_walk_the_history_as_new_revisions(client, small):
+    post_edit(client, small, "delete_row", **{"arg.id": "R2"})
+    client.post(f"/chains/{small.key}/undo", {"base": "2"})
+    assert [r["id"] for r in head(small)["verdict_table"]] == ["R1", "R2"]
+    client.post(f"/chains/{small.key}/redo", {"base": "3"})
+    assert [r["id"] for r in head(small)["verdict_table"]] == ["R1"]
+    assert small.head().number == 4
+
+
+# --- refusals -------------------------------------------------------------------------
+
+
+def test_an_edit_on_a_stale_base_is_refused_with_409_and_changes_nothing(client, small):
+    post_edit(client, small, "add_handle", **{"arg.id": "theirs"})
+    response = post_edit(client, small, "add_handle", base=1, htmx=True, **{"arg.id": "mine"})
+    body = response.content.decode()
+    assert response.status_code == 409
+    assert "based on revision 1" in body and "Reload revision 2" in body
+    assert [h["id"] for h in head(small)["handles"]][-1] == "theirs"
+    assert Revision.objects.filter(chain=small).count() == 2
+
+
+def test_an_edit_naming_an_unknown_element_is_a_400_naming_it(client, small):
+    response = post_edit(client, small, "delete_handle", **{"arg.id": "nope"})
+    assert response.status_code == 400
+    assert "nope" in response.content.decode()
+    assert small.head().number == 1
+
+
+@pytest.mark.parametrize(
+    "fields, says",
+    [
+        ({"op": "fly"}, "fly"),
+        ({"op": "add_edge", "args": "{not json"}, "args: not valid JSON"),
+        ({"op": "add_edge", "args": "[1, 2]"}, "expected a JSON object"),
+        ({"op": "update_handle", "arg.id": "pick", "yaml.fields": "a: [1"}, "not valid YAML"),
+        ({"op": "add_row", "arg.fields.id": "R9", "verdict.type": "rewind"}, "needs a target"),
+        ({"op": "add_handle", "arg.id": "x", "base": "latest"}, "base"),
+    ],
+)
+def test_malformed_edits_are_400s_that_say_what_is_wrong(client, small, fields, says):
+    data = {"base": "1", **fields}
+    response = client.post(f"/chains/{small.key}/edit", data)
+    assert response.status_code == 400
+    assert says in response.content.decode()
+    assert small.head().number == 1
+
+
+def test_undo_at_the_first_revision_is_a_400(client, small):
+    response = client.post(f"/chains/{small.key}/undo", {"base": "1"})
+    assert response.status_code == 400
+    assert "nothing to undo" in response.content.decode()
+
+
+def test_edits_and_undo_accept_only_post(client, small):
+    assert client.get(f"/chains/{small.key}/edit").status_code == 405
+    assert client.get(f"/chains/{small.key}/undo").status_code == 405
+
+
+def test_editing_an_unknown_chain_is_not_found(client):
+    assert client.post("/chains/nope/edit", {"base": "1", "op": "add_handle"}).status_code == 404
+
+
+# --- diff -----------------------------------------------------------------------------
+
+
+def test_the_diff_page_lists_what_changed_and_marks_it_on_the_graph(client, small):
+    post_edit(client, small, "add_handle", **{"arg.id": "quote", "arg.minted_by": "choose"})
+    body = client.get(f"/chains/{small.key}/diff").content.decode()
+    assert "Revision 1 → 2" in body
+    assert 'class="change change-added"' in body and "quote" in body
+    assert "added" in body.split('id="handle:quote"')[1].split(">")[0]
+
+
+def test_a_diff_of_a_revision_that_does_not_exist_is_not_found(client, small):
+    assert client.get(f"/chains/{small.key}/diff?to=9").status_code == 404
+    assert client.get(f"/chains/{small.key}/diff?to=x").status_code == 404
