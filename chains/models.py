@@ -72,6 +72,7 @@ class ChainQuerySet(models.QuerySet):
         undo_target: Revision | None = None,
         redo_target: Revision | None = None,
         restores: bool = False,
+        status: str | None = None,
     ) -> Revision:
         """Save a document as the head of its chain (keyed by ``document["id"]``).
 
@@ -81,7 +82,8 @@ class ChainQuerySet(models.QuerySet):
         raises :class:`StaleRevision` and stores nothing: the other person's
         edit is never overwritten. A new revision's undo target is the old
         head unless ``restores`` says it is an undo or redo (see
-        :meth:`Chain.undo`).
+        :meth:`Chain.undo`). ``status`` is the document's lint status when
+        the caller has linted it already.
         """
         key = document["id"]
         digest = content_hash(document)
@@ -100,7 +102,7 @@ class ChainQuerySet(models.QuerySet):
                 document=document,
                 content_hash=digest,
                 message=message,
-                status=lint_status(document),
+                status=status or lint_status(document),
                 author=author if getattr(author, "is_authenticated", False) else None,
                 parent=head,
                 undo_target=undo_target if restores else head,

@@ -278,3 +278,11 @@ def test_the_diff_page_lists_what_changed_and_marks_it_on_the_graph(client, smal
 def test_a_diff_of_a_revision_that_does_not_exist_is_not_found(client, small):
     assert client.get(f"/chains/{small.key}/diff?to=9").status_code == 404
     assert client.get(f"/chains/{small.key}/diff?to=x").status_code == 404
+
+
+def test_chain_settings_are_edited_as_yaml_but_the_id_cannot_change(client, small):
+    post_edit(client, small, "update_chain", **{"yaml.fields": "title: Small one"})
+    assert head(small)["title"] == "Small one"
+    response = post_edit(client, small, "update_chain", base=2, **{"yaml.fields": "id: other"})
+    assert response.status_code == 400
+    assert not Chain.objects.filter(key="other").exists()

@@ -235,11 +235,9 @@ class Element(BaseModel):
     def _keep_unknown_keys(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        known = set()
-        for name, field in cls.model_fields.items():
-            known.add(name)
-            if field.alias:
-                known.add(field.alias)
+        known = _known_keys(cls)
+        if "extras" not in data and all(key in known for key in data):
+            return data  # the common case: nothing to move
         given = data.get("extras")
         if given is not None and not isinstance(given, dict):
             return data  # let validation report ``extras`` as the wrong type
@@ -253,6 +251,22 @@ class Element(BaseModel):
         if extras:
             kept["extras"] = extras
         return kept
+
+
+_KNOWN: dict[type, frozenset[str]] = {}
+
+
+def _known_keys(cls: type[BaseModel]) -> frozenset[str]:
+    """Field names and aliases of ``cls``, computed once per class (validation is hot)."""
+    known = _KNOWN.get(cls)
+    if known is None:
+        names = set()
+        for name, field in cls.model_fields.items():
+            names.add(name)
+            if field.alias:
+                names.add(field.alias)
+        known = _KNOWN[cls] = frozenset(names)
+    return known
 
 
 class Variant(Element):

@@ -63,6 +63,7 @@ from __future__ import annotations
 import re
 import subprocess
 from collections.abc import Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from .errors import ChainError
@@ -80,6 +81,7 @@ __all__ = [
     "flow_svg",
     "handle_graph_dot",
     "handle_graph_svg",
+    "start_svg",
     "to_svg",
 ]
 
@@ -607,6 +609,17 @@ def to_svg(dot_source: str, timeout: float = 10.0) -> str:
     if start < 0 or end < start:
         raise RenderError(f"Graphviz {DOT_EXECUTABLE!r} produced no SVG")
     return svg[start : end + len("</svg>")]
+
+
+_LAYOUTS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphviz")
+
+
+def start_svg(dot_source: str, timeout: float = 10.0) -> Future[str]:
+    """:func:`to_svg` in the background: Graphviz lays out while the caller does other work.
+
+    ``result()`` of the returned future gives the SVG or raises :class:`RenderError`.
+    """
+    return _LAYOUTS.submit(to_svg, dot_source, timeout)
 
 
 def handle_graph_svg(doc: Chain, marks: Mapping[str, str] | None = None) -> str:

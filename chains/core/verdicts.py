@@ -17,6 +17,7 @@ printed verdict re-parses to an equal value.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Literal
 
@@ -186,6 +187,9 @@ def parse_verdict(text: str) -> Verdict:
     """Parse a verdict expression in any spelling SPEC or the compiles use.
 
     Raises :class:`VerdictSyntaxError` with a message naming the problem.
+    Each distinct text is parsed once: a document is validated on every edit
+    and holds the same few dozen verdicts each time. The result is frozen and
+    shared, so never change its ``fields`` or ``extras`` in place.
 
     >>> parse_verdict("gate(price_change_consent)").gate
     'price_change_consent'
@@ -194,6 +198,11 @@ def parse_verdict(text: str) -> Verdict:
     """
     if not isinstance(text, str) or not text.strip():
         raise VerdictSyntaxError("a verdict must be a non-empty expression such as 'retry'")
+    return _parse_once(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_once(text: str) -> Verdict:
     name, args, kwargs = _Parser(text.strip().strip("`")).expression()
     name = _TYPE_ALIASES.get(name, name)
     if name not in VERDICT_TYPES:

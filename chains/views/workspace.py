@@ -12,6 +12,7 @@ shows is computed by core functions; this module only gathers it.
 from __future__ import annotations
 
 import json
+from concurrent.futures import Future
 from typing import Any
 from urllib.parse import urlencode
 
@@ -27,13 +28,15 @@ from chains.core.errors import ChainError, DocumentError
 from chains.core.lint import lint
 from chains.core.lint.fixes import fixes_for
 from chains.core.model import Chain as Document
-from chains.core.render import RenderError, flow_svg, handle_graph_svg
-from chains.core.selection import finding_key, intent_fields, select
+from chains.core.render import RenderError, flow_dot, handle_graph_dot, start_svg
+from chains.core.selection import Selection, finding_key, intent_fields, select
 from chains.core.verdicts import GENERIC_ROWS, VERDICT_TYPES, build_verdict
 from chains.models import Chain, NothingToUndo, Revision, StaleRevision
 from chains.views.common import get_chain, get_head
 
 SECTIONS = {"action": "actions", "handle": "handles", "gate": "gates", "row": "verdict_table"}
+# Parts of a chain document with edits of their own (the rest is "chain settings").
+CHAIN_SECTIONS = {"id", "handles", "actions", "gates", "verdict_table", "policy"}
 EFFECTS = ("read", "mint", "commit", "compensate", "select")
 TABS = ("actions", "handles", "gates", "table", "coverage", "policy", "evidence", "history")
 MAX_FIELD = 200_000  # characters in one posted YAML or JSON field
@@ -58,14 +61,22 @@ def edit_chain(request: HttpRequest, key: str) -> HttpResponse:
         op, args = request.POST.get("op", ""), _args(request.POST)
         document = _head_document(get_head(chain))
         changed = edit.apply(document, op, args)
+        if changed.id != document.id:
+            raise BadRequest("id: a chain's id is its address and cannot change here")
+        drawing = _draw(changed, _state(request)) if request.htmx else None
+        report = lint(changed)  # while Graphviz lays out the new graph
         revision = Chain.objects.store(
-            formats.to_document(changed), _message(op, args), base=base, author=request.user
+            formats.to_document(changed),
+            _message(op, args),
+            base=base,
+            author=request.user,
+            status=report.status,
         )
     except StaleRevision as exc:
         return _refused(request, chain, str(exc), 409)
     except ChainError as exc:
         return _refused(request, chain, str(exc), 400)
-    return _saved(request, chain, revision)
+    return _saved(request, chain, revision, document=changed, report=report, drawing=drawing)
 
 
 @require_POST
@@ -85,7 +96,15 @@ def undo_redo(request: HttpRequest, key: str, action: str) -> HttpResponse:
 # --- what the workspace shows -----------------------------------------------------
 
 
-def workspace_context(chain: Chain, head: Revision, params: Any, **extra: Any) -> dict:
+def workspace_context(
+    chain: Chain,
+    head: Revision,
+    params: Any,
+    document: Document | None = None,
+    report: Any = None,
+    drawing: tuple[Selection, Future[str]] | None = None,
+    **extra: Any,
+) -> dict:
     tab = params.get("tab") if params.get("tab") in TABS else "actions"
     view = "flow" if params.get("view") == "flow" else "handles"
     context: dict[str, Any] = {
@@ -97,13 +116,14 @@ def workspace_context(chain: Chain, head: Revision, params: Any, **extra: Any) -
         "history": chain.revisions.order_by("-number")[:30],
         **extra,
     }
-    try:
-        document = formats.from_document(head.document)
-    except DocumentError as exc:
-        context.update(problems=exc.problems, raw=json.dumps(head.document, indent=2))
-        return context
-    selection = select(document, params.get("select") or None)
-    report = lint(document)
+    if document is None:
+        try:
+            document = formats.from_document(head.document)
+        except DocumentError as exc:
+            context.update(problems=exc.problems, raw=json.dumps(head.document, indent=2))
+            return context
+    selection, svg = drawing or _draw(document, params)
+    report = report or lint(document)
     context.update(
         document=document,
         report=report,
@@ -115,9 +135,7 @@ def workspace_context(chain: Chain, head: Revision, params: Any, **extra: Any) -
         verdict_types=VERDICT_TYPES,
         intents=intent_fields(document),
         effects=EFFECTS,
-        policy_yaml=_yaml(formats.to_document(document).get("policy", {}))
-        if tab == "policy"
-        else "",
+        **(_settings(document) if tab == "policy" else {}),
     )
     if tab == "coverage":
         m = coverage(document)
@@ -126,11 +144,17 @@ def workspace_context(chain: Chain, head: Revision, params: Any, **extra: Any) -
             (step, [m.cells.get((step, c.key)) for c in m.columns]) for step in m.steps
         ]
     try:
-        draw = flow_svg if view == "flow" else handle_graph_svg
-        context["svg"] = draw(document, selection.marks)
+        context["svg"] = svg.result()
     except RenderError as exc:
         context["render_error"] = str(exc)
     return context
+
+
+def _draw(document: Document, params: Any) -> tuple[Selection, Future[str]]:
+    """The selection and the graph's layout, started at once so other work overlaps it."""
+    selection = select(document, params.get("select") or None)
+    dot = flow_dot if params.get("view") == "flow" else handle_graph_dot
+    return selection, start_svg(dot(document, selection.marks))
 
 
 def _findings(document: Document, report: Any) -> list[dict]:
@@ -178,6 +202,13 @@ def _element(document: Document, key: str | None) -> dict | None:
     if found is None:
         return {"kind": kind, "id": name, "key": key}
     return {"kind": kind, "op": kind, "id": name, "key": key, "yaml": _yaml(found)}
+
+
+def _settings(document: Document) -> dict[str, str]:
+    """The policy, and the chain's own fields, as YAML for the Policy tab's two editors."""
+    data = formats.to_document(document)
+    own = {k: v for k, v in data.items() if k not in CHAIN_SECTIONS}
+    return {"policy_yaml": _yaml(data.get("policy", {})), "settings_yaml": _yaml(own)}
 
 
 def _yaml(data: Any) -> str:
@@ -273,12 +304,17 @@ def _render(request: HttpRequest, context: dict, status: int = 200) -> HttpRespo
     return render(request, template, context, status=status)
 
 
-def _saved(request: HttpRequest, chain: Chain, revision: Revision) -> HttpResponse:
+def _saved(request: HttpRequest, chain: Chain, revision: Revision, **known: Any) -> HttpResponse:
+    """After a save: redirect a plain post, re-render the workspace for htmx.
+
+    ``known`` may carry the saved ``document`` and its lint ``report``, so
+    the re-render neither validates nor lints it again.
+    """
     state = _state(request)
     if not request.htmx:
         url = reverse("chains:chain", args=[chain.key])
         return redirect(f"{url}?{urlencode(state)}" if state else url, permanent=False)
-    context = workspace_context(chain, revision, state, saved=revision)
+    context = workspace_context(chain, revision, state, saved=revision, **known)
     return _render(request, context)
 
 
