@@ -12,6 +12,8 @@ shows is computed by core functions; this module only gathers it.
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from concurrent.futures import Future
 from typing import Any
 from urllib.parse import urlencode
@@ -76,6 +78,7 @@ def edit_chain(request: HttpRequest, key: str) -> HttpResponse:
         return _refused(request, chain, str(exc), 409)
     except ChainError as exc:
         return _refused(request, chain, str(exc), 400)
+    document_of(revision, known=changed)
     return _saved(request, chain, revision, document=changed, report=report, drawing=drawing)
 
 
@@ -118,7 +121,7 @@ def workspace_context(
     }
     if document is None:
         try:
-            document = formats.from_document(head.document)
+            document = document_of(head)
         except DocumentError as exc:
             context.update(problems=exc.problems, raw=json.dumps(head.document, indent=2))
             return context
@@ -279,11 +282,36 @@ def _parse(text: str, name: str, parse: Any) -> Any:
 
 def _head_document(head: Revision) -> Document:
     try:
-        return formats.from_document(head.document)
+        return document_of(head)
     except DocumentError as exc:
         raise BadRequest(
             f"the head revision no longer validates, so it cannot be edited: {exc}"
         ) from None
+
+
+_PARSED: OrderedDict[str, Document] = OrderedDict()
+_PARSED_LOCK = threading.Lock()
+
+
+def document_of(revision: Revision, known: Document | None = None) -> Document:
+    """The validated document of ``revision``, parsed once per content hash.
+
+    Editing validates the head on every request; revisions are immutable and
+    core functions never change a document in place, so the parsed form is
+    kept for the most recent few dozen contents (``known`` primes it with a
+    document just saved). Raises :class:`DocumentError` like ``from_document``.
+    """
+    key = revision.content_hash
+    with _PARSED_LOCK:
+        document = known or _PARSED.get(key)
+    if document is None:
+        document = formats.from_document(revision.document)
+    with _PARSED_LOCK:
+        _PARSED[key] = document
+        _PARSED.move_to_end(key)
+        while len(_PARSED) > 64:
+            _PARSED.popitem(last=False)
+    return document
 
 
 def _message(op: str, args: dict[str, Any]) -> str:
