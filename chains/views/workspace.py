@@ -175,12 +175,17 @@ def _findings(document: Document, report: Any) -> list[dict]:
 
 
 def _rows(document: Document, report: Any) -> list[dict]:
+    """Domain rows with the findings about each; a row without an id is ``#n`` (1-based)."""
     marks: dict[str, list[Any]] = {}
     for f in report.findings:
         key = finding_key(f.element)
         if key and key.startswith("row:"):
             marks.setdefault(key[4:], []).append(f)
-    return [{"row": row, "findings": marks.get(row.id, [])} for row in document.verdict_table]
+    rows = []
+    for n, row in enumerate(document.verdict_table, 1):
+        ref = row.id or f"#{n}"
+        rows.append({"row": row, "ref": ref, "findings": marks.get(ref, [])})
+    return rows
 
 
 def _element(document: Document, key: str | None) -> dict | None:
@@ -189,19 +194,20 @@ def _element(document: Document, key: str | None) -> dict | None:
         return None
     kind, _, name = key.partition(":")
     if kind == "edge":
-        edge_kind, _, ends = name.partition(":")
-        source, _, target = ends.partition(":")
+        edge_kind, source, target = [*name.split(":", 3), "", ""][:3]
         args = {"kind": edge_kind, "source": source, "target": target}
         return {
             "kind": f"{edge_kind} edge",
             "id": f"{source} → {target}",
             "key": key,
-            "edge": True,
+            "edge": edge_kind in edit.EDGE_KINDS,
             "edge_args": json.dumps(args),
         }
     section = SECTIONS.get(kind)
     items = formats.to_document(document).get(section, []) if section else []
     found = next((item for item in items if item.get("id") == name), None)
+    if found is None and kind == "row" and name[1:].isdigit() and 0 < int(name[1:]) <= len(items):
+        found = items[int(name[1:]) - 1]  # a row without an id: #n, as lint names it
     if found is None:
         return {"kind": kind, "id": name, "key": key}
     return {"kind": kind, "op": kind, "id": name, "key": key, "yaml": _yaml(found)}

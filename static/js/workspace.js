@@ -1,0 +1,541 @@
+/*
+ * Chain Designer workspace: what JavaScript adds to the chain page.
+ *
+ * The page works without it (links and plain form posts); this file makes it
+ * a drawing tool: click a node or edge of the SVG to select it, pan and zoom
+ * the drawing, draw edges in a connect mode, keyboard shortcuts (Escape,
+ * Delete, Ctrl/Cmd+Z, Ctrl/Cmd+Shift+Z) and drag-reordering of verdict rows.
+ * It assumes the SVG contract of chains/core/render.py (every node and edge
+ * <g> has its graph key as id) and the data-* attributes on #workspace, which
+ * htmx replaces wholesale after every request. So events are delegated from
+ * the document and only per-render work (the saved pan/zoom, edge hit areas,
+ * the mode buttons' state) runs again on each htmx:load. Edits go through
+ * htmx.ajax so they carry the CSRF header from <body hx-headers>. No inline
+ * handlers, no eval: a Content-Security-Policy can forbid both.
+ */
+(function () {
+  "use strict";
+
+  var FIELDS = "input, textarea, select, [contenteditable]";
+  var STORE = "chain-designer:view:";
+  var DRAG_THRESHOLD = 4; // pixels a press may move and still be a click
+  var PX_PER_PT = 4 / 3; // Graphviz draws in points; 1:1 is its natural size
+  // Links inside the workspace that htmx can follow without reloading the page.
+  var SOFT_LINKS = [
+    "a.finding-link",
+    "#cascade-list a",
+    "#workspace nav.tabs a",
+    "#element-panel a.close",
+  ].join(", ");
+
+  var MODES = {
+    derived_from: {
+      first: "handle",
+      second: "handle",
+      start: "Derives from: click the handle that derives (the child).",
+      next: function (name) {
+        return "Now click the handle " + name + " derives from (its parent).";
+      },
+    },
+    consumes: {
+      first: "action",
+      second: "handle",
+      start: "Consumes: click the action that consumes a handle.",
+      next: function (name) {
+        return "Now click the handle " + name + " consumes.";
+      },
+    },
+    mints: {
+      first: "action",
+      second: "handle",
+      start: "Mints: click the action that mints a handle.",
+      next: function (name) {
+        return "Now click the handle " + name + " mints.";
+      },
+    },
+  };
+
+  var state = {
+    mode: null, // a key of MODES while connecting
+    first: null, // graph key picked first in the connect mode
+    note: "", // said before the hint once (after an edge was added, or a wrong click)
+    pan: null, // the press being turned into a pan
+    swallowClick: false, // the click that ends a pan selects nothing
+    draggedRow: null, // id and position of the verdict row being dragged
+    draggedIndex: null,
+    refocus: false, // put focus back on the canvas after the next swap
+    pushing: null, // the URL to push to history once its workspace is in
+  };
+
+  // --- finding things ----------------------------------------------------------------
+
+  function workspace() {
+    return document.getElementById("workspace");
+  }
+
+  function canvas() {
+    return document.getElementById("canvas");
+  }
+
+  function drawing() {
+    var c = canvas();
+    return c ? c.querySelector("svg") : null;
+  }
+
+  function parseKey(key) {
+    var colon = key.indexOf(":");
+    return { kind: key.slice(0, colon), name: key.slice(colon + 1) };
+  }
+
+  function elementAt(target) {
+    var c = canvas();
+    if (!c || !(target instanceof Element) || !c.contains(target)) return null;
+    var g = target.closest("g.node, g.edge");
+    return g && c.contains(g) ? g : null;
+  }
+
+  function inField(target) {
+    if (!(target instanceof Element)) return false;
+    return target.closest(FIELDS) !== null || target.isContentEditable;
+  }
+
+  // --- talking to the server ---------------------------------------------------------
+
+  function pageUrl(select) {
+    var ws = workspace();
+    var query = new URLSearchParams();
+    if (select) query.set("select", select);
+    query.set("tab", ws.dataset.tab);
+    query.set("view", ws.dataset.view);
+    return location.pathname + "?" + query.toString();
+  }
+
+  function swapIn(verb, url, values) {
+    var options = { target: "#workspace", swap: "outerHTML", source: "#workspace" };
+    if (values) options.values = values;
+    return htmx.ajax(verb, url, options);
+  }
+
+  // The URL is pushed once the new workspace is in (see rendered), so a
+  // reload keeps the selection and Back returns to the previous one.
+  function go(url) {
+    state.pushing = url;
+    return swapIn("GET", url);
+  }
+
+  function selectKey(key) {
+    return go(pageUrl(key));
+  }
+
+  function edit(op, args) {
+    var ws = workspace();
+    return swapIn("POST", ws.dataset.editUrl, {
+      base: ws.dataset.base,
+      op: op,
+      args: JSON.stringify(args),
+      select: ws.dataset.select,
+      tab: ws.dataset.tab,
+      view: ws.dataset.view,
+    });
+  }
+
+  function submit(form) {
+    var button = form && form.querySelector("button[type=submit], button:not([type])");
+    if (!form || (button && button.disabled)) return false;
+    state.refocus = true;
+    form.requestSubmit();
+    return true;
+  }
+
+  // --- connect modes -----------------------------------------------------------------
+
+  function setMode(mode) {
+    state.mode = mode && MODES[mode] ? mode : null;
+    state.first = null;
+    state.note = "";
+    showMode();
+  }
+
+  function showMode() {
+    var ws = workspace();
+    if (!ws) return;
+    ws.querySelectorAll("[data-mode]").forEach(function (button) {
+      button.setAttribute("aria-pressed", String(button.dataset.mode === state.mode));
+    });
+    var c = canvas();
+    if (c) {
+      c.classList.toggle("connecting", state.mode !== null);
+      c.querySelectorAll("g.connect-source").forEach(function (g) {
+        g.classList.remove("connect-source");
+      });
+      var first = state.first && c.querySelector("#" + CSS.escape(state.first));
+      if (first) first.classList.add("connect-source");
+    }
+    var hint = document.getElementById("mode-hint");
+    if (!hint) return;
+    if (!state.mode) {
+      hint.textContent = state.note;
+      return;
+    }
+    var mode = MODES[state.mode];
+    var text = state.first ? mode.next(parseKey(state.first).name) : mode.start;
+    hint.textContent = (state.note ? state.note + " " : "") + text + " (Escape to stop.)";
+  }
+
+  function article(noun) {
+    return (/^[aeiou]/.test(noun) ? "an " : "a ") + noun;
+  }
+
+  function connectClick(g) {
+    var mode = MODES[state.mode];
+    var key = g.id;
+    var picked = parseKey(key);
+    var wanted = state.first ? mode.second : mode.first;
+    if (g.classList.contains("edge") || picked.kind !== wanted) {
+      var what = g.classList.contains("edge") ? "edge" : picked.kind;
+      state.note = "That is " + article(what) + ", not " + article(wanted) + ".";
+    } else if (!state.first) {
+      state.first = key;
+      state.note = "";
+    } else if (key === state.first) {
+      state.note = "A handle cannot derive from itself.";
+    } else {
+      var source = parseKey(state.first).name;
+      state.first = null;
+      state.note = "";
+      state.refocus = true;
+      edit("add_edge", { kind: state.mode, source: source, target: picked.name });
+    }
+    showMode();
+  }
+
+  // --- pan and zoom ------------------------------------------------------------------
+
+  function storeKey() {
+    var ws = workspace();
+    return STORE + ws.dataset.chain + ":" + ws.dataset.view;
+  }
+
+  function readBox(text) {
+    var n = (text || "").trim().split(/[\s,]+/).map(Number);
+    if (n.length !== 4 || n.some(isNaN) || n[2] <= 0 || n[3] <= 0) return null;
+    return { x: n[0], y: n[1], w: n[2], h: n[3] };
+  }
+
+  function viewBox(svg) {
+    return readBox(svg.getAttribute("viewBox"));
+  }
+
+  function setViewBox(svg, box, remember) {
+    svg.setAttribute("viewBox", [box.x, box.y, box.w, box.h].join(" "));
+    if (remember) {
+      try {
+        sessionStorage.setItem(storeKey(), JSON.stringify(box));
+      } catch (e) {
+        /* storage full or off: the view just won't survive a reload */
+      }
+    }
+  }
+
+  function savedBox() {
+    try {
+      var box = JSON.parse(sessionStorage.getItem(storeKey()) || "null");
+      return box ? readBox([box.x, box.y, box.w, box.h].join(" ")) : null;
+    } catch (e) {
+      return null; // storage off or a stale format: start from the fit
+    }
+  }
+
+  // The default preserveAspectRatio (xMidYMid meet) maps the viewBox into
+  // the element with one scale and centred slack.
+  function geometry(svg) {
+    var box = viewBox(svg);
+    var rect = svg.getBoundingClientRect();
+    if (!box || rect.width === 0 || rect.height === 0) return null;
+    var scale = Math.min(rect.width / box.w, rect.height / box.h);
+    return {
+      box: box,
+      scale: scale,
+      left: rect.left + (rect.width - box.w * scale) / 2,
+      top: rect.top + (rect.height - box.h * scale) / 2,
+    };
+  }
+
+  function zoom(svg, clientX, clientY, factor) {
+    var geo = geometry(svg);
+    var fit = readBox(svg.dataset.fit);
+    if (!geo || !fit) return;
+    var box = geo.box;
+    var w = Math.min(Math.max(box.w * factor, fit.w / 20), fit.w * 5);
+    factor = w / box.w;
+    var px = box.x + (clientX - geo.left) / geo.scale;
+    var py = box.y + (clientY - geo.top) / geo.scale;
+    setViewBox(
+      svg,
+      { x: px - (px - box.x) * factor, y: py - (py - box.y) * factor, w: w, h: box.h * factor },
+      true,
+    );
+  }
+
+  // The whole drawing, but never blown up past its natural size: a chain of
+  // three nodes should not fill the canvas with one giant box.
+  function fitBox(svg, box) {
+    var rect = svg.getBoundingClientRect();
+    if (!rect.width || !rect.height) return box;
+    if (Math.min(rect.width / box.w, rect.height / box.h) <= PX_PER_PT) return box;
+    var w = rect.width / PX_PER_PT;
+    var h = rect.height / PX_PER_PT;
+    return { x: box.x - (w - box.w) / 2, y: box.y - (h - box.h) / 2, w: w, h: h };
+  }
+
+  function fit() {
+    var svg = drawing();
+    if (!svg || !svg.dataset.fit) return;
+    setViewBox(svg, readBox(svg.dataset.fit), false);
+    try {
+      sessionStorage.removeItem(storeKey());
+    } catch (e) {
+      /* nothing stored */
+    }
+  }
+
+  // --- once per render ---------------------------------------------------------------
+
+  function prepareDrawing() {
+    var svg = drawing();
+    var drawn = svg && !svg.dataset.fit && viewBox(svg);
+    if (!drawn) return;
+    // Size comes from CSS (the whole canvas); the viewBox does pan and zoom.
+    svg.removeAttribute("width");
+    svg.removeAttribute("height");
+    var whole = fitBox(svg, drawn);
+    svg.dataset.fit = [whole.x, whole.y, whole.w, whole.h].join(" ");
+    var graph = svg.querySelector("g.graph");
+    if (graph) {
+      // Nodes above edges, so a click near an arrowhead still hits the node.
+      graph.querySelectorAll(":scope > g.node").forEach(function (g) {
+        graph.appendChild(g);
+      });
+    }
+    // A wide transparent copy of each edge line is what the pointer hits.
+    svg.querySelectorAll("g.edge path").forEach(function (path) {
+      var hit = path.cloneNode(false);
+      hit.setAttribute("class", "hit");
+      hit.removeAttribute("stroke-dasharray");
+      path.parentNode.insertBefore(hit, path.nextSibling);
+    });
+    setViewBox(svg, savedBox() || whole, false);
+  }
+
+  function rendered() {
+    var ws = workspace();
+    if (!ws) return;
+    prepareDrawing();
+    showMode();
+    var current = new URLSearchParams(location.search).get("select") || "";
+    if (state.pushing) {
+      history.pushState({ workspace: true }, "", state.pushing);
+      state.pushing = null;
+    } else if (history.state === null) {
+      history.replaceState({ workspace: true }, "");
+    } else if (current !== ws.dataset.select && history.state.workspace) {
+      // An edit moved the selection (a delete clears it): keep reloads truthful.
+      history.replaceState({ workspace: true }, "", pageUrl(ws.dataset.select));
+    }
+    if (state.refocus) {
+      state.refocus = false;
+      var c = canvas();
+      if (c && (document.activeElement === document.body || !document.activeElement)) {
+        c.focus({ preventScroll: true });
+      }
+    }
+  }
+
+  // --- events ------------------------------------------------------------------------
+
+  function onClick(event) {
+    if (state.swallowClick) {
+      state.swallowClick = false;
+      if (canvas() && canvas().contains(event.target)) return;
+    }
+    var target = event.target;
+    if (!(target instanceof Element) || !workspace()) return;
+    var modeButton = target.closest("#workspace [data-mode]");
+    if (modeButton) {
+      setMode(state.mode === modeButton.dataset.mode ? null : modeButton.dataset.mode);
+      return;
+    }
+    if (target.closest("#workspace [data-zoom='fit']")) {
+      fit();
+      return;
+    }
+    var g = elementAt(target);
+    if (g) {
+      event.preventDefault();
+      if (state.mode) connectClick(g);
+      else selectKey(g.id);
+      return;
+    }
+    var link = target.closest(SOFT_LINKS);
+    var plain = !(event.ctrlKey || event.metaKey || event.shiftKey || event.altKey);
+    if (link && event.button === 0 && plain) {
+      event.preventDefault();
+      go(link.href);
+    }
+  }
+
+  function onKeydown(event) {
+    var ws = workspace();
+    if (!ws || event.defaultPrevented) return;
+    var field = inField(event.target);
+    var command = event.ctrlKey || event.metaKey;
+    if (event.key === "Escape") {
+      if (state.mode) {
+        event.preventDefault();
+        setMode(null);
+      } else if (!field && ws.dataset.select) {
+        event.preventDefault();
+        state.refocus = true;
+        selectKey("");
+      }
+    } else if ((event.key === "Delete" || event.key === "Backspace") && !field && !command) {
+      if (submit(document.getElementById("delete-selection"))) event.preventDefault();
+    } else if (command && !event.altKey && !field && event.key.toLowerCase() === "z") {
+      var which = event.shiftKey ? "redo" : "undo";
+      var form = ws.querySelector(".ws-tools form[action$='/" + which + "']");
+      event.preventDefault();
+      submit(form);
+    }
+  }
+
+  function onPointerDown(event) {
+    var c = canvas();
+    state.swallowClick = false;
+    if (!c || event.button !== 0 || !c.contains(event.target) || !drawing()) return;
+    state.pan = {
+      id: event.pointerId,
+      x: event.clientX,
+      y: event.clientY,
+      geo: geometry(drawing()),
+      moved: false,
+    };
+  }
+
+  function onPointerMove(event) {
+    var pan = state.pan;
+    if (!pan || event.pointerId !== pan.id || !pan.geo) return;
+    var dx = event.clientX - pan.x;
+    var dy = event.clientY - pan.y;
+    if (!pan.moved) {
+      if (Math.hypot(dx, dy) < DRAG_THRESHOLD) return;
+      pan.moved = true;
+      canvas().classList.add("panning");
+      canvas().setPointerCapture(pan.id);
+    }
+    var box = pan.geo.box;
+    var s = pan.geo.scale;
+    setViewBox(drawing(), { x: box.x - dx / s, y: box.y - dy / s, w: box.w, h: box.h }, true);
+  }
+
+  function onPointerUp(event) {
+    var pan = state.pan;
+    if (!pan || event.pointerId !== pan.id) return;
+    state.pan = null;
+    if (pan.moved) {
+      state.swallowClick = true;
+      var c = canvas();
+      if (c) {
+        c.classList.remove("panning");
+        if (c.hasPointerCapture(pan.id)) c.releasePointerCapture(pan.id);
+      }
+    }
+  }
+
+  function onWheel(event) {
+    var c = canvas();
+    var svg = drawing();
+    if (!c || !svg || !c.contains(event.target)) return;
+    event.preventDefault();
+    var delta = event.deltaY * (event.deltaMode === 1 ? 16 : event.deltaMode === 2 ? 400 : 1);
+    zoom(svg, event.clientX, event.clientY, Math.exp(delta * 0.0015));
+  }
+
+  // --- verdict rows: drag to reorder -------------------------------------------------
+
+  function rowAt(target) {
+    return target instanceof Element ? target.closest("#verdict-table tr.domain-row") : null;
+  }
+
+  function clearDropMarks() {
+    var marked = document.querySelectorAll(
+      "#verdict-table tr.drop-target, #verdict-table tr.dragging",
+    );
+    marked.forEach(function (tr) {
+      tr.classList.remove("drop-target", "dragging");
+    });
+  }
+
+  function onDragStart(event) {
+    var row = rowAt(event.target);
+    if (!row) return;
+    state.draggedRow = row.dataset.row;
+    state.draggedIndex = row.dataset.index;
+    event.dataTransfer.effectAllowed = "move";
+    event.dataTransfer.setData("text/plain", row.dataset.row);
+    row.classList.add("dragging");
+  }
+
+  function onDragOver(event) {
+    var row = rowAt(event.target);
+    if (!row || state.draggedRow === null) return;
+    event.preventDefault();
+    event.dataTransfer.dropEffect = "move";
+    if (!row.classList.contains("drop-target")) {
+      clearDropMarks();
+      row.classList.add("drop-target");
+    }
+  }
+
+  function onDrop(event) {
+    var row = rowAt(event.target);
+    var id = state.draggedRow;
+    if (!row || id === null) return;
+    event.preventDefault();
+    clearDropMarks();
+    state.draggedRow = null;
+    if (row.dataset.index === state.draggedIndex) return;
+    edit("move_row", { id: id, index: Number(row.dataset.index) });
+  }
+
+  function onDragEnd() {
+    state.draggedRow = null;
+    state.draggedIndex = null;
+    clearDropMarks();
+  }
+
+  // --- wiring ------------------------------------------------------------------------
+
+  document.addEventListener("click", onClick);
+  document.addEventListener("keydown", onKeydown);
+  document.addEventListener("pointerdown", onPointerDown);
+  document.addEventListener("pointermove", onPointerMove);
+  document.addEventListener("pointerup", onPointerUp);
+  document.addEventListener("pointercancel", onPointerUp);
+  document.addEventListener("wheel", onWheel, { passive: false });
+  document.addEventListener("dragstart", onDragStart);
+  document.addEventListener("dragover", onDragOver);
+  document.addEventListener("drop", onDrop);
+  document.addEventListener("dragend", onDragEnd);
+  window.addEventListener("popstate", function (event) {
+    if (event.state && event.state.workspace && workspace()) swapIn("GET", location.href);
+  });
+  ["htmx:sendError", "htmx:responseError"].forEach(function (name) {
+    document.addEventListener(name, function () {
+      state.pushing = null;
+    });
+  });
+  htmx.onLoad(function (element) {
+    var holds = element.querySelector && element.querySelector("#workspace");
+    if (element.id === "workspace" || holds) rendered();
+  });
+})();
