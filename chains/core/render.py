@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import threading
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -582,33 +583,66 @@ def to_svg(dot_source: str, timeout: float = 10.0) -> str:
     The XML prolog, DOCTYPE and generator comment are dropped so the result
     can be inlined in HTML. Raises :class:`RenderError` when ``dot`` cannot
     be run, runs longer than ``timeout`` seconds, or fails.
+
+    Starting ``dot`` costs about as much as laying out a small chain, so one
+    started process is kept waiting for its input: each render takes it and
+    starts the next one for later (:func:`_take_dot`).
     """
     if timeout <= 0:
         raise RenderError(f"timeout must be positive, got {timeout!r}")
     try:
-        done = subprocess.run(
-            [DOT_EXECUTABLE, "-Tsvg"],
-            input=dot_source.encode("utf-8", errors="replace"),
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-        )
+        process = _take_dot()
+        out, err = process.communicate(dot_source.encode("utf-8", errors="replace"), timeout)
     except FileNotFoundError:
         raise RenderError(
             f"Graphviz is not installed: no {DOT_EXECUTABLE!r} program on PATH"
         ) from None
     except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
         raise RenderError(f"Graphviz {DOT_EXECUTABLE!r} took longer than {timeout:g}s") from None
     except OSError as exc:
         raise RenderError(f"Graphviz {DOT_EXECUTABLE!r} could not be run: {exc}") from None
-    if done.returncode != 0:
-        message = done.stderr.decode("utf-8", errors="replace").strip()[:500] or "no message"
-        raise RenderError(f"Graphviz {DOT_EXECUTABLE!r} failed (exit {done.returncode}): {message}")
-    svg = done.stdout.decode("utf-8", errors="replace")
+    if process.returncode != 0:
+        message = err.decode("utf-8", errors="replace").strip()[:500] or "no message"
+        raise RenderError(
+            f"Graphviz {DOT_EXECUTABLE!r} failed (exit {process.returncode}): {message}"
+        )
+    svg = out.decode("utf-8", errors="replace")
     start, end = svg.find("<svg"), svg.rfind("</svg>")
     if start < 0 or end < start:
         raise RenderError(f"Graphviz {DOT_EXECUTABLE!r} produced no SVG")
     return svg[start : end + len("</svg>")]
+
+
+_WAITING: list[tuple[str, subprocess.Popen]] = []  # (executable, a dot reading its stdin)
+_WAITING_LOCK = threading.Lock()
+
+
+def _start_dot() -> subprocess.Popen:
+    pipe = subprocess.PIPE
+    return subprocess.Popen([DOT_EXECUTABLE, "-Tsvg"], stdin=pipe, stdout=pipe, stderr=pipe)
+
+
+def _take_dot() -> subprocess.Popen:
+    """A ``dot`` waiting for input (started earlier when possible); leaves another waiting."""
+    process = None
+    with _WAITING_LOCK:
+        while _WAITING and process is None:
+            executable, waiting = _WAITING.pop()
+            if executable == DOT_EXECUTABLE and waiting.poll() is None:
+                process = waiting
+            else:
+                waiting.kill()
+                waiting.communicate()
+    process = process or _start_dot()
+    try:
+        spare = _start_dot()
+    except OSError:
+        return process
+    with _WAITING_LOCK:
+        _WAITING.append((DOT_EXECUTABLE, spare))
+    return process
 
 
 _LAYOUTS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphviz")

@@ -481,8 +481,8 @@ def test_to_svg_returns_the_svg_element_alone():
     assert "<?xml" not in svg and "<!DOCTYPE" not in svg
 
 
-def test_a_missing_dot_program_raises_render_error(monkeypatch, tmp_path):
-    monkeypatch.setenv("PATH", str(tmp_path))
+def test_a_missing_dot_program_raises_render_error(monkeypatch):
+    monkeypatch.setattr(render, "DOT_EXECUTABLE", "no-such-graphviz-dot")
     with pytest.raises(RenderError, match="not installed"):
         to_svg("digraph { a }")
 
