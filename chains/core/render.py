@@ -586,7 +586,7 @@ def to_svg(dot_source: str, timeout: float = 10.0) -> str:
 
     Starting ``dot`` costs about as much as laying out a small chain, so one
     started process is kept waiting for its input: each render takes it and
-    starts the next one for later (:func:`_take_dot`).
+    starts the next one once it is done (:func:`_take_dot`).
     """
     if timeout <= 0:
         raise RenderError(f"timeout must be positive, got {timeout!r}")
@@ -603,6 +603,7 @@ def to_svg(dot_source: str, timeout: float = 10.0) -> str:
         raise RenderError(f"Graphviz {DOT_EXECUTABLE!r} took longer than {timeout:g}s") from None
     except OSError as exc:
         raise RenderError(f"Graphviz {DOT_EXECUTABLE!r} could not be run: {exc}") from None
+    _leave_one_waiting()
     if process.returncode != 0:
         message = err.decode("utf-8", errors="replace").strip()[:500] or "no message"
         raise RenderError(
@@ -625,7 +626,7 @@ def _start_dot() -> subprocess.Popen:
 
 
 def _take_dot() -> subprocess.Popen:
-    """A ``dot`` waiting for input (started earlier when possible); leaves another waiting."""
+    """A ``dot`` waiting for its input, started earlier when possible."""
     process = None
     with _WAITING_LOCK:
         while _WAITING and process is None:
@@ -635,14 +636,17 @@ def _take_dot() -> subprocess.Popen:
             else:
                 waiting.kill()
                 waiting.communicate()
-    process = process or _start_dot()
+    return process or _start_dot()
+
+
+def _leave_one_waiting() -> None:
+    """Start the ``dot`` the next render will take (after this one is done, not during it)."""
     try:
         spare = _start_dot()
     except OSError:
-        return process
+        return
     with _WAITING_LOCK:
         _WAITING.append((DOT_EXECUTABLE, spare))
-    return process
 
 
 _LAYOUTS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphviz")
