@@ -286,3 +286,41 @@ def test_chain_settings_are_edited_as_yaml_but_the_id_cannot_change(client, smal
     response = post_edit(client, small, "update_chain", base=2, **{"yaml.fields": "id: other"})
     assert response.status_code == 400
     assert not Chain.objects.filter(key="other").exists()
+
+
+def test_a_refused_element_edit_keeps_what_was_typed_and_says_why_beside_it(client, small):
+    typed = "description: my long careful text\nstaleness: {detect: 7}"
+    response = post_edit(
+        client,
+        small,
+        "update_handle",
+        htmx=True,
+        **{"arg.id": "search_id", "yaml.fields": typed, "select": "handle:search_id"},
+    )
+    body = response.content.decode()
+    assert response.status_code == 400
+    assert "my long careful text" in body.split('id="element-yaml"')[1].split("</textarea>")[0]
+    assert 'class="field-error"' in body
+    assert small.head().number == 1
+
+
+def test_a_row_can_be_scoped_to_consumers_flagged_fragile_and_given_evidence(client, small):
+    post_edit(
+        client,
+        small,
+        "add_row",
+        **{
+            "arg.fields.id": "R3",
+            "yaml.fields.signal": "[code:GONE]",
+            "list.fields.scope.consumers_of": ["search_id"],
+            "arg.fields.fragile": "prose-match",
+            "arg.fields.source.tag": "documented",
+            "list.fields.source.urls": ["https://docs.example.com/errors"],
+            "verdict.type": "rewind",
+            "verdict.to": "search",
+        },
+    )
+    row = head(small)["verdict_table"][-1]
+    assert row["scope"] == {"consumers_of": ["search_id"]}
+    assert row["fragile"] == "prose-match"
+    assert row["source"] == {"tag": "documented", "urls": ["https://docs.example.com/errors"]}

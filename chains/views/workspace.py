@@ -29,6 +29,7 @@ from chains.core.coverage import coverage
 from chains.core.errors import ChainError, DocumentError
 from chains.core.lint import lint
 from chains.core.lint.fixes import fixes_for
+from chains.core.model import EVIDENCE_TAGS
 from chains.core.model import Chain as Document
 from chains.core.render import RenderError, flow_dot, handle_graph_dot, start_svg
 from chains.core.selection import Selection, finding_key, intent_fields, select
@@ -138,6 +139,7 @@ def workspace_context(
         verdict_types=VERDICT_TYPES,
         intents=intent_fields(document),
         effects=EFFECTS,
+        evidence_tags=EVIDENCE_TAGS,
         **(_settings(document) if tab == "policy" else {}),
     )
     if tab == "coverage":
@@ -238,7 +240,7 @@ def _args(post: Any) -> dict[str, Any]:
     """The edit's arguments from the form.
 
     ``args`` is a JSON object; ``arg.<path>`` a string (empty ones left out),
-    ``list.<path>`` every value of a multi-select, ``yaml.<path>`` a YAML
+    ``list.<path>`` every non-empty value of a multi-select, ``yaml.<path>`` a YAML
     value, where ``<path>`` may be dotted (``arg.fields.signal``); and
     ``verdict.<part>`` fields are built into one verdict stored at the path
     ``verdict.into`` names (default ``fields.verdict``).
@@ -255,7 +257,7 @@ def _args(post: Any) -> dict[str, Any]:
         value = post[name]
         if kind == "arg" and value != "":
             _put(args, path, value)
-        elif kind == "list":
+        elif kind == "list" and any(post.getlist(name)):
             _put(args, path, [v for v in post.getlist(name) if v])
         elif kind == "yaml":
             _put(args, path, _parse(value, name, yaml.safe_load))
@@ -353,6 +355,8 @@ def _saved(request: HttpRequest, chain: Chain, revision: Revision, **known: Any)
 
 
 def _refused(request: HttpRequest, chain: Chain, message: str, status: int) -> HttpResponse:
+    """The workspace again with the reason, and what the user typed kept in its form."""
     context = workspace_context(chain, get_head(chain), _state(request), error=message)
     context["stale"] = status == 409
+    context["typed"] = {"op": request.POST.get("op", ""), "yaml": request.POST.get("yaml.fields")}
     return _render(request, context, status)
