@@ -393,13 +393,25 @@ def add_action(doc: Chain, id: str, effect: str = "read", **fields: Any) -> Chai
     return _validated(data)
 
 
+def _changes(data: Data, section: str, id: str, fields: Any, model: type[BaseModel]) -> Data:
+    """The element's validated field changes, its rename (if ``id`` changes) already done."""
+    _element(data, section, id)
+    changes = _need_fields(fields, model, f"{section}.{id}")
+    new_id = changes.pop("id", id)
+    if new_id != id:
+        _check_new_id(data, section, new_id, f"{section}.{id}.id")
+        _RENAMES[section](data, id, new_id)
+        _element(data, section, id)["id"] = new_id
+    changes["id"] = new_id
+    return changes
+
+
 def _rename_action(data: Data, old: str, new: str) -> None:
     _rename(_action_slots(data), old, new)
     policy = data.get("policy") or {}
     per_step = policy.get("per_step")
     if per_step and old in per_step and old not in EFFECT_CLASSES:
         policy["per_step"] = {new if k == old else k: v for k, v in per_step.items()}
-    _element(data, "actions", old)["id"] = new
 
 
 def update_action(doc: Chain, id: str, fields: dict[str, Any]) -> Chain:
@@ -412,13 +424,8 @@ def update_action(doc: Chain, id: str, fields: dict[str, Any]) -> Chain:
     'lookup'
     """
     data = _document(doc)
-    _element(data, "actions", id)
-    changes = _need_fields(fields, Action, f"actions.{id}")
-    new_id = changes.pop("id", id)
-    if new_id != id:
-        _check_new_id(data, "actions", new_id, f"actions.{id}.id")
-        _rename_action(data, id, new_id)
-    _replace(_element(data, "actions", new_id), changes)
+    changes = _changes(data, "actions", id, fields, Action)
+    _replace(_element(data, "actions", changes.pop("id")), changes)
     return _validated(data)
 
 
@@ -488,13 +495,8 @@ def update_handle(doc: Chain, id: str, fields: dict[str, Any]) -> Chain:
     (``None`` or ``external``: out of every action's).
     """
     data = _document(doc)
-    _element(data, "handles", id)
-    changes = _need_fields(fields, Handle, f"handles.{id}")
-    new_id = changes.pop("id", id)
-    if new_id != id:
-        _check_new_id(data, "handles", new_id, f"handles.{id}.id")
-        _rename(_handle_slots(data), id, new_id)
-        _element(data, "handles", id)["id"] = new_id
+    changes = _changes(data, "handles", id, fields, Handle)
+    new_id = changes.pop("id")
     handle = _element(data, "handles", new_id)
     if "minted_by" in changes:
         _set_minter(data, handle, changes.pop("minted_by"))
@@ -730,14 +732,8 @@ def add_gate(doc: Chain, id: str, **fields: Any) -> Chain:
 def update_gate(doc: Chain, id: str, fields: dict[str, Any]) -> Chain:
     """Replace top-level keys of a gate; a new ``id`` renames its ``gate(...)`` verdicts too."""
     data = _document(doc)
-    _element(data, "gates", id)
-    changes = _need_fields(fields, Gate, f"gates.{id}")
-    new_id = changes.pop("id", id)
-    if new_id != id:
-        _check_new_id(data, "gates", new_id, f"gates.{id}.id")
-        _rename(_gate_slots(data), id, new_id)
-        _element(data, "gates", id)["id"] = new_id
-    _replace(_element(data, "gates", new_id), changes)
+    changes = _changes(data, "gates", id, fields, Gate)
+    _replace(_element(data, "gates", changes.pop("id")), changes)
     return _validated(data)
 
 
@@ -793,6 +789,13 @@ def update_chain(doc: Chain, fields: dict[str, Any]) -> Chain:
     data = _document(doc)
     _replace(data, _need_fields(fields, Chain, "chain"))
     return _validated(data)
+
+
+_RENAMES: dict[str, Callable[[Data, str, str], None]] = {
+    "actions": _rename_action,
+    "handles": lambda data, old, new: _rename(_handle_slots(data), old, new),
+    "gates": lambda data, old, new: _rename(_gate_slots(data), old, new),
+}
 
 
 # --- dispatch ----------------------------------------------------------------

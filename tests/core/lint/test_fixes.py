@@ -13,35 +13,9 @@ from chains.core.formats import to_document
 from chains.core.lint import fixes
 from chains.core.lint.fixes import apply_fix, fixes_for
 
-from .helpers import chain, found
+from .helpers import COUPLED_RETURNS, HOLD_FROM_TWO, chain, found
 
 FLIGHT = Path(__file__).parents[3] / "fixtures" / "flight-roundtrip.yaml"
-
-HOLD_FROM_TWO = """
-    id: c
-    handles:
-      - {id: checkout_id, minted_by: checkout}
-      - {id: seat_map_id, minted_by: seat_map}
-      - {id: booking_id, minted_by: initiate, derived_from: [checkout_id]}
-    actions:
-      - {id: checkout, effect: mint, output: {handles: [checkout_id]}}
-      - {id: seat_map, effect: read, output: {handles: [seat_map_id]}}
-      - {id: initiate, effect: mint, input: {handles: [checkout_id, seat_map_id]},
-         output: {handles: [booking_id]}}
-"""
-
-COUPLED_RETURNS = """
-    id: c
-    handles:
-      - {id: results, minted_by: search}
-      - {id: pick, minted_by: choose, derived_from: [results], rematch: {key: [flight]}}
-      - {id: returns, minted_by: return_search, derived_from: [results]}
-    actions:
-      - {id: search, effect: read, output: {handles: [results]}}
-      - {id: choose, effect: select, input: {handles: [results]}, output: {handles: [pick]}}
-      - {id: return_search, effect: read, input: {handles: [results, pick]},
-         output: {handles: [returns]}}
-"""
 
 UNKEYED_BOOK = """
     id: c
