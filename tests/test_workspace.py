@@ -239,6 +239,19 @@ def test_an_edit_naming_an_unknown_element_is_a_400_naming_it(client, small):
         ({"op": "update_handle", "arg.id": "pick", "yaml.fields": "a: [1"}, "not valid YAML"),
         ({"op": "add_row", "arg.fields.id": "R9", "verdict.type": "rewind"}, "needs a target"),
         ({"op": "add_handle", "arg.id": "x", "base": "latest"}, "base"),
+        ({"op": "add_edge", "args": "[" * 5000 + "]" * 5000}, "nesting deeper"),
+        ({"op": "update_handle", "arg.id": "pick", "yaml.fields": "a: " + "[" * 5000}, "YAML"),
+        (
+            {
+                "op": "update_chain",
+                "yaml.fields": "a: &a [x, x]\n"
+                + "".join(
+                    f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}]\n"
+                    for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+                ),
+            },
+            "alias",
+        ),
     ],
 )
 def test_malformed_edits_are_400s_that_say_what_is_wrong(client, small, fields, says):

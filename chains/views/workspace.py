@@ -27,6 +27,7 @@ from django.views.decorators.http import require_GET, require_POST
 from chains.core import edit, formats
 from chains.core.coverage import coverage
 from chains.core.errors import ChainError, DocumentError
+from chains.core.formats.yamlio import parse_yaml
 from chains.core.lint import lint
 from chains.core.lint.fixes import fixes_for
 from chains.core.model import EVIDENCE_TAGS
@@ -247,7 +248,7 @@ def _args(post: Any) -> dict[str, Any]:
     """
     args: dict[str, Any] = {}
     if post.get("args"):
-        given = _parse(post["args"], "args", json.loads)
+        given = _parse(post["args"], "args", "JSON")
         if not isinstance(given, dict):
             raise BadRequest("args: expected a JSON object")
         args.update(given)
@@ -260,7 +261,7 @@ def _args(post: Any) -> dict[str, Any]:
         elif kind == "list" and any(post.getlist(name)):
             _put(args, path, [v for v in post.getlist(name) if v])
         elif kind == "yaml":
-            _put(args, path, _parse(value, name, yaml.safe_load))
+            _put(args, path, _parse(value, name, "YAML"))
         elif kind == "verdict" and value != "":
             verdict[path] = value
     if verdict:
@@ -278,13 +279,13 @@ def _put(args: dict[str, Any], path: str, value: Any) -> None:
     node[last] = value
 
 
-def _parse(text: str, name: str, parse: Any) -> Any:
+def _parse(text: str, name: str, kind: str) -> Any:
+    """A posted JSON or YAML value, read with the importer's limits (size, depth, aliases)."""
     if len(text) > MAX_FIELD:
         raise BadRequest(f"{name}: {len(text):,} characters is more than the {MAX_FIELD:,} allowed")
     try:
-        return parse(text)
-    except (ValueError, yaml.YAMLError) as exc:
-        kind = "JSON" if parse is json.loads else "YAML"
+        return (formats.parse_json(text) if kind == "JSON" else parse_yaml(text))[0]
+    except DocumentError as exc:
         raise BadRequest(f"{name}: not valid {kind}: {exc}") from None
 
 
