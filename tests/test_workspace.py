@@ -337,3 +337,65 @@ def test_a_row_can_be_scoped_to_consumers_flagged_fragile_and_given_evidence(cli
     assert row["scope"] == {"consumers_of": ["search_id"]}
     assert row["fragile"] == "prose-match"
     assert row["source"] == {"tag": "documented", "urls": ["https://docs.example.com/errors"]}
+
+
+def form_fields(body: str, form_id: str) -> dict[str, list[str]]:
+    """The name/value pairs a browser would post from a form (selected options, checked boxes)."""
+    import html
+    import re
+
+    form = body.split(f'id="{form_id}"')[1].split("</form>")[0]
+    fields: dict[str, list[str]] = {}
+    for tag in re.findall(r"<(?:input|textarea|select)[^>]*>(?:[^<]*</textarea>)?", form):
+        name = re.search(r'name="([^"]+)"', tag)
+        if not name or ('type="checkbox"' in tag and "checked" not in tag):
+            continue
+        if tag.startswith("<select"):
+            continue
+        value = re.search(r'value="([^"]*)"', tag)
+        text = (
+            tag.split(">", 1)[1].rsplit("</textarea>", 1)[0]
+            if tag.startswith("<textarea")
+            else None
+        )
+        fields.setdefault(name.group(1), []).append(
+            html.unescape(text if text is not None else value.group(1) if value else "")
+        )
+    for name, options in re.findall(r'<select name="([^"]+)"[^>]*>(.*?)</select>', form, re.S):
+        chosen = re.findall(r"<option(?: value=\"([^\"]*)\")? selected>([^<]*)", options)
+        fields.setdefault(name, []).extend(v or text for v, text in chosen)
+    return fields
+
+
+def test_the_common_fields_form_of_a_handle_shows_and_saves_its_values(client, small):
+    body = client.get(f"/chains/{small.key}/?select=handle:pick").content.decode()
+    fields = form_fields(body, "element-fields")
+    assert fields["set.fields.minted_by"] == ["choose"]
+    assert fields["setlist.fields.derived_from"] == ["", "search_id"]
+    fields["setlist.fields.derived_from"] = [""]  # deselect every parent
+    fields["set.fields.description"] = ["The chosen result."]
+    fields["yaml.fields.single_use"] = ["false", "true"]  # the box ticked
+    response = client.post(f"/chains/{small.key}/edit", fields)
+    assert response.status_code == 302
+    pick = next(h for h in head(small)["handles"] if h["id"] == "pick")
+    assert pick.get("derived_from", []) == []
+    assert pick["description"] == "The chosen result."
+    assert pick["single_use"] is True
+
+
+def test_clearing_a_field_in_the_common_form_removes_it(client, small):
+    post_edit(client, small, "update_action", **{"arg.id": "search", "set.fields.timeout": "30s"})
+    assert head(small)["actions"][0]["timeout"] == "30s"
+    post_edit(
+        client, small, "update_action", base=2, **{"arg.id": "search", "set.fields.timeout": ""}
+    )
+    assert "timeout" not in head(small)["actions"][0]
+
+
+def test_a_row_is_edited_from_its_common_fields(client, small):
+    body = client.get(f"/chains/{small.key}/?select=row:R2&tab=table").content.decode()
+    fields = form_fields(body, "element-fields")
+    assert fields["set.fields.verdict"] == ["dead_end"]
+    fields["set.fields.verdict"] = ["rewind(to: search)"]
+    assert client.post(f"/chains/{small.key}/edit", fields).status_code == 302
+    assert head(small)["verdict_table"][1]["verdict"] == "rewind(to: search)"

@@ -41,6 +41,7 @@ from chains.views.common import get_chain, get_head
 SECTIONS = {"action": "actions", "handle": "handles", "gate": "gates", "row": "verdict_table"}
 # Parts of a chain document with edits of their own (the rest is "chain settings").
 CHAIN_SECTIONS = {"id", "handles", "actions", "gates", "verdict_table", "policy"}
+AUDIENCES = ("user", "operator", "model")
 EFFECTS = ("read", "mint", "commit", "compensate", "select")
 TABS = ("actions", "handles", "gates", "table", "coverage", "policy", "evidence", "history")
 MAX_FIELD = 200_000  # characters in one posted YAML or JSON field
@@ -141,6 +142,7 @@ def workspace_context(
         intents=intent_fields(document),
         effects=EFFECTS,
         evidence_tags=EVIDENCE_TAGS,
+        audiences=AUDIENCES,
         **(_settings(document) if tab == "policy" else {}),
     )
     if tab == "coverage":
@@ -213,7 +215,16 @@ def _element(document: Document, key: str | None) -> dict | None:
         found = items[int(name[1:]) - 1]  # a row without an id: #n, as lint names it
     if found is None:
         return {"kind": kind, "id": name, "key": key}
-    return {"kind": kind, "op": kind, "id": name, "key": key, "yaml": _yaml(found)}
+    value = _model_of(document, kind, name)
+    return {"kind": kind, "op": kind, "id": name, "key": key, "yaml": _yaml(found), "value": value}
+
+
+def _model_of(document: Document, kind: str, name: str) -> Any:
+    if kind == "row":
+        rows = document.verdict_table
+        by_ref = {row.id or f"#{n}": row for n, row in enumerate(rows, 1)}
+        return by_ref.get(name)
+    return {"action": document.action, "handle": document.handle, "gate": document.gate}[kind](name)
 
 
 def _settings(document: Document) -> dict[str, str]:
@@ -241,7 +252,9 @@ def _args(post: Any) -> dict[str, Any]:
     """The edit's arguments from the form.
 
     ``args`` is a JSON object; ``arg.<path>`` a string (empty ones left out),
-    ``list.<path>`` every non-empty value of a multi-select, ``yaml.<path>`` a YAML
+    ``set.<path>`` a string that an empty value removes, ``list.<path>``
+    every non-empty value of a multi-select (left out when there is none),
+    ``setlist.<path>`` the same but always set (an empty list clears it), ``yaml.<path>`` a YAML
     value, where ``<path>`` may be dotted (``arg.fields.signal``); and
     ``verdict.<part>`` fields are built into one verdict stored at the path
     ``verdict.into`` names (default ``fields.verdict``).
@@ -258,7 +271,9 @@ def _args(post: Any) -> dict[str, Any]:
         value = post[name]
         if kind == "arg" and value != "":
             _put(args, path, value)
-        elif kind == "list" and any(post.getlist(name)):
+        elif kind == "set":
+            _put(args, path, value if value != "" else None)
+        elif kind == "setlist" or (kind == "list" and any(post.getlist(name))):
             _put(args, path, [v for v in post.getlist(name) if v])
         elif kind == "yaml":
             _put(args, path, _parse(value, name, "YAML"))
