@@ -15,7 +15,7 @@ import json
 import threading
 from collections import OrderedDict
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, get_args
 from urllib.parse import urlencode
 
 import yaml
@@ -30,7 +30,7 @@ from chains.core.errors import ChainError, DocumentError
 from chains.core.formats.yamlio import parse_yaml
 from chains.core.lint import lint
 from chains.core.lint.fixes import fixes_for
-from chains.core.model import EVIDENCE_TAGS
+from chains.core.model import EVIDENCE_TAGS, Action, Gate
 from chains.core.model import Chain as Document
 from chains.core.render import RenderError, flow_dot, handle_graph_dot, start_svg
 from chains.core.selection import Selection, finding_key, intent_fields, select
@@ -41,8 +41,8 @@ from chains.views.common import get_chain, get_head
 SECTIONS = {"action": "actions", "handle": "handles", "gate": "gates", "row": "verdict_table"}
 # Parts of a chain document with edits of their own (the rest is "chain settings").
 CHAIN_SECTIONS = {"id", "handles", "actions", "gates", "verdict_table", "policy"}
-AUDIENCES = ("user", "operator", "model")
-EFFECTS = ("read", "mint", "commit", "compensate", "select")
+AUDIENCES = get_args(Gate.model_fields["audience"].annotation)
+EFFECTS = get_args(Action.model_fields["effect"].annotation)
 TABS = ("actions", "handles", "gates", "table", "coverage", "policy", "evidence", "history")
 MAX_FIELD = 200_000  # characters in one posted YAML or JSON field
 
@@ -209,21 +209,20 @@ def _element(document: Document, key: str | None) -> dict | None:
             "edge_args": json.dumps(args),
         }
     section = SECTIONS.get(kind)
-    items = formats.to_document(document).get(section, []) if section else []
-    found = next((item for item in items if item.get("id") == name), None)
-    if found is None and kind == "row" and name[1:].isdigit() and 0 < int(name[1:]) <= len(items):
-        found = items[int(name[1:]) - 1]  # a row without an id: #n, as lint names it
-    if found is None:
+    value = _model_of(document, kind, name) if section else None
+    if section is None or value is None:
         return {"kind": kind, "id": name, "key": key}
-    value = _model_of(document, kind, name)
+    models = getattr(document, section)
+    position = next(i for i, item in enumerate(models) if item is value)
+    found = formats.to_document(document)[section][position]  # same order as the model's
     return {"kind": kind, "op": kind, "id": name, "key": key, "yaml": _yaml(found), "value": value}
 
 
 def _model_of(document: Document, kind: str, name: str) -> Any:
+    """The element ``kind:name``; a verdict row without an id is ``#n`` (1-based), as lint says."""
     if kind == "row":
         rows = document.verdict_table
-        by_ref = {row.id or f"#{n}": row for n, row in enumerate(rows, 1)}
-        return by_ref.get(name)
+        return {row.id or f"#{n}": row for n, row in enumerate(rows, 1)}.get(name)
     return {"action": document.action, "handle": document.handle, "gate": document.gate}[kind](name)
 
 
