@@ -29,6 +29,8 @@ from chains.core import formats
 from chains.core.errors import DocumentError
 from chains.core.lint import lint
 from chains.core.sim.explorer import Bounds, ExploreResult, merge
+from chains.core.sim.regression import ScenarioCheck, check_all
+from chains.core.sim.scenario import Scenario, load_scenario
 
 
 def content_hash(document: dict[str, Any]) -> str:
@@ -229,6 +231,60 @@ def store_all(chains: list, message: str, author: Any = None) -> list[dict[str, 
                 }
             )
     return stored
+
+
+class SavedScenario(models.Model):
+    """A scripted run kept with a chain: replayed on every revision as a regression check.
+
+    ``document`` is a scenario as ``chains.core.sim.scenario.load_scenario``
+    reads it (events and, usually, the expected outcome).
+    """
+
+    chain = models.ForeignKey(Chain, on_delete=models.CASCADE, related_name="scenarios")
+    name = models.CharField(max_length=200)
+    document = models.JSONField()
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["chain", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["chain", "name"], name="unique_scenario_name")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.chain.key}: {self.name}"
+
+    def scenario(self) -> Scenario:
+        """The core scenario; raises ``DocumentError`` if it no longer loads."""
+        return load_scenario(json.dumps(self.document), filename=f"{self.name}.json")
+
+
+def saved_scenarios(chain: Chain) -> dict[str, Scenario]:
+    """The chain's saved scenarios that still load, by name (:func:`scenario_checks` reports
+    the others)."""
+    found = {}
+    for saved in chain.scenarios.all():
+        try:
+            found[saved.name] = saved.scenario()
+        except DocumentError:
+            continue
+    return found
+
+
+def scenario_checks(chain: Chain, document: Any) -> list[ScenarioCheck]:
+    """Replay every saved scenario of ``chain`` against ``document`` (a revision's chain)."""
+    checks = check_all(document, saved_scenarios(chain))
+    for saved in chain.scenarios.all():
+        try:
+            saved.scenario()
+        except DocumentError as exc:
+            why = f"scenario {saved.name!r} no longer loads: {exc}"
+            checks.append(ScenarioCheck(saved.name, False, (), why))
+    return sorted(checks, key=lambda c: c.name)
 
 
 class ExplorationStatus(models.TextChoices):

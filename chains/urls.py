@@ -13,6 +13,7 @@ urlpatterns = [
     path("chains/<str:key>/undo", workspace.undo_redo, {"action": "undo"}, name="undo"),
     path("chains/<str:key>/redo", workspace.undo_redo, {"action": "redo"}, name="redo"),
     path("chains/<str:key>/diff", chain.revision_diff, name="diff"),
+    path("chains/<str:key>/scenarios.json", chain.test_vectors_export, name="vectors"),
     re_path(
         r"^chains/(?P<key>[^/]+)/r(?P<number>[0-9]+)\.(?P<fmt>yaml|json)$",
         chain.revision_export,

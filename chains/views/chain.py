@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
@@ -10,6 +10,8 @@ from chains.core import formats
 from chains.core.diff import diff, graph_marks
 from chains.core.errors import DocumentError
 from chains.core.render import RenderError, handle_graph_svg
+from chains.core.sim.regression import test_vectors
+from chains.models import saved_scenarios
 from chains.views.common import get_chain, get_head, get_revision
 
 CONTENT_TYPES = {"yaml": "application/yaml; charset=utf-8", "json": "application/json"}
@@ -35,6 +37,24 @@ def revision_diff(request: HttpRequest, key: str) -> HttpResponse:
     except RenderError as exc:
         context["render_error"] = str(exc)
     return render(request, "chains/diff.html", context)
+
+
+@require_GET
+def test_vectors_export(request: HttpRequest, key: str) -> HttpResponse:
+    """The chain's saved scenarios replayed on the head, as conformance test vectors."""
+    chain = get_chain(key)
+    head = get_head(chain)
+    try:
+        document = formats.from_document(head.document)
+    except DocumentError as exc:
+        message = f"revision {head.number} no longer validates: {exc}\n"
+        return HttpResponse(message, status=409, content_type="text/plain; charset=utf-8")
+    vectors = {**test_vectors(document, saved_scenarios(chain)), "revision": head.number}
+    response = JsonResponse(vectors, json_dumps_params={"indent": 2})
+    response["Content-Disposition"] = (
+        f'attachment; filename="{chain.key}-r{head.number}-vectors.json"'
+    )
+    return response
 
 
 def _number(raw: str | None, default: int) -> int:

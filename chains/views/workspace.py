@@ -35,7 +35,7 @@ from chains.core.model import Chain as Document
 from chains.core.render import RenderError, flow_dot, handle_graph_dot, start_svg
 from chains.core.selection import Selection, finding_key, intent_fields, select
 from chains.core.verdicts import GENERIC_ROWS, VERDICT_TYPES, build_verdict
-from chains.models import Chain, NothingToUndo, Revision, StaleRevision
+from chains.models import Chain, NothingToUndo, Revision, StaleRevision, scenario_checks
 from chains.views.common import get_chain, get_head
 
 SECTIONS = {"action": "actions", "handle": "handles", "gate": "gates", "row": "verdict_table"}
@@ -145,6 +145,7 @@ def workspace_context(
         audiences=AUDIENCES,
         **(_settings(document) if tab == "policy" else {}),
     )
+    context["scenario_checks"] = scenario_checks(chain, document)
     if tab == "coverage":
         m = coverage(document)
         context["matrix"] = m

@@ -22,8 +22,9 @@ from chains.core.errors import ChainError, DocumentError
 from chains.core.lint import RULES, lint
 from chains.core.lint.docs import rules_markdown
 from chains.core.sim.explorer import Bounds, ExploreResult, explore, scenario_dict
+from chains.core.sim.regression import expect_from, test_vectors
 from chains.core.sim.scenario import Scenario, ScenarioMismatch, load_scenario, simulate
-from chains.models import Chain, store_all
+from chains.models import Chain, SavedScenario, saved_scenarios, scenario_checks, store_all
 
 EXIT_CODES = {"VALID": 0, "WARNINGS": 0, "INVALID": 1, "BLOCKED": 2}
 
@@ -81,6 +82,26 @@ class Command(BaseCommand):
             help="write each violation's scenario to DIR as YAML",
         )
 
+        scn = sub.add_parser(
+            "scenario",
+            help="Keep scenarios with a stored chain and replay them as regression checks.",
+        )
+        scn_sub = scn.add_subparsers(dest="action", required=True)
+        add = scn_sub.add_parser("add", help="Save a scenario file under a name.")
+        add.add_argument("chain", help="the stored chain key")
+        add.add_argument("name")
+        add.add_argument("scenario", type=Path)
+        add.add_argument(
+            "--record", action="store_true", help="replay it and save the outcome as its expect"
+        )
+        chk = scn_sub.add_parser(
+            "check", help="Replay every saved scenario: exit 1 if any changed."
+        )
+        chk.add_argument("chain", help="the stored chain key")
+        chk.add_argument("--json", action="store_true")
+        vec = scn_sub.add_parser("export", help="Print the conformance test vectors (JSON).")
+        vec.add_argument("chain", help="the stored chain key")
+
         rls = sub.add_parser("rules", help="List the lint rules.")
         rls.add_argument("--markdown", action="store_true", help="the docs/lint-rules.md text")
 
@@ -96,6 +117,8 @@ class Command(BaseCommand):
             self.simulate(options["chain"], options["scenario"], options["json"])
         elif subcommand == "explore":
             self.explore(options)
+        elif subcommand == "scenario":
+            self.scenario(options)
         elif subcommand == "rules":
             self.rules(options["markdown"])
         else:
@@ -295,6 +318,50 @@ class Command(BaseCommand):
         if snap.outcome:
             shown = (f"{k}={v}" for k, v in snap.outcome.items() if v is not None)
             self.stdout.write("outcome: " + ", ".join(shown))
+
+    def scenario(self, options: dict[str, Any]) -> None:
+        chain = Chain.objects.filter(key=options["chain"]).first()
+        if chain is None or chain.head() is None:
+            raise CommandError(f"no stored chain {options['chain']!r}")
+        document = formats.from_document(chain.head().document)
+        if options["action"] == "add":
+            self.scenario_add(chain, document, options)
+            return
+        if options["action"] == "export":
+            self.write_text(json.dumps(test_vectors(document, saved_scenarios(chain)), indent=2))
+            return
+        checks = scenario_checks(chain, document)
+        if options["json"]:
+            self.write_text(json.dumps([c.as_dict() for c in checks], indent=2))
+        else:
+            for c in checks:
+                self.stdout.write(f"{'held' if c.held else 'CHANGED'}: {c.name}")
+                for line in [*c.changes, *([c.error] if c.error else [])]:
+                    self.stdout.write(f"  {line}")
+        if not all(c.held for c in checks):
+            raise CommandError("some scenarios changed outcome")
+
+    def scenario_add(self, chain: Chain, document: Any, options: dict[str, Any]) -> None:
+        path = options["scenario"]
+        try:
+            scenario = load_scenario(read_limited(path), filename=path.name)
+        except DocumentError as exc:
+            lines = "\n".join(f"  {p}" for p in exc.problems)
+            raise CommandError(f"bad scenario {path}:\n{lines}") from None
+        if options["record"]:
+            try:
+                run = simulate(document, scenario.model_copy(update={"expect": None})).run
+            except ChainError as exc:
+                raise CommandError(f"scenario does not replay: {exc}") from None
+            scenario = scenario.model_copy(update={"expect": expect_from(run)})
+        data = scenario_dict(scenario)
+        data.update(
+            {k: v for k, v in (("seed", scenario.seed), ("run_key", scenario.run_key)) if v}
+        )
+        SavedScenario.objects.update_or_create(
+            chain=chain, name=options["name"], defaults={"document": data}
+        )
+        self.stdout.write(self.style.SUCCESS(f"saved scenario {options['name']!r} for {chain.key}"))
 
     def rules(self, markdown: bool) -> None:
         if markdown:

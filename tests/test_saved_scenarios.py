@@ -1,0 +1,81 @@
+"""Scenarios kept with a chain: saved, replayed on each revision, exported as test vectors."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+import yaml
+from django.core.management import CommandError, call_command
+
+from chains.core import formats
+from chains.models import Chain, SavedScenario
+
+pytestmark = pytest.mark.django_db
+
+ROOT = Path(__file__).resolve().parent.parent
+HAPPY = ROOT / "fixtures" / "scenarios" / "flight-happy-path.yaml"
+
+
+@pytest.fixture
+def flight() -> Chain:
+    path = ROOT / "fixtures" / "flight-roundtrip.yaml"
+    chain = formats.load(path.read_bytes(), filename=path.name).chains[0]
+    return Chain.objects.store(formats.to_document(chain), message="import").chain
+
+
+def command(*args: str) -> str:
+    out = StringIO()
+    call_command("chain", *args, stdout=out)
+    return out.getvalue()
+
+
+def save(chain: Chain, name: str, expect: dict) -> None:
+    data = yaml.safe_load(HAPPY.read_text())
+    data["expect"] = expect
+    SavedScenario.objects.create(chain=chain, name=name, document=data)
+
+
+def test_adding_a_scenario_with_record_saves_its_outcome_as_expect(flight):
+    command("scenario", "add", flight.key, "happy path", str(HAPPY), "--record")
+    saved = flight.scenarios.get(name="happy path")
+    assert saved.document["expect"]["state"] == "done"
+    assert saved.document["expect"]["dispatches"]["book_trip"] == 1
+    assert "held: happy path" in command("scenario", "check", flight.key)
+
+
+def test_a_scenario_whose_outcome_changed_fails_the_check_with_a_sentence(flight):
+    save(flight, "happy path", {"state": "dead_end"})
+    with pytest.raises(CommandError, match="changed outcome"):
+        command("scenario", "check", flight.key)
+
+
+def test_the_workspace_lists_each_saved_scenario_and_what_changed(client, flight):
+    save(flight, "happy path", {"state": "dead_end"})
+    save(flight, "still fine", {"state": "done"})
+    body = client.get(f"/chains/{flight.key}/").content.decode()
+    section = body.split('id="scenario-checks"')[1].split("</ul>")[0]
+    assert "✓ still fine" in section
+    assert "✗ happy path" in section
+    assert "now ends in done instead of dead_end" in section
+
+
+def test_a_saved_scenario_that_no_longer_loads_is_reported_not_skipped(client, flight):
+    SavedScenario.objects.create(chain=flight, name="broken", document={"events": "nope"})
+    body = client.get(f"/chains/{flight.key}/").content.decode()
+    assert "scenario &#x27;broken&#x27; no longer loads" in body
+
+
+def test_the_test_vectors_download_replays_every_scenario_on_the_head(client, flight):
+    save(flight, "happy path", {"state": "done"})
+    response = client.get(f"/chains/{flight.key}/scenarios.json")
+    assert response.status_code == 200
+    assert response["Content-Disposition"].endswith('-r1-vectors.json"')
+    vectors = json.loads(response.content)
+    assert vectors["chain"] == "flight_roundtrip" and vectors["revision"] == 1
+    (vector,) = vectors["vectors"]
+    assert vector["name"] == "happy path"
+    assert vector["trace"]
+    assert command("scenario", "export", flight.key).strip().startswith("{")
