@@ -670,17 +670,24 @@ class Run:
         if record is None or record.status != "PENDING":
             return False
         record.before_redispatch = True
+        self._reconcile_instead(
+            action,
+            "P3:unresolved",
+            "the last dispatch was never shown not to have landed: probe before dispatching again",
+        )
+        return True
+
+    def _reconcile_instead(self, action: Action, row: str, why: str) -> None:
+        """Trace why ``action`` is probed rather than dispatched, then reconcile it."""
         self._open(
             "transition",
             step=action.id,
             verdict=Verdict(type="reconcile"),
             source="config",
-            row="P3:unresolved",
-            note="the last dispatch was never shown not to have landed: probe before "
-            "dispatching again",
+            row=row,
+            note=why,
         )
         self._reconcile(action)
-        return True
 
     def _presented(self, action: Action) -> list[str]:
         """Aliases a dispatch of ``action`` presents.
@@ -1024,46 +1031,32 @@ class Run:
     def _retry(self, action: Action, c: Classification) -> None:
         s = self.snapshot
         if is_commit_class(action) and is_keyed(action) and self._key_expired(action):
-            self._open(
-                "transition",
-                step=action.id,
-                verdict=Verdict(type="reconcile"),
-                source="config",
-                row="key_retention",
-                note="idempotency key past key_retention: effectively unkeyed, probe instead",
+            self._reconcile_instead(
+                action,
+                "key_retention",
+                "idempotency key past key_retention: effectively unkeyed, probe instead",
             )
-            self._reconcile(action)
             return
         if is_unkeyed_commit(action):
-            record = self._pending_record(action.id)
+            # observe() has already marked a declared no-side-effect answer NOT_LANDED.
             if c.no_side_effect and s.budgets.safe_rejects_left > 0:
                 # A documented no-side-effect rejection does not use the single attempt.
                 s.budgets.safe_rejects_left -= 1
                 s.budgets.step_attempts_left += 1
-                if record is not None:
-                    record.status = "NOT_LANDED"
                 for hid in action.input.handles:  # it never executed: nothing was spent
                     if hid in s.handles:
                         s.handles[hid].spent = False
                 self._backoff_and_dispatch(action)
             elif c.no_side_effect:
-                if record is not None:
-                    record.status = "NOT_LANDED"
                 verdict = _dead("safe_reject_redispatch_exhausted", False)
                 self._open(
                     "transition", step=action.id, verdict=verdict, source="config", row="budget"
                 )
                 self._dead_end(verdict, action)
             else:
-                self._open(
-                    "transition",
-                    step=action.id,
-                    verdict=Verdict(type="reconcile"),
-                    source="config",
-                    row="P3:never_retry_unkeyed",
-                    note="an unkeyed commit is never retried",
+                self._reconcile_instead(
+                    action, "P3:never_retry_unkeyed", "an unkeyed commit is never retried"
                 )
-                self._reconcile(action)
             return
         if s.budgets.step_attempts_left > 0:
             self._backoff_and_dispatch(action)
