@@ -79,14 +79,15 @@ def test_selecting_a_handle_lists_its_cascade_and_marks_it_on_the_graph(client, 
     body = client.get(f"/chains/{flight.key}/?select=handle:search_token").content.decode()
     assert 'id="cascade-list"' in body
     assert "outbound_pick" in body.split('id="cascade-list"')[1].split("</ul>")[0]
-    assert "cascade" in body.split('id="handle:outbound_pick"')[1].split(">")[0] or (
-        'class="node handle cascade"' in body
-    )
+    assert '<g id="handle:outbound_pick" class="node handle cascade"' in body
+    assert '<g id="handle:search_token" class="node handle selected"' in body
 
 
 def test_selecting_an_intent_field_shows_its_repair_scope(client, flight):
     body = client.get(f"/chains/{flight.key}/?select=intent:travellers").content.decode()
     assert "resumes at <code>initiate_hold</code>" in body
+    assert '<g id="action:initiate_hold" class="node action effect&#45;mint selected"' in body
+    assert '<g id="handle:hold_session" class="node handle repair&#45;scope"' in body
 
 
 def test_an_htmx_request_gets_only_the_workspace_partial(client, flight):
