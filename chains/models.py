@@ -55,7 +55,7 @@ class NothingToUndo(Exception):
     """Undo at the first revision, or redo with nothing undone."""
 
 
-def lint_status(document: dict[str, Any]) -> str:
+def document_status(document: dict[str, Any]) -> str:
     """The lint status of a stored document; INVALID when it no longer loads."""
     try:
         return lint(formats.from_document(document)).status
@@ -104,7 +104,7 @@ class ChainQuerySet(models.QuerySet):
                 document=document,
                 content_hash=digest,
                 message=message,
-                status=status or lint_status(document),
+                status=status or document_status(document),
                 author=author if getattr(author, "is_authenticated", False) else None,
                 parent=head,
                 undo_target=undo_target if restores else head,
@@ -210,7 +210,7 @@ class Revision(models.Model):
     def lint_status(self) -> str:
         """The stored status; revisions from before it was stored get it computed once."""
         if not self.status:
-            self.status = lint_status(self.document)
+            self.status = document_status(self.document)
             Revision.objects.filter(pk=self.pk).update(status=self.status)
         return self.status
 
@@ -266,25 +266,26 @@ class SavedScenario(models.Model):
 def saved_scenarios(chain: Chain) -> dict[str, Scenario]:
     """The chain's saved scenarios that still load, by name (:func:`scenario_checks` reports
     the others)."""
-    found = {}
-    for saved in chain.scenarios.all():
-        try:
-            found[saved.name] = saved.scenario()
-        except DocumentError:
-            continue
-    return found
+    return _load_saved(chain)[0]
 
 
 def scenario_checks(chain: Chain, document: Any) -> list[ScenarioCheck]:
     """Replay every saved scenario of ``chain`` against ``document`` (a revision's chain)."""
-    checks = check_all(document, saved_scenarios(chain))
+    loaded, broken = _load_saved(chain)
+    checks = check_all(document, loaded)
+    checks += [ScenarioCheck(name, False, (), why) for name, why in broken.items()]
+    return sorted(checks, key=lambda c: c.name)
+
+
+def _load_saved(chain: Chain) -> tuple[dict[str, Scenario], dict[str, str]]:
+    """Saved scenarios by name: those that load, and why each other one does not."""
+    loaded, broken = {}, {}
     for saved in chain.scenarios.all():
         try:
-            saved.scenario()
+            loaded[saved.name] = saved.scenario()
         except DocumentError as exc:
-            why = f"scenario {saved.name!r} no longer loads: {exc}"
-            checks.append(ScenarioCheck(saved.name, False, (), why))
-    return sorted(checks, key=lambda c: c.name)
+            broken[saved.name] = f"scenario {saved.name!r} no longer loads: {exc}"
+    return loaded, broken
 
 
 class ExplorationStatus(models.TextChoices):
