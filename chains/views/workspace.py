@@ -135,7 +135,7 @@ def workspace_context(
         report=report,
         selection=selection,
         element=_element(document, selection.key),
-        findings=_findings(document, report),
+        findings=_findings(head, document, report),
         rows=_rows(document, report),
         generic_rows=GENERIC_ROWS,
         verdict_types=VERDICT_TYPES,
@@ -166,18 +166,29 @@ def _draw(document: Document, params: Any) -> tuple[Selection, Future[str]]:
     return selection, start_svg(dot(document, selection.marks))
 
 
-def _findings(document: Document, report: Any) -> list[dict]:
-    return [
-        {
-            "finding": f,
-            "key": finding_key(f.element),
-            "fixes": [
-                {"op": fix.op, "title": fix.title, "args_json": json.dumps(fix.args)}
-                for fix in fixes_for(document, f)
-            ],
-        }
-        for f in report.findings
-    ]
+def _findings(head: Revision, document: Document, report: Any) -> list[dict]:
+    """Each finding with the element it points at and its quick fixes.
+
+    Every fix is tried before it is offered (tens of ms on a large compile),
+    so the list is kept per content and a click around the page reuses it.
+    """
+    known = _FINDINGS.get(head.content_hash)
+    if known is not None:
+        return known
+    return _FINDINGS.put(
+        head.content_hash,
+        [
+            {
+                "finding": f,
+                "key": finding_key(f.element),
+                "fixes": [
+                    {"op": fix.op, "title": fix.title, "args_json": json.dumps(fix.args)}
+                    for fix in fixes_for(document, f)
+                ],
+            }
+            for f in report.findings
+        ],
+    )
 
 
 def _rows(document: Document, report: Any) -> list[dict]:
@@ -313,29 +324,47 @@ def _head_document(head: Revision) -> Document:
         ) from None
 
 
-_PARSED: OrderedDict[str, Document] = OrderedDict()
-_PARSED_LOCK = threading.Lock()
+class _Recent:
+    """The last few dozen values computed from a revision's content, by content hash.
+
+    Revisions are immutable and core functions never change a document in
+    place, so what is derived from one content stays true; the workspace
+    reuses it across the clicks and edits of a session.
+    """
+
+    def __init__(self, size: int = 64):
+        self.size = size
+        self.values: OrderedDict[str, Any] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: str) -> Any:
+        with self.lock:
+            return self.values.get(key)
+
+    def put(self, key: str, value: Any) -> Any:
+        with self.lock:
+            self.values[key] = value
+            self.values.move_to_end(key)
+            while len(self.values) > self.size:
+                self.values.popitem(last=False)
+        return value
+
+
+_PARSED = _Recent()
+_FINDINGS = _Recent()
 
 
 def document_of(revision: Revision, known: Document | None = None) -> Document:
     """The validated document of ``revision``, parsed once per content hash.
 
-    Editing validates the head on every request; revisions are immutable and
-    core functions never change a document in place, so the parsed form is
-    kept for the most recent few dozen contents (``known`` primes it with a
-    document just saved). Raises :class:`DocumentError` like ``from_document``.
+    ``known`` primes the cache with a document just saved. Raises
+    :class:`DocumentError` like ``from_document``.
     """
     key = revision.content_hash
-    with _PARSED_LOCK:
-        document = known or _PARSED.get(key)
+    document = known or _PARSED.get(key)
     if document is None:
         document = formats.from_document(revision.document)
-    with _PARSED_LOCK:
-        _PARSED[key] = document
-        _PARSED.move_to_end(key)
-        while len(_PARSED) > 64:
-            _PARSED.popitem(last=False)
-    return document
+    return _PARSED.put(key, document)
 
 
 def _message(op: str, args: dict[str, Any]) -> str:
