@@ -36,20 +36,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import Action, Chain, Gate
-from ..signals import conjuncts, scope_applies_to
+from ..model import Action, Chain
 from .invariants import Finding, Monitor
+from .palette import Choice, choices, default_intent, observation_choices, revocation_watches
 from .runtime import Run
 from .scenario import Scenario, _crash_and_resume
-from .state import Observation, Option, Proposal, Snapshot
+from .state import Observation, Proposal, Snapshot
 
 __all__ = ["Bounds", "ExploreResult", "Violation", "explore", "merge", "state_key"]
 
-UNKNOWN_CODE = "UNMAPPED_ERROR"
-OPTIONS = [
-    Option(id="opt_1", key={"rank": 1}),
-    Option(id="opt_2", key={"rank": 2}),
-]
 _POLL = 50  # expansions between should_stop / progress calls (the first one included)
 _SHARD_WIDTH = 4  # a sharded search splits once a level has this many nodes per shard
 
@@ -209,12 +204,6 @@ class _Node:
     depth: int
 
 
-@dataclass
-class _Choice:
-    event: dict[str, Any]
-    fault: bool
-
-
 class _Search:
     def __init__(self, chain: Chain, bounds: Bounds, should_stop, progress):
         self.chain = chain
@@ -229,12 +218,12 @@ class _Search:
         self.expanded = 0
         self.stopped = False
         self.roots: list[tuple[dict[str, Any], str | None]] = []
-        self._obs_cache: dict[tuple, list[Observation]] = {}
+        self._obs_cache: dict[tuple, list[Choice]] = {}
 
     # roots: one per variant, no fault
 
     def start(self) -> list[_Node]:
-        intent = _intent(self.chain)
+        intent = default_intent(self.chain)
         variants = self.chain.variants.values if self.chain.variants else [None]
         nodes = []
         for i, variant in enumerate(variants):
@@ -315,124 +304,27 @@ class _Search:
 
     # --- what can happen next ----------------------------------------------
 
-    def choices(self, run: Run) -> list[_Choice]:
+    def choices(self, run: Run) -> list[Choice]:
         s = run.snapshot
         w = s.waiting
-        out: list[_Choice] = []
-        if w.kind == "observe" and w.step:
-            for i, obs in enumerate(self.observations(run, self.chain.action(w.step))):
-                out.append(_Choice({"observe": obs.model_dump(exclude_defaults=True)}, i > 0))
-            if self.bounds.crashes:
-                out.append(_Choice({"crash": True}, True))
-        elif w.kind == "select":
-            for i, option in enumerate(w.options):
-                out.append(_Choice({"select": option.id}, i > 0))
-        elif w.kind == "answer" and w.gate:
-            out += self._answers(run, self.chain.gate(w.gate))
-        elif w.kind == "probe" and w.step:
-            out += self._probes(run, self.chain.action(w.step))
-        elif w.kind == "repair":
-            fields = {f: f"repaired_{f}" for f in w.fields}
-            out.append(_Choice({"propose": {"kind": "repair", "fields": fields}}, False))
+        if w.kind != "observe" or not w.step:
+            return choices(self.chain, run)
+        action = self.chain.action(w.step)
+        out = list(self.observations(s, action))
+        if self.bounds.crashes:
+            out.append(Choice({"crash": True}, True))
         return out
 
-    def observations(self, run: Run, action: Action | None) -> list[Observation]:
-        """Every observation the chain tells apart for ``action`` now; success first."""
+    def observations(self, s: Snapshot, action: Action | None) -> list[Choice]:
+        """:func:`~.palette.observation_choices`, kept per step and what it depends on."""
         if action is None:
-            return [Observation()]
-        s = run.snapshot
+            return observation_choices(self.chain, s, None)
         stale = tuple(h for h in action.input.handles if h in s.handles)
-        watches = tuple(_watches(self.chain, s))
-        cache_key = (action.id, s.variant, stale, watches)
+        cache_key = (action.id, s.variant, stale, tuple(revocation_watches(self.chain, s)))
         cached = self._obs_cache.get(cache_key)
-        if cached is not None:
-            return cached
-        options = list(OPTIONS) if _feeds_selection(self.chain, action) else []
-        found = [Observation(options=options)]
-        expiry = action.output.business_expiry
-        if expiry is not None:
-            # The deadline is now: it has passed by the next arrival.
-            found.append(Observation(options=options, payload=_nested(expiry.field, s.clock)))
-        empty = action.output.empty
-        if empty is not None and empty.valid and empty.detect:
-            found.append(_observation_for(empty.detect))
-        for row in self.chain.verdict_table:
-            in_variant = not row.only or (s.variant is not None and s.variant in row.only)
-            if in_variant and scope_applies_to(row.scope, action) is True:
-                found += [_observation_for(atom) for atom in row.signal]
-        for hid in stale:
-            handle = self.chain.handle(hid)
-            if handle is not None and handle.staleness is not None:
-                found += [_observation_for(atom) for atom in handle.staleness.detect]
-        found += [_observation_for(ar.trigger) for ar in action.auto_repairs]
-        found += [
-            Observation(transport="timeout"),
-            Observation(transport="http:503"),
-            Observation(transport="http:429"),
-            Observation(transport="http:400", code=UNKNOWN_CODE),
-        ]
-        found += [
-            Observation(options=options, predicates=[pre.when]) for pre in action.preconditions
-        ]
-        found += [_observation_for(atom) for atom in watches]
-        unique: dict[str, Observation] = {}
-        for obs in found:
-            unique.setdefault(obs.model_dump_json(), obs)
-        result = list(unique.values())
-        self._obs_cache[cache_key] = result
-        return result
-
-    def _answers(self, run: Run, gate: Gate | None) -> list[_Choice]:
-        if gate is None:
-            return []
-        w = run.snapshot.waiting
-        names = list(gate.outcomes)
-        accepting = next((n for n in names if gate.outcomes[n].verdict.type == "ok"), names[0])
-        out = []
-        for name in [accepting, *(n for n in names if n != accepting)]:
-            spec = gate.outcomes[name]
-            for i, params in enumerate(_param_sets(spec.params, w.options, w.payload)):
-                answer: dict[str, Any] = {"outcome": name}
-                if params:
-                    answer["params"] = params
-                out.append(_Choice({"answer": answer}, name != accepting or i > 0))
-        after = gate.timeout.after.seconds if gate.timeout else None
-        if after is None and self.chain.policy.per_chain.gate_timeout is not None:
-            after = self.chain.policy.per_chain.gate_timeout.seconds
-        if after is not None:
-            out.append(_Choice({"wait": float(after) + 1}, True))
-        out.append(_Choice({"propose": {"kind": "answer", "value": accepting}}, True))
-        return out
-
-    def _probes(self, run: Run, action: Action | None) -> list[_Choice]:
-        out = [
-            _Choice({"probe": {"result": "landed"}}, False),
-            _Choice({"probe": {"result": "not_landed"}}, True),
-        ]
-        if action is None:
-            return out
-        s = run.snapshot
-        causes: dict[str, dict[str, Any]] = {}
-        for row in self.chain.verdict_table:
-            if scope_applies_to(row.scope, action) is True:
-                for atom in row.signal:
-                    obs = _observation_for(atom)
-                    causes.setdefault(obs.model_dump_json(), obs.model_dump(exclude_defaults=True))
-        for cause in causes.values():
-            out.append(_Choice({"probe": {"result": "not_landed", "cause": cause}}, True))
-        out.append(_Choice({"probe": {"result": "unknown"}}, True))
-        conf = action.confirmation
-        record = next((r for r in reversed(s.correlation) if r.step == action.id), None)
-        age = s.clock - record.created_at if record else 0.0
-        limits = []
-        if conf and conf.async_ and conf.async_.deadline and conf.async_.deadline.seconds:
-            limits.append(conf.async_.deadline.seconds)
-        if conf and conf.sweep and conf.sweep.escalate_after and conf.sweep.escalate_after.seconds:
-            limits.append(conf.sweep.escalate_after.seconds)
-        for limit in limits:
-            if limit - age >= 0:
-                out.append(_Choice({"wait": float(limit - age) + 1}, True))
-        return out
+        if cached is None:
+            cached = self._obs_cache[cache_key] = observation_choices(self.chain, s, action)
+        return cached
 
 
 def _detach(run: Run) -> Run:
@@ -468,90 +360,6 @@ def _apply(chain: Chain, run: Run, event: dict[str, Any]) -> Run:
         resumed.trace = resumed.trace[before:]
         return resumed
     return run
-
-
-def _intent(chain: Chain) -> dict[str, Any]:
-    """A value for every required intent field; the runtime matches predicates by name only."""
-    intent: dict[str, Any] = {}
-    for action in chain.actions:
-        for name, spec in action.input.intent.items():
-            if spec.required and name not in intent:
-                intent[name] = 1 if spec.type in ("int", "integer") else f"{name}_1"
-    return intent
-
-
-def _feeds_selection(chain: Chain, action: Action) -> bool:
-    return any(
-        a.effect == "select" and set(a.input.handles) & set(action.output.handles)
-        for a in chain.actions
-    )
-
-
-def _watches(chain: Chain, s: Snapshot) -> list[str]:
-    atoms: list[str] = []
-    for lc in [*s.commits_landed, *s.compensators_landed]:
-        action = chain.action(lc.step)
-        rev = action.revocation if action else None
-        if rev is None or lc.revoked:
-            continue
-        window = rev.window.seconds if rev.window else None
-        if window is None or s.clock - lc.at <= window:
-            atoms += [a for a in rev.watch if a not in atoms]
-    return atoms
-
-
-def _nested(path: str, value: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    node = out
-    parts = path.split(".")
-    for part in parts[:-1]:
-        node = node.setdefault(part, {})
-    node[parts[-1]] = value
-    return out
-
-
-def _observation_for(atom: str) -> Observation:
-    """An observation that shows ``atom``: its status, code, webhook, or its predicate by name."""
-    transport, code, events, predicate = None, None, [], False
-    for part in conjuncts(atom):
-        if part.startswith("http:"):
-            status = part[5:]
-            transport = f"http:{status[0]}03" if status.endswith("xx") else part
-        elif part.startswith("code:"):
-            code = part[5:]
-        elif part.startswith("webhook:"):
-            events.append(part[8:])
-        elif part in ("timeout", "conn_reset", "conn_drop"):
-            transport = part
-        else:
-            predicate = True
-    if transport is None:
-        transport = "http:400" if code else "http:200"
-    return Observation(
-        transport=transport,
-        code=code,
-        events=events,
-        predicates=[atom] if predicate else [],
-    )
-
-
-def _param_sets(
-    params: dict[str, Any], options: list[Option], payload: dict[str, Any]
-) -> list[dict[str, Any]]:
-    """Answer params: each presented option for an option-like param, else one plain value."""
-    if not params:
-        return [{}]
-    sets: list[dict[str, Any]] = [{}]
-    for name, kind in params.items():
-        listed = payload.get(name)
-        if options:
-            values: list[Any] = [o.id for o in options]
-        elif isinstance(listed, list) and listed:
-            values = list(listed)
-        else:
-            values = [1 if str(kind) in ("int", "integer") else f"{name}_2"]
-        sets = [{**s, name: v} for s in sets for v in values]
-    return sets
 
 
 def explore(
