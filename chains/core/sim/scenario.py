@@ -58,6 +58,7 @@ __all__ = [
     "SelectEvent",
     "SimulationResult",
     "WaitEvent",
+    "apply_event",
     "load_scenario",
     "simulate",
 ]
@@ -459,27 +460,38 @@ def simulate(chain: Chain, scenario: Scenario, *, run_id: str | None = None) -> 
         raise ScenarioMismatch(f"the run could not start: {exc}") from exc
     proposals: list[tuple[int, bool]] = []
     for index, event in enumerate(scenario.events, 1):
-        where = f"event {index}" + (f" (line {event.line})" if event.line else "")
-        mismatch = _mismatch(run, event)
-        if mismatch:
-            raise ScenarioMismatch(
-                f"{where} {event.describe()}, but {mismatch}", index=index, line=event.line, run=run
-            )
-        try:
-            if isinstance(event, CrashEvent):
-                run = _crash_and_resume(chain, run)
-            else:
-                accepted = _apply(run, event)
-                if accepted is not None:
-                    proposals.append((index, accepted))
-        except SimulationError as exc:
-            raise ScenarioMismatch(
-                f"{where} {event.describe()}: {exc}", index=index, line=event.line, run=run
-            ) from exc
+        run, accepted = apply_event(chain, run, event, index)
+        if accepted is not None:
+            proposals.append((index, accepted))
     result = SimulationResult(run, proposals=proposals)
     if scenario.expect is not None:
         result.expectations = check_expectations(run, scenario.expect)
     return result
+
+
+def apply_event(
+    chain: Chain, run: Run, event: _ScenarioEvent, index: int
+) -> tuple[Run, bool | None]:
+    """Apply scenario event number ``index`` to ``run``; the run to go on with, and a
+    proposal's verdict (``None`` for other events).
+
+    A ``crash`` returns a new run resumed from JSON copies of the snapshot and
+    trace. Raises :class:`ScenarioMismatch` when the event does not fit.
+    """
+    where = f"event {index}" + (f" (line {event.line})" if event.line else "")
+    mismatch = _mismatch(run, event)
+    if mismatch:
+        raise ScenarioMismatch(
+            f"{where} {event.describe()}, but {mismatch}", index=index, line=event.line, run=run
+        )
+    try:
+        if isinstance(event, CrashEvent):
+            return _crash_and_resume(chain, run), None
+        return run, _apply(run, event)
+    except SimulationError as exc:
+        raise ScenarioMismatch(
+            f"{where} {event.describe()}: {exc}", index=index, line=event.line, run=run
+        ) from exc
 
 
 def _check_fits(chain: Chain, scenario: Scenario) -> None:
