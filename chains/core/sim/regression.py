@@ -20,7 +20,15 @@ from ..errors import ChainError
 from ..model import Chain
 from ..verdicts import format_verdict, parse_verdict
 from .runtime import Run
-from .scenario import ExpectationResult, Expectations, Scenario, _verdict_matches, simulate
+from .scenario import (
+    ExpectationResult,
+    Expectations,
+    Scenario,
+    ScenarioMismatch,
+    _verdict_matches,
+    check_expectations,
+    simulate,
+)
 
 __all__ = [
     "TEST_VECTOR_FORMAT",
@@ -30,6 +38,7 @@ __all__ = [
     "check_all",
     "check_scenario",
     "expect_from",
+    "recorded",
     "test_vectors",
 ]
 
@@ -54,6 +63,15 @@ def expect_from(run: Run) -> Expectations:
         verdicts=[_canonical(e.verdict) for e in run.trace if e.verdict],
         commits_landed=[c.step for c in snapshot.commits_landed],
     )
+
+
+def recorded(chain: Chain, scenario: Scenario) -> Scenario:
+    """``scenario`` with the outcome it has on ``chain`` as its ``expect``, ready to save.
+
+    Raises :class:`~.scenario.ScenarioMismatch` when it does not replay.
+    """
+    run = simulate(chain, scenario.model_copy(update={"expect": None})).run
+    return scenario.model_copy(update={"expect": expect_from(run)})
 
 
 @dataclass(frozen=True)
@@ -85,10 +103,25 @@ def check_scenario(chain: Chain, name: str, scenario: Scenario) -> ScenarioCheck
     """
     try:
         result = simulate(chain, scenario)
+    except ScenarioMismatch as exc:
+        if exc.run is not None and exc.run.finished and exc.index and scenario.expect is not None:
+            return _ended_early(name, scenario, exc.run, exc.index - 1)
+        return ScenarioCheck(name, False, (), _no_longer_replays(name, exc))
     except (ChainError, ValueError) as exc:
         return ScenarioCheck(name, False, (), _no_longer_replays(name, exc))
     changes = tuple(_sentence(name, e) for e in result.expectations if not e.held)
     return ScenarioCheck(name, not changes, changes)
+
+
+def _ended_early(name: str, scenario: Scenario, run: Run, applied: int) -> ScenarioCheck:
+    """The run finished before the scenario's last event: compare the outcome it reached."""
+    assert scenario.expect is not None
+    changes = [_sentence(name, e) for e in check_expectations(run, scenario.expect) if not e.held]
+    changes.append(
+        f"scenario '{name}' now ends after event {applied} of {len(scenario.events)}; "
+        "the later events no longer apply"
+    )
+    return ScenarioCheck(name, False, tuple(changes))
 
 
 def check_all(chain: Chain, scenarios: Mapping[str, Scenario]) -> list[ScenarioCheck]:

@@ -121,11 +121,23 @@ def test_a_trace_that_stops_early_says_so():
     )
 
 
-def test_a_scenario_that_no_longer_replays_is_an_error_naming_the_scenario_and_the_event():
+def test_a_run_that_now_ends_before_the_last_event_reports_the_outcome_it_reached():
     booking = chain(BOOKING)
     scenario = saved(booking, THROTTLED)
     revised = with_row_verdict(booking, "B2", "dead_end(reason: throttled, permanent: false)")
     check = check_scenario(revised, "book throttled once", scenario)
+    assert (check.held, check.error) == (False, None)
+    assert check.changes[0] == "scenario 'book throttled once' now ends in dead_end instead of done"
+    assert check.changes[-1] == (
+        "scenario 'book throttled once' now ends after event 5 of 6; "
+        "the later events no longer apply"
+    )
+
+
+def test_a_scenario_that_no_longer_replays_is_an_error_naming_the_scenario_and_the_event():
+    booking = chain(BOOKING)
+    revised = with_row_verdict(booking, "B2", "dead_end(reason: throttled, permanent: false)")
+    check = check_scenario(revised, "book throttled once", load_scenario(THROTTLED))
     assert (check.held, check.changes) == (False, ())
     assert check.error == (
         "scenario 'book throttled once' no longer replays: event 6 (line 9) observes http:200, "
