@@ -21,14 +21,14 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import models, transaction
+from django.db import IntegrityError, models, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
 from chains.core import formats
 from chains.core.errors import DocumentError
 from chains.core.lint import lint
-from chains.core.sim.explorer import Bounds, ExploreResult, merge
+from chains.core.sim.explorer import Bounds, ExploreResult, merge, scenario_dict
 from chains.core.sim.regression import ScenarioCheck, check_all
 from chains.core.sim.scenario import Scenario, load_scenario
 
@@ -233,6 +233,41 @@ def store_all(chains: list, message: str, author: Any = None) -> list[dict[str, 
     return stored
 
 
+class DuplicateScenario(Exception):
+    """A scenario of that name is already kept with the chain."""
+
+
+class SavedScenarioQuerySet(models.QuerySet):
+    def keep(
+        self,
+        chain: Chain,
+        name: str,
+        scenario: Scenario,
+        *,
+        author: Any = None,
+        replace: bool = False,
+    ) -> SavedScenario:
+        """Keep ``scenario`` with ``chain`` under ``name`` (its seed and run key included).
+
+        Raises :class:`DuplicateScenario` when the name is taken, unless ``replace``.
+        """
+        data = scenario_dict(scenario)
+        data.update(
+            {k: v for k, v in (("seed", scenario.seed), ("run_key", scenario.run_key)) if v}
+        )
+        if replace:
+            saved, _ = self.update_or_create(
+                chain=chain, name=name, defaults={"document": data, "author": author}
+            )
+            return saved
+        try:
+            with transaction.atomic():
+                return self.create(chain=chain, name=name, document=data, author=author)
+        except IntegrityError:
+            message = f"a scenario named {name!r} is already kept with {chain.key}"
+            raise DuplicateScenario(message) from None
+
+
 class SavedScenario(models.Model):
     """A scripted run kept with a chain: replayed on every revision as a regression check.
 
@@ -248,6 +283,8 @@ class SavedScenario(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = SavedScenarioQuerySet.as_manager()
 
     class Meta:
         ordering = ["chain", "name"]

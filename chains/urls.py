@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from chains.views import chain, home, imports, wizard, workspace
+from chains.views import chain, home, imports, simulator, wizard, workspace
 
 app_name = "chains"
 
@@ -13,6 +13,8 @@ urlpatterns = [
     path("chains/<str:key>/undo", workspace.undo_redo, {"action": "undo"}, name="undo"),
     path("chains/<str:key>/redo", workspace.undo_redo, {"action": "redo"}, name="redo"),
     path("chains/<str:key>/diff", chain.revision_diff, name="diff"),
+    path("chains/<str:key>/simulate", simulator.simulate, name="simulate"),
+    path("chains/<str:key>/simulate/save", simulator.save_scenario, name="save_scenario"),
     path("chains/<str:key>/scenarios.json", chain.test_vectors_export, name="vectors"),
     re_path(
         r"^chains/(?P<key>[^/]+)/r(?P<number>[0-9]+)\.(?P<fmt>yaml|json)$",

@@ -12,8 +12,6 @@ shows is computed by core functions; this module only gathers it.
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from concurrent.futures import Future
 from typing import Any, get_args
 from urllib.parse import urlencode
@@ -36,7 +34,7 @@ from chains.core.render import RenderError, flow_dot, handle_graph_dot, start_sv
 from chains.core.selection import Selection, finding_key, intent_fields, select
 from chains.core.verdicts import GENERIC_ROWS, VERDICT_TYPES, build_verdict
 from chains.models import Chain, NothingToUndo, Revision, StaleRevision, scenario_checks
-from chains.views.common import get_chain, get_head
+from chains.views.common import Recent, document_of, get_chain, get_head
 
 SECTIONS = {"action": "actions", "handle": "handles", "gate": "gates", "row": "verdict_table"}
 # Parts of a chain document with edits of their own (the rest is "chain settings").
@@ -324,47 +322,7 @@ def _head_document(head: Revision) -> Document:
         ) from None
 
 
-class _Recent:
-    """The last few dozen values computed from a revision's content, by content hash.
-
-    Revisions are immutable and core functions never change a document in
-    place, so what is derived from one content stays true; the workspace
-    reuses it across the clicks and edits of a session.
-    """
-
-    def __init__(self, size: int = 64):
-        self.size = size
-        self.values: OrderedDict[str, Any] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key: str) -> Any:
-        with self.lock:
-            return self.values.get(key)
-
-    def put(self, key: str, value: Any) -> Any:
-        with self.lock:
-            self.values[key] = value
-            self.values.move_to_end(key)
-            while len(self.values) > self.size:
-                self.values.popitem(last=False)
-        return value
-
-
-_PARSED = _Recent()
-_FINDINGS = _Recent()
-
-
-def document_of(revision: Revision, known: Document | None = None) -> Document:
-    """The validated document of ``revision``, parsed once per content hash.
-
-    ``known`` primes the cache with a document just saved. Raises
-    :class:`DocumentError` like ``from_document``.
-    """
-    key = revision.content_hash
-    document = known or _PARSED.get(key)
-    if document is None:
-        document = formats.from_document(revision.document)
-    return _PARSED.put(key, document)
+_FINDINGS = Recent()
 
 
 def _message(op: str, args: dict[str, Any]) -> str:

@@ -22,7 +22,7 @@ from chains.core.errors import ChainError, DocumentError
 from chains.core.lint import RULES, lint
 from chains.core.lint.docs import rules_markdown
 from chains.core.sim.explorer import Bounds, ExploreResult, explore, scenario_dict
-from chains.core.sim.regression import expect_from, test_vectors
+from chains.core.sim.regression import recorded, test_vectors
 from chains.core.sim.scenario import Scenario, ScenarioMismatch, load_scenario, simulate
 from chains.models import Chain, SavedScenario, saved_scenarios, scenario_checks, store_all
 
@@ -350,17 +350,10 @@ class Command(BaseCommand):
             raise CommandError(f"bad scenario {path}:\n{lines}") from None
         if options["record"]:
             try:
-                run = simulate(document, scenario.model_copy(update={"expect": None})).run
+                scenario = recorded(document, scenario)
             except ChainError as exc:
                 raise CommandError(f"scenario does not replay: {exc}") from None
-            scenario = scenario.model_copy(update={"expect": expect_from(run)})
-        data = scenario_dict(scenario)
-        data.update(
-            {k: v for k, v in (("seed", scenario.seed), ("run_key", scenario.run_key)) if v}
-        )
-        SavedScenario.objects.update_or_create(
-            chain=chain, name=options["name"], defaults={"document": data}
-        )
+        SavedScenario.objects.keep(chain, options["name"], scenario, replace=True)
         self.stdout.write(self.style.SUCCESS(f"saved scenario {options['name']!r} for {chain.key}"))
 
     def rules(self, markdown: bool) -> None:

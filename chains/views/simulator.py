@@ -1,0 +1,363 @@
+"""The simulator page: a run of one revision, stepped through by hand.
+
+A simulation is a scenario (:mod:`chains.core.sim.session`) carried in the
+page's address as a token (``?r=<revision>&s=<token>``), so a reload, the back
+button or a shared link shows the same run. Every input is one POST that adds
+an event after the first ``at`` events (a checkpoint; all of them by default)
+and answers with the new run: a redirect for a plain form, the ``sim``
+partial plus ``HX-Push-Url`` for htmx. Nothing is stored until the user saves
+the simulation as a scenario. An input the run does not wait for is a 400
+naming it, and the run before it is shown unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+from urllib.parse import urlencode
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from chains.core import formats
+from chains.core.errors import ChainError, DocumentError
+from chains.core.model import Chain as Document
+from chains.core.render import RenderError, handle_graph_svg
+from chains.core.sim.classifier import row_label
+from chains.core.sim.invariants import Monitor
+from chains.core.sim.palette import choices, default_intent
+from chains.core.sim.regression import recorded
+from chains.core.sim.scenario import Scenario, ScenarioMismatch
+from chains.core.sim.session import Session, SessionError, decode, encode, gauges, play, run_marks
+from chains.core.verdicts import GENERIC_ROWS, format_verdict
+from chains.models import Chain, DuplicateScenario, Revision, SavedScenario
+from chains.views.common import document_of, get_chain, get_head, get_revision
+
+MAX_FIELD = 100_000  # characters of one posted JSON value
+GROUPS = {
+    "success": "success",
+    "expiry": "business expiry",
+    "empty": "valid empty",
+    "row": "domain rows",
+    "stale": "staleness",
+    "auto_repair": "auto-repair triggers",
+    "fault": "generic faults",
+    "precondition": "preconditions",
+    "revocation": "revocation watches",
+}
+
+
+class BadInput(ChainError):
+    """The posted input is malformed or not what the run waits for."""
+
+
+class Unrunnable(ChainError):
+    """The revision asked for no longer validates, so nothing can run on it."""
+
+
+@require_http_methods(["GET", "POST"])
+def simulate(request: HttpRequest, key: str) -> HttpResponse:
+    chain = get_chain(key)
+    given = request.POST if request.method == "POST" else request.GET
+    try:
+        revision, document = _opened(chain, given.get("r", ""))
+    except Unrunnable as exc:
+        return _conflict(exc)
+    page = partial(_page, request, chain, revision, document)
+    try:
+        scenario = _scenario(document, given.get("s", ""))
+    except SessionError as exc:
+        return page(_fresh(document), error=str(exc), status=400)
+    if request.method == "GET":
+        if given.get("format") == "json":
+            return _json(document, scenario)
+        return page(scenario, violation=given.get("violation"))
+    try:
+        scenario = _with_input(document, scenario, request.POST)
+    except (BadInput, SessionError) as exc:
+        return page(scenario, error=str(exc), status=400)
+    return _answer(request, page, _url(chain, revision, scenario), scenario)
+
+
+@require_POST
+def save_scenario(request: HttpRequest, key: str) -> HttpResponse:
+    """Keep the current simulation with the chain, its outcome recorded as ``expect``."""
+    chain = get_chain(key)
+    try:
+        revision, document = _opened(chain, request.POST.get("r", ""))
+    except Unrunnable as exc:
+        return _conflict(exc)
+    page = partial(_page, request, chain, revision, document)
+    name = request.POST.get("name", "").strip()
+    try:
+        scenario = _scenario(document, request.POST.get("s", ""))
+    except SessionError as exc:
+        return page(_fresh(document), error=str(exc), status=400)
+    try:
+        if not name or len(name) > 200:
+            raise BadInput("name: give the scenario a name of 1 to 200 characters")
+        SavedScenario.objects.keep(
+            chain, name, recorded(document, scenario), author=_author(request)
+        )
+    except (BadInput, ScenarioMismatch, DuplicateScenario) as exc:
+        return page(scenario, error=str(exc), status=400)
+    return _answer(request, page, _url(chain, revision, scenario), scenario, saved=name)
+
+
+# --- reading the request --------------------------------------------------------------
+
+
+def _opened(chain: Chain, raw: str) -> tuple[Revision, Document]:
+    """The revision ``?r=`` names (the head by default) and its document.
+
+    Raises :class:`Unrunnable` when that revision no longer validates.
+    """
+    revision = get_revision(chain, int(raw)) if raw.isdigit() else get_head(chain)
+    try:
+        return revision, document_of(revision)
+    except DocumentError as exc:
+        raise Unrunnable(f"revision {revision.number} no longer validates: {exc}") from None
+
+
+def _fresh(document: Document) -> Scenario:
+    return Scenario(chain=document.id, intent=default_intent(document))
+
+
+def _scenario(document: Document, token: str) -> Scenario:
+    if not token:
+        return _fresh(document)
+    scenario = decode(token)
+    if scenario.chain not in (None, document.id):
+        raise SessionError(f"simulation token: it is for chain {scenario.chain}, not {document.id}")
+    return scenario
+
+
+def _with_input(document: Document, scenario: Scenario, post: Any) -> Scenario:
+    """``scenario`` with the posted input added after the first ``at`` events."""
+    at = post.get("at", "")
+    if at and not at.isdigit():
+        raise BadInput(f"at: the checkpoint is a number of events, got {at!r}")
+    event = _event(post)
+    branched = play(document, scenario).branch(event, int(at) if at else None)
+    result = play(document, branched)
+    if result.refused:
+        raise BadInput(result.refused)
+    return branched
+
+
+def _event(post: Any) -> dict[str, Any]:
+    """One scenario event from the form: a palette button's JSON or a typed input."""
+    kind = post.get("kind", "")
+    if post.get("event"):
+        event = _json_field(post["event"], "event")
+        if not isinstance(event, dict):
+            raise BadInput('event: expected a JSON object such as {"observe": "timeout"}')
+        return event
+    if kind == "answer":
+        params = {n[6:]: _value(v) for n, v in post.items() if n.startswith("param.") and v != ""}
+        return {"answer": {"outcome": post.get("outcome", ""), "params": params or None}}
+    if kind == "wait":
+        return {"wait": post.get("duration", "").strip()}
+    if kind == "crash":
+        return {"crash": True}
+    if kind == "propose":
+        return {"propose": _json_field(post.get("proposal", ""), "proposal")}
+    raise BadInput(f"kind: expected answer | wait | crash | propose, or an event; got {kind!r}")
+
+
+def _json_field(text: str, name: str) -> Any:
+    if len(text) > MAX_FIELD:
+        raise BadInput(f"{name}: more than {MAX_FIELD:,} characters")
+    try:
+        return formats.parse_json(text)[0]
+    except DocumentError as exc:
+        raise BadInput(f"{name}: not valid JSON: {exc}") from None
+
+
+def _value(text: str) -> Any:
+    """A gate parameter as typed: a JSON number, boolean, list or object, else the text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _author(request: HttpRequest) -> Any:
+    return request.user if request.user.is_authenticated else None
+
+
+# --- answering ------------------------------------------------------------------------
+
+
+def _conflict(exc: Unrunnable) -> HttpResponse:
+    message = f"{exc}; a run needs a valid chain.\n"
+    return HttpResponse(message, status=409, content_type="text/plain; charset=utf-8")
+
+
+def _answer(
+    request: HttpRequest,
+    page: Callable[..., HttpResponse],
+    url: str,
+    scenario: Scenario,
+    **extra: Any,
+) -> HttpResponse:
+    """After an input: redirect a plain post to the run's address; re-render for htmx."""
+    if not request.htmx:
+        return redirect(url)
+    response = page(scenario, **extra)
+    response["HX-Push-Url"] = url
+    return response
+
+
+def _url(chain: Chain, revision: Revision, scenario: Scenario) -> str:
+    query = urlencode({"r": revision.number, "s": encode(scenario)})
+    return f"{reverse('chains:simulate', args=[chain.key])}?{query}"
+
+
+def _json(document: Document, scenario: Scenario) -> JsonResponse:
+    run = play(document, scenario).run
+    data = {
+        "snapshot": run.snapshot.model_dump(mode="json"),
+        "trace": [e.model_dump(mode="json") for e in run.trace],
+    }
+    return JsonResponse(data, json_dumps_params={"indent": 2})
+
+
+def _page(
+    request: HttpRequest,
+    chain: Chain,
+    revision: Revision,
+    document: Document,
+    scenario: Scenario,
+    status: int = 200,
+    **extra: Any,
+) -> HttpResponse:
+    context = simulator_context(chain, revision, document, play(document, scenario), **extra)
+    template = "chains/simulator.html#sim" if request.htmx else "chains/simulator.html"
+    return render(request, template, context, status=status)
+
+
+def simulator_context(
+    chain: Chain, revision: Revision, document: Document, session: Session, **extra: Any
+) -> dict[str, Any]:
+    """Everything the page shows about the run ``session`` replayed."""
+    run = session.run
+    s = run.snapshot
+    last = session.steps[-1] if session.steps else None
+    caused = run.trace[last.first : last.last] if last else run.trace
+    decided = next((e for e in reversed(caused) if e.row), None)
+    monitor = Monitor(document)
+    findings = monitor.feed(run.trace) + monitor.state_findings(s)
+    context = {
+        "chain": chain,
+        "revision": revision,
+        "head": chain.head(),
+        "session": session,
+        "run": run,
+        "snap": s,
+        "token": encode(session.scenario),
+        "caused": caused,
+        "decided": decided,
+        "invalidated": sorted({h for e in caused for h in e.handles_invalidated}),
+        "palette": _palette(document, session),
+        "answers": _answers(document, session),
+        "proposal_example": _proposal_example(document, session),
+        "gauges": gauges(document, run),
+        "findings": findings,
+        "timeline": _timeline(chain, revision, session),
+        "rows": _rows(document, decided.row if decided else None),
+        "snapshot_json": json.dumps(s.model_dump(mode="json"), indent=2),
+        "trace_json": json.dumps([e.model_dump(mode="json") for e in run.trace], indent=2),
+        "excluded": {k: v for k, v in s.excluded.items() if v},
+        "live": sorted(s.handles.items()),
+        **extra,
+    }
+    try:
+        context["svg"] = handle_graph_svg(document, run_marks(document, run))
+    except RenderError as exc:
+        context["render_error"] = str(exc)
+    return context
+
+
+def _palette(document: Document, session: Session) -> list[dict[str, Any]]:
+    """The choices grouped for the page, each with its event as JSON for its button.
+
+    Gate outcomes are left to their own forms (:func:`_answers`), where params are typed.
+    """
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for c in choices(document, session.run):
+        if c.group == "outcome":
+            continue
+        title = GROUPS.get(c.group, c.group)
+        groups.setdefault(title, []).append({"choice": c, "json": json.dumps(c.event)})
+    return [{"title": t, "items": items} for t, items in groups.items()]
+
+
+def _answers(document: Document, session: Session) -> list[dict[str, Any]]:
+    """One form per outcome of the gate the run waits at, params filled with a valid guess."""
+    w = session.run.snapshot.waiting
+    gate = document.gate(w.gate) if w.kind == "answer" and w.gate else None
+    if gate is None:
+        return []
+    guesses: dict[str, dict[str, Any]] = {}
+    for c in choices(document, session.run):
+        if c.group == "outcome":
+            answer = c.event["answer"]
+            guesses.setdefault(answer["outcome"], answer.get("params") or {})
+    return [
+        {
+            "name": name,
+            "verdict": format_verdict(outcome.verdict),
+            "params": [
+                {"name": p, "kind": kind, "value": guesses.get(name, {}).get(p, "")}
+                for p, kind in outcome.params.items()
+            ],
+        }
+        for name, outcome in gate.outcomes.items()
+    ]
+
+
+def _proposal_example(document: Document, session: Session) -> str:
+    """A proposal that fits what the run waits for, to edit in the proposal box."""
+    w = session.run.snapshot.waiting
+    if w.kind == "answer" and w.outcomes:
+        example: dict[str, Any] = {"kind": "answer", "value": w.outcomes[0]}
+    elif w.kind == "repair":
+        example = {"kind": "repair", "fields": {f: "" for f in w.fields}}
+    elif w.kind == "select" and w.options:
+        example = {"kind": "select", "value": w.options[0].id}
+    else:
+        example = {"kind": "classify", "verdict": "retry"}
+    return json.dumps(example)
+
+
+def _timeline(chain: Chain, revision: Revision, session: Session) -> list[dict[str, Any]]:
+    """Trace events, each linked to the checkpoint just after the input that wrote it."""
+    urls = {n: _url(chain, revision, session.prefix(n)) for n in range(len(session.steps) + 1)}
+    return [
+        {"event": e, "owner": session.owner(i), "url": urls[session.owner(i)]}
+        for i, e in enumerate(session.run.trace)
+    ]
+
+
+def _rows(document: Document, matched: str | None) -> list[dict[str, Any]]:
+    """The verdict table as the run reads it: domain rows, then the generic ones."""
+    rows = [
+        {
+            "id": row_label(document, row),
+            "signal": " | ".join(row.signal),
+            "verdict": format_verdict(row.verdict),
+        }
+        for row in document.verdict_table
+    ]
+    rows += [
+        {"id": f"#{n}", "signal": signal, "verdict": verdict}
+        for n, signal, _, verdict in GENERIC_ROWS
+    ]
+    for row in rows:
+        row["matched"] = row["id"] == matched
+    return rows
