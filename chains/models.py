@@ -344,6 +344,10 @@ MAX_ATTEMPTS = 2
 MAX_SHARDS = 256
 
 
+class QueueDown(Exception):
+    """The task queue (the Celery broker) refused a task, so a launch cannot run."""
+
+
 class ExplorationQuerySet(models.QuerySet):
     def launch(
         self, revision: Revision, bounds: Bounds | dict[str, Any] | None = None, *, shards: int = 1
@@ -351,7 +355,10 @@ class ExplorationQuerySet(models.QuerySet):
         """Create an exploration of ``revision`` in ``shards`` parts and queue one task per part.
 
         The tasks are sent once the surrounding transaction commits, so a worker
-        never looks for rows it cannot see yet.
+        never looks for rows it cannot see yet. When the broker refuses them,
+        the exploration is failed at once and :class:`QueueDown` raised (out of
+        the commit): a launch never leaves a campaign queued that no worker
+        will ever hear of.
         """
         if isinstance(bounds, dict):
             bounds = Bounds(**bounds)
@@ -366,12 +373,31 @@ class ExplorationQuerySet(models.QuerySet):
             transaction.on_commit(exploration.enqueue)
         return exploration
 
+    def recover(
+        self, stale_after: timedelta = STALE_AFTER, max_attempts: int = MAX_ATTEMPTS
+    ) -> int:
+        """:meth:`Exploration.recover` for each active exploration here; shards it touched.
+
+        A worker runs it for all of them when it starts (``chains.tasks``), so a
+        restarted worker resumes abandoned work without anyone opening a page.
+        """
+        return sum(
+            exploration.recover(stale_after, max_attempts)
+            for exploration in self.filter(status__in=ACTIVE)
+        )
+
 
 class Exploration(models.Model):
     """A model-checker run over one revision, split into shards that workers claim.
 
     Status moves queued → running → done, or to failed / cancelled; ``finished_at``
     is set once, by whoever settles the last shard, and with it ``merged``.
+
+    Nothing here depends on a worker staying alive or a message arriving: a
+    shard whose worker went silent is taken back, and a shard whose message
+    was lost is sent again, whenever someone looks (:meth:`recover`, called by
+    every view and poll of the campaign page) and whenever a worker starts.
+    So an exploration ends done, failed or cancelled; it is never left running.
     """
 
     Status = ExplorationStatus
@@ -400,9 +426,47 @@ class Exploration(models.Model):
         return Bounds(**self.bounds)
 
     def enqueue(self) -> None:
-        """Send a task for every shard still queued."""
-        for shard in self.shards.filter(status=ExplorationStatus.QUEUED):
-            shard.enqueue()
+        """Send a task for every shard still queued; fail the exploration if the broker refuses.
+
+        Raises :class:`QueueDown` with the reason the exploration now carries.
+        Tasks already sent before the refusal find the exploration failed and
+        are skipped.
+        """
+        queued = list(self.shards.filter(status=ExplorationStatus.QUEUED))
+        try:
+            for shard in queued:
+                shard.enqueue()
+        except Exception as exc:  # kombu's OperationalError, or whatever the transport raises
+            reason = f"the worker queue is down: {type(exc).__name__}: {exc}"
+            self.fail(reason)
+            self.refresh_from_db()
+            raise QueueDown(reason) from exc
+
+    def recover(
+        self, stale_after: timedelta = STALE_AFTER, max_attempts: int = MAX_ATTEMPTS
+    ) -> int:
+        """Take back what a dead worker or a lost message left; how many shards it touched.
+
+        - A running shard silent for longer than ``stale_after`` is reaped
+          (:meth:`ShardQuerySet.reap`): queued again with a fresh task while it
+          has attempts left, else failed, and the exploration with it, with a
+          reason naming the silent worker.
+        - A shard queued for longer than ``stale_after`` (since launch, its last
+          requeue or its last re-send) gets its task sent again
+          (:meth:`ShardQuerySet.resend`): the message was probably lost, and a
+          duplicate is skipped by the claim.
+
+        Both are conditional updates, so any number of pages polling at once
+        (and a starting worker) do each at most once per shard per
+        ``stale_after``. A finished exploration is left alone.
+        """
+        if self.status not in ACTIVE:
+            return 0
+        touched = len(self.shards.reap(stale_after, max_attempts))
+        touched += len(self.shards.resend(stale_after))
+        if touched:
+            self.refresh_from_db()
+        return touched
 
     def cancel(self) -> bool:
         """Stop the exploration: queued shards never start, running ones stop at their next beat.
@@ -483,6 +547,12 @@ class Exploration(models.Model):
         """The merged result (``ExploreResult.as_dict()``) once finished, else None."""
         return self.merged
 
+    def elapsed(self) -> timedelta | None:
+        """How long it has run (until it finished); None if no worker ever started it."""
+        if self.started_at is None:
+            return None
+        return (self.finished_at or timezone.now()) - self.started_at
+
 
 class ShardQuerySet(models.QuerySet):
     def claim(self, exploration_id: int, index: int, worker: str) -> ExplorationShard | None:
@@ -539,6 +609,39 @@ class ShardQuerySet(models.QuerySet):
             if shard.reclaim(stale_after, max_attempts)
         ]
 
+    def lost(self, stale_after: timedelta = STALE_AFTER) -> ShardQuerySet:
+        """Shards of active explorations queued for longer than ``stale_after``.
+
+        No worker claimed them in that time: their message was probably lost
+        (a broker restarted without persistence, a send that failed after the
+        commit), or they wait behind long shards, which a duplicate does not harm.
+        """
+        return self.filter(
+            status=ExplorationStatus.QUEUED,
+            queued_at__lt=timezone.now() - stale_after,
+            exploration__in=Exploration.objects.filter(status__in=ACTIVE),
+        )
+
+    def resend(self, stale_after: timedelta = STALE_AFTER) -> list[ExplorationShard]:
+        """Send the task of every lost shard again; the shards it sent.
+
+        Safe because the claim is a conditional update: of two messages for one
+        shard the second is skipped. Moving ``queued_at`` forward is itself
+        conditional, so of several callers at once only one sends, and a shard
+        gets at most one new message per ``stale_after``. A send the broker
+        refuses is logged; the next recovery tries again.
+        """
+        now = timezone.now()
+        sent = []
+        for shard in self.lost(stale_after):
+            won = ExplorationShard.objects.filter(
+                pk=shard.pk, status=ExplorationStatus.QUEUED, queued_at=shard.queued_at
+            ).update(queued_at=now)
+            if won:
+                transaction.on_commit(shard.enqueue, robust=True)
+                sent.append(shard)
+        return sent
+
 
 class ExplorationShard(models.Model):
     """One part of an exploration (``explore(..., shard=(index, count))``) and who runs it."""
@@ -552,6 +655,8 @@ class ExplorationShard(models.Model):
     claimed_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
+    # When it last went into the queue (launch, requeue, re-send): how long it has waited.
+    queued_at = models.DateTimeField(default=timezone.now)
     states = models.PositiveIntegerField(default=0)
     result = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
@@ -638,10 +743,15 @@ class ExplorationShard(models.Model):
         still_stale = self._mine().filter(heartbeat_at=self.heartbeat_at)
         if self.attempts < max_attempts and self.exploration.status in ACTIVE:
             won = still_stale.update(
-                status=ExplorationStatus.QUEUED, claimed_by="", error=f"requeued: {reason}"
+                status=ExplorationStatus.QUEUED,
+                claimed_by="",
+                error=f"requeued: {reason}",
+                queued_at=timezone.now(),
             )
             if won:
-                transaction.on_commit(self.enqueue)
+                # robust: a refused send must not stop the reaping of other shards;
+                # the shard is queued, so a later recovery re-sends it (resend).
+                transaction.on_commit(self.enqueue, robust=True)
             return bool(won)
         won = still_stale.update(
             status=ExplorationStatus.FAILED, error=reason, finished_at=timezone.now()

@@ -3,19 +3,23 @@
 Each task claims its work with a conditional update (``ExplorationShard.objects.claim``),
 so a duplicate or late message does nothing, and writes its progress back to
 the database; the search is ``chains.core.sim.explorer`` and the bookkeeping
-is verbs on the models.
+is verbs on the models. A worker that starts recovers every active
+exploration (``Exploration.recover``), so work a dead worker abandoned or a
+message the broker lost resumes without anyone opening a page.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 from celery import shared_task
+from celery.signals import worker_ready
 
 from chains.core import formats
 from chains.core.sim.explorer import explore
-from chains.models import HEARTBEAT_EVERY, ExplorationShard
+from chains.models import HEARTBEAT_EVERY, STALE_AFTER, Exploration, ExplorationShard
 
 logger = logging.getLogger(__name__)
 
@@ -87,3 +91,25 @@ def explore_shard(self, exploration_id: int, index: int) -> str:
 def reap_explorations() -> int:
     """Take back shards whose worker went silent (queue them again or fail them); how many."""
     return len(ExplorationShard.objects.reap())
+
+
+@shared_task(name="chains.recover_explorations")
+def recover_explorations() -> int:
+    """Recover every active exploration (``Exploration.recover``); how many shards it touched."""
+    return Exploration.objects.recover()
+
+
+@worker_ready.connect
+def recover_on_start(sender: Any = None, **kwargs: Any) -> None:
+    """A starting worker resumes what a dead one left, now and once more after ``STALE_AFTER``.
+
+    Now: shards silent for long are reaped and lost messages re-sent. A worker
+    that died a moment ago still looks alive (its shards are not stale yet),
+    so one more recovery is queued for when they will be. A failure here is
+    logged, never fatal: the campaign pages recover on every poll as well.
+    """
+    try:
+        Exploration.objects.recover()
+        recover_explorations.apply_async(countdown=STALE_AFTER.total_seconds() + 5)
+    except Exception:
+        logger.exception("could not recover explorations at worker start")

@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from chains.views import chain, home, imports, simulator, wizard, workspace
+from chains.views import campaigns, chain, home, imports, simulator, wizard, workspace
 
 app_name = "chains"
 
@@ -15,6 +15,9 @@ urlpatterns = [
     path("chains/<str:key>/diff", chain.revision_diff, name="diff"),
     path("chains/<str:key>/simulate", simulator.simulate, name="simulate"),
     path("chains/<str:key>/simulate/save", simulator.save_scenario, name="save_scenario"),
+    path("chains/<str:key>/campaigns/", campaigns.campaigns, name="campaigns"),
+    path("chains/<str:key>/campaigns/<int:pk>/", campaigns.campaign, name="campaign"),
+    path("chains/<str:key>/campaigns/<int:pk>/cancel", campaigns.cancel, name="cancel_campaign"),
     path("chains/<str:key>/scenarios.json", chain.test_vectors_export, name="vectors"),
     re_path(
         r"^chains/(?P<key>[^/]+)/r(?P<number>[0-9]+)\.(?P<fmt>yaml|json)$",

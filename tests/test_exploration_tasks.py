@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 from celery.contrib.testing.worker import start_worker
-from celery.signals import task_prerun
+from celery.signals import task_prerun, worker_ready
 from django.db import connection, connections
 from django.utils import timezone
 
 from chains.core import formats
 from chains.core.sim.explorer import Bounds, ExploreResult, explore, merge
-from chains.models import Chain, Exploration, ExplorationShard
-from chains.tasks import explore_shard, reap_explorations
+from chains.models import STALE_AFTER, Chain, Exploration, ExplorationShard, QueueDown
+from chains.tasks import explore_shard, reap_explorations, recover_explorations
 from designer.celery import app
 
 # An unkeyed commit whose single-use quote can expire: small (43 states within
@@ -318,6 +318,108 @@ def test_the_reap_task_takes_back_stale_shards_and_leaves_live_ones(revision, se
     silence(silent)
     assert reap_explorations.apply().get() == 1
     assert [s.status for s in exploration.shards.all()] == ["queued", "running"]
+
+
+# Recovery: abandoned work resumes when someone looks or a worker starts
+
+
+def queued_long_ago(exploration: Exploration, minutes: int = 10) -> None:
+    exploration.shards.update(queued_at=timezone.now() - timedelta(minutes=minutes))
+
+
+@pytest.mark.django_db
+def test_recover_sends_a_lost_shard_again_once_however_often_it_runs(
+    revision, sent, django_capture_on_commit_callbacks
+):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=2)
+    ExplorationShard.objects.claim(exploration.pk, 1, worker="busy")
+    queued_long_ago(exploration)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert exploration.recover() == 1
+        assert exploration.recover() == 0
+    assert sent == [(exploration.pk, 0)]
+
+
+@pytest.mark.django_db
+def test_recover_takes_back_a_stale_shard_before_it_looks_for_lost_ones(
+    revision, sent, django_capture_on_commit_callbacks
+):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=1)
+    silence(ExplorationShard.objects.claim(exploration.pk, 0, worker="gone"))
+    queued_long_ago(exploration)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert exploration.recover() == 1
+    assert sent == [(exploration.pk, 0)]
+    assert exploration.shards.get().status == "queued"
+
+
+@pytest.mark.django_db
+def test_recover_leaves_a_finished_exploration_alone(revision, sent):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=1)
+    exploration.cancel()
+    queued_long_ago(exploration)
+    assert exploration.recover() == 0
+    assert Exploration.objects.recover() == 0
+
+
+@pytest.mark.django_db
+def test_a_resend_the_broker_refuses_is_tried_again_by_a_later_recovery(
+    revision, sent, monkeypatch, django_capture_on_commit_callbacks
+):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=1)
+    queued_long_ago(exploration)
+
+    def refuse(*args):
+        raise OSError("broker gone")
+
+    monkeypatch.setattr(explore_shard, "delay", refuse)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert exploration.recover() == 1
+    monkeypatch.setattr(explore_shard, "delay", lambda *args: sent.append(args))
+    queued_long_ago(exploration)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert exploration.recover() == 1
+    assert sent == [(exploration.pk, 0)]
+
+
+@pytest.mark.django_db
+def test_a_launch_the_broker_refuses_fails_at_once_with_the_reason(
+    revision, monkeypatch, django_capture_on_commit_callbacks
+):
+    def refuse(*args):
+        raise OSError("connection refused")
+
+    monkeypatch.setattr(explore_shard, "delay", refuse)
+    down = "the worker queue is down: OSError: connection refused"
+    with pytest.raises(QueueDown, match=down), django_capture_on_commit_callbacks(execute=True):
+        Exploration.objects.launch(revision, SMALL, shards=2)
+    exploration = Exploration.objects.get()
+    assert exploration.status == "failed"
+    assert exploration.finished_at is not None
+    assert [s.status for s in exploration.shards.all()] == ["cancelled", "cancelled"]
+
+
+@pytest.mark.django_db
+def test_a_starting_worker_recovers_every_active_exploration_and_looks_again_later(
+    revision, sent, monkeypatch, django_capture_on_commit_callbacks
+):
+    later: list[dict] = []
+    monkeypatch.setattr(recover_explorations, "apply_async", lambda **kw: later.append(kw))
+    first = Exploration.objects.launch(revision, SMALL, shards=1)
+    second = Exploration.objects.launch(revision, SMALL, shards=1)
+    queued_long_ago(first)
+    queued_long_ago(second)
+    with django_capture_on_commit_callbacks(execute=True):
+        worker_ready.send(sender=None)
+    assert sorted(sent) == [(first.pk, 0), (second.pk, 0)]
+    assert later == [{"countdown": STALE_AFTER.total_seconds() + 5}]
+
+
+@pytest.mark.django_db
+def test_the_recover_task_counts_the_shards_it_took_back_or_sent_again(revision, sent):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=3)
+    queued_long_ago(exploration)
+    assert recover_explorations.apply().get() == 3
 
 
 # Through a real broker and worker

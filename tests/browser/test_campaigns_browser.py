@@ -1,0 +1,97 @@
+"""Campaign pages in a real browser: launched through htmx, polled to the result, cancelled.
+
+The task queue is stubbed and the shards run in the test thread, so what is
+checked is the page: the htmx redirect after a launch, the progress partial
+polling until the result shows, and the 503 of a queue that is down swapped
+in place of the form.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from kombu.exceptions import OperationalError
+from playwright.sync_api import Page, expect
+
+from chains.core import formats
+from chains.models import Chain, Exploration
+from chains.tasks import explore_shard
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+UNSAFE = Path(settings.BASE_DIR) / "fixtures" / "unsafe-retry-booking.yaml"
+SCREENSHOTS = Path(settings.BASE_DIR) / "var" / "screenshots"
+
+
+@pytest.fixture
+def unsafe() -> str:
+    document = formats.load(UNSAFE.read_bytes(), filename=UNSAFE.name).chains[0]
+    return Chain.objects.store(formats.to_document(document)).chain.key
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    calls: list[tuple[int, int]] = []
+    monkeypatch.setattr(explore_shard, "delay", lambda *args: calls.append(args))
+    return calls
+
+
+def test_a_campaign_is_followed_until_it_completes_and_its_counterexample_opens(
+    page: Page, live_server, unsafe, sent
+):
+    page.goto(f"{live_server.url}/chains/{unsafe}/campaigns/")
+    page.get_by_label("Max faults").fill("1")
+    page.get_by_label("Shards").fill("2")
+    page.get_by_role("button", name="Launch").click()
+
+    page.wait_for_url(f"**/chains/{unsafe}/campaigns/*/")
+    expect(page.locator("#campaign-status")).to_have_text("queued")
+    bar = page.locator("#progress progress")
+    expect(bar).to_have_attribute("value", "0")
+    first, second = sorted(sent)
+    explore_shard.apply(args=first)
+    expect(page.locator("#progress")).to_contain_text("1 of 2 shards done", timeout=10_000)
+    expect(bar).to_have_attribute("value", "1")
+    explore_shard.apply(args=second)
+
+    expect(page.locator("#campaign-status")).to_have_text("done", timeout=10_000)
+    expect(bar).to_have_attribute("value", "2")
+    expect(page.locator(".terminal-chart meter")).to_have_count(2)
+    assert page.locator("#progress").get_attribute("hx-get") is None
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "campaign-done.png"), full_page=True)
+
+    page.get_by_role("link", name="open in the simulator").first.click()
+    expect(page.locator("#findings .violation-focus")).to_contain_text("unkeyed_redispatch")
+    expect(page.locator("#findings")).to_contain_text("book_room was dispatched again")
+
+
+def test_cancel_stops_the_polling_campaign_in_place(page: Page, live_server, unsafe, sent):
+    page.goto(f"{live_server.url}/chains/{unsafe}/campaigns/")
+    page.get_by_role("button", name="Launch").click()
+    page.wait_for_url(f"**/chains/{unsafe}/campaigns/*/")
+
+    page.get_by_role("button", name="Cancel").click()
+
+    expect(page.locator("#campaign-status")).to_have_text("cancelled")
+    expect(page.get_by_role("button", name="Cancel")).to_have_count(0)
+    assert Exploration.objects.get().status == "cancelled"
+
+
+def test_a_launch_with_the_queue_down_says_so_in_place_of_the_form(
+    page: Page, live_server, unsafe, monkeypatch
+):
+    def refuse(*args):
+        raise OperationalError("Connection refused")
+
+    monkeypatch.setattr(explore_shard, "delay", refuse)
+    page.goto(f"{live_server.url}/chains/{unsafe}/campaigns/")
+    page.get_by_role("button", name="Launch").click()
+
+    expect(page.locator("#launch-error")).to_contain_text(
+        "the worker queue is down: OperationalError: Connection refused"
+    )
+    assert page.url.endswith(f"/chains/{unsafe}/campaigns/")
+    expect(page.locator(".campaign-failed")).to_have_count(1)

@@ -1,0 +1,472 @@
+"""Campaign pages: the explorer launched, watched, cancelled and recovered from the browser.
+
+Most tests stub the task queue (``sent``) and run shards in this process;
+the last one launches from the page and lets a real worker thread, fed by
+the configured broker (filesystem locally, Redis under CI=true), run it.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+import time
+from datetime import timedelta
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from celery.contrib.testing.worker import start_worker
+from celery.signals import task_prerun
+from django.db import connections
+from django.utils import timezone
+from kombu.exceptions import OperationalError
+
+from chains.core import formats
+from chains.core.sim.explorer import ExploreResult
+from chains.core.sim.scenario import Scenario
+from chains.core.sim.session import decode
+from chains.models import MAX_ATTEMPTS, Chain, Exploration, ExplorationShard
+from chains.tasks import explore_shard
+from designer.celery import app
+
+UNSAFE = Path(__file__).resolve().parent.parent / "fixtures" / "unsafe-retry-booking.yaml"
+# Another small chain: an unkeyed commit whose single-use quote can expire.
+PAY = """
+id: pay
+handles:
+  - {id: q, minted_by: quote, single_use: true,
+     staleness: {detect: [code:Q_EXPIRED], refresh: quote}}
+actions:
+  - {id: quote, effect: mint, output: {handles: [q]}}
+  - {id: pay, effect: commit, input: {handles: [q]}, idempotency: {mode: none}}
+policy:
+  per_step:
+    commit: {unkeyed: {attempts: 2}}
+"""
+HTMX = {"HTTP_HX_REQUEST": "true"}
+POLLING = 'hx-trigger="every 1s"'
+LAUNCH = {"revision": "1", "max_faults": "1", "max_events": "60", "shards": "1", "crashes": "on"}
+
+
+def store(text: str) -> Chain:
+    loaded = formats.load(textwrap.dedent(text), format="yaml")
+    return Chain.objects.store(formats.to_document(loaded.chains[0])).chain
+
+
+@pytest.fixture
+def unsafe(db) -> Chain:
+    return store(UNSAFE.read_text())
+
+
+@pytest.fixture
+def pay(db) -> Chain:
+    return store(PAY)
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """The shard tasks that would have gone to the broker, as (exploration id, index)."""
+    calls: list[tuple[int, int]] = []
+    monkeypatch.setattr(explore_shard, "delay", lambda *args: calls.append(args))
+    return calls
+
+
+def launch(chain: Chain, shards: int = 1, **bounds) -> Exploration:
+    return Exploration.objects.launch(chain.head(), {"max_faults": 1, **bounds}, shards=shards)
+
+
+def run(exploration: Exploration) -> Exploration:
+    """Every shard run in this process, as a worker would."""
+    for index in range(exploration.shard_count):
+        explore_shard.apply(args=(exploration.pk, index))
+    exploration.refresh_from_db()
+    return exploration
+
+
+def page(client, exploration: Exploration, **headers) -> str:
+    chain = exploration.revision.chain
+    response = client.get(f"/chains/{chain.key}/campaigns/{exploration.pk}/", **headers)
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+# The list and the launch form
+
+
+@pytest.mark.django_db
+def test_the_list_shows_the_chains_campaigns_newest_first(client, unsafe, sent):
+    first, second = launch(unsafe), launch(unsafe, max_faults=2)
+    body = client.get(f"/chains/{unsafe.key}/campaigns/").content.decode()
+    newer = body.index(f'href="/chains/{unsafe.key}/campaigns/{second.pk}/"')
+    older = body.index(f'href="/chains/{unsafe.key}/campaigns/{first.pk}/"')
+    assert newer < older
+    assert "2 faults, 60 events" in body
+    assert "queued" in body
+
+
+@pytest.mark.django_db
+def test_the_list_counts_the_violations_of_a_finished_campaign(client, unsafe, sent):
+    run(launch(unsafe))
+    body = client.get(f"/chains/{unsafe.key}/campaigns/").content.decode()
+    assert '<strong class="violations">1</strong>' in body
+
+
+@pytest.mark.django_db
+def test_the_list_leaves_out_campaigns_of_other_chains(client, unsafe, pay, sent):
+    other = launch(pay)
+    body = client.get(f"/chains/{unsafe.key}/campaigns/").content.decode()
+    assert f"/campaigns/{other.pk}/" not in body
+
+
+@pytest.mark.django_db
+def test_the_launch_form_starts_at_the_head_with_the_usual_bounds(client, unsafe):
+    body = client.get(f"/chains/{unsafe.key}/campaigns/").content.decode()
+    assert 'name="revision" min="1" max="1" value="1"' in body
+    assert 'name="max_faults" min="0" max="6" value="2"' in body
+    assert 'name="max_events" min="1" max="500" value="60"' in body
+    assert 'name="shards" min="1" max="16" value="1"' in body
+    assert '<input type="checkbox" name="crashes" checked>' in body
+
+
+@pytest.mark.django_db
+def test_launch_creates_a_campaign_with_the_posted_bounds_and_redirects_to_it(
+    client, unsafe, sent, django_capture_on_commit_callbacks
+):
+    form = {**LAUNCH, "max_faults": "3", "max_events": "40", "shards": "2"}
+    del form["crashes"]
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/chains/{unsafe.key}/campaigns/", form)
+    exploration = Exploration.objects.get()
+    assert response.status_code == 303
+    assert response["Location"] == f"/chains/{unsafe.key}/campaigns/{exploration.pk}/"
+    assert exploration.bounds == {"max_faults": 3, "max_events": 40, "crashes": False}
+    assert exploration.shard_count == 2
+    assert exploration.revision == unsafe.head()
+    assert sent == [(exploration.pk, 0), (exploration.pk, 1)]
+
+
+@pytest.mark.django_db
+def test_an_htmx_launch_is_sent_to_the_campaign_page_by_header(client, unsafe, sent):
+    response = client.post(f"/chains/{unsafe.key}/campaigns/", LAUNCH, **HTMX)
+    exploration = Exploration.objects.get()
+    assert response["HX-Redirect"] == f"/chains/{unsafe.key}/campaigns/{exploration.pk}/"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("field", "typed", "says"),
+    [
+        ("max_faults", "7", "max_faults: faults per path must be from 0 to 6, not 7"),
+        ("max_faults", "-1", "max_faults: faults per path must be from 0 to 6, not -1"),
+        ("max_events", "0", "max_events: inputs per path must be from 1 to 500, not 0"),
+        ("shards", "17", "shards: shards (one task each) must be from 1 to 16, not 17"),
+        ("max_events", "many", "max_events: &#x27;many&#x27; is not a whole number"),
+        ("revision", "r1", "revision: &#x27;r1&#x27; is not a whole number"),
+    ],
+)
+def test_a_launch_out_of_bounds_is_refused_naming_the_field_and_keeps_the_form(
+    client, unsafe, sent, field, typed, says
+):
+    response = client.post(f"/chains/{unsafe.key}/campaigns/", {**LAUNCH, field: typed})
+    body = response.content.decode()
+    assert response.status_code == 400
+    assert says in body
+    assert f'name="{field}"' in body
+    assert f'value="{typed}" required aria-invalid="true"' in body
+    assert not Exploration.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_launch_of_an_unknown_revision_is_refused(client, unsafe, sent):
+    response = client.post(f"/chains/{unsafe.key}/campaigns/", {**LAUNCH, "revision": "9"})
+    assert response.status_code == 400
+    assert "revision: unsafe_retry_booking has no revision 9 (its head is 1)" in (
+        response.content.decode()
+    )
+    assert not Exploration.objects.exists()
+
+
+@pytest.mark.django_db
+def test_an_htmx_launch_refused_answers_the_form_partial(client, unsafe, sent):
+    response = client.post(
+        f"/chains/{unsafe.key}/campaigns/", {**LAUNCH, "max_faults": "9"}, **HTMX
+    )
+    body = response.content.decode()
+    assert response.status_code == 400
+    assert body.lstrip().startswith('<div id="campaigns">')
+    assert "<h1>" not in body
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("headers", [{}, HTMX], ids=["plain", "htmx"])
+def test_a_launch_with_the_worker_queue_down_is_a_503_and_leaves_no_queued_campaign(
+    client, unsafe, monkeypatch, headers
+):
+    def refuse(*args):
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(explore_shard, "delay", refuse)
+    response = client.post(f"/chains/{unsafe.key}/campaigns/", {**LAUNCH, "shards": "2"}, **headers)
+    reason = "the worker queue is down: OperationalError: Error 111 connecting to 127.0.0.1:6379"
+    assert response.status_code == 503
+    assert reason in response.content.decode()
+    exploration = Exploration.objects.get()
+    assert exploration.status == "failed"
+    assert exploration.error.startswith(reason)
+    assert not ExplorationShard.objects.filter(status__in=["queued", "running"]).exists()
+
+
+@pytest.mark.django_db
+def test_campaign_pages_of_an_unknown_chain_are_not_found(client):
+    assert client.get("/chains/nope/campaigns/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_campaign_of_another_chain_is_not_found(client, unsafe, pay, sent):
+    other = launch(pay)
+    assert client.get(f"/chains/{unsafe.key}/campaigns/{other.pk}/").status_code == 404
+    assert client.post(f"/chains/{unsafe.key}/campaigns/{other.pk}/cancel").status_code == 404
+    other.refresh_from_db()
+    assert other.status == "queued"
+
+
+# One campaign: progress, result, cancel
+
+
+@pytest.mark.django_db
+def test_the_campaign_page_shows_its_bounds_and_links_back_to_the_campaigns(client, unsafe, sent):
+    body = page(client, launch(unsafe, max_events=30, crashes=False))
+    assert f'<a href="/chains/{unsafe.key}/campaigns/">Campaigns</a>' in body
+    assert "<dt>Inputs per path</dt><dd>at most 30</dd>" in body
+    assert "<dt>Crashes</dt><dd>left out</dd>" in body
+
+
+@pytest.mark.django_db
+def test_the_progress_partial_polls_itself_while_the_campaign_is_active(client, unsafe, sent):
+    exploration = launch(unsafe, shards=2)
+    shard = ExplorationShard.objects.claim(exploration.pk, 0, worker="w")
+    shard.beat(17)
+    body = page(client, exploration, **HTMX)
+    url = f"/chains/{unsafe.key}/campaigns/{exploration.pk}/"
+    assert body.lstrip().startswith('<section id="progress"')
+    assert f'hx-get="{url}"' in body
+    assert POLLING in body
+    assert 'hx-swap="outerHTML"' in body
+    assert '<progress max="2" value="0">' in body
+    assert "17 states explored" in body
+    assert "<h1>" not in body
+
+
+@pytest.mark.django_db
+def test_the_progress_partial_stops_polling_once_the_campaign_is_done(client, unsafe, sent):
+    exploration = run(launch(unsafe, shards=2))
+    body = page(client, exploration, **HTMX)
+    assert exploration.status == "done"
+    assert POLLING not in body
+    assert "hx-get" not in body
+    assert '<progress max="2" value="2">' in body
+
+
+@pytest.mark.django_db
+def test_a_finished_campaign_charts_its_terminal_states_by_kind(client, unsafe, sent):
+    exploration = run(launch(unsafe, max_faults=2))
+    terminals = exploration.result()["terminals"]
+    total = sum(terminals.values())
+    body = page(client, exploration)
+    for kind, count in terminals.items():
+        meter = f'<meter min="0" max="{total}" value="{count}" class="terminal-{kind}">'
+        assert meter in body
+        assert f"{count} ({round(100 * count / total)}%)" in body
+    assert "style=" not in body
+
+
+@pytest.mark.django_db
+def test_a_finished_campaign_shows_its_counts(client, unsafe, sent):
+    exploration = run(launch(unsafe))
+    result = exploration.result()
+    body = page(client, exploration)
+    assert f"<strong>{result['states']}</strong> states" in body
+    assert f"<strong>{result['paths']}</strong> paths" in body
+    assert "complete within the bounds" in body
+
+
+@pytest.mark.django_db
+def test_a_violation_links_to_the_simulator_with_its_counterexample(client, unsafe, sent):
+    exploration = run(launch(unsafe))
+    [violation] = exploration.result()["violations"]
+    body = page(client, exploration)
+    assert "<code>unkeyed_redispatch</code>" in body
+    assert "counterexample of 2 events" in body
+    href = re.search(r'<a href="([^"]+)">open in the simulator</a>', body).group(1)
+    link = urlsplit(href.replace("&amp;", "&"))
+    query = {k: v[0] for k, v in parse_qs(link.query).items()}
+    assert link.path == f"/chains/{unsafe.key}/simulate"
+    assert query["r"] == "1"
+    assert query["violation"] == "unkeyed_redispatch"
+    stored = Scenario.model_validate(violation["scenario"], strict=False)
+    assert decode(query["s"]).events == stored.events
+    assert client.get(link.path, query).status_code == 200
+
+
+@pytest.mark.django_db
+def test_cancel_stops_an_active_campaign_and_returns_to_its_page(client, unsafe, sent):
+    exploration = launch(unsafe)
+    url = f"/chains/{unsafe.key}/campaigns/{exploration.pk}/"
+    response = client.post(f"{url}cancel")
+    exploration.refresh_from_db()
+    assert response.status_code == 302
+    assert response["Location"] == url
+    assert exploration.status == "cancelled"
+    assert "No shard had explored anything" in page(client, exploration)
+
+
+@pytest.mark.django_db
+def test_an_htmx_cancel_answers_the_progress_partial_without_polling(client, unsafe, sent):
+    exploration = launch(unsafe)
+    response = client.post(f"/chains/{unsafe.key}/campaigns/{exploration.pk}/cancel", **HTMX)
+    body = response.content.decode()
+    assert body.lstrip().startswith('<section id="progress"')
+    assert POLLING not in body
+    assert 'id="campaign-status">cancelled</span>' in body
+
+
+@pytest.mark.django_db
+def test_cancel_accepts_only_post(client, unsafe, sent):
+    exploration = launch(unsafe)
+    assert client.get(f"/chains/{unsafe.key}/campaigns/{exploration.pk}/cancel").status_code == 405
+
+
+@pytest.mark.django_db
+def test_the_cancel_button_shows_only_while_the_campaign_is_active(client, unsafe, sent):
+    exploration = launch(unsafe)
+    assert ">Cancel</button>" in page(client, exploration)
+    exploration.cancel()
+    assert ">Cancel</button>" not in page(client, exploration)
+
+
+@pytest.mark.django_db
+def test_a_cancelled_campaign_shows_what_it_explored_as_truncated(client, unsafe, sent):
+    exploration = launch(unsafe)
+    shard = ExplorationShard.objects.claim(exploration.pk, 0, worker="w")
+    exploration.cancel()
+    partial = ExploreResult(
+        states=9, paths=2, terminals={"done": 2}, violations=[], seconds=0.1, truncated=True
+    )
+    shard.finish(partial, stopped=True)
+    body = page(client, exploration)
+    assert "Cancelled. Below is what the shards explored" in body
+    assert "<strong>truncated</strong>" in body
+    assert "No invariant broke in the part explored" in body
+
+
+@pytest.mark.django_db
+def test_a_failed_campaign_shows_its_error(client, unsafe, sent, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("chains.tasks.explore", broken)
+    body = page(client, run(launch(unsafe)))
+    assert "The campaign failed: shard 0: RuntimeError: boom" in body
+    assert POLLING not in body
+
+
+# Recovery: a page view takes back abandoned work
+
+
+def queued_long_ago(exploration: Exploration) -> None:
+    exploration.shards.update(queued_at=timezone.now() - timedelta(minutes=10))
+
+
+@pytest.mark.django_db
+def test_a_shard_queued_long_ago_gets_its_task_sent_again_once_when_polled_twice(
+    client, unsafe, sent, django_capture_on_commit_callbacks
+):
+    exploration = launch(unsafe)
+    queued_long_ago(exploration)
+    with django_capture_on_commit_callbacks(execute=True):
+        page(client, exploration, **HTMX)
+        page(client, exploration, **HTMX)
+    assert sent == [(exploration.pk, 0)]
+
+
+@pytest.mark.django_db
+def test_a_shard_queued_a_moment_ago_is_not_sent_again(
+    client, unsafe, sent, django_capture_on_commit_callbacks
+):
+    exploration = launch(unsafe)
+    with django_capture_on_commit_callbacks(execute=True):
+        page(client, exploration, **HTMX)
+    assert sent == []
+
+
+@pytest.mark.django_db
+def test_a_page_poll_requeues_a_stale_running_shard(
+    client, unsafe, sent, django_capture_on_commit_callbacks
+):
+    exploration = launch(unsafe)
+    shard = ExplorationShard.objects.claim(exploration.pk, 0, worker="gone")
+    ExplorationShard.objects.filter(pk=shard.pk).update(
+        heartbeat_at=timezone.now() - timedelta(minutes=5)
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        body = page(client, exploration, **HTMX)
+    shard.refresh_from_db()
+    assert shard.status == "queued"
+    assert sent == [(exploration.pk, 0)]
+    assert POLLING in body
+
+
+@pytest.mark.django_db
+def test_a_page_poll_fails_a_stale_shard_out_of_attempts_naming_the_worker(client, unsafe, sent):
+    exploration = launch(unsafe)
+    shard = ExplorationShard.objects.claim(exploration.pk, 0, worker="gone")
+    ExplorationShard.objects.filter(pk=shard.pk).update(
+        attempts=MAX_ATTEMPTS, heartbeat_at=timezone.now() - timedelta(minutes=5)
+    )
+    body = page(client, exploration, **HTMX)
+    assert f"The campaign failed: shard 0: no heartbeat from {shard.claimed_by}" in body
+    assert POLLING not in body
+
+
+# Through a real broker and worker
+
+
+@pytest.fixture(scope="module")
+def celery_worker(django_db_setup):
+    """A worker thread that sees the test database (as in test_exploration_tasks.py).
+
+    The worker thread borrows this thread's in-memory SQLite connection, as
+    Django's LiveServerThread does; PostgreSQL needs nothing.
+    """
+    shared = {c.alias: c for c in connections.all() if c.vendor == "sqlite" and c.is_in_memory_db()}
+
+    def borrow(**kwargs) -> None:
+        for alias, conn in shared.items():
+            connections[alias] = conn
+
+    for conn in shared.values():
+        conn.inc_thread_sharing()
+    task_prerun.connect(borrow, weak=False)
+    try:
+        with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10) as w:
+            yield w
+    finally:
+        task_prerun.disconnect(borrow)
+        for conn in shared.values():
+            conn.dec_thread_sharing()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_campaign_launched_from_the_page_runs_until_its_result_shows(celery_worker, client):
+    chain = store(UNSAFE.read_text())
+    form = {**LAUNCH, "shards": "2"}
+    url = client.post(f"/chains/{chain.key}/campaigns/", form)["Location"]
+    deadline = timezone.now() + timedelta(seconds=60)
+    body = client.get(url, **HTMX).content.decode()
+    while POLLING in body:
+        assert timezone.now() < deadline, "the campaign did not finish"
+        time.sleep(0.2)
+        body = client.get(url, **HTMX).content.decode()
+    assert 'id="campaign-status">done</span>' in body
+    assert '<progress max="2" value="2">' in body
+    assert "open in the simulator" in body
