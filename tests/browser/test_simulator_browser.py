@@ -88,14 +88,17 @@ def test_a_lost_booking_after_a_fare_expiry_and_a_price_consent_is_walked_throug
     expect(page.locator("#decided-row")).to_have_text("F17")
     expect(page.locator("#decided-verdict")).to_have_text("reconcile")
     expect(page.locator("#gauges")).to_contain_text("rewinds")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(SCREENSHOTS / "simulator-reconcile.png"))
 
     # the probe finds the trip: the booking landed once, the run is done
     choose(page, {"probe": {"result": "landed"}}, "The run ended: done")
     expect(page.locator("#run-state")).to_have_text("done")
     expect(graph_node(page, "action:book_trip")).to_have_class(re.compile(r"\bsim-landed\b"))
     expect(page.locator("#findings")).to_contain_text("None broken so far")
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / "simulator-lost-booking.png"), full_page=True)
+    page.screenshot(path=str(SCREENSHOTS / "simulator-done.png"), full_page=True)
 
     # the simulation lives in the address: a reload shows the same run
     page.reload()
