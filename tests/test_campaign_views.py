@@ -15,9 +15,6 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from celery.contrib.testing.worker import start_worker
-from celery.signals import task_prerun
-from django.db import connections
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
@@ -27,7 +24,6 @@ from chains.core.sim.scenario import Scenario
 from chains.core.sim.session import decode
 from chains.models import MAX_ATTEMPTS, Chain, Exploration, ExplorationShard
 from chains.tasks import explore_shard
-from designer.celery import app
 
 UNSAFE = Path(__file__).resolve().parent.parent / "fixtures" / "unsafe-retry-booking.yaml"
 # Another small chain: an unkeyed commit whose single-use quote can expire.
@@ -429,31 +425,6 @@ def test_a_page_poll_fails_a_stale_shard_out_of_attempts_naming_the_worker(clien
 
 
 # Through a real broker and worker
-
-
-@pytest.fixture(scope="module")
-def celery_worker(django_db_setup):
-    """A worker thread that sees the test database (as in test_exploration_tasks.py).
-
-    The worker thread borrows this thread's in-memory SQLite connection, as
-    Django's LiveServerThread does; PostgreSQL needs nothing.
-    """
-    shared = {c.alias: c for c in connections.all() if c.vendor == "sqlite" and c.is_in_memory_db()}
-
-    def borrow(**kwargs) -> None:
-        for alias, conn in shared.items():
-            connections[alias] = conn
-
-    for conn in shared.values():
-        conn.inc_thread_sharing()
-    task_prerun.connect(borrow, weak=False)
-    try:
-        with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10) as w:
-            yield w
-    finally:
-        task_prerun.disconnect(borrow)
-        for conn in shared.values():
-            conn.dec_thread_sharing()
 
 
 @pytest.mark.django_db(transaction=True)

@@ -16,19 +16,16 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from celery.contrib.testing.worker import start_worker
-from celery.signals import task_prerun, worker_ready
-from django.db import connection, connections
+from celery.signals import worker_ready
+from django.db import connection
 from django.utils import timezone
 
 from chains.core import formats
 from chains.core.sim.explorer import Bounds, ExploreResult, explore, merge
 from chains.models import STALE_AFTER, Chain, Exploration, ExplorationShard, QueueDown
 from chains.tasks import explore_shard, reap_explorations, recover_explorations
-from designer.celery import app
 
-# An unkeyed commit whose single-use quote can expire: small (43 states within
-# SMALL), with a broken invariant for the merged result to carry.
+# An unkeyed commit whose single-use quote can expire: small (43 states within SMALL).
 PAY = """
 id: pay
 handles:
@@ -423,33 +420,6 @@ def test_the_recover_task_counts_the_shards_it_took_back_or_sent_again(revision,
 
 
 # Through a real broker and worker
-
-
-@pytest.fixture(scope="module")
-def celery_worker(django_db_setup):
-    """A worker thread that sees the test database.
-
-    The in-memory SQLite test database is shared between connections through
-    SQLite's shared cache, which answers concurrent access with "table is
-    locked" instead of waiting; so, as Django's LiveServerThread does, the
-    worker thread borrows this thread's connection. PostgreSQL needs nothing.
-    """
-    shared = {c.alias: c for c in connections.all() if c.vendor == "sqlite" and c.is_in_memory_db()}
-
-    def borrow(**kwargs) -> None:
-        for alias, conn in shared.items():
-            connections[alias] = conn
-
-    for conn in shared.values():
-        conn.inc_thread_sharing()
-    task_prerun.connect(borrow, weak=False)
-    try:
-        with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10) as w:
-            yield w
-    finally:
-        task_prerun.disconnect(borrow)
-        for conn in shared.values():
-            conn.dec_thread_sharing()
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,9 +1,9 @@
 """Campaign pages in a real browser: launched through htmx, polled to the result, cancelled.
 
-The task queue is stubbed and the shards run in the test thread, so what is
-checked is the page: the htmx redirect after a launch, the progress partial
-polling until the result shows, and the 503 of a queue that is down swapped
-in place of the form.
+Most tests stub the task queue and run the shards in the test thread, so they
+can stop at each point the page shows (queued, one shard done, done); the last
+one sends real messages through the configured broker (the filesystem
+transport locally, Redis under CI=true) to a worker thread.
 """
 
 from __future__ import annotations
@@ -95,3 +95,16 @@ def test_a_launch_with_the_queue_down_says_so_in_place_of_the_form(
     )
     assert page.url.endswith(f"/chains/{unsafe}/campaigns/")
     expect(page.locator(".campaign-failed")).to_have_count(1)
+
+
+def test_a_real_worker_runs_a_campaign_the_page_follows_to_the_end(
+    page: Page, live_server, unsafe, celery_worker
+):
+    page.goto(f"{live_server.url}/chains/{unsafe}/campaigns/")
+    page.get_by_label("Shards").fill("2")
+    page.get_by_role("button", name="Launch").click()
+
+    page.wait_for_url(f"**/chains/{unsafe}/campaigns/*/")
+    expect(page.locator("#campaign-status")).to_have_text("done", timeout=60_000)
+    expect(page.locator("#progress progress")).to_have_attribute("value", "2")
+    expect(page.locator(".violation-list")).to_contain_text("unkeyed_redispatch")
