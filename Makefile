@@ -24,15 +24,17 @@ endef
 
 run: $(VENV)/.installed $(HTMX) graphviz
 	DEBUG=1 $(BIN)/python manage.py migrate --noinput
+	@mkdir -p var; DEBUG=1 $(BIN)/python manage.py demo_account > var/demo-account.txt
 	@for f in fixtures/*.yaml fixtures/*.md; do \
 	  [ -e "$$f" ] && [ "$$(basename "$$f")" != README.md ] || continue; \
-	  DEBUG=1 $(BIN)/python manage.py chain import "$$f" || echo "warning: could not import $$f"; \
+	  DEBUG=1 $(BIN)/python manage.py chain import "$$f" --team demo || echo "warning: could not import $$f"; \
 	done
 	@mkdir -p var; export DEBUG=1; \
 	$(BIN)/celery -A designer worker --pool=solo --loglevel=INFO > var/celery.log 2>&1 & \
 	worker=$$!; \
 	trap 'kill $$worker 2>/dev/null || true; wait $$worker 2>/dev/null || true' EXIT; \
-	echo; echo "Chain Designer: http://127.0.0.1:$(PORT)/  (Celery worker log: var/celery.log)"; echo; \
+	echo; echo "Chain Designer: http://127.0.0.1:$(PORT)/  (Celery worker log: var/celery.log)"; \
+	cat var/demo-account.txt; echo; \
 	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
 test: $(VENV)/.installed-test $(HTMX) graphviz chromium

@@ -24,6 +24,7 @@ from django.conf import settings
 from django.db import IntegrityError, models, transaction
 from django.db.models import F, Max
 from django.utils import timezone
+from django.utils.text import slugify
 
 from chains.core import formats
 from chains.core.errors import DocumentError
@@ -63,7 +64,154 @@ def document_status(document: dict[str, Any]) -> str:
         return "INVALID"
 
 
+# --- people: teams and per-chain roles -------------------------------------------
+
+
+class Role(models.TextChoices):
+    """What a person may do with a chain; each role may do everything the ones before it may."""
+
+    VIEWER = "viewer"  # read, simulate, export
+    REVIEWER = "reviewer"  # and comment, approve or request changes
+    EDITOR = "editor"  # and edit, save scenarios, run and cancel campaigns
+    OWNER = "owner"  # and grant roles
+
+
+RANK = {role: n for n, role in enumerate(Role, 1)}
+
+
+def at_least(role: str | None, needed: str) -> bool:
+    """Whether ``role`` may do what ``needed`` may (``None``: no access at all)."""
+    return role is not None and RANK[Role(role)] >= RANK[Role(needed)]
+
+
+class LastOwner(Exception):
+    """A team must keep at least one owner."""
+
+
+class TeamQuerySet(models.QuerySet):
+    def of(self, user: Any) -> TeamQuerySet:
+        """The teams ``user`` belongs to (every team, for a superuser)."""
+        if not getattr(user, "is_authenticated", False):
+            return self.none()
+        if user.is_superuser:
+            return self
+        return self.filter(pk__in=Membership.objects.filter(user=user).values("team"))
+
+    def creating(self, user: Any) -> TeamQuerySet:
+        """The teams ``user`` may create chains in: where they are an editor or an owner."""
+        if getattr(user, "is_superuser", False):
+            return self.all()
+        editing = Membership.objects.filter(user=user, role__in=[Role.EDITOR, Role.OWNER])
+        return self.filter(pk__in=editing.values("team"))
+
+    def found(self, name: str, owner: Any, slug: str | None = None) -> Team:
+        """A new team with ``owner`` as its first owner; the slug is made unique if not given."""
+        with transaction.atomic():
+            if slug is None:
+                base = slugify(name)[:50] or "team"
+                slug, n = base, 1
+                while self.filter(slug=slug).exists():
+                    n += 1
+                    slug = f"{base}-{n}"
+            team = self.create(name=name, slug=slug)
+            team.add(owner, Role.OWNER)
+        return team
+
+
+class Team(models.Model):
+    """People who own chains together; a member's role holds on every chain of the team."""
+
+    slug = models.SlugField(max_length=60, unique=True)
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = TeamQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def role_of(self, user: Any) -> str | None:
+        if not getattr(user, "is_authenticated", False):
+            return None
+        if user.is_superuser:
+            return Role.OWNER
+        found = self.memberships.filter(user=user).values_list("role", flat=True).first()
+        return found
+
+    def add(self, user: Any, role: str = Role.VIEWER) -> Membership:
+        """Make ``user`` a member with ``role`` (or change the role of a member).
+
+        Raises :class:`LastOwner` when that would leave the team without an owner.
+        """
+        with transaction.atomic():
+            if role != Role.OWNER:
+                self._keep_an_owner(user)
+            membership, _ = Membership.objects.update_or_create(
+                team=self, user=user, defaults={"role": Role(role)}
+            )
+        return membership
+
+    def remove(self, user: Any) -> None:
+        """Take ``user`` out of the team; raises :class:`LastOwner` for its last owner."""
+        with transaction.atomic():
+            self._keep_an_owner(user)
+            self.memberships.filter(user=user).delete()
+
+    def _keep_an_owner(self, leaving: Any) -> None:
+        owners = self.memberships.select_for_update().filter(role=Role.OWNER)
+        if owners.exists() and not owners.exclude(user=leaving).exists():
+            raise LastOwner(
+                f"{leaving} is the last owner of {self.name}; make someone else owner first"
+            )
+
+
+class Membership(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.VIEWER)
+
+    class Meta:
+        ordering = ["team", "user__username"]
+        constraints = [models.UniqueConstraint(fields=["team", "user"], name="unique_team_member")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.team} ({self.role})"
+
+
+class ChainRole(models.Model):
+    """A role on one chain for one person, which replaces the role their team gives them."""
+
+    chain = models.ForeignKey("Chain", on_delete=models.CASCADE, related_name="roles")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chain_roles"
+    )
+    role = models.CharField(max_length=10, choices=Role.choices)
+
+    class Meta:
+        ordering = ["chain", "user__username"]
+        constraints = [models.UniqueConstraint(fields=["chain", "user"], name="unique_chain_role")]
+
+    def __str__(self) -> str:
+        return f"{self.user} on {self.chain} ({self.role})"
+
+
 class ChainQuerySet(models.QuerySet):
+    def visible_to(self, user: Any) -> ChainQuerySet:
+        """The chains ``user`` has any role on."""
+        if not getattr(user, "is_authenticated", False):
+            return self.none()
+        if user.is_superuser:
+            return self
+        # Subqueries, not joins: a join would multiply the rows an annotation counts.
+        teams = Membership.objects.filter(user=user).values("team")
+        granted = ChainRole.objects.filter(user=user).values("chain")
+        return self.filter(models.Q(team__in=teams) | models.Q(pk__in=granted))
+
     def store(
         self,
         document: dict[str, Any],
@@ -75,6 +223,7 @@ class ChainQuerySet(models.QuerySet):
         redo_target: Revision | None = None,
         restores: bool = False,
         status: str | None = None,
+        team: Team | None = None,
     ) -> Revision:
         """Save a document as the head of its chain (keyed by ``document["id"]``).
 
@@ -85,12 +234,17 @@ class ChainQuerySet(models.QuerySet):
         edit is never overwritten. A new revision's undo target is the old
         head unless ``restores`` says it is an undo or redo (see
         :meth:`Chain.undo`). ``status`` is the document's lint status when
-        the caller has linted it already.
+        the caller has linted it already. ``team`` owns the chain when this
+        creates it (or when it has no team yet); who may store into an
+        existing chain is the caller's check.
         """
         key = document["id"]
         digest = content_hash(document)
         with transaction.atomic():
-            chain, _ = self.select_for_update().get_or_create(key=key)
+            chain, _ = self.select_for_update().get_or_create(key=key, defaults={"team": team})
+            if team is not None and chain.team_id is None:  # adopted by the first team to store it
+                chain.team = team
+                chain.save(update_fields=["team"])
             head = chain.head()
             if base is not None and head is not None and head.number != base:
                 raise StaleRevision(head, base)
@@ -114,6 +268,11 @@ class ChainQuerySet(models.QuerySet):
 
 class Chain(models.Model):
     key = models.SlugField(max_length=200, unique=True)
+    # The team that owns it; a chain without one (stored from the command line
+    # without --team) is reachable by superusers only.
+    team = models.ForeignKey(
+        Team, null=True, blank=True, on_delete=models.PROTECT, related_name="chains"
+    )
     title = models.CharField(max_length=200, blank=True)
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -129,6 +288,24 @@ class Chain(models.Model):
 
     def head(self) -> Revision | None:
         return self.revisions.order_by("-number").first()
+
+    def role_of(self, user: Any) -> str | None:
+        """``user``'s role here: a grant on this chain, else their team role, else None."""
+        if not getattr(user, "is_authenticated", False):
+            return None
+        if user.is_superuser:
+            return Role.OWNER
+        granted = self.roles.filter(user=user).values_list("role", flat=True).first()
+        if granted is not None:
+            return granted
+        return self.team.role_of(user) if self.team is not None else None
+
+    def grant(self, user: Any, role: str | None) -> None:
+        """Give ``user`` ``role`` on this chain; ``None`` takes the grant away."""
+        if role is None:
+            self.roles.filter(user=user).delete()
+        else:
+            ChainRole.objects.update_or_create(chain=self, user=user, defaults={"role": Role(role)})
 
     def undo(self, base: int, author: Any = None) -> Revision:
         """A new head with the content before the last edit (itself undoable by redo).
@@ -215,14 +392,19 @@ class Revision(models.Model):
         return self.status
 
 
-def store_all(chains: list, message: str, author: Any = None) -> list[dict[str, Any]]:
-    """Store every chain of one import, all or none; says which added a revision."""
+def store_all(
+    chains: list, message: str, author: Any = None, team: Team | None = None
+) -> list[dict[str, Any]]:
+    """Store every chain of one import, all or none; says which added a revision.
+
+    ``team`` owns the chains this creates.
+    """
     stored = []
     with transaction.atomic():
         for chain in chains:
             document = formats.to_document(chain)
             before = Revision.objects.filter(chain__key=document["id"]).aggregate(n=Max("number"))
-            revision = Chain.objects.store(document, message=message, author=author)
+            revision = Chain.objects.store(document, message=message, author=author, team=team)
             stored.append(
                 {
                     "id": document["id"],

@@ -1,11 +1,13 @@
 from django.urls import path, re_path
 
-from chains.views import campaigns, chain, home, imports, simulator, wizard, workspace
+from chains.views import campaigns, chain, home, imports, people, simulator, wizard, workspace
 
 app_name = "chains"
 
 urlpatterns = [
     path("", home.home, name="home"),
+    path("teams/", people.teams, name="teams"),
+    path("teams/<slug:slug>/", people.team, name="team"),
     path("chains/new/", wizard.new_chain, name="new"),
     path("chains/import/", imports.import_chain, name="import"),
     path("chains/<str:key>/", workspace.workspace, name="chain"),
@@ -13,6 +15,7 @@ urlpatterns = [
     path("chains/<str:key>/undo", workspace.undo_redo, {"action": "undo"}, name="undo"),
     path("chains/<str:key>/redo", workspace.undo_redo, {"action": "redo"}, name="redo"),
     path("chains/<str:key>/diff", chain.revision_diff, name="diff"),
+    path("chains/<str:key>/people", people.chain_people, name="people"),
     path("chains/<str:key>/simulate", simulator.simulate, name="simulate"),
     path("chains/<str:key>/simulate/save", simulator.save_scenario, name="save_scenario"),
     path("chains/<str:key>/campaigns/", campaigns.campaigns, name="campaigns"),

@@ -1,4 +1,11 @@
-"""Shared fixtures. Named users (owner, editor, reviewer, outsider) arrive with permissions."""
+"""Shared fixtures.
+
+``client`` is signed in as an administrator (a superuser may do everything),
+so a test about something else need not arrange permissions. Tests about
+permissions use the named people: ``owner``, ``editor``, ``reviewer`` and
+``viewer`` of ``team`` (each with that role on every chain of the team), and
+``outsider``, who belongs to another team; ``signed_in(user)`` gives a client.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +14,11 @@ import os
 import pytest
 from celery.contrib.testing.worker import start_worker
 from celery.signals import task_prerun
+from django.contrib.auth import get_user_model
 from django.db import connections
+from django.test import Client
 
+from chains.models import Role, Team
 from designer.celery import app
 
 # Playwright's sync API runs an event loop in the test thread; Django would then
@@ -41,3 +51,54 @@ def celery_worker(django_db_setup):
         task_prerun.disconnect(borrow)
         for conn in shared.values():
             conn.dec_thread_sharing()
+
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    """Tests sign people in by the hundred; a deliberately slow hash would dominate them."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def client(db, admin_user) -> Client:
+    signed = Client()
+    signed.force_login(admin_user)
+    return signed
+
+
+@pytest.fixture
+def anonymous(db) -> Client:
+    return Client()
+
+
+def make_user(username: str):
+    return get_user_model().objects.create_user(username)  # no password: none to hash
+
+
+@pytest.fixture
+def team(db) -> Team:
+    """A team with one member per role (the owner founded it)."""
+    founder = make_user("owner")
+    team = Team.objects.found("Flight desk", owner=founder, slug="flight-desk")
+    for role in (Role.EDITOR, Role.REVIEWER, Role.VIEWER):
+        team.add(make_user(role.value), role)
+    return team
+
+
+@pytest.fixture
+def people(team) -> dict:
+    """The named people by name: owner, editor, reviewer, viewer, outsider."""
+    named = {m.user.username: m.user for m in team.memberships.select_related("user")}
+    outsider = make_user("outsider")
+    Team.objects.found("Elsewhere", owner=outsider, slug="elsewhere")
+    return {**named, "outsider": outsider}
+
+
+@pytest.fixture
+def signed_in():
+    def sign_in(user) -> Client:
+        client = Client()
+        client.force_login(user)
+        return client
+
+    return sign_in

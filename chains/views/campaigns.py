@@ -29,7 +29,16 @@ from chains.core.errors import ChainError, DocumentError
 from chains.core.sim.explorer import Bounds
 from chains.core.sim.scenario import Scenario
 from chains.core.sim.session import encode
-from chains.models import ACTIVE, Chain, Exploration, ExplorationShard, QueueDown, Revision
+from chains.models import (
+    ACTIVE,
+    Chain,
+    Exploration,
+    ExplorationShard,
+    QueueDown,
+    Revision,
+    Role,
+    at_least,
+)
 from chains.views.common import get_chain, get_head
 
 # The launch form's numbers: what each means, its range and its default.
@@ -52,7 +61,7 @@ class BadLaunch(ChainError):
 @require_http_methods(["GET", "POST"])
 def campaigns(request: HttpRequest, key: str) -> HttpResponse:
     """The chain's campaigns and the form that launches one (POST), then its page."""
-    chain = get_chain(key)
+    chain = get_chain(request, key, Role.EDITOR if request.method == "POST" else Role.VIEWER)
     head = get_head(chain)
     typed = _typed(request, head)
     if request.method == "GET":
@@ -76,21 +85,21 @@ def campaigns(request: HttpRequest, key: str) -> HttpResponse:
 @require_GET
 def campaign(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     """One campaign: bounds, progress (polled while active), then its results."""
-    chain = get_chain(key)
+    chain = get_chain(request, key)
     exploration = _get_campaign(chain, pk)
     exploration.recover()
     template = "chains/campaign.html#progress" if request.htmx else "chains/campaign.html"
-    return render(request, template, campaign_context(chain, exploration))
+    return render(request, template, campaign_context(request, chain, exploration))
 
 
 @require_POST
 def cancel(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     """Stop a campaign; its shards stop at their next beat and keep what they found."""
-    chain = get_chain(key)
+    chain = get_chain(request, key, Role.EDITOR)
     exploration = _get_campaign(chain, pk)
     exploration.cancel()
     if request.htmx:
-        context = campaign_context(chain, exploration)
+        context = campaign_context(request, chain, exploration)
         return render(request, "chains/campaign.html#progress", context)
     return redirect("chains:campaign", key=chain.key, pk=exploration.pk)
 
@@ -126,6 +135,7 @@ def _list(
     context = {
         "chain": chain,
         "head": head,
+        "can_launch": at_least(getattr(request, "chain_role", None), Role.EDITOR),
         "typed": typed,
         "inputs": [
             {"name": n, "label": n.replace("_", " ").capitalize(), "value": typed[n], **spec}
@@ -198,12 +208,15 @@ def _row(exploration: Exploration) -> dict[str, Any]:
 # --- one campaign -----------------------------------------------------------------
 
 
-def campaign_context(chain: Chain, exploration: Exploration) -> dict[str, Any]:
+def campaign_context(
+    request: HttpRequest, chain: Chain, exploration: Exploration
+) -> dict[str, Any]:
     """What the campaign page and its ``progress`` partial show."""
     revision = exploration.revision
     result = exploration.result()
     return {
         "chain": chain,
+        "can_cancel": at_least(getattr(request, "chain_role", None), Role.EDITOR),
         "exploration": exploration,
         "revision": revision,
         "bounds": exploration.get_bounds(),

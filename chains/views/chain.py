@@ -20,7 +20,7 @@ CONTENT_TYPES = {"yaml": "application/yaml; charset=utf-8", "json": "application
 @require_GET
 def revision_diff(request: HttpRequest, key: str) -> HttpResponse:
     """What changed between two revisions (default: the head and the one before it)."""
-    chain = get_chain(key)
+    chain = get_chain(request, key)
     head = get_head(chain)
     new = get_revision(chain, _number(request.GET.get("to"), head.number))
     old = get_revision(chain, _number(request.GET.get("from"), max(new.number - 1, 1)))
@@ -42,7 +42,7 @@ def revision_diff(request: HttpRequest, key: str) -> HttpResponse:
 @require_GET
 def test_vectors_export(request: HttpRequest, key: str) -> HttpResponse:
     """The chain's saved scenarios replayed on the head, as conformance test vectors."""
-    chain = get_chain(key)
+    chain = get_chain(request, key)
     head = get_head(chain)
     try:
         document = formats.from_document(head.document)
@@ -67,7 +67,7 @@ def _number(raw: str | None, default: int) -> int:
 
 @require_GET
 def revision_export(request: HttpRequest, key: str, number: str, fmt: str) -> HttpResponse:
-    revision = get_revision(get_chain(key), int(number))
+    revision = get_revision(get_chain(request, key), int(number))
     try:
         text = formats.dump(formats.from_document(revision.document), fmt)
     except DocumentError as exc:

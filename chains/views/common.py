@@ -1,4 +1,10 @@
-"""Lookups every chain view shares, so none repeats them (and, later, permission checks)."""
+"""Lookups every chain view shares, with the permission check, so no view repeats them.
+
+``get_chain(request, key, role)`` is the one door to a chain: a person with no
+role on it gets 404 (its existence is not revealed), one whose role is too
+small gets 403 naming the role needed. The role found is kept on the request
+(``request.chain_role``) so templates can offer only what it allows.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +12,62 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from django.http import Http404
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest
 from django.shortcuts import get_object_or_404
 
 from chains.core import formats
 from chains.core.model import Chain as Document
-from chains.models import Chain, Revision
+from chains.models import Chain, Revision, Role, Team, at_least
 
 
-def get_chain(key: str) -> Chain:
-    return get_object_or_404(Chain, key=key)
+def get_chain(request: HttpRequest, key: str, role: str = Role.VIEWER) -> Chain:
+    """The chain ``key`` if the signed-in user has at least ``role`` on it."""
+    chain = get_object_or_404(Chain.objects.select_related("team"), key=key)
+    have = chain.role_of(request.user)
+    if have is None:
+        raise Http404(f"no chain {key!r} that you may see")
+    if not at_least(have, role):
+        raise PermissionDenied(f"this needs the {role} role on {key}; yours is {have}")
+    request.chain_role = have  # type: ignore[attr-defined]
+    return chain
+
+
+class NoTeam(Exception):
+    """The person cannot say, or may not use, the team a new chain should belong to."""
+
+
+def creating_team(request: HttpRequest) -> Team | None:
+    """The team a chain created by this request belongs to (the posted ``team`` slug).
+
+    One team to choose from needs no choice. Raises :class:`NoTeam` with what
+    to do instead; a superuser may leave the team out (the chain then has none).
+    """
+    allowed = Team.objects.creating(request.user)
+    slug = request.POST.get("team", "")
+    if slug:
+        team = allowed.filter(slug=slug).first()
+        if team is None:
+            raise NoTeam(f"team: you may not create chains in {slug!r}")
+        return team
+    if request.user.is_superuser:  # type: ignore[union-attr]
+        return None
+    choices = list(allowed[:2])
+    if len(choices) == 1:
+        return choices[0]
+    if not choices:
+        raise NoTeam("team: you edit in no team; found one on the Teams page or ask to be added")
+    raise NoTeam("team: choose the team the new chain belongs to")
+
+
+def unwritable(request: HttpRequest, keys: list[str]) -> list[str]:
+    """Of the chain ids ``keys``, those that exist and the user may not edit, each with why."""
+    found = []
+    for chain in Chain.objects.filter(key__in=keys).select_related("team"):
+        role = chain.role_of(request.user)
+        if not at_least(role, Role.EDITOR):
+            found.append(f"chain {chain.key!r} exists already and you may not edit it")
+    return found
 
 
 def get_head(chain: Chain) -> Revision:

@@ -1,4 +1,4 @@
-"""The chain list: every stored chain with its lint status badge, searchable."""
+"""The chain list: every chain the user may see, with its lint status badge, searchable."""
 
 from __future__ import annotations
 
@@ -14,11 +14,15 @@ from chains.models import Chain, Revision
 def home(request: HttpRequest) -> HttpResponse:
     query = request.GET.get("q", "").strip()[:200]
     heads = Revision.objects.filter(chain=OuterRef("pk")).order_by("-number")
-    chains = Chain.objects.annotate(
-        revision_count=Count("revisions"),
-        head_number=Max("revisions__number"),
-        head_status=Subquery(heads.values("status")[:1]),
-    ).order_by("-updated_at", "key")
+    chains = (
+        Chain.objects.visible_to(request.user)
+        .annotate(
+            revision_count=Count("revisions"),
+            head_number=Max("revisions__number"),
+            head_status=Subquery(heads.values("status")[:1]),
+        )
+        .order_by("-updated_at", "key")
+    )
     if query:
         chains = chains.filter(
             Q(key__icontains=query) | Q(title__icontains=query) | Q(description__icontains=query)

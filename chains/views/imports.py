@@ -14,28 +14,40 @@ from django.views.decorators.http import require_http_methods
 
 from chains.core import formats
 from chains.core.errors import DocumentError, Problem
-from chains.models import store_all
+from chains.models import Team, store_all
+from chains.views.common import NoTeam, creating_team, unwritable
 
 
 @require_http_methods(["GET", "POST"])
 def import_chain(request: HttpRequest) -> HttpResponse:
+    context = {"teams": Team.objects.creating(request.user), "team": request.POST.get("team", "")}
     if request.method == "GET":
-        return render(request, "chains/import.html", {})
+        return render(request, "chains/import.html", context)
     data, name = _submitted(request)
     if data is None:
-        return render(request, "chains/import.html", {"problems": [Problem(name)]}, status=400)
+        return _refused(request, context, [Problem(name)])
     try:
         result = formats.load(data, filename=name or None)
     except DocumentError as exc:
-        return render(request, "chains/import.html", {"problems": exc.problems}, status=400)
-    pasted = request.POST.get("text", "")
-    context = {"result": result, "problems": result.problems, "pasted": pasted}
-    if result.errors or not result.chains:
-        return render(request, "chains/import.html", context, status=400)
-    stored = store_all(result.chains, f"import {name or 'pasted text'}", author=request.user)
+        return _refused(request, context, exc.problems)
+    context.update(result=result, problems=result.problems, pasted=request.POST.get("text", ""))
+    try:
+        team = creating_team(request)
+    except NoTeam as exc:
+        return _refused(request, context, [*result.problems, Problem(str(exc))])
+    refused = [Problem(why) for why in unwritable(request, [c.id for c in result.chains])]
+    if result.errors or not result.chains or refused:
+        return _refused(request, context, [*result.problems, *refused])
+    message = f"import {name or 'pasted text'}"
+    stored = store_all(result.chains, message, author=request.user, team=team)
     if len(stored) == 1:
         return redirect("chains:chain", key=stored[0]["id"])
     return render(request, "chains/import.html", {**context, "stored": stored})
+
+
+def _refused(request: HttpRequest, context: dict, problems: list[Problem]) -> HttpResponse:
+    """The form again with the report; nothing was stored."""
+    return render(request, "chains/import.html", {**context, "problems": problems}, status=400)
 
 
 def _submitted(request: HttpRequest) -> tuple[bytes | str | None, str]:

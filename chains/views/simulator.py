@@ -34,7 +34,7 @@ from chains.core.sim.regression import recorded
 from chains.core.sim.scenario import Scenario, ScenarioMismatch
 from chains.core.sim.session import Session, SessionError, decode, encode, gauges, play, run_marks
 from chains.core.verdicts import GENERIC_ROWS, format_verdict
-from chains.models import Chain, DuplicateScenario, Revision, SavedScenario
+from chains.models import Chain, DuplicateScenario, Revision, Role, SavedScenario, at_least
 from chains.views.common import document_of, get_chain, get_head, get_revision
 
 MAX_FIELD = 100_000  # characters of one posted JSON value
@@ -61,7 +61,7 @@ class Unrunnable(ChainError):
 
 @require_http_methods(["GET", "POST"])
 def simulate(request: HttpRequest, key: str) -> HttpResponse:
-    chain = get_chain(key)
+    chain = get_chain(request, key)
     given = request.POST if request.method == "POST" else request.GET
     try:
         revision, document = _opened(chain, given.get("r", ""))
@@ -86,7 +86,7 @@ def simulate(request: HttpRequest, key: str) -> HttpResponse:
 @require_POST
 def save_scenario(request: HttpRequest, key: str) -> HttpResponse:
     """Keep the current simulation with the chain, its outcome recorded as ``expect``."""
-    chain = get_chain(key)
+    chain = get_chain(request, key, Role.EDITOR)
     try:
         revision, document = _opened(chain, request.POST.get("r", ""))
     except Unrunnable as exc:
@@ -237,6 +237,7 @@ def _page(
     **extra: Any,
 ) -> HttpResponse:
     context = simulator_context(chain, revision, document, play(document, scenario), **extra)
+    context["can_save"] = at_least(getattr(request, "chain_role", None), Role.EDITOR)
     template = "chains/simulator.html#sim" if request.htmx else "chains/simulator.html"
     return render(request, template, context, status=status)
 

@@ -16,7 +16,8 @@ from django.views.decorators.http import require_http_methods
 
 from chains.core.errors import ChainError
 from chains.core.fit import QUESTIONS, as_dict, assess
-from chains.models import Chain
+from chains.models import Chain, Team
+from chains.views.common import NoTeam, creating_team
 
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
@@ -24,7 +25,12 @@ _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 @require_http_methods(["GET", "POST"])
 def new_chain(request: HttpRequest) -> HttpResponse:
     answers = {q.id: request.POST.get(q.id, "") for q in QUESTIONS}
-    context: dict = {"questions": QUESTIONS, "answers": answers}
+    context: dict = {
+        "questions": QUESTIONS,
+        "answers": answers,
+        "teams": Team.objects.creating(request.user),
+        "team": request.POST.get("team", ""),
+    }
     if request.method == "GET":
         return render(request, "chains/wizard.html", context)
     try:
@@ -35,12 +41,16 @@ def new_chain(request: HttpRequest) -> HttpResponse:
     if "create" not in request.POST:
         return render(request, "chains/wizard.html", context)
     key = request.POST.get("key", "").strip()
-    problem = _key_problem(key)
+    try:
+        team = creating_team(request)
+        problem = _key_problem(key)
+    except NoTeam as exc:
+        problem = str(exc)
     if problem:
         return render(request, "chains/wizard.html", {**context, "error": problem}, status=400)
     document = {"id": key, "title": request.POST.get("title", "").strip() or key}
     message = "new chain; fit test: " + json.dumps(as_dict(result), sort_keys=True)
-    Chain.objects.store(document, message, author=request.user)
+    Chain.objects.store(document, message, author=request.user, team=team)
     return redirect("chains:chain", key=key)
 
 

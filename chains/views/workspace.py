@@ -33,7 +33,15 @@ from chains.core.model import Chain as Document
 from chains.core.render import RenderError, flow_dot, handle_graph_dot, start_svg
 from chains.core.selection import Selection, finding_key, intent_fields, select
 from chains.core.verdicts import GENERIC_ROWS, VERDICT_TYPES, build_verdict
-from chains.models import Chain, NothingToUndo, Revision, StaleRevision, scenario_checks
+from chains.models import (
+    Chain,
+    NothingToUndo,
+    Revision,
+    Role,
+    StaleRevision,
+    at_least,
+    scenario_checks,
+)
 from chains.views.common import Recent, document_of, get_chain, get_head
 
 SECTIONS = {"action": "actions", "handle": "handles", "gate": "gates", "row": "verdict_table"}
@@ -51,14 +59,14 @@ class BadRequest(ChainError):
 
 @require_GET
 def workspace(request: HttpRequest, key: str) -> HttpResponse:
-    chain = get_chain(key)
+    chain = get_chain(request, key)
     context = workspace_context(chain, get_head(chain), request.GET)
     return _render(request, context)
 
 
 @require_POST
 def edit_chain(request: HttpRequest, key: str) -> HttpResponse:
-    chain = get_chain(key)
+    chain = get_chain(request, key, Role.EDITOR)
     try:
         base = _base(request)
         op, args = request.POST.get("op", ""), _args(request.POST)
@@ -85,7 +93,7 @@ def edit_chain(request: HttpRequest, key: str) -> HttpResponse:
 
 @require_POST
 def undo_redo(request: HttpRequest, key: str, action: str) -> HttpResponse:
-    chain = get_chain(key)
+    chain = get_chain(request, key, Role.EDITOR)
     try:
         base = _base(request)
         do = chain.undo if action == "undo" else chain.redo
@@ -339,6 +347,7 @@ def _state(request: HttpRequest) -> dict[str, str]:
 
 
 def _render(request: HttpRequest, context: dict, status: int = 200) -> HttpResponse:
+    context["can_edit"] = at_least(getattr(request, "chain_role", None), Role.EDITOR)
     template = "chains/workspace.html#workspace" if request.htmx else "chains/workspace.html"
     return render(request, template, context, status=status)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.test import Client
 
 CHROMIUM = Path("/usr/bin/chromium")
 HTMX = Path(settings.BASE_DIR) / "static" / "vendor" / "htmx" / "htmx.min.js"
@@ -43,7 +44,14 @@ def browser():
 
 
 @pytest.fixture
-def page(browser):
+def page(browser, live_server, admin_user):
+    """A page signed in as an administrator (the session cookie of a forced login)."""
+    signed = Client()
+    signed.force_login(admin_user)
     context = browser.new_context()
+    cookie = signed.cookies[settings.SESSION_COOKIE_NAME].value
+    context.add_cookies(
+        [{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}]
+    )
     yield context.new_page()
     context.close()

@@ -24,7 +24,14 @@ from chains.core.lint.docs import rules_markdown
 from chains.core.sim.explorer import Bounds, ExploreResult, explore, scenario_dict
 from chains.core.sim.regression import recorded, test_vectors
 from chains.core.sim.scenario import Scenario, ScenarioMismatch, load_scenario, simulate
-from chains.models import Chain, SavedScenario, saved_scenarios, scenario_checks, store_all
+from chains.models import (
+    Chain,
+    SavedScenario,
+    Team,
+    saved_scenarios,
+    scenario_checks,
+    store_all,
+)
 
 EXIT_CODES = {"VALID": 0, "WARNINGS": 0, "INVALID": 1, "BLOCKED": 2}
 
@@ -44,6 +51,7 @@ class Command(BaseCommand):
         imp.add_argument("--format", choices=["auto", "yaml", "json", "md"], default="auto")
         imp.add_argument("--dry-run", action="store_true", help="check only, store nothing")
         imp.add_argument("--json", action="store_true", help="print the report as JSON")
+        imp.add_argument("--team", help="slug of the team that owns the chains this creates")
 
         exp = sub.add_parser("export", help="Print the head revision of a chain.")
         exp.add_argument("chain", help="the chain key (its id)")
@@ -108,7 +116,10 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         subcommand = options["subcommand"]
         if subcommand == "import":
-            self.import_(options["path"], options["format"], options["dry_run"], options["json"])
+            team = _team(options["team"])
+            self.import_(
+                options["path"], options["format"], options["dry_run"], options["json"], team
+            )
         elif subcommand == "export":
             self.export(options["chain"], options["format"])
         elif subcommand == "lint":
@@ -124,11 +135,13 @@ class Command(BaseCommand):
         else:
             self.write_text(json.dumps(formats.json_schema(), indent=2))
 
-    def import_(self, path: Path, fmt: str, dry_run: bool, as_json: bool) -> None:
+    def import_(
+        self, path: Path, fmt: str, dry_run: bool, as_json: bool, team: Team | None = None
+    ) -> None:
         result = formats.load(read_limited(path), format=fmt, filename=path.name)
         report = result.report()
         if result.chains and not dry_run:
-            report["stored"] = store_all(result.chains, message=f"import {path.name}")
+            report["stored"] = store_all(result.chains, message=f"import {path.name}", team=team)
 
         if as_json:
             self.write_text(json.dumps(report, indent=2))
@@ -378,6 +391,15 @@ class Command(BaseCommand):
 
     def write_text(self, text: str) -> None:
         self.stdout.write(text, ending="" if text.endswith("\n") else "\n")
+
+
+def _team(slug: str | None) -> Team | None:
+    if slug is None:
+        return None
+    team = Team.objects.filter(slug=slug).first()
+    if team is None:
+        raise CommandError(f"--team: no team called {slug!r}")
+    return team
 
 
 def trace_line(e: Any) -> str:

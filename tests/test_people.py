@@ -1,0 +1,250 @@
+"""People: signing up and in, teams and their members, roles on one chain, where new chains go."""
+
+from __future__ import annotations
+
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+
+from chains.core import formats
+from chains.models import Chain, Role, Team
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = "id: small\nactions:\n  - {id: look, effect: read}\n"
+
+
+@pytest.fixture
+def flight(team) -> Chain:
+    path = ROOT / "fixtures" / "flight-roundtrip.yaml"
+    document = formats.to_document(formats.load(path.read_bytes(), filename=path.name).chains[0])
+    return Chain.objects.store(document, team=team).chain
+
+
+# --- signing up and in ------------------------------------------------------------------
+
+
+def test_signing_up_creates_the_account_a_team_it_owns_and_signs_in(anonymous):
+    response = anonymous.post(
+        "/accounts/signup/",
+        {"username": "ada", "password1": "a-long-passphrase-7", "password2": "a-long-passphrase-7"},
+    )
+    assert response.status_code == 302
+    ada = get_user_model().objects.get(username="ada")
+    (team,) = Team.objects.of(ada)
+    assert team.role_of(ada) == Role.OWNER
+    assert anonymous.get("/").status_code == 200
+
+
+def test_a_refused_sign_up_says_why_and_creates_nothing(anonymous):
+    response = anonymous.post(
+        "/accounts/signup/", {"username": "ada", "password1": "x", "password2": "y"}
+    )
+    assert response.status_code == 400
+    assert (
+        "Password confirmation: The two password fields didn’t match." in response.content.decode()
+    )
+    assert not get_user_model().objects.exists()
+
+
+def test_sign_up_can_be_closed(anonymous, settings):
+    settings.ALLOW_SIGNUP = False
+    assert anonymous.get("/accounts/signup/").status_code == 404
+
+
+def test_signing_in_with_a_wrong_password_says_so(anonymous, db):
+    get_user_model().objects.create_user("ada", password="right-passphrase-7")
+    response = anonymous.post("/accounts/login/", {"username": "ada", "password": "wrong"})
+    assert "do not match an account" in response.content.decode()
+    assert (
+        anonymous.post(
+            "/accounts/login/", {"username": "ada", "password": "right-passphrase-7"}
+        ).status_code
+        == 302
+    )
+
+
+# --- teams ------------------------------------------------------------------------------
+
+
+def test_founding_a_team_makes_its_founder_the_owner(people, signed_in):
+    response = signed_in(people["viewer"]).post("/teams/", {"name": "Rail desk"})
+    assert response["Location"] == "/teams/rail-desk/"
+    assert Team.objects.get(slug="rail-desk").role_of(people["viewer"]) == Role.OWNER
+
+
+def test_a_team_slug_in_use_is_refused(people, signed_in):
+    response = signed_in(people["viewer"]).post("/teams/", {"name": "x", "slug": "flight-desk"})
+    assert response.status_code == 400
+    assert "a team called &#x27;flight-desk&#x27; exists already" in response.content.decode()
+
+
+def test_an_owner_adds_a_member_with_a_role(team, people, signed_in):
+    signed_in(people["owner"]).post(
+        "/teams/flight-desk/", {"username": "outsider", "role": "reviewer"}
+    )
+    assert team.role_of(people["outsider"]) == Role.REVIEWER
+
+
+def test_adding_someone_unknown_is_refused_naming_them(people, signed_in):
+    response = signed_in(people["owner"]).post(
+        "/teams/flight-desk/", {"username": "nobody", "role": "viewer"}
+    )
+    assert response.status_code == 400
+    assert "nobody is called &#x27;nobody&#x27; here" in response.content.decode()
+
+
+def test_the_last_owner_cannot_leave_or_step_down(team, people, signed_in):
+    owner = signed_in(people["owner"])
+    for role in ("remove", "editor"):
+        response = owner.post("/teams/flight-desk/", {"username": "owner", "role": role})
+        assert response.status_code == 400
+        assert "the last owner of Flight desk" in response.content.decode()
+    assert team.role_of(people["owner"]) == Role.OWNER
+
+
+def test_only_an_owner_changes_the_members(team, people, signed_in):
+    response = signed_in(people["editor"]).post(
+        "/teams/flight-desk/", {"username": "viewer", "role": "owner"}
+    )
+    assert response.status_code == 403
+    assert team.role_of(people["viewer"]) == Role.VIEWER
+
+
+# --- roles on one chain -----------------------------------------------------------------
+
+
+def test_a_chain_owner_grants_and_takes_back_a_role(flight, people, signed_in):
+    owner = signed_in(people["owner"])
+    owner.post(f"/chains/{flight.key}/people", {"username": "outsider", "role": "editor"})
+    assert flight.role_of(people["outsider"]) == Role.EDITOR
+    owner.post(f"/chains/{flight.key}/people", {"username": "outsider", "role": "remove"})
+    assert flight.role_of(people["outsider"]) is None
+
+
+def test_an_unknown_role_is_refused_naming_the_choices(flight, people, signed_in):
+    response = signed_in(people["owner"]).post(
+        f"/chains/{flight.key}/people", {"username": "viewer", "role": "god"}
+    )
+    assert response.status_code == 400
+    assert (
+        "role: expected viewer | reviewer | editor | owner or remove" in response.content.decode()
+    )
+
+
+# --- where new chains go ----------------------------------------------------------------
+
+
+def test_an_import_by_an_editor_belongs_to_their_team(team, people, signed_in):
+    response = signed_in(people["editor"]).post(
+        "/chains/import/", {"text": SMALL, "name": "s.yaml"}
+    )
+    assert response.status_code == 302
+    assert Chain.objects.get(key="small").team == team
+
+
+def test_a_viewer_cannot_create_chains_and_is_told_how_to(people, signed_in):
+    response = signed_in(people["viewer"]).post(
+        "/chains/import/", {"text": SMALL, "name": "s.yaml"}
+    )
+    assert response.status_code == 400
+    assert "you edit in no team" in response.content.decode()
+    assert not Chain.objects.filter(key="small").exists()
+
+
+def test_someone_in_two_teams_must_choose_one(team, people, signed_in):
+    Team.objects.found("Second desk", owner=people["editor"], slug="second")
+    editor = signed_in(people["editor"])
+    response = editor.post("/chains/import/", {"text": SMALL, "name": "s.yaml"})
+    assert "choose the team the new chain belongs to" in response.content.decode()
+    editor.post("/chains/import/", {"text": SMALL, "name": "s.yaml", "team": "second"})
+    assert Chain.objects.get(key="small").team.slug == "second"
+
+
+def test_an_import_cannot_write_into_a_chain_of_someone_elses_team(flight, people, signed_in):
+    path = ROOT / "fixtures" / "flight-roundtrip.yaml"
+    response = signed_in(people["outsider"]).post(
+        "/chains/import/", {"text": path.read_text().replace("Skyloom", "Mine"), "name": "f.yaml"}
+    )
+    assert response.status_code == 400
+    assert "chain &#x27;flight_roundtrip&#x27; exists already and you may not edit it" in (
+        response.content.decode()
+    )
+    assert flight.revisions.count() == 1
+
+
+def test_the_wizard_creates_the_chain_in_the_chosen_team(team, people, signed_in):
+    response = signed_in(people["editor"]).post(
+        "/chains/new/", {"create": "1", "key": "fresh", "title": "Fresh"}
+    )
+    assert response.status_code == 302
+    assert Chain.objects.get(key="fresh").team == team
+
+
+# --- the command line -------------------------------------------------------------------
+
+
+def test_the_command_line_imports_into_a_named_team(team, tmp_path):
+    source = tmp_path / "small.yaml"
+    source.write_text(SMALL)
+    call_command("chain", "import", str(source), "--team", "flight-desk", stdout=StringIO())
+    assert Chain.objects.get(key="small").team == team
+
+
+def test_an_unknown_team_on_the_command_line_is_refused(db, tmp_path):
+    source = tmp_path / "small.yaml"
+    source.write_text(SMALL)
+    with pytest.raises(CommandError, match="--team: no team called 'nowhere'"):
+        call_command("chain", "import", str(source), "--team", "nowhere", stdout=StringIO())
+    assert not Chain.objects.exists()
+
+
+def test_a_chain_without_a_team_is_adopted_by_the_first_team_that_stores_it(team):
+    chain = Chain.objects.store({"id": "orphan"}).chain
+    assert chain.team is None
+    Chain.objects.store({"id": "orphan"}, team=team)
+    chain.refresh_from_db()
+    assert chain.team == team
+
+
+def test_the_demo_account_is_made_once_and_its_password_printed_again(db, settings, tmp_path):
+    settings.VAR_DIR = tmp_path
+    first, again = StringIO(), StringIO()
+    call_command("demo_account", stdout=first)
+    call_command("demo_account", stdout=again)
+    password = (tmp_path / "demo-password").read_text().strip()
+    assert first.getvalue() == again.getvalue()
+    assert f"Sign in as demo with the password {password}" in first.getvalue()
+    demo = get_user_model().objects.get(username="demo")
+    assert demo.check_password(password) and not demo.is_superuser
+    assert Team.objects.get(slug="demo").role_of(demo) == Role.OWNER
+
+
+# --- what each role is offered ----------------------------------------------------------
+
+
+def test_a_viewer_gets_the_workspace_with_every_edit_control_disabled(flight, people, signed_in):
+    body = signed_in(people["viewer"]).get(f"/chains/{flight.key}/").content.decode()
+    assert 'id="read-only"' in body
+    assert '<fieldset class="bare" disabled>' in body
+
+
+def test_an_editor_gets_the_workspace_to_edit(flight, people, signed_in):
+    body = signed_in(people["editor"]).get(f"/chains/{flight.key}/").content.decode()
+    assert 'id="read-only"' not in body
+    assert '<fieldset class="bare" >' in body
+
+
+def test_a_viewer_may_simulate_but_is_not_offered_to_save(flight, people, signed_in):
+    viewer = signed_in(people["viewer"]).get(f"/chains/{flight.key}/simulate").content.decode()
+    editor = signed_in(people["editor"]).get(f"/chains/{flight.key}/simulate").content.decode()
+    assert 'id="save-form"' not in viewer
+    assert 'id="save-form"' in editor
+
+
+def test_a_viewer_is_not_offered_to_launch_a_campaign(flight, people, signed_in):
+    body = signed_in(people["viewer"]).get(f"/chains/{flight.key}/campaigns/").content.decode()
+    assert "launch-form" not in body
+    assert "Launching a campaign needs the editor role" in body

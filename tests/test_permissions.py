@@ -1,0 +1,180 @@
+"""Who may do what: every URL of the app, asked by every role.
+
+``ACCESS`` lists each route with the smallest role that may use it per
+method; a test fails when a route is added without an entry here, so no page
+or htmx endpoint goes out unchecked. Someone with no role on a chain gets 404
+(the chain is not revealed), someone with too small a role 403, and a visitor
+who is not signed in is sent to sign in.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from chains.core import formats
+from chains.core.sim.explorer import Bounds
+from chains.models import Chain, Exploration, Role
+
+ROOT = Path(__file__).resolve().parent.parent
+PEOPLE = ["outsider", "viewer", "reviewer", "editor", "owner"]
+RANK = {name: n for n, name in enumerate(PEOPLE)}
+SIGNED_IN = "outsider"  # any signed-in person
+
+# route name -> {method: the smallest role that may use it}; "public" needs no sign-in.
+ACCESS: dict[str, dict[str, str]] = {
+    "login": {"GET": "public", "POST": "public"},
+    "logout": {"POST": "public"},  # it signs out whoever asks, then shows the sign-in page
+    "signup": {"GET": "public", "POST": "public"},
+    "chains:home": {"GET": SIGNED_IN},
+    "chains:teams": {"GET": SIGNED_IN, "POST": SIGNED_IN},
+    "chains:team": {"GET": "viewer", "POST": "owner"},
+    "chains:new": {"GET": SIGNED_IN, "POST": SIGNED_IN},
+    "chains:import": {"GET": SIGNED_IN, "POST": SIGNED_IN},
+    "chains:chain": {"GET": "viewer"},
+    "chains:edit": {"POST": "editor"},
+    "chains:undo": {"POST": "editor"},
+    "chains:redo": {"POST": "editor"},
+    "chains:diff": {"GET": "viewer"},
+    "chains:people": {"GET": "viewer", "POST": "owner"},
+    "chains:simulate": {"GET": "viewer", "POST": "viewer"},
+    "chains:save_scenario": {"POST": "editor"},
+    "chains:campaigns": {"GET": "viewer", "POST": "editor"},
+    "chains:campaign": {"GET": "viewer"},
+    "chains:cancel_campaign": {"POST": "editor"},
+    "chains:vectors": {"GET": "viewer"},
+    "chains:export": {"GET": "viewer"},
+}
+
+
+def route_names(resolver: URLResolver, prefix: str = "") -> set[str]:
+    names = set()
+    for entry in resolver.url_patterns:
+        if isinstance(entry, URLResolver):
+            inner = f"{prefix}{entry.namespace}:" if entry.namespace else prefix
+            names |= route_names(entry, inner)
+        elif isinstance(entry, URLPattern) and entry.name:
+            names.add(prefix + entry.name)
+    return names
+
+
+@pytest.fixture
+def flight(team) -> Chain:
+    path = ROOT / "fixtures" / "flight-roundtrip.yaml"
+    document = formats.to_document(formats.load(path.read_bytes(), filename=path.name).chains[0])
+    return Chain.objects.store(document, team=team).chain
+
+
+@pytest.fixture
+def urls(flight, team) -> dict[str, str]:
+    campaign = Exploration.objects.create(
+        revision=flight.head(), bounds={**Bounds().__dict__}, shard_count=1, status="done"
+    )
+    key = flight.key
+    args = {
+        "chains:team": [team.slug],
+        "chains:campaign": [key, campaign.pk],
+        "chains:cancel_campaign": [key, campaign.pk],
+        "chains:export": [key, 1, "yaml"],
+    }
+    return {
+        name: reverse(
+            name,
+            args=args.get(name, [key] if name.startswith("chains:") and name not in NO_KEY else []),
+        )
+        for name in ACCESS
+    }
+
+
+NO_KEY = {"chains:home", "chains:teams", "chains:new", "chains:import"}
+
+
+def test_every_route_of_the_app_has_an_access_rule():
+    assert route_names(get_resolver()) == set(ACCESS)
+
+
+def cases():
+    for name, methods in ACCESS.items():
+        for method, needed in methods.items():
+            if needed == "public":
+                continue
+            for person in PEOPLE:
+                yield pytest.param(
+                    name,
+                    method,
+                    person,
+                    RANK[person] >= RANK[needed],
+                    id=f"{name}-{method}-{person}",
+                )
+
+
+def ask(client, method: str, url: str):
+    return client.get(url) if method == "GET" else client.post(url, {})
+
+
+def refused_sign_in(response) -> bool:
+    return response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+
+
+@pytest.mark.parametrize(("name", "method", "person", "allowed"), list(cases()))
+def test_each_role_may_use_exactly_the_routes_its_rank_allows(
+    urls, people, signed_in, name, method, person, allowed
+):
+    response = ask(signed_in(people[person]), method, urls[name])
+    if allowed:
+        assert response.status_code not in (403, 404), response.content[:300]
+        assert not refused_sign_in(response)
+    elif person == "outsider":
+        assert response.status_code == 404
+    else:
+        assert response.status_code == 403
+
+
+@pytest.mark.parametrize(
+    ("name", "method"),
+    [
+        (n, m)
+        for n, methods in ACCESS.items()
+        for m, needed in methods.items()
+        if needed != "public"
+    ],
+)
+def test_a_visitor_who_is_not_signed_in_is_sent_to_sign_in(urls, anonymous, name, method):
+    assert refused_sign_in(ask(anonymous, method, urls[name]))
+
+
+@pytest.mark.parametrize("name", ["login", "signup"])
+def test_sign_in_and_sign_up_need_no_account(urls, anonymous, name):
+    assert anonymous.get(urls[name]).status_code == 200
+
+
+def test_a_refusal_names_the_role_needed_and_changes_nothing(flight, people, signed_in):
+    head = flight.head().number
+    response = signed_in(people["viewer"]).post(
+        f"/chains/{flight.key}/edit", {"op": "add_handle", "base": head, "arg.id": "x"}
+    )
+    assert response.status_code == 403
+    assert (
+        "this needs the editor role on flight_roundtrip; yours is viewer"
+        in response.content.decode()
+    )
+    assert flight.head().number == head
+
+
+def test_the_chain_list_shows_only_the_chains_one_may_see(flight, people, signed_in):
+    assert flight.key in signed_in(people["viewer"]).get("/").content.decode()
+    assert flight.key not in signed_in(people["outsider"]).get("/").content.decode()
+
+
+def test_a_grant_on_one_chain_replaces_the_team_role_there(flight, people, signed_in):
+    flight.grant(people["outsider"], Role.REVIEWER)
+    outsider = signed_in(people["outsider"])
+    assert outsider.get(f"/chains/{flight.key}/").status_code == 200
+    assert outsider.post(f"/chains/{flight.key}/undo", {"base": "1"}).status_code == 403
+    flight.grant(people["editor"], Role.VIEWER)
+    assert (
+        signed_in(people["editor"]).post(f"/chains/{flight.key}/undo", {"base": "1"}).status_code
+        == 403
+    )
