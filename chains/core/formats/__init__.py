@@ -4,7 +4,8 @@ One entry point reads anything a user may hand us (:func:`load`: a YAML or
 JSON chain document, or a compile document in Markdown holding several
 chains) and returns an :class:`ImportResult` that lists every chain found
 and every fragment that was not understood, with its line. It never raises
-for bad input. Writing is :func:`dump` (canonical YAML or JSON).
+for bad input. Writing is :func:`dump` (canonical YAML or JSON, or the
+Markdown design document of :mod:`.design_doc`).
 
 Refused outright, before any parsing: more than :data:`MAX_BYTES` bytes and
 bytes that are not UTF-8.
@@ -414,15 +415,22 @@ def from_document(document: dict[str, Any]) -> Chain:
     return validate_chain(document)
 
 
-def dump(chain: Chain, format: Literal["yaml", "json"] = "yaml") -> str:
-    """Write ``chain`` as canonical YAML or JSON; re-importing gives an equal chain."""
+def dump(chain: Chain, format: Literal["yaml", "json", "md"] = "yaml") -> str:
+    """Write ``chain`` as canonical YAML or JSON, or as its Markdown design document.
+
+    Re-importing any of them gives an equal chain (``md``: see :mod:`.design_doc`).
+    """
     from .canonical import dump_json, dump_yaml
 
     if format == "json":
         return dump_json(chain)
     if format == "yaml":
         return dump_yaml(chain)
-    raise ValueError(f"cannot dump to {format!r}; expected yaml or json")
+    if format == "md":
+        from .design_doc import design_document
+
+        return design_document(chain)
+    raise ValueError(f"cannot dump to {format!r}; expected yaml, json or md")
 
 
 def json_schema() -> dict[str, Any]:

@@ -32,7 +32,8 @@ How the document is cut into chains:
   earlier scope's steps run before a later scope's additions.
 * A shared ``per_step`` entry naming another scope's action is left out of
   the chains that lack that action (one info per chain).
-* A document without scopes is one chain, named after its title.
+* A document without scopes is one chain, named after its title (or the
+  ``id:`` a block gives, which makes it a chain even with no elements yet).
 
 YAML comments inside an element become its ``notes`` (:mod:`.md_blocks`).
 Nothing is dropped silently: every YAML block either contributes or is
@@ -415,7 +416,11 @@ class _Importer:
         document.update({**self.shared.keys, **ctx.keys})
         for section in ("handles", "actions", "gates", "verdict_table", "known_unmatched"):
             document[section] = [_copy(i.value) for i in own[section]]
-        if not any(document[s] for s in ("handles", "actions", "gates", "verdict_table")):
+        # A block that names the chain (``id:``) declares it, even before it has elements.
+        declared = "id" in ctx.keys
+        if not declared and not any(
+            document[s] for s in ("handles", "actions", "gates", "verdict_table")
+        ):
             self.problem(
                 f"{document['title'] or ctx.name!r} defines no handles, actions, gates or "
                 "verdict rows; not a chain",

@@ -37,7 +37,16 @@ __all__ = [
     "parse_block",
 ]
 
-CHAIN_KEYS = ("id", "title", "description", "run_key", "spec_version")
+CHAIN_KEYS = (
+    "id",
+    "title",
+    "description",
+    "run_key",
+    "spec_version",
+    "independence",
+    "source",
+    "extras",
+)
 SECTION_ALIASES = {"verdict_rows": "verdict_table", "verdicts": "verdict_table"}
 _SINGULAR = {"action", "handle", "gate", "verdict", "row", "outcome"}
 
@@ -113,7 +122,9 @@ def is_grammar(node: Node, data: Any) -> bool:
     """A block of placeholders (``effect: read | mint``), not of values."""
     if isinstance(data, dict) and data and set(data) <= _SINGULAR:
         return True
-    body = re.sub(r"(^|\s)#.*", "", node.text)
+    # A quoted scalar is a value whatever it says ("read | write" in a description).
+    body = re.sub(r"""(?<![^\s\[{,])(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\n]|'')*')""", '""', node.text)
+    body = re.sub(r"(^|\s)#.*", "", body)
     markers_ = len(
         re.findall(
             r"\b(?:read|mint|keyed|natural|user|operator|webhook|run|reverse|model|"

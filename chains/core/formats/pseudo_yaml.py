@@ -149,8 +149,8 @@ class _Scanner:
         while i < end and self.text[i] in " \t":
             i += 1
         indent = i - pos
-        # Sequence dashes: "- - key: value".
-        while i < end and self.text[i] == "-" and (i + 1 == end or self.text[i + 1] in " \t"):
+        # Sequence dashes ("- - key: value") and explicit key indicators ("? key", ": value").
+        while i < end and self.text[i] in "-?:" and (i + 1 == end or self.text[i + 1] in " \t"):
             i += 1
             while i < end and self.text[i] in " \t":
                 i += 1

@@ -55,7 +55,12 @@ class Command(BaseCommand):
 
         exp = sub.add_parser("export", help="Print the head revision of a chain.")
         exp.add_argument("chain", help="the chain key (its id)")
-        exp.add_argument("--format", choices=["yaml", "json"], default="yaml")
+        exp.add_argument(
+            "--format",
+            choices=["yaml", "json", "md"],
+            default="yaml",
+            help="md: the Markdown design document (SKILL Step 6 layout)",
+        )
 
         sub.add_parser("schema", help="Print the JSON Schema of chain documents.")
 

@@ -389,6 +389,39 @@ def test_unknown_keys_are_kept_in_extras_and_reported():
     assert (info.severity, info.line, info.path) == ("info", 6, "actions[a].colour")
 
 
+def test_chain_level_source_extras_and_independence_are_read():
+    block = yaml_block(
+        "id: demo\n"
+        "source: {tag: assumed, note: from a call with the owner}\n"
+        "extras: {fit_test: {single_call: 'no'}}\n"
+        "independence:\n"
+        "  - {handles: [a, b], note: separate calls}\n"
+    )
+    result = load(doc("# Demo", ACTIONS, block))
+    chain = only_chain(result)
+    assert chain.source.tag == "assumed"
+    assert chain.extras == {"fit_test": {"single_call": "no"}}
+    assert chain.independence[0].handles == ["a", "b"]
+    assert result.errors == []
+
+
+def test_a_block_naming_the_chain_makes_a_chain_even_before_it_has_elements():
+    result = load(doc("# Demo", yaml_block("id: fresh\ntitle: A new chain\n")))
+    assert [(c.id, c.title) for c in result.chains] == [("fresh", "A new chain")]
+    assert result.errors == []
+
+
+def test_a_placeholder_inside_a_quoted_value_does_not_make_a_grammar_block():
+    block = yaml_block(
+        "actions:\n"
+        "  - id: a\n"
+        "    effect: read\n"
+        '    description: "read | mint | commit | <step id> or <gate id>"\n'
+    )
+    result = load(doc("# Demo", block))
+    assert [a.id for a in only_chain(result).actions] == ["a"]
+
+
 def test_a_yaml_block_without_chain_sections_is_reported():
     result = load(doc("# Demo", ACTIONS, yaml_block("servers: [a, b]\n")))
     assert any("holds no chain section" in p.message for p in result.problems)

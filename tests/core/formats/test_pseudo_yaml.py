@@ -63,6 +63,8 @@ def test_block_value_holding_key_value_pairs_is_quoted_and_listed():
         "staleness: {detect: [http:410, code:X], ttl_hint: ~5m}\n",
         "s: |\n  text: (with) colons\n",
         'w: "already (quoted): fine"\n',
+        '? ""\n: - -5\n',
+        'm:\n  ? "a\\nb"\n  : [1, 2]\n',
     ],
 )
 def test_valid_yaml_passes_through_unchanged(text):
