@@ -36,12 +36,16 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
+    # Only for its static files: the API docs then load Swagger UI from us, not a CDN.
+    "ninja",
     "template_partials",
     "chains",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy and Permissions-Policy on every response (SECURE_CSP below).
+    "designer.security.SecurityHeadersMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -87,6 +91,23 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Cache: each process's memory by default. CACHE_URL (or REDIS_URL) shares one Redis
+# cache between processes, which the sign-in limits need when more than one serves.
+_cache_url = env_str("CACHE_URL") or env_str("REDIS_URL")
+if _cache_url is None:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+elif _cache_url.startswith(("redis://", "rediss://", "unix://")):
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": _cache_url,
+        }
+    }
+else:
+    raise ImproperlyConfigured(
+        f"CACHE_URL/REDIS_URL must be a redis://, rediss:// or unix:// URL; got {_cache_url!r}"
+    )
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -99,6 +120,15 @@ LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
 # Whether anyone may create an account at /accounts/signup/ (each gets a team of their own).
 ALLOW_SIGNUP = env_bool("ALLOW_SIGNUP", default=True)
+# Sign-in limits (chains/views/signin.py): this many failures for one username, or from
+# one client address, within the window, and further attempts are refused until it ends.
+SIGNIN_MAX_FAILURES = env_int("SIGNIN_MAX_FAILURES", 5)
+SIGNIN_WINDOW_SECONDS = env_int("SIGNIN_WINDOW_SECONDS", 15 * 60)
+if SIGNIN_MAX_FAILURES < 1 or SIGNIN_WINDOW_SECONDS < 1:
+    raise ImproperlyConfigured("SIGNIN_MAX_FAILURES and SIGNIN_WINDOW_SECONDS must be positive")
+# Behind a proxy every client has the proxy's address; with this on, the client address
+# is the last one in X-Forwarded-For, the one the proxy added.
+SIGNIN_USE_X_FORWARDED_FOR = env_bool("USE_X_FORWARDED_FOR", default=False)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env_str("TIME_ZONE", "UTC")
@@ -119,6 +149,54 @@ CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", default=not DEBUG)
 if env_bool("USE_X_FORWARDED_PROTO", default=False):
     # Only behind a proxy that sets this header itself and strips it from clients.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Headers on every response. Django's SecurityMiddleware and XFrameOptionsMiddleware
+# send the first four; designer/security.py the Content-Security-Policy and the
+# Permissions-Policy. Pages load scripts and styles only from our static files: no
+# inline <script>, style="..." or <style>, no eval, no other origin.
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+_policy = {
+    "default-src": ["'self'"],
+    "script-src": ["'self'"],
+    "style-src": ["'self'"],
+    "img-src": ["'self'", "data:"],
+    "connect-src": ["'self'"],
+    "font-src": ["'self'"],
+    "object-src": ["'none'"],
+    "base-uri": ["'self'"],
+    "form-action": ["'self'"],
+    "frame-ancestors": ["'none'"],
+}
+if _csp_report_uri := env_str("CSP_REPORT_URI"):
+    _policy["report-uri"] = [_csp_report_uri]
+# The same shape as Django 6's SECURE_CSP / SECURE_CSP_REPORT_ONLY: CSP_REPORT_ONLY=1
+# moves the policy to the report-only header, which reports violations but blocks nothing.
+if env_bool("CSP_REPORT_ONLY", default=False):
+    SECURE_CSP: dict[str, list[str]] = {}
+    SECURE_CSP_REPORT_ONLY = _policy
+else:
+    SECURE_CSP = _policy
+    SECURE_CSP_REPORT_ONLY = {}
+# Powerful browser features the app never uses, denied to every origin including ours.
+PERMISSIONS_POLICY: dict[str, list[str]] = {
+    feature: []
+    for feature in (
+        "accelerometer",
+        "camera",
+        "display-capture",
+        "geolocation",
+        "gyroscope",
+        "magnetometer",
+        "microphone",
+        "midi",
+        "payment",
+        "serial",
+        "usb",
+    )
+}
 
 # Celery: embedded default is kombu's filesystem transport (no server) and a
 # file result backend, both under var/; production points both at Redis.
@@ -141,5 +219,12 @@ if CELERY_RESULT_BACKEND.startswith("file://"):
     Path(CELERY_RESULT_BACKEND.removeprefix("file://")).mkdir(parents=True, exist_ok=True)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
-# Largest chain document accepted by import (command line and upload).
+# Largest chain document accepted by import (command line, upload and paste).
 CHAIN_UPLOAD_MAX_BYTES = 2 * 1024 * 1024
+# A request's form fields (a pasted document and the rest of the form) may be a little
+# larger; beyond that Django refuses the request with 400 before any view reads it.
+# Uploaded files do not count here: the import view checks their size itself.
+DATA_UPLOAD_MAX_MEMORY_SIZE = CHAIN_UPLOAD_MAX_BYTES + 256 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
+# The largest form (an element's fields with a multi-select of handles) posts far fewer.
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 500

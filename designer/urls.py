@@ -3,11 +3,16 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from chains.views import people
+from chains.views import people, signin
+from designer import api
 
 urlpatterns = [
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", signin.SignInView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", people.signup, name="signup"),
+    path("api/", api.urls()),
     path("", include("chains.urls")),
 ]
+
+# A request too large or malformed to read gets a page saying which limit it hit.
+handler400 = "chains.views.errors.bad_request"

@@ -15,6 +15,7 @@ import pytest
 from celery.contrib.testing.worker import start_worker
 from celery.signals import task_prerun
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.db import connections
 from django.test import Client
 
@@ -51,6 +52,12 @@ def celery_worker(django_db_setup):
         task_prerun.disconnect(borrow)
         for conn in shared.values():
             conn.dec_thread_sharing()
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    """Failed sign-ins are counted in the cache; one test's must not lock out the next."""
+    cache.clear()
 
 
 @pytest.fixture(autouse=True)

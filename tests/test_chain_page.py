@@ -54,6 +54,13 @@ def test_json_export_is_the_stored_document(client, flight):
     assert json.loads(response.content) == flight.head().document
 
 
+def test_the_design_document_downloads_and_reimports_to_the_stored_document(client, flight):
+    response = client.get(f"/chains/{flight.key}/r1.md")
+    assert response["Content-Type"] == "text/markdown; charset=utf-8"
+    reloaded = formats.load(response.content, format="md").chains[0]
+    assert formats.to_document(reloaded) == flight.head().document
+
+
 def test_export_of_a_missing_revision_is_not_found(client, flight):
     assert client.get(f"/chains/{flight.key}/r9.yaml").status_code == 404
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -74,3 +75,47 @@ def test_an_upload_over_the_limit_is_refused(client, settings):
     response = client.post("/chains/import/", {"file": upload})
     assert response.status_code == 400
     assert "the limit is 10 bytes" in response.content.decode()
+
+
+def three_megabytes() -> str:
+    """A valid chain document of about 3 MB, so only its size can be wrong with it."""
+    return "id: big\ndescription: " + "x" * (3 * 1000 * 1000) + "\n"
+
+
+def test_a_three_megabyte_upload_is_a_400_naming_the_limit_and_stores_nothing(client):
+    upload = SimpleUploadedFile("big.yaml", three_megabytes().encode())
+    response = client.post("/chains/import/", {"file": upload})
+    assert response.status_code == 400
+    assert "the limit is 2,097,152 bytes" in response.content.decode()
+    assert not Revision.objects.exists()
+
+
+@pytest.mark.parametrize("encoding", ["multipart", "urlencoded"])
+def test_a_three_megabyte_paste_is_a_400_naming_the_limit_and_stores_nothing(client, encoding):
+    data = {"text": three_megabytes(), "name": "big.yaml"}
+    if encoding == "multipart":
+        response = client.post("/chains/import/", data)
+    else:
+        body = urlencode(data)
+        response = client.post("/chains/import/", body, "application/x-www-form-urlencoded")
+    body = response.content.decode()
+    assert response.status_code == 400
+    assert 'id="bad-request"' in body
+    assert "A chain document may be at most 2 MiB (2,097,152 bytes)" in body
+    assert "Nothing was stored" in body
+    assert not Revision.objects.exists()
+
+
+def test_a_paste_over_the_document_limit_but_under_the_request_limit_is_refused_too(client):
+    text = "id: big\ndescription: " + "x" * (2 * 1024 * 1024) + "\n"
+    response = client.post("/chains/import/", {"text": text, "name": "big.yaml"})
+    assert response.status_code == 400
+    assert "the pasted document is over the limit of 2,097,152 bytes" in response.content.decode()
+    assert not Revision.objects.exists()
+
+
+def test_a_form_with_too_many_fields_is_a_400_saying_so(client):
+    fields = "&".join(f"f{n}=1" for n in range(600))
+    response = client.post("/chains/import/", fields, "application/x-www-form-urlencoded")
+    assert response.status_code == 400
+    assert "The form sent more than 500 fields" in response.content.decode()

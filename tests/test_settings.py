@@ -22,6 +22,13 @@ OUR_VARIABLES = {
     "DATABASE_URL",
     "CELERY_BROKER_URL",
     "CELERY_RESULT_BACKEND",
+    "CACHE_URL",
+    "REDIS_URL",
+    "CSP_REPORT_ONLY",
+    "CSP_REPORT_URI",
+    "SIGNIN_MAX_FAILURES",
+    "SIGNIN_WINDOW_SECONDS",
+    "USE_X_FORWARDED_FOR",
     "DJANGO_ALLOW_ASYNC_UNSAFE",  # set by conftest for Playwright; never in deployment
 }
 
@@ -130,12 +137,92 @@ def test_database_url_selects_postgresql():
     assert result.stdout.strip() == "django.db.backends.postgresql"
 
 
-def test_production_configuration_passes_check_deploy_without_warnings():
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {},
+        {
+            "CACHE_URL": "redis://cache.example.com:6379/2",
+            "CSP_REPORT_ONLY": "1",
+            "CSP_REPORT_URI": "https://chains.example.com/csp-reports",
+            "SIGNIN_MAX_FAILURES": "10",
+            "USE_X_FORWARDED_FOR": "1",
+        },
+    ],
+    ids=["minimal", "with-security-variables"],
+)
+def test_production_configuration_passes_check_deploy_without_warnings(extra):
     code = (
         "import django; django.setup(); from django.core.management import call_command; "
         "call_command('check', deploy=True, fail_level='WARNING')"
     )
-    result = run_python(code, **production_env())
+    result = run_python(code, **production_env(), **extra)
     assert result.returncode == 0, result.stderr
     assert "System check identified no issues" in result.stdout
     assert "WARNING" not in result.stdout + result.stderr
+
+
+def settings_json(expression: str, **env: str) -> object:
+    code = f"import json; from django.conf import settings; print(json.dumps({expression}))"
+    result = run_python(code, **env)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_the_cache_is_local_memory_unless_a_redis_url_is_given():
+    backend = "settings.CACHES['default']['BACKEND']"
+    assert settings_json(backend, DEBUG="1").endswith("LocMemCache")
+
+
+@pytest.mark.parametrize("variable", ["CACHE_URL", "REDIS_URL"])
+def test_a_cache_url_selects_redis(variable):
+    cache = settings_json("settings.CACHES['default']", DEBUG="1", **{variable: "redis://c:6379/2"})
+    assert cache == {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": "redis://c:6379/2",
+    }
+
+
+def test_a_cache_url_that_is_not_redis_stops_the_process():
+    result = run_python("import django; django.setup()", DEBUG="1", CACHE_URL="memcached://c")
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: CACHE_URL/REDIS_URL must be a redis://" in result.stderr
+
+
+def test_the_policy_is_enforced_by_default():
+    policy = settings_json("[settings.SECURE_CSP, settings.SECURE_CSP_REPORT_ONLY]", DEBUG="1")
+    enforced, report_only = policy
+    assert enforced["script-src"] == ["'self'"] and enforced["frame-ancestors"] == ["'none'"]
+    assert report_only == {}
+
+
+def test_csp_report_only_moves_the_policy_and_a_report_uri_joins_it():
+    expression = "[settings.SECURE_CSP, settings.SECURE_CSP_REPORT_ONLY]"
+    enforced, report_only = settings_json(
+        expression, DEBUG="1", CSP_REPORT_ONLY="yes", CSP_REPORT_URI="/csp-reports"
+    )
+    assert enforced == {}
+    assert report_only["style-src"] == ["'self'"] and report_only["report-uri"] == ["/csp-reports"]
+
+
+def test_sign_in_limits_come_from_the_environment():
+    expression = "[settings.SIGNIN_MAX_FAILURES, settings.SIGNIN_WINDOW_SECONDS]"
+    assert settings_json(expression, DEBUG="1") == [5, 900]
+    assert settings_json(expression, DEBUG="1", SIGNIN_MAX_FAILURES="3") == [3, 900]
+
+
+def test_a_sign_in_limit_of_zero_stops_the_process():
+    result = run_python("import django; django.setup()", DEBUG="1", SIGNIN_MAX_FAILURES="0")
+    assert result.returncode != 0
+    assert "SIGNIN_MAX_FAILURES" in result.stderr
+
+
+def test_request_bodies_may_be_a_little_larger_than_a_chain_document():
+    limits = settings_json(
+        "[settings.CHAIN_UPLOAD_MAX_BYTES, settings.DATA_UPLOAD_MAX_MEMORY_SIZE, "
+        "settings.FILE_UPLOAD_MAX_MEMORY_SIZE, settings.DATA_UPLOAD_MAX_NUMBER_FIELDS]",
+        DEBUG="1",
+    )
+    document, body, file_in_memory, fields = limits
+    assert document < body <= document * 1.25 and file_in_memory == body
+    assert fields == 500

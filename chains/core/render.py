@@ -56,10 +56,16 @@ Graphviz cannot read entities into them, nothing sets ``URL`` or ``href``,
 and DOT node names are the key only when it is plain ASCII (else ``_<n>``),
 so Graphviz's ``<title>`` and comments never carry user text it might not
 escape. Control characters, which XML cannot carry, become U+FFFD.
+
+The SVG is inlined in pages whose Content-Security-Policy forbids inline
+styles, so no element keeps a ``style`` attribute: the declarations Graphviz
+writes there (gradient stops, some font settings) become the equivalent SVG
+presentation attributes (:func:`to_svg`).
 """
 
 from __future__ import annotations
 
+import html
 import re
 import subprocess
 import threading
@@ -581,8 +587,10 @@ def to_svg(dot_source: str, timeout: float = 10.0) -> str:
     """Lay out ``dot_source`` with Graphviz and return the ``<svg>…</svg>`` element alone.
 
     The XML prolog, DOCTYPE and generator comment are dropped so the result
-    can be inlined in HTML. Raises :class:`RenderError` when ``dot`` cannot
-    be run, runs longer than ``timeout`` seconds, or fails.
+    can be inlined in HTML, and ``style`` attributes become presentation
+    attributes (:func:`_without_style_attributes`). Raises
+    :class:`RenderError` when ``dot`` cannot be run, runs longer than
+    ``timeout`` seconds, or fails.
 
     Starting ``dot`` costs about as much as laying out a small chain, so one
     started process is kept waiting for its input: each render takes it and
@@ -613,7 +621,41 @@ def to_svg(dot_source: str, timeout: float = 10.0) -> str:
     start, end = svg.find("<svg"), svg.rfind("</svg>")
     if start < 0 or end < start:
         raise RenderError(f"Graphviz {DOT_EXECUTABLE!r} produced no SVG")
-    return svg[start : end + len("</svg>")]
+    return _without_style_attributes(svg[start : end + len("</svg>")])
+
+
+# Graphviz writes start tags with double-quoted attribute values in which it
+# escapes every quote, < and >, so these patterns cannot start inside a value.
+_START_TAG = re.compile(r"<([A-Za-z][\w:.-]*)((?:\s+[\w:.-]+=\"[^\"]*\")*)\s*(/?)>")
+_ATTRIBUTE = re.compile(r"\s+([\w:.-]+)=\"([^\"]*)\"")
+_CSS_PROPERTY = re.compile(r"[a-z][a-z-]*")
+
+
+def _without_style_attributes(svg: str) -> str:
+    """``svg`` with each ``style="p: v"`` turned into ``p="v"``; other tags untouched.
+
+    Every CSS property Graphviz writes into ``style`` (``stop-color``,
+    ``stop-opacity``, ``font-weight``...) is also an SVG presentation
+    attribute, which a Content-Security-Policy allows. A declaration
+    overrides an attribute of the same name, as it would in CSS.
+
+    >>> _without_style_attributes('<stop offset="0" style="stop-color:red;stop-opacity:1.;"/>')
+    '<stop offset="0" stop-color="red" stop-opacity="1."/>'
+    """
+
+    def rewrite(tag: re.Match[str]) -> str:
+        attributes = dict(_ATTRIBUTE.findall(tag[2]))
+        if "style" not in attributes:
+            return tag[0]
+        for declaration in html.unescape(attributes.pop("style")).split(";"):
+            name, colon, value = declaration.partition(":")
+            name, value = name.strip().lower(), value.strip()
+            if colon and value and _CSS_PROPERTY.fullmatch(name):
+                attributes[name] = html.escape(value)
+        written = "".join(f' {name}="{value}"' for name, value in attributes.items())
+        return f"<{tag[1]}{written}{tag[3]}>"
+
+    return _START_TAG.sub(rewrite, svg)
 
 
 _WAITING: list[tuple[str, subprocess.Popen]] = []  # (executable, a dot reading its stdin)

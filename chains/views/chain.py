@@ -14,7 +14,11 @@ from chains.core.sim.regression import test_vectors
 from chains.models import saved_scenarios
 from chains.views.common import get_chain, get_head, get_revision
 
-CONTENT_TYPES = {"yaml": "application/yaml; charset=utf-8", "json": "application/json"}
+CONTENT_TYPES = {
+    "yaml": "application/yaml; charset=utf-8",
+    "json": "application/json",
+    "md": "text/markdown; charset=utf-8",
+}
 
 
 @require_GET

@@ -37,20 +37,19 @@ class NoTeam(Exception):
     """The person cannot say, or may not use, the team a new chain should belong to."""
 
 
-def creating_team(request: HttpRequest) -> Team | None:
-    """The team a chain created by this request belongs to (the posted ``team`` slug).
+def creating_team(user: Any, slug: str | None) -> Team | None:
+    """The team a chain ``user`` creates belongs to: the one ``slug`` names.
 
     One team to choose from needs no choice. Raises :class:`NoTeam` with what
     to do instead; a superuser may leave the team out (the chain then has none).
     """
-    allowed = Team.objects.creating(request.user)
-    slug = request.POST.get("team", "")
+    allowed = Team.objects.creating(user)
     if slug:
         team = allowed.filter(slug=slug).first()
         if team is None:
             raise NoTeam(f"team: you may not create chains in {slug!r}")
         return team
-    if request.user.is_superuser:  # type: ignore[union-attr]
+    if user.is_superuser:
         return None
     choices = list(allowed[:2])
     if len(choices) == 1:

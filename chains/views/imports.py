@@ -32,7 +32,7 @@ def import_chain(request: HttpRequest) -> HttpResponse:
         return _refused(request, context, exc.problems)
     context.update(result=result, problems=result.problems, pasted=request.POST.get("text", ""))
     try:
-        team = creating_team(request)
+        team = creating_team(request.user, request.POST.get("team"))
     except NoTeam as exc:
         return _refused(request, context, [*result.problems, Problem(str(exc))])
     refused = [Problem(why) for why in unwritable(request, [c.id for c in result.chains])]
@@ -59,6 +59,9 @@ def _submitted(request: HttpRequest) -> tuple[bytes | str | None, str]:
             return None, f"{upload.name} is {upload.size:,} bytes; the limit is {limit:,} bytes"
         return upload.read(), upload.name or ""
     text = request.POST.get("text", "")
+    if len(text.encode("utf-8", errors="replace")) > settings.CHAIN_UPLOAD_MAX_BYTES:
+        limit = settings.CHAIN_UPLOAD_MAX_BYTES
+        return None, f"the pasted document is over the limit of {limit:,} bytes"
     if text.strip():
         return text, request.POST.get("name", "")
     return None, "choose a file to upload or paste a document"

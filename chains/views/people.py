@@ -18,9 +18,9 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import slugify
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
-from chains.models import LastOwner, Role, Team, at_least
+from chains.models import ApiToken, LastOwner, Role, Team, at_least
 from chains.views.common import get_chain
 
 ROLES = [role.value for role in Role]
@@ -117,6 +117,26 @@ def chain_people(request: HttpRequest, key: str) -> HttpResponse:
         "error": error,
     }
     return render(request, "chains/people.html", context, status=status)
+
+
+@require_http_methods(["GET", "POST"])
+def tokens(request: HttpRequest) -> HttpResponse:
+    """Your personal API tokens; a new one's secret is shown on this answer only."""
+    context: dict[str, Any] = {"tokens": request.user.api_tokens.all()}  # type: ignore[union-attr]
+    if request.method == "POST":
+        name = request.POST.get("name", "").strip()
+        if not name or len(name) > 100:
+            context["error"] = "name: give the token a name of 1 to 100 characters"
+            return render(request, "chains/tokens.html", context, status=400)
+        context["new"], context["secret"] = ApiToken.objects.issue(request.user, name)
+    return render(request, "chains/tokens.html", context)
+
+
+@require_POST
+def revoke_token(request: HttpRequest, pk: int) -> HttpResponse:
+    """Revoke one of your tokens; tools using it get 401 from then on."""
+    get_object_or_404(ApiToken, pk=pk, user=request.user).revoke()
+    return redirect("chains:tokens")
 
 
 def _member(post: Any) -> tuple[Any, str]:

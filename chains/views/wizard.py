@@ -42,7 +42,7 @@ def new_chain(request: HttpRequest) -> HttpResponse:
         return render(request, "chains/wizard.html", context)
     key = request.POST.get("key", "").strip()
     try:
-        team = creating_team(request)
+        team = creating_team(request.user, request.POST.get("team"))
         problem = _key_problem(key)
     except NoTeam as exc:
         problem = str(exc)

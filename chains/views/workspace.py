@@ -12,6 +12,7 @@ shows is computed by core functions; this module only gathers it.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from concurrent.futures import Future
 from typing import Any, get_args
 from urllib.parse import urlencode
@@ -35,6 +36,7 @@ from chains.core.selection import Selection, finding_key, intent_fields, select
 from chains.core.verdicts import GENERIC_ROWS, VERDICT_TYPES, build_verdict
 from chains.models import (
     Chain,
+    Comment,
     NothingToUndo,
     Revision,
     Role,
@@ -61,7 +63,7 @@ class BadRequest(ChainError):
 def workspace(request: HttpRequest, key: str) -> HttpResponse:
     chain = get_chain(request, key)
     context = workspace_context(chain, get_head(chain), request.GET)
-    return _render(request, context)
+    return render_workspace(request, context)
 
 
 @require_POST
@@ -74,7 +76,8 @@ def edit_chain(request: HttpRequest, key: str) -> HttpResponse:
         changed = edit.apply(document, op, args)
         if changed.id != document.id:
             raise BadRequest("id: a chain's id is its address and cannot change here")
-        drawing = _draw(changed, _state(request)) if request.htmx else None
+        commented = Comment.objects.open_counts(chain)
+        drawing = _draw(changed, _state(request), commented) if request.htmx else None
         report = lint(changed)  # while Graphviz lays out the new graph
         revision = Chain.objects.store(
             formats.to_document(changed),
@@ -126,15 +129,18 @@ def workspace_context(
         "tabs": TABS,
         "view": view,
         "history": chain.revisions.order_by("-number")[:30],
+        "threads": Comment.objects.threads(chain)[:50],
+        "approved": chain.approved(),
         **extra,
     }
+    commented = Comment.objects.open_counts(chain)
     if document is None:
         try:
             document = document_of(head)
         except DocumentError as exc:
             context.update(problems=exc.problems, raw=json.dumps(head.document, indent=2))
             return context
-    selection, svg = drawing or _draw(document, params)
+    selection, svg = drawing or _draw(document, params, commented)
     report = report or lint(document)
     context.update(
         document=document,
@@ -151,6 +157,8 @@ def workspace_context(
         audiences=AUDIENCES,
         **(_settings(document) if tab == "policy" else {}),
     )
+    for item in context["rows"]:
+        item["comments"] = commented.get(f"row:{item['ref']}", 0)
     context["scenario_checks"] = scenario_checks(chain, document)
     if tab == "coverage":
         m = coverage(document)
@@ -165,11 +173,19 @@ def workspace_context(
     return context
 
 
-def _draw(document: Document, params: Any) -> tuple[Selection, Future[str]]:
-    """The selection and the graph's layout, started at once so other work overlaps it."""
+def _draw(
+    document: Document, params: Any, commented: Iterable[str] = ()
+) -> tuple[Selection, Future[str]]:
+    """The selection and the graph's layout, started at once so other work overlaps it.
+
+    Elements with open comment threads (``commented`` keys) are marked ``has-comment``.
+    """
     selection = select(document, params.get("select") or None)
+    marks = dict(selection.marks)
+    for key in commented:
+        marks[key] = f"{marks.get(key, '')} has-comment".lstrip()
     dot = flow_dot if params.get("view") == "flow" else handle_graph_dot
-    return selection, start_svg(dot(document, selection.marks))
+    return selection, start_svg(dot(document, marks))
 
 
 def _findings(head: Revision, document: Document, report: Any) -> list[dict]:
@@ -346,8 +362,10 @@ def _state(request: HttpRequest) -> dict[str, str]:
     return {k: request.POST[k] for k in ("select", "tab", "view") if request.POST.get(k)}
 
 
-def _render(request: HttpRequest, context: dict, status: int = 200) -> HttpResponse:
+def render_workspace(request: HttpRequest, context: dict, status: int = 200) -> HttpResponse:
+    """The workspace page, or its partial for htmx, with what the user's role lets them do."""
     context["can_edit"] = at_least(getattr(request, "chain_role", None), Role.EDITOR)
+    context["can_comment"] = at_least(getattr(request, "chain_role", None), Role.REVIEWER)
     template = "chains/workspace.html#workspace" if request.htmx else "chains/workspace.html"
     return render(request, template, context, status=status)
 
@@ -363,7 +381,7 @@ def _saved(request: HttpRequest, chain: Chain, revision: Revision, **known: Any)
         url = reverse("chains:chain", args=[chain.key])
         return redirect(f"{url}?{urlencode(state)}" if state else url, permanent=False)
     context = workspace_context(chain, revision, state, saved=revision, **known)
-    return _render(request, context)
+    return render_workspace(request, context)
 
 
 def _refused(request: HttpRequest, chain: Chain, message: str, status: int) -> HttpResponse:
@@ -371,4 +389,4 @@ def _refused(request: HttpRequest, chain: Chain, message: str, status: int) -> H
     context = workspace_context(chain, get_head(chain), _state(request), error=message)
     context["stale"] = status == 409
     context["typed"] = {"op": request.POST.get("op", ""), "yaml": request.POST.get("yaml.fields")}
-    return _render(request, context, status)
+    return render_workspace(request, context, status)

@@ -481,6 +481,34 @@ def test_to_svg_returns_the_svg_element_alone():
     assert "<?xml" not in svg and "<!DOCTYPE" not in svg
 
 
+@pytest.mark.parametrize("name", ["flight-roundtrip.yaml", "card-payment.yaml"])
+def test_the_drawings_carry_no_style_attribute_a_content_security_policy_would_block(name):
+    doc = fixture(name)
+    for svg in (handle_graph_svg(doc), flow_svg(doc)):
+        assert not [el.tag for el in ET.fromstring(svg).iter() if "style" in el.attrib]
+
+
+def test_graphviz_style_attributes_become_presentation_attributes():
+    svg = to_svg('digraph { a [style=filled, fillcolor="red:blue"] }')  # a gradient fill
+    stops = list(ET.fromstring(svg).iter(f"{SVG}stop"))
+    assert [(s.get("stop-color"), "style" in s.attrib) for s in stops] == [
+        ("red", False),
+        ("blue", False),
+    ]
+
+
+def test_only_style_attributes_change_and_text_that_mentions_style_is_kept():
+    svg = (
+        '<svg><g id="n" class="node"><a xlink:title="a style=" id="t"><text x="1">'
+        'style=&quot;fill:red&quot;</text></a>\n<stop offset="0" fill="x" '
+        'style="fill: &quot;y&quot;;bogus;stop-opacity:1.;"/></g></svg>'
+    )
+    assert render._without_style_attributes(svg) == svg.replace(
+        'fill="x" style="fill: &quot;y&quot;;bogus;stop-opacity:1.;"',
+        'fill="&quot;y&quot;" stop-opacity="1."',
+    )
+
+
 def test_a_missing_dot_program_raises_render_error(monkeypatch):
     monkeypatch.setattr(render, "DOT_EXECUTABLE", "no-such-graphviz-dot")
     with pytest.raises(RenderError, match="not installed"):

@@ -20,10 +20,13 @@ from . import commit, edges, evidence, gates, handles, policy, structure, table 
 from .context import LintContext
 from .registry import RULES, Finding, Rule
 
-__all__ = ["RULES", "Finding", "LintReport", "Rule", "Status", "lint"]
+__all__ = ["EXIT_CODES", "RULES", "Finding", "LintReport", "Rule", "Status", "lint", "worst_status"]
 
 Status = Literal["VALID", "WARNINGS", "INVALID", "BLOCKED"]
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+_STATUS_ORDER: tuple[Status, ...] = ("VALID", "WARNINGS", "INVALID", "BLOCKED")
+# What a pipeline should exit with: 0 passes, 1 invalid, 2 blocked.
+EXIT_CODES: dict[str, int] = {"VALID": 0, "WARNINGS": 0, "INVALID": 1, "BLOCKED": 2}
 
 
 @dataclass
@@ -56,6 +59,17 @@ def lint(chain: Chain) -> LintReport:
             unknowns.extend(found)
     findings.sort(key=lambda f: (_SEVERITY_ORDER[f.severity], f.rule, f.element))
     return LintReport(_status(findings, blocked), findings, unknowns, _cascades(chain))
+
+
+def worst_status(statuses: list[str]) -> Status:
+    """The worst of several statuses (INVALID for none: there was nothing to pass).
+
+    >>> worst_status(["VALID", "BLOCKED", "WARNINGS"])
+    'BLOCKED'
+    """
+    if not statuses:
+        return "INVALID"
+    return _STATUS_ORDER[max(_STATUS_ORDER.index(s) for s in statuses)]
 
 
 def _status(findings: list[Finding], blocked: bool) -> Status:

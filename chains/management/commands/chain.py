@@ -19,7 +19,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from chains.core import formats
 from chains.core.errors import ChainError, DocumentError
-from chains.core.lint import RULES, lint
+from chains.core.lint import EXIT_CODES, RULES, lint, worst_status
 from chains.core.lint.docs import rules_markdown
 from chains.core.sim.explorer import Bounds, ExploreResult, explore, scenario_dict
 from chains.core.sim.regression import recorded, test_vectors
@@ -32,12 +32,6 @@ from chains.models import (
     scenario_checks,
     store_all,
 )
-
-EXIT_CODES = {"VALID": 0, "WARNINGS": 0, "INVALID": 1, "BLOCKED": 2}
-
-
-def worst_status(statuses: list[str]) -> str:
-    return max(statuses, key=["VALID", "WARNINGS", "INVALID", "BLOCKED"].index)
 
 
 class Command(BaseCommand):
@@ -165,7 +159,7 @@ class Command(BaseCommand):
     def lint(self, target: str, fmt: str, as_json: bool) -> None:
         chains, problems = self.lint_targets(target, fmt)
         reports = [(chain, lint(chain)) for chain in chains]
-        status = worst_status([report.status for _, report in reports]) if reports else "INVALID"
+        status = worst_status([report.status for _, report in reports])
         if as_json:
             out: dict[str, Any] = {"status": status}
             if problems:

@@ -1,0 +1,362 @@
+"""The chains API (django-ninja): what the pages do, as JSON for pipelines and tools.
+
+One router, mounted on the project's ``NinjaAPI`` (``designer/api.py``). Every
+operation takes a person from the session (browser, with CSRF on unsafe
+methods) or from a personal token (``Authorization: Bearer cd_…``), and
+reaches a chain only through ``views.common.get_chain`` with the role it
+needs, exactly as the pages do. Domain errors become JSON once, in
+``designer/api.py``: a machine-readable ``code``, a ``message`` and, where
+there is one, the ``location`` of the problem.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any, Literal
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
+from ninja import Field, Query, Router, Schema, Status
+
+from chains.core import formats
+from chains.core.diff import diff
+from chains.core.errors import DocumentError, Problem
+from chains.core.graph import cascade, repair_scope
+from chains.core.lint import lint, worst_status
+from chains.core.render import flow_dot, handle_graph_dot, to_svg
+from chains.core.sim.explorer import Bounds
+from chains.core.sim.regression import recorded, test_vectors
+from chains.core.sim.scenario import Scenario, load_scenario, simulate
+from chains.models import (
+    Chain,
+    Exploration,
+    Revision,
+    Role,
+    SavedScenario,
+    saved_scenarios,
+    scenario_checks,
+    store_all,
+)
+from chains.views.common import (
+    NoTeam,
+    creating_team,
+    document_of,
+    get_chain,
+    get_head,
+    get_revision,
+    unwritable,
+)
+
+router = Router(tags=["chains"])
+
+MAX_TEXT = 2 * 1024 * 1024  # characters of a posted document or scenario
+
+
+class Refused(Exception):
+    """A request the API understood and will not carry out (400 with ``code``)."""
+
+    def __init__(self, code: str, message: str, location: str | None = None, status: int = 400):
+        super().__init__(message)
+        self.code, self.location, self.status = code, location, status
+
+
+# --- schemas ---------------------------------------------------------------------------
+
+
+class ChainOut(Schema):
+    key: str
+    title: str
+    team: str | None
+    head: int | None
+    status: str | None
+
+
+class RevisionOut(Schema):
+    number: int
+    message: str
+    content_hash: str
+    status: str
+    author: str | None
+    created_at: str
+
+
+class DocumentIn(Schema):
+    document: str = Field(description="the chain document: YAML, JSON or a compile in Markdown")
+    filename: str | None = Field(None, description="tells the format, e.g. chain.yaml")
+    team: str | None = Field(None, description="slug of the team that owns new chains")
+
+
+class ScenarioIn(Schema):
+    scenario: str | dict[str, Any] = Field(description="a scenario: YAML/JSON text or an object")
+    revision: int | None = None
+
+
+class ScenarioSave(ScenarioIn):
+    name: str = Field(min_length=1, max_length=200)
+    record: bool = Field(True, description="replay it and keep its outcome as its expect")
+
+
+class CampaignIn(Schema):
+    max_faults: int = Field(2, ge=0, le=6)
+    max_events: int = Field(60, ge=1, le=500)
+    crashes: bool = True
+    shards: int = Field(1, ge=1, le=16)
+    revision: int | None = None
+
+
+# --- chains and revisions ---------------------------------------------------------------
+
+
+@router.get("/chains", response=list[ChainOut], summary="The chains you may see")
+def list_chains(request: HttpRequest) -> list[dict[str, Any]]:
+    chains = Chain.objects.visible_to(request.user).select_related("team").order_by("key")
+    return [_chain_out(c) for c in chains]
+
+
+@router.post("/chains", response={201: dict}, summary="Import a document; all its chains or none")
+def import_chains(request: HttpRequest, body: DocumentIn) -> Status:
+    result = formats.load(_text(body.document, "document"), filename=body.filename)
+    refused = unwritable(request, [c.id for c in result.chains])
+    if result.errors or not result.chains or refused:
+        problems = [*result.problems, *(Problem(why) for why in refused)]
+        raise DocumentError(problems or [Problem("the document holds no chain")])
+    try:
+        team = creating_team(request.user, body.team)
+    except NoTeam as exc:
+        raise Refused("no_team", str(exc), "team") from None
+    stored = store_all(result.chains, "import through the API", author=request.user, team=team)
+    return Status(201, {"stored": stored, "problems": [p.as_dict() for p in result.problems]})
+
+
+@router.get("/chains/{key}", response=ChainOut, summary="One chain and its head")
+def get_chain_summary(request: HttpRequest, key: str) -> dict[str, Any]:
+    return _chain_out(get_chain(request, key))
+
+
+@router.get("/chains/{key}/revisions", response=list[RevisionOut], summary="History, newest first")
+def list_revisions(request: HttpRequest, key: str) -> list[dict[str, Any]]:
+    chain = get_chain(request, key)
+    revisions = chain.revisions.select_related("author").order_by("-number")
+    return [_revision_out(r) for r in revisions]
+
+
+@router.get("/chains/{key}/revisions/{number}", summary="A revision's document (JSON)")
+def get_revision_document(request: HttpRequest, key: str, number: int) -> dict[str, Any]:
+    revision = get_revision(get_chain(request, key), number)
+    return {**_revision_out(revision), "document": revision.document}
+
+
+@router.get("/chains/{key}/diff", summary="What changed between two revisions")
+def revision_diff(
+    request: HttpRequest, key: str, from_: int = Query(..., alias="from"), to: int | None = None
+) -> dict[str, Any]:
+    chain = get_chain(request, key)
+    new = get_revision(chain, to) if to is not None else get_head(chain)
+    old = get_revision(chain, from_)
+    changes = diff(document_of(old), document_of(new))
+    return {"from": old.number, "to": new.number, "changes": [asdict(c) for c in changes]}
+
+
+# --- checks and queries -----------------------------------------------------------------
+
+
+@router.post("/lint", summary="Lint a document without storing it (for CI)")
+def lint_document(request: HttpRequest, body: DocumentIn) -> dict[str, Any]:
+    result = formats.load(_text(body.document, "document"), filename=body.filename)
+    reports = [{"chain": c.id, **lint(c).as_dict()} for c in result.chains]
+    return {
+        "status": worst_status([r["status"] for r in reports]),
+        "chains": reports,
+        "import_problems": [p.as_dict() for p in result.problems],
+    }
+
+
+@router.get("/chains/{key}/lint", summary="Lint a stored revision (default: the head)")
+def lint_revision(request: HttpRequest, key: str, revision: int | None = None) -> dict[str, Any]:
+    stored = _revision(get_chain(request, key), revision)
+    return {"revision": stored.number, **lint(document_of(stored)).as_dict()}
+
+
+@router.get("/chains/{key}/cascade/{handle}", summary="What dies if a handle is re-minted")
+def handle_cascade(
+    request: HttpRequest, key: str, handle: str, revision: int | None = None
+) -> dict[str, Any]:
+    document = document_of(_revision(get_chain(request, key), revision))
+    if document.handle(handle) is None:
+        raise Refused("unknown_handle", f"the chain has no handle {handle!r}", "handle", 404)
+    return asdict(cascade(document, handle))
+
+
+@router.get("/chains/{key}/repair-scope", summary="What a repair of intent fields at a step kills")
+def repair(
+    request: HttpRequest, key: str, step: str, fields: str, revision: int | None = None
+) -> dict[str, Any]:
+    document = document_of(_revision(get_chain(request, key), revision))
+    if document.action(step) is None:
+        raise Refused("unknown_step", f"the chain has no action {step!r}", "step", 404)
+    names = [f.strip() for f in fields.split(",") if f.strip()]
+    return asdict(repair_scope(document, step, names))
+
+
+@router.post("/chains/{key}/simulate", summary="Run a scenario; the trace and the outcome")
+def run_scenario(request: HttpRequest, key: str, body: ScenarioIn) -> dict[str, Any]:
+    document = document_of(_revision(get_chain(request, key), body.revision))
+    return simulate(document, _scenario(body.scenario)).as_dict()
+
+
+# --- scenarios --------------------------------------------------------------------------
+
+
+@router.get("/chains/{key}/scenarios", summary="Saved scenarios, replayed on the head")
+def list_scenarios(request: HttpRequest, key: str) -> list[dict[str, Any]]:
+    chain = get_chain(request, key)
+    return [c.as_dict() for c in scenario_checks(chain, document_of(get_head(chain)))]
+
+
+@router.post("/chains/{key}/scenarios", response={201: dict}, summary="Keep a scenario")
+def save_scenario(request: HttpRequest, key: str, body: ScenarioSave) -> Status:
+    chain = get_chain(request, key, Role.EDITOR)
+    scenario = _scenario(body.scenario)
+    if body.record:
+        scenario = recorded(document_of(_revision(chain, body.revision)), scenario)
+    SavedScenario.objects.keep(chain, body.name, scenario, author=request.user, replace=True)
+    expect = scenario.expect.model_dump(exclude_none=True) if scenario.expect else None
+    return Status(201, {"name": body.name, "expect": expect})
+
+
+@router.get("/chains/{key}/test-vectors", summary="Conformance test vectors of the head")
+def vectors(request: HttpRequest, key: str) -> dict[str, Any]:
+    chain = get_chain(request, key)
+    head = get_head(chain)
+    return {**test_vectors(document_of(head), saved_scenarios(chain)), "revision": head.number}
+
+
+# --- campaigns --------------------------------------------------------------------------
+
+
+@router.post("/chains/{key}/campaigns", response={201: dict}, summary="Launch the explorer")
+def start_campaign(request: HttpRequest, key: str, body: CampaignIn) -> Status:
+    chain = get_chain(request, key, Role.EDITOR)
+    revision = _revision(chain, body.revision)
+    document_of(revision)  # a revision that no longer validates is refused now, not by a worker
+    bounds = Bounds(max_faults=body.max_faults, max_events=body.max_events, crashes=body.crashes)
+    exploration = Exploration.objects.launch(revision, bounds, shards=body.shards)
+    return Status(201, _campaign_out(exploration))
+
+
+@router.get("/chains/{key}/campaigns/{pk}", summary="A campaign's progress, and its result")
+def get_campaign(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
+    exploration = _campaign(get_chain(request, key), pk)
+    exploration.recover()
+    return _campaign_out(exploration)
+
+
+@router.post("/chains/{key}/campaigns/{pk}/cancel", summary="Stop a campaign")
+def cancel_campaign(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
+    exploration = _campaign(get_chain(request, key, Role.EDITOR), pk)
+    exploration.cancel()
+    return _campaign_out(exploration)
+
+
+# --- exports ----------------------------------------------------------------------------
+
+EXPORTS = {
+    "yaml": "application/yaml; charset=utf-8",
+    "json": "application/json",
+    "md": "text/markdown; charset=utf-8",
+    "dot": "text/vnd.graphviz; charset=utf-8",
+    "svg": "image/svg+xml",
+}
+
+
+@router.get("/chains/{key}/revisions/{number}/export", summary="A revision as a file")
+def export(
+    request: HttpRequest,
+    key: str,
+    number: int,
+    format: Literal["yaml", "json", "md", "dot", "svg"] = "yaml",
+    graph: Literal["handles", "flow"] = "handles",
+) -> HttpResponse:
+    revision = get_revision(get_chain(request, key), number)
+    document = document_of(revision)
+    if format in ("dot", "svg"):
+        dot = (handle_graph_dot if graph == "handles" else flow_dot)(document)
+        text = dot if format == "dot" else to_svg(dot)
+    else:
+        text = formats.dump(document, format)
+    response = HttpResponse(text, content_type=EXPORTS[format])
+    name = f"{revision.chain.key}-r{revision.number}" + (
+        f"-{graph}" if format in ("dot", "svg") else ""
+    )
+    response["Content-Disposition"] = f'attachment; filename="{name}.{format}"'
+    response["X-Revision"] = str(revision.number)
+    response["X-Content-Hash"] = revision.content_hash
+    return response
+
+
+@router.get("/schema", auth=None, summary="The JSON Schema of chain documents")
+def schema(request: HttpRequest) -> dict[str, Any]:
+    return formats.json_schema()
+
+
+# --- helpers ----------------------------------------------------------------------------
+
+
+def _chain_out(chain: Chain) -> dict[str, Any]:
+    head = chain.head()
+    return {
+        "key": chain.key,
+        "title": chain.title,
+        "team": chain.team.slug if chain.team else None,
+        "head": head.number if head else None,
+        "status": head.lint_status() if head else None,
+    }
+
+
+def _revision_out(revision: Revision) -> dict[str, Any]:
+    return {
+        "number": revision.number,
+        "message": revision.message,
+        "content_hash": revision.content_hash,
+        "status": revision.lint_status(),
+        "author": revision.author.username if revision.author else None,
+        "created_at": revision.created_at.isoformat(),
+    }
+
+
+def _revision(chain: Chain, number: int | None) -> Revision:
+    return get_revision(chain, number) if number is not None else get_head(chain)
+
+
+def _campaign(chain: Chain, pk: int) -> Exploration:
+    return get_object_or_404(
+        Exploration.objects.select_related("revision"), pk=pk, revision__chain=chain
+    )
+
+
+def _campaign_out(exploration: Exploration) -> dict[str, Any]:
+    progress = exploration.progress()
+    for shard in progress["shards"]:
+        shard["heartbeat_at"] = shard["heartbeat_at"] and shard["heartbeat_at"].isoformat()
+    return {
+        **progress,
+        "revision": exploration.revision.number,
+        "bounds": exploration.bounds,
+        "started_at": exploration.started_at and exploration.started_at.isoformat(),
+        "finished_at": exploration.finished_at and exploration.finished_at.isoformat(),
+        "result": exploration.result(),
+    }
+
+
+def _text(value: str, name: str) -> str:
+    if len(value) > MAX_TEXT:
+        raise Refused("too_large", f"{name}: more than {MAX_TEXT:,} characters", name, 413)
+    return value
+
+
+def _scenario(value: str | dict[str, Any]) -> Scenario:
+    """A scenario posted as text (YAML or JSON) or as an object."""
+    if isinstance(value, str):
+        return load_scenario(_text(value, "scenario"))
+    return load_scenario(_text(json.dumps(value), "scenario"), "scenario.json")

@@ -1,0 +1,36 @@
+"""The page for a request Django refuses before any view reads it (400).
+
+Django answers a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE``, more fields than
+``DATA_UPLOAD_MAX_NUMBER_FIELDS`` or files than ``DATA_UPLOAD_MAX_NUMBER_FILES``,
+and other malformed requests with this handler (``handler400`` in
+designer/urls.py). The page says which limit was hit in the user's terms and
+that nothing was stored; any other cause gets a general sentence, since the
+exception's own message is written for developers.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.csrf import requires_csrf_token
+
+
+@requires_csrf_token
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if isinstance(exception, RequestDataTooBig):
+        limit = settings.CHAIN_UPLOAD_MAX_BYTES
+        reason = (
+            f"The request was larger than this site accepts. A chain document may be at most "
+            f"{limit / 1024 / 1024:g} MiB ({limit:,} bytes), uploaded or pasted; "
+            "split a larger one into several documents."
+        )
+    elif isinstance(exception, TooManyFieldsSent | TooManyFilesSent):
+        reason = (
+            f"The form sent more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS:,} fields "
+            "or too many files."
+        )
+    else:
+        reason = "The request could not be understood."
+    return render(request, "400.html", {"reason": reason}, status=400)

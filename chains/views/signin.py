@@ -1,0 +1,117 @@
+"""Sign-in with a limit on guessing passwords.
+
+After ``SIGNIN_MAX_FAILURES`` failed sign-ins for one username, or from one
+client address, within ``SIGNIN_WINDOW_SECONDS``, the next attempts are
+answered 429 without checking the password, until a whole window has passed
+since the failure that reached the limit; a successful sign-in clears the
+username's count (not the address's: one person signing in must not wipe out
+another's guesses). Usernames count case-insensitively, so ``Ada`` and
+``ada`` share a count. The counts live in Django's cache: per process with
+the default local-memory cache, shared by every process with Redis
+(``CACHE_URL``). The client address is ``REMOTE_ADDR``, or behind a proxy the
+address the proxy appended to X-Forwarded-For (``USE_X_FORWARDED_FOR``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+import unicodedata
+from datetime import UTC, datetime
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_not_required
+from django.contrib.auth.views import LoginView
+from django.core.cache import cache
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+from django.utils.decorators import method_decorator
+
+
+@method_decorator(login_not_required, name="dispatch")
+class SignInView(LoginView):
+    template_name = "registration/login.html"
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        until = locked_until(counters(request))
+        if until is not None:
+            return self.refused(until)
+        return super().post(request, *args, **kwargs)
+
+    def form_invalid(self, form: Any) -> HttpResponse:
+        for counter in counters(self.request):
+            record_failure(counter)
+        return super().form_invalid(form)
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        cache.delete_many(_keys(username_counter(self.request.POST.get("username", ""))))
+        return super().form_valid(form)
+
+    def refused(self, until: float) -> HttpResponse:
+        """The form again, saying when to come back; the password was not looked at."""
+        seconds = max(1, math.ceil(until - time.time()))
+        username = self.request.POST.get("username", "")
+        form = self.get_form_class()(self.request, initial={"username": username})
+        context = self.get_context_data(
+            form=form,
+            locked_until=timezone.localtime(datetime.fromtimestamp(until, tz=UTC)),
+            retry_minutes=math.ceil(seconds / 60),
+        )
+        response = self.render_to_response(context, status=429)
+        response["Retry-After"] = str(seconds)
+        return response
+
+
+def counters(request: HttpRequest) -> list[str]:
+    """The cache keys of the failure counts this attempt adds to: its username and address."""
+    found = [f"signin:address:{_digest(client_address(request))}"]
+    username = request.POST.get("username", "")
+    if username.strip():
+        found.append(username_counter(username))
+    return found
+
+
+def username_counter(username: str) -> str:
+    folded = unicodedata.normalize("NFKC", username).strip().casefold()
+    return f"signin:username:{_digest(folded)}"
+
+
+def client_address(request: HttpRequest) -> str:
+    if settings.SIGNIN_USE_X_FORWARDED_FOR:
+        # The proxy appends the address it saw; anything before it came from the client.
+        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")[-1].strip()
+        if forwarded:
+            return forwarded
+    return request.META.get("REMOTE_ADDR", "")
+
+
+def record_failure(counter: str) -> None:
+    """Count one failure; the one that reaches the limit locks the counter for a window."""
+    window = settings.SIGNIN_WINDOW_SECONDS
+    count_key, until_key = _keys(counter)
+    cache.add(count_key, 0, timeout=window)  # the window starts at the first failure
+    try:
+        failures = cache.incr(count_key)
+    except ValueError:  # the window ended between add and incr
+        cache.set(count_key, 1, timeout=window)
+        failures = 1
+    if failures >= settings.SIGNIN_MAX_FAILURES:
+        cache.set(until_key, time.time() + window, timeout=window)
+
+
+def locked_until(counters: list[str]) -> float | None:
+    """When the latest lock among ``counters`` ends (a Unix time), or None when none is on."""
+    until_keys = [_keys(counter)[1] for counter in counters]
+    ends = [end for end in cache.get_many(until_keys).values() if end > time.time()]
+    return max(ends, default=None)
+
+
+def _keys(counter: str) -> tuple[str, str]:
+    return f"{counter}:failures", f"{counter}:until"
+
+
+def _digest(text: str) -> str:
+    # Cache keys stay short and plain whatever a client sends.
+    return hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()[:32]

@@ -1,0 +1,123 @@
+"""The project's one ``NinjaAPI``: authentication, the routers, and errors as JSON.
+
+Every error leaves as ``{"error": {"code", "message", "location"}}`` (plus
+``problems`` for a document that does not load), so a pipeline can branch on
+``code`` and point a person at ``location``. The interactive docs are at
+``/api/docs`` and the OpenAPI document at ``/api/openapi.json``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.security import HttpBearer, SessionAuth
+
+from chains.api import Refused
+from chains.api import router as chains_router
+from chains.core.errors import ChainError, DocumentError
+from chains.models import ApiToken, QueueDown, StaleRevision
+
+
+class TokenAuth(HttpBearer):
+    """``Authorization: Bearer cd_…``: a personal token, acting as its owner."""
+
+    def authenticate(self, request: HttpRequest, token: str) -> Any:
+        found = ApiToken.objects.authenticate(token)
+        if found is None:
+            return None
+        request.user = found.user
+        return found.user
+
+
+api = NinjaAPI(
+    title="Chain Designer API",
+    version="1",
+    description="Chains, revisions, lint, simulation, campaigns, scenarios and exports.",
+    auth=[TokenAuth(), SessionAuth()],
+    urls_namespace="api",
+)
+api.add_router("/", chains_router)
+
+
+def error(
+    request: HttpRequest, status: int, code: str, message: str, location: Any = None, **more: Any
+) -> HttpResponse:
+    body = {"error": {"code": code, "message": message, "location": location}, **more}
+    return api.create_response(request, body, status=status)
+
+
+@api.exception_handler(Http404)
+def not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
+    return error(request, 404, "not_found", str(exc) or "not found")
+
+
+@api.exception_handler(PermissionDenied)
+def forbidden(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
+    return error(request, 403, "forbidden", str(exc) or "your role does not allow this")
+
+
+@api.exception_handler(AuthenticationError)
+def unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    message = "sign in, or send Authorization: Bearer <a personal token>"
+    return error(request, 401, "unauthorized", message)
+
+
+@api.exception_handler(ValidationError)
+def invalid_request(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    problems = [
+        {"message": e.get("msg", ""), "location": ".".join(str(p) for p in e.get("loc", ()))}
+        for e in exc.errors
+    ]
+    first = problems[0] if problems else {"message": "invalid request", "location": None}
+    return error(
+        request, 422, "invalid_request", first["message"], first["location"], problems=problems
+    )
+
+
+@api.exception_handler(DocumentError)
+def invalid_document(request: HttpRequest, exc: DocumentError) -> HttpResponse:
+    problems = [p.as_dict() for p in exc.problems]
+    first = exc.problems[0] if exc.problems else None
+    where = (first.path or (f"line {first.line}" if first.line else None)) if first else None
+    return error(request, 400, "invalid_document", str(exc), where, problems=problems)
+
+
+@api.exception_handler(StaleRevision)
+def conflict(request: HttpRequest, exc: StaleRevision) -> HttpResponse:
+    return error(request, 409, "stale_revision", str(exc), "base")
+
+
+@api.exception_handler(QueueDown)
+def queue_down(request: HttpRequest, exc: QueueDown) -> HttpResponse:
+    return error(request, 503, "queue_down", str(exc))
+
+
+@api.exception_handler(Refused)
+def refused(request: HttpRequest, exc: Refused) -> HttpResponse:
+    return error(request, exc.status, exc.code, str(exc), exc.location)
+
+
+@api.exception_handler(ChainError)
+def domain_error(request: HttpRequest, exc: ChainError) -> HttpResponse:
+    return error(request, 400, "refused", str(exc))
+
+
+@api.exception_handler(HttpError)
+def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    return error(request, exc.status_code, "http_error", str(exc))
+
+
+def urls() -> tuple[list, str, str]:
+    """The API's URL patterns, answered by the API itself when nobody is signed in.
+
+    (The sign-in middleware would redirect to the sign-in page; an API client
+    wants a 401 in JSON.)
+    """
+    patterns, app_name, namespace = api.urls
+    for pattern in patterns:
+        pattern.callback.login_required = False
+    return patterns, app_name, namespace

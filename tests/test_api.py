@@ -1,0 +1,310 @@
+"""The API: every operation asked by every role, tokens, errors as JSON, and what each returns."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from django.test import Client
+
+from chains.core import formats
+from chains.models import ApiToken, Chain, Exploration, SavedScenario
+from chains.tasks import explore_shard
+from designer.api import api
+
+ROOT = Path(__file__).resolve().parent.parent
+FLIGHT = ROOT / "fixtures" / "flight-roundtrip.yaml"
+LOST = ROOT / "fixtures" / "scenarios" / "flight-lost-booking-response.yaml"
+SMALL = "id: small\nactions:\n  - {id: look, effect: read}\n"
+PEOPLE = ["outsider", "viewer", "reviewer", "editor", "owner"]
+RANK = {name: n for n, name in enumerate(PEOPLE)}
+K = "flight_roundtrip"
+
+# (method, path, smallest role, JSON body) for every operation; "anyone" = any signed-in person.
+API_ACCESS = [
+    ("GET", "/api/chains", "anyone", None),
+    ("POST", "/api/chains", "anyone", {"document": SMALL, "filename": "s.yaml"}),
+    ("GET", f"/api/chains/{K}", "viewer", None),
+    ("GET", f"/api/chains/{K}/revisions", "viewer", None),
+    ("GET", f"/api/chains/{K}/revisions/1", "viewer", None),
+    ("GET", f"/api/chains/{K}/diff?from=1", "viewer", None),
+    ("POST", "/api/lint", "anyone", {"document": SMALL, "filename": "s.yaml"}),
+    ("GET", f"/api/chains/{K}/lint", "viewer", None),
+    ("GET", f"/api/chains/{K}/cascade/search_token", "viewer", None),
+    ("GET", f"/api/chains/{K}/repair-scope?step=outbound_search&fields=dates", "viewer", None),
+    ("POST", f"/api/chains/{K}/simulate", "viewer", {"scenario": LOST.read_text()}),
+    ("GET", f"/api/chains/{K}/scenarios", "viewer", None),
+    ("POST", f"/api/chains/{K}/scenarios", "editor", {"name": "s", "scenario": LOST.read_text()}),
+    ("GET", f"/api/chains/{K}/test-vectors", "viewer", None),
+    ("POST", f"/api/chains/{K}/campaigns", "editor", {"max_faults": 0}),
+    ("GET", f"/api/chains/{K}/campaigns/{{campaign}}", "viewer", None),
+    ("POST", f"/api/chains/{K}/campaigns/{{campaign}}/cancel", "editor", None),
+    ("GET", f"/api/chains/{K}/revisions/1/export?format=yaml", "viewer", None),
+    ("GET", "/api/schema", "public", None),
+]
+
+
+def template(path: str) -> str:
+    """``/api/chains/{key}/...`` from a concrete path: how OpenAPI names the operation."""
+    parts = path.split("?")[0].split("/")
+    names = {3: "{key}", 5: "{number}" if "revisions" in parts else "{pk}"}
+    if "cascade" in parts:
+        names[5] = "{handle}"
+    return "/".join(
+        names.get(i, p) if i in names and len(parts) > i else p for i, p in enumerate(parts)
+    )
+
+
+@pytest.fixture
+def flight(team) -> Chain:
+    document = formats.to_document(
+        formats.load(FLIGHT.read_bytes(), filename=FLIGHT.name).chains[0]
+    )
+    return Chain.objects.store(document, team=team).chain
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    calls: list = []
+    monkeypatch.setattr(explore_shard, "delay", lambda *args: calls.append(args))
+    return calls
+
+
+@pytest.fixture
+def campaign(flight, sent) -> Exploration:
+    return Exploration.objects.launch(flight.head(), {"max_faults": 0})
+
+
+def bearer(user) -> Client:
+    _, secret = ApiToken.objects.issue(user, "test")
+    return Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
+
+
+def call(client: Client, method: str, path: str, body=None):
+    if method == "GET":
+        return client.get(path)
+    return client.post(path, json.dumps(body or {}), content_type="application/json")
+
+
+def test_every_operation_of_the_api_has_an_access_rule():
+    documented = {
+        (method.upper(), path)
+        for path, operations in api.get_openapi_schema()["paths"].items()
+        for method in operations
+    }
+    assert documented == {(m, template(p)) for m, p, _, _ in API_ACCESS}
+
+
+def cases():
+    for method, path, needed, body in API_ACCESS:
+        if needed == "public":
+            continue
+        for person in PEOPLE:
+            allowed = needed == "anyone" or RANK[person] >= RANK[needed]
+            yield pytest.param(method, path, body, person, allowed, id=f"{method}{path}-{person}")
+
+
+@pytest.mark.parametrize(("method", "path", "body", "person", "allowed"), list(cases()))
+def test_each_role_may_call_exactly_the_operations_its_rank_allows(
+    flight, campaign, people, method, path, body, person, allowed
+):
+    response = call(bearer(people[person]), method, path.format(campaign=campaign.pk), body)
+    if allowed:
+        assert response.status_code not in (401, 403, 404), response.content[:300]
+    elif person == "outsider":
+        assert response.status_code == 404
+        assert response.json()["error"]["code"] == "not_found"
+    else:
+        assert response.status_code == 403
+        assert response.json()["error"]["code"] == "forbidden"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"), [(m, p, b) for m, p, n, b in API_ACCESS if n != "public"]
+)
+def test_without_a_token_or_a_session_an_operation_is_401_in_json(
+    flight, campaign, method, path, body
+):
+    response = call(Client(), method, path.format(campaign=campaign.pk), body)
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "unauthorized"
+
+
+def test_the_schema_needs_no_account():
+    assert Client().get("/api/schema").json()["title"]
+
+
+def test_a_revoked_or_made_up_token_is_refused(people):
+    token, secret = ApiToken.objects.issue(people["viewer"], "ci")
+    assert Client(HTTP_AUTHORIZATION=f"Bearer {secret}").get("/api/chains").status_code == 200
+    token.revoke()
+    assert Client(HTTP_AUTHORIZATION=f"Bearer {secret}").get("/api/chains").status_code == 401
+    assert Client(HTTP_AUTHORIZATION="Bearer cd_0000_nope").get("/api/chains").status_code == 401
+
+
+def test_a_token_is_stored_only_as_a_fingerprint(people):
+    token, secret = ApiToken.objects.issue(people["viewer"], "ci")
+    assert secret not in json.dumps(list(ApiToken.objects.values()), default=str)
+    assert secret.startswith(f"cd_{token.prefix}_")
+
+
+def test_a_session_post_needs_the_csrf_token(people):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(people["editor"])
+    response = client.post(
+        "/api/lint", json.dumps({"document": SMALL}), content_type="application/json"
+    )
+    assert response.status_code == 403
+
+
+def test_a_document_that_does_not_load_is_400_with_its_problems_and_their_places(people):
+    bad = "id: broken\nactions:\n  - {id: a, effect: teleport}\n"
+    response = call(
+        bearer(people["editor"]), "POST", "/api/chains", {"document": bad, "filename": "b.yaml"}
+    )
+    assert response.status_code == 400
+    error = response.json()
+    assert error["error"]["code"] == "invalid_document"
+    assert error["problems"][0]["line"] == 3
+    assert "actions[0].effect" in error["problems"][0]["path"]
+    assert not Chain.objects.filter(key="broken").exists()
+
+
+def test_a_body_of_the_wrong_shape_is_422_naming_the_field(people):
+    response = call(bearer(people["editor"]), "POST", "/api/lint", {"document": 5})
+    assert response.status_code == 422
+    assert response.json()["error"]["location"] == "body.body.document"
+
+
+def test_importing_stores_the_chain_in_the_callers_team(team, people):
+    response = call(
+        bearer(people["editor"]), "POST", "/api/chains", {"document": SMALL, "filename": "s.yaml"}
+    )
+    assert response.status_code == 201
+    assert response.json()["stored"] == [{"id": "small", "revision": 1, "created": True}]
+    assert Chain.objects.get(key="small").team == team
+
+
+def test_lint_of_a_posted_document_gives_the_status_a_pipeline_fails_on(people):
+    unsafe = (ROOT / "fixtures" / "unsafe-retry-booking.yaml").read_text()
+    report = call(bearer(people["viewer"]), "POST", "/api/lint", {"document": unsafe}).json()
+    assert report["status"] == "INVALID"
+    assert any(
+        f["rule"] == "table.no-side-effect-on-ambiguous-signal"
+        for f in report["chains"][0]["findings"]
+    )
+
+
+def test_the_cascade_of_a_handle_lists_what_dies_and_the_facts_it_keeps(flight, people):
+    found = call(bearer(people["viewer"]), "GET", f"/api/chains/{K}/cascade/search_token").json()
+    assert "quote_id" in found["invalidated"]
+    assert found["facts"] == ["trip_locator"]
+
+
+def test_an_unknown_handle_is_404_naming_it(flight, people):
+    response = call(bearer(people["viewer"]), "GET", f"/api/chains/{K}/cascade/nothing")
+    assert response.status_code == 404
+    assert response.json()["error"] == {
+        "code": "unknown_handle",
+        "message": "the chain has no handle 'nothing'",
+        "location": "handle",
+    }
+
+
+def test_simulating_a_scenario_returns_its_trace_and_outcome(flight, people):
+    result = call(
+        bearer(people["viewer"]),
+        "POST",
+        f"/api/chains/{K}/simulate",
+        {"scenario": LOST.read_text()},
+    ).json()
+    assert result["state"] == "done"
+    assert result["dispatches"]["book_trip"] == 1
+    assert result["trace"][0]["note"] == "start"
+
+
+def test_a_scenario_that_does_not_fit_is_400_saying_where(flight, people):
+    bad = {"events": [{"probe": "landed"}]}
+    response = call(
+        bearer(people["viewer"]), "POST", f"/api/chains/{K}/simulate", {"scenario": bad}
+    )
+    assert response.status_code == 400
+    assert "event 1" in response.json()["error"]["message"]
+
+
+def test_saving_a_scenario_records_its_outcome(flight, people):
+    body = {"name": "lost booking", "scenario": LOST.read_text()}
+    response = call(bearer(people["editor"]), "POST", f"/api/chains/{K}/scenarios", body)
+    assert response.status_code == 201
+    assert response.json()["expect"]["state"] == "done"
+    assert SavedScenario.objects.get(name="lost booking").document["expect"]["state"] == "done"
+
+
+def test_a_campaign_started_through_the_api_reports_its_progress(
+    flight, people, sent, django_capture_on_commit_callbacks
+):
+    editor = bearer(people["editor"])
+    with django_capture_on_commit_callbacks(execute=True):
+        started = call(editor, "POST", f"/api/chains/{K}/campaigns", {"max_faults": 0, "shards": 2})
+    assert started.status_code == 201
+    assert started.json()["status"] == "queued" and len(sent) == 2
+    progress = call(editor, "GET", f"/api/chains/{K}/campaigns/{started.json()['id']}").json()
+    assert progress["shard_count"] == 2 and progress["result"] is None
+
+
+def test_campaign_bounds_out_of_range_are_422(flight, people):
+    response = call(
+        bearer(people["editor"]), "POST", f"/api/chains/{K}/campaigns", {"max_faults": 99}
+    )
+    assert response.status_code == 422
+    assert response.json()["error"]["location"] == "body.body.max_faults"
+
+
+def test_an_export_names_its_revision_and_content_hash_and_reimports_equal(flight, people):
+    response = call(
+        bearer(people["viewer"]), "GET", f"/api/chains/{K}/revisions/1/export?format=yaml"
+    )
+    assert response["X-Revision"] == "1"
+    assert response["X-Content-Hash"] == flight.head().content_hash
+    again = formats.load(response.content, filename="r1.yaml").chains[0]
+    assert formats.to_document(again) == flight.head().document
+
+
+@pytest.mark.parametrize(("fmt", "starts"), [("dot", b"digraph"), ("svg", b"<svg"), ("md", b"#")])
+def test_drawings_and_the_design_document_export_too(flight, people, fmt, starts):
+    response = call(
+        bearer(people["viewer"]), "GET", f"/api/chains/{K}/revisions/1/export?format={fmt}"
+    )
+    assert response.status_code == 200
+    assert response.content.lstrip().startswith(starts)
+
+
+# --- the tokens page --------------------------------------------------------------------
+
+
+def test_a_new_token_is_shown_once_and_works(people, signed_in):
+    page = signed_in(people["viewer"])
+    body = page.post("/account/tokens/", {"name": "ci"}).content.decode()
+    secret = body.split('id="token-secret">')[1].split("<")[0]
+    assert Client(HTTP_AUTHORIZATION=f"Bearer {secret}").get("/api/chains").status_code == 200
+    assert secret not in page.get("/account/tokens/").content.decode()
+
+
+def test_a_token_without_a_name_is_refused(people, signed_in):
+    response = signed_in(people["viewer"]).post("/account/tokens/", {"name": " "})
+    assert response.status_code == 400
+    assert not ApiToken.objects.exists()
+
+
+def test_revoking_a_token_stops_it_at_once(people, signed_in):
+    token, secret = ApiToken.objects.issue(people["viewer"], "ci")
+    signed_in(people["viewer"]).post(f"/account/tokens/{token.pk}/revoke")
+    assert Client(HTTP_AUTHORIZATION=f"Bearer {secret}").get("/api/chains").status_code == 401
+
+
+def test_nobody_can_revoke_someone_elses_token(people, signed_in):
+    token, _ = ApiToken.objects.issue(people["viewer"], "ci")
+    assert signed_in(people["owner"]).post(f"/account/tokens/{token.pk}/revoke").status_code == 404
+    token.refresh_from_db()
+    assert token.revoked_at is None

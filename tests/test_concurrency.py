@@ -1,0 +1,106 @@
+"""Two editors saving on the same base revision at the same moment: exactly one wins.
+
+The store locks the chain's row (``select_for_update``) while it compares the
+base with the head, so of two saves racing on one base the second waits, sees
+the head has moved and is refused with a conflict; no revision is lost or
+numbered twice. Threads need a database that lets connections wait for each
+other's locks: these tests run on PostgreSQL (always in CI) and are skipped on
+the in-memory SQLite of a local run.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import partial
+from pathlib import Path
+
+import pytest
+from django.db import connection, connections
+from django.test import Client
+
+from chains.core import formats
+from chains.models import Chain, Revision, StaleRevision
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ROOT = Path(__file__).resolve().parent.parent
+ROUNDS = 25
+
+
+@pytest.fixture(autouse=True)
+def postgresql():
+    if connection.vendor != "postgresql":
+        pytest.skip(
+            "needs PostgreSQL (CI=true runs it); SQLite's in-memory test database is one connection"
+        )
+
+
+@pytest.fixture
+def flight(team) -> Chain:
+    path = ROOT / "fixtures" / "flight-roundtrip.yaml"
+    document = formats.to_document(formats.load(path.read_bytes(), filename=path.name).chains[0])
+    return Chain.objects.store(document, team=team).chain
+
+
+def race(*saves):
+    """Run the saves in threads released at the same instant; their results in order."""
+    start = threading.Barrier(len(saves))
+    results: list = [None] * len(saves)
+
+    def run(i, save):
+        try:
+            start.wait()
+            results[i] = save()
+        except Exception as exc:  # the loser's conflict is a result here
+            results[i] = exc
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(i, s)) for i, s in enumerate(saves)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    return results
+
+
+def post(client: Client, url: str, form: dict) -> int:
+    return client.post(url, form).status_code
+
+
+def edited(chain: Chain, title: str) -> dict:
+    return {**chain.head().document, "title": title}
+
+
+def test_of_two_stores_on_the_same_base_one_wins_and_the_other_conflicts(flight):
+    for n in range(ROUNDS):
+        base = flight.head().number
+        results = race(
+            partial(Chain.objects.store, edited(flight, f"a{n}"), "a", base=base),
+            partial(Chain.objects.store, edited(flight, f"b{n}"), "b", base=base),
+        )
+        won = [r for r in results if isinstance(r, Revision)]
+        lost = [r for r in results if isinstance(r, StaleRevision)]
+        assert (len(won), len(lost)) == (1, 1), results
+        assert won[0].number == base + 1
+    numbers = list(flight.revisions.order_by("number").values_list("number", flat=True))
+    assert numbers == list(range(1, ROUNDS + 2))
+
+
+def test_of_two_editors_posting_on_the_same_base_one_saves_and_the_other_gets_409(flight, people):
+    editors = []
+    for person in ("owner", "editor"):
+        client = Client()
+        client.force_login(people[person])
+        editors.append(client)
+    url = f"/chains/{flight.key}/edit"
+    for n in range(ROUNDS):
+        base = str(flight.head().number)
+        statuses = race(
+            partial(post, editors[0], url, {"op": "add_handle", "base": base, "arg.id": f"a{n}"}),
+            partial(post, editors[1], url, {"op": "add_handle", "base": base, "arg.id": f"b{n}"}),
+        )
+        assert sorted(statuses) == [302, 409], statuses
+    assert flight.revisions.count() == ROUNDS + 1
+    handles = {h["id"] for h in flight.head().document["handles"]}
+    assert sum(f"a{n}" in handles or f"b{n}" in handles for n in range(ROUNDS)) == ROUNDS

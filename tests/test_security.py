@@ -1,0 +1,141 @@
+"""Security headers on every response, and CSRF on every unsafe request, htmx's included.
+
+The CSRF tests walk every POST route of ``ACCESS`` (tests/test_permissions.py),
+so a route added there is checked here too: without a token it is refused by
+Django's CSRF check (our 403_csrf.html), with the token of a page, as a form
+field or as the header htmx sends from ``hx-headers``, it gets past it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+from test_permissions import ACCESS, flight, urls  # noqa: F401 (fixtures)
+
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'self'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+FIXED_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "Referrer-Policy": "same-origin",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+}
+POSTS = [name for name, methods in ACCESS.items() if "POST" in methods]
+
+
+def security_headers(response) -> dict[str, str]:
+    return {name: response.headers.get(name) for name in FIXED_HEADERS}
+
+
+@pytest.mark.parametrize("path", ["/", "/chains/import/", "/chains/new/", "/teams/"])
+def test_pages_carry_the_security_headers(client, path):
+    response = client.get(path)
+    assert response.status_code == 200
+    assert security_headers(response) == FIXED_HEADERS
+
+
+def test_the_sign_in_page_carries_them_before_anyone_signs_in(anonymous):
+    assert security_headers(anonymous.get("/accounts/login/")) == FIXED_HEADERS
+
+
+def test_error_pages_carry_them_too(client):
+    response = client.get("/chains/no-such-chain/")
+    assert response.status_code == 404
+    assert security_headers(response) == FIXED_HEADERS
+
+
+def test_powerful_browser_features_are_denied(client):
+    policy = client.get("/").headers["Permissions-Policy"]
+    for feature in ("camera", "microphone", "geolocation", "payment", "usb"):
+        assert f"{feature}=()" in policy.split(", ")
+
+
+def test_report_only_sends_the_policy_under_the_report_only_header(client, settings):
+    settings.SECURE_CSP_REPORT_ONLY, settings.SECURE_CSP = settings.SECURE_CSP, {}
+    response = client.get("/")
+    assert "Content-Security-Policy" not in response.headers
+    assert response.headers["Content-Security-Policy-Report-Only"] == CSP
+
+
+def test_with_debug_on_error_pages_go_without_a_policy_so_djangos_debug_pages_keep_styles(
+    client, settings
+):
+    settings.DEBUG = True
+    assert "Content-Security-Policy" not in client.get("/chains/no-such-chain/").headers
+    assert client.get("/").headers["Content-Security-Policy"] == CSP
+
+
+def test_no_template_has_an_inline_script_or_style():
+    from django.conf import settings
+
+    for template in (settings.BASE_DIR / "templates").rglob("*.html"):
+        text = re.sub(r"\{#.*?#\}", "", template.read_text())
+        assert not re.search(r"\sstyle\s*=|<style|\son[a-z]+\s*=", text, re.I), template
+        for script in re.findall(r"<script\b[^>]*>", text, re.I):
+            assert "src=" in script, (template, script)
+
+
+# --- CSRF ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def strict(admin_user) -> Client:
+    """A superuser whose requests go through Django's CSRF check, as a browser's do."""
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(admin_user)
+    return client
+
+
+def refused_by_csrf(response) -> bool:
+    return response.status_code == 403 and 'id="csrf-failure"' in response.content.decode()
+
+
+def page_tokens(client: Client) -> tuple[str, str]:
+    """The form token and the htmx header token of a page."""
+    body = client.get("/").content.decode()
+    form = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', body)
+    header = re.search(r"hx-headers='\{\"X-CSRFToken\": \"([^\"]+)\"\}'", body)
+    assert form and header, "the page lost its CSRF token"
+    return form[1], header[1]
+
+
+def test_every_post_route_is_listed():
+    assert {"login", "logout", "chains:edit", "chains:simulate", "chains:import"} <= set(POSTS)
+
+
+@pytest.mark.parametrize("name", POSTS)
+def test_a_post_without_a_token_is_refused(strict, urls, name):  # noqa: F811
+    response = strict.post(urls[name], {})
+    assert refused_by_csrf(response), (response.status_code, response.content[:200])
+
+
+@pytest.mark.parametrize("name", POSTS)
+def test_a_post_with_the_pages_form_token_gets_past_the_check(strict, urls, name):  # noqa: F811
+    form_token, _ = page_tokens(strict)
+    response = strict.post(urls[name], {"csrfmiddlewaretoken": form_token})
+    assert not refused_by_csrf(response)
+
+
+@pytest.mark.parametrize("name", POSTS)
+def test_an_htmx_post_with_the_header_from_hx_headers_gets_past_the_check(
+    strict,
+    urls,  # noqa: F811
+    name,
+):
+    _, header_token = page_tokens(strict)
+    response = strict.post(urls[name], {}, HTTP_HX_REQUEST="true", HTTP_X_CSRFTOKEN=header_token)
+    assert not refused_by_csrf(response)
+
+
+def test_an_htmx_post_with_a_made_up_token_is_refused(strict, urls):  # noqa: F811
+    page_tokens(strict)  # the cookie is set; only the header is wrong
+    response = strict.post(
+        urls["chains:edit"], {}, HTTP_HX_REQUEST="true", HTTP_X_CSRFTOKEN="x" * 64
+    )
+    assert refused_by_csrf(response)
