@@ -24,13 +24,15 @@ from chains.core.diff import diff
 from chains.core.errors import DocumentError, Problem
 from chains.core.graph import cascade, repair_scope
 from chains.core.lint import lint, worst_status
-from chains.core.render import flow_dot, handle_graph_dot, to_svg
+from chains.core.render import flow_dot, handle_graph_dot, to_png, to_svg
 from chains.core.sim.explorer import Bounds
 from chains.core.sim.regression import recorded, test_vectors
 from chains.core.sim.scenario import Scenario, load_scenario, simulate
 from chains.models import (
     Chain,
+    Comment,
     Exploration,
+    Review,
     Revision,
     Role,
     SavedScenario,
@@ -259,6 +261,76 @@ def cancel_campaign(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
     return _campaign_out(exploration)
 
 
+# --- comments and review ----------------------------------------------------------------
+
+
+class CommentIn(Schema):
+    body: str = Field(min_length=1, max_length=10_000)
+    anchor: str = Field("chain", description="chain, or an element's key: handle:x, row:F3, ...")
+    revision: int | None = Field(None, description="the revision it is written on (the head)")
+    reply_to: int | None = Field(None, description="the comment this answers")
+
+
+class ReviewIn(Schema):
+    reviewers: list[str] = Field(min_length=1, description="usernames of reviewers")
+    revision: int | None = None
+    note: str = ""
+
+
+class VoteIn(Schema):
+    vote: Literal["approve", "request_changes"]
+    note: str = ""
+
+
+@router.get("/chains/{key}/comments", summary="Comment threads, oldest first")
+def list_comments(request: HttpRequest, key: str) -> list[dict[str, Any]]:
+    chain = get_chain(request, key)
+    return [_comment_out(c) for c in Comment.objects.threads(chain)]
+
+
+@router.post("/chains/{key}/comments", response={201: dict}, summary="Comment, or reply")
+def post_comment(request: HttpRequest, key: str, body: CommentIn) -> Status:
+    chain = get_chain(request, key, Role.REVIEWER)
+    reply_to = _comment(chain, body.reply_to) if body.reply_to is not None else None
+    comment = Comment.objects.post(
+        _revision(chain, body.revision),
+        request.user,
+        body.body,
+        anchor=body.anchor,
+        reply_to=reply_to,
+    )
+    return Status(201, _comment_out(comment))
+
+
+@router.post("/chains/{key}/comments/{pk}/resolve", summary="Resolve a thread, or reopen it")
+def resolve_comment(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
+    chain = get_chain(request, key, Role.REVIEWER)
+    return _comment_out(_comment(chain, pk).toggle(by=request.user))
+
+
+@router.get("/chains/{key}/reviews", summary="Reviews, newest first, with each decision")
+def list_reviews(request: HttpRequest, key: str) -> list[dict[str, Any]]:
+    chain = get_chain(request, key)
+    return [_review_out(r) for r in chain.reviews.order_by("-created_at")]
+
+
+@router.post("/chains/{key}/reviews", response={201: dict}, summary="Ask people to review")
+def request_review(request: HttpRequest, key: str, body: ReviewIn) -> Status:
+    chain = get_chain(request, key, Role.EDITOR)
+    review = Review.objects.request(
+        _revision(chain, body.revision), request.user, body.reviewers, body.note
+    )
+    return Status(201, _review_out(review))
+
+
+@router.post("/chains/{key}/reviews/{pk}/vote", summary="Approve, or request changes")
+def vote(request: HttpRequest, key: str, pk: int, body: VoteIn) -> dict[str, Any]:
+    chain = get_chain(request, key, Role.REVIEWER)
+    review = get_object_or_404(Review, pk=pk, chain=chain)
+    review.vote(request.user, body.vote, body.note)
+    return _review_out(Review.objects.get(pk=review.pk))
+
+
 # --- exports ----------------------------------------------------------------------------
 
 EXPORTS = {
@@ -267,7 +339,9 @@ EXPORTS = {
     "md": "text/markdown; charset=utf-8",
     "dot": "text/vnd.graphviz; charset=utf-8",
     "svg": "image/svg+xml",
+    "png": "image/png",
 }
+DRAWINGS = ("dot", "svg", "png")
 
 
 @router.get("/chains/{key}/revisions/{number}/export", summary="A revision as a file")
@@ -275,23 +349,25 @@ def export(
     request: HttpRequest,
     key: str,
     number: int,
-    format: Literal["yaml", "json", "md", "dot", "svg"] = "yaml",
+    format: Literal["yaml", "json", "md", "dot", "svg", "png"] = "yaml",
     graph: Literal["handles", "flow"] = "handles",
 ) -> HttpResponse:
     revision = get_revision(get_chain(request, key), number)
     document = document_of(revision)
-    if format in ("dot", "svg"):
+    content: str | bytes
+    name = f"{revision.chain.key}-r{revision.number}"
+    if format in DRAWINGS:
         dot = (handle_graph_dot if graph == "handles" else flow_dot)(document)
-        text = dot if format == "dot" else to_svg(dot)
+        content = dot if format == "dot" else to_svg(dot) if format == "svg" else to_png(dot)
+        name += f"-{graph}"
     else:
-        text = formats.dump(document, format)
-    response = HttpResponse(text, content_type=EXPORTS[format])
-    name = f"{revision.chain.key}-r{revision.number}" + (
-        f"-{graph}" if format in ("dot", "svg") else ""
-    )
+        content = formats.dump(document, format)
+    response = HttpResponse(content, content_type=EXPORTS[format])
     response["Content-Disposition"] = f'attachment; filename="{name}.{format}"'
     response["X-Revision"] = str(revision.number)
     response["X-Content-Hash"] = revision.content_hash
+    if revision.tag:  # an approved revision says so, with the tag reviewers gave it
+        response["X-Approved"] = revision.tag
     return response
 
 
@@ -327,6 +403,43 @@ def _revision_out(revision: Revision) -> dict[str, Any]:
 
 def _revision(chain: Chain, number: int | None) -> Revision:
     return get_revision(chain, number) if number is not None else get_head(chain)
+
+
+def _comment(chain: Chain, pk: int) -> Comment:
+    return get_object_or_404(Comment, pk=pk, chain=chain)
+
+
+def _comment_out(comment: Comment) -> dict[str, Any]:
+    thread = comment.thread()
+    return {
+        "id": comment.pk,
+        "thread": thread.pk,
+        "anchor": thread.anchor,
+        "revision": comment.revision.number,
+        "author": comment.author.username if comment.author else None,
+        "body": comment.body,
+        "mentions": sorted(u.username for u in comment.mentions.all()),
+        "created_at": comment.created_at.isoformat(),
+        "resolved": thread.resolved_at is not None,
+        "replies": [_comment_out(r) for r in comment.replies.order_by("created_at")]
+        if comment.parent_id is None
+        else [],
+    }
+
+
+def _review_out(review: Review) -> dict[str, Any]:
+    return {
+        "id": review.pk,
+        "revision": review.revision.number,
+        "state": review.state(),
+        "requested_by": review.requested_by.username if review.requested_by else None,
+        "note": review.note,
+        "votes": [
+            {"reviewer": v.reviewer.username, "decision": v.decision, "note": v.note}
+            for v in review.votes.select_related("reviewer")
+        ],
+        "approved": review.revision.tag or None,
+    }
 
 
 def _campaign(chain: Chain, pk: int) -> Exploration:

@@ -19,7 +19,7 @@ from ninja.security import HttpBearer, SessionAuth
 from chains.api import Refused
 from chains.api import router as chains_router
 from chains.core.errors import ChainError, DocumentError
-from chains.models import ApiToken, QueueDown, StaleRevision
+from chains.models import ApiToken, QueueDown, ReviewError, StaleRevision
 
 
 class TokenAuth(HttpBearer):
@@ -99,6 +99,14 @@ def queue_down(request: HttpRequest, exc: QueueDown) -> HttpResponse:
 @api.exception_handler(Refused)
 def refused(request: HttpRequest, exc: Refused) -> HttpResponse:
     return error(request, exc.status, exc.code, str(exc), exc.location)
+
+
+@api.exception_handler(ReviewError)
+def review_refused(request: HttpRequest, exc: ReviewError) -> HttpResponse:
+    message = str(exc)
+    field, _, rest = message.partition(": ")
+    where = field if rest and field.isidentifier() else None  # "reviewers: …" names the field
+    return error(request, 400, "review_refused", message, where)
 
 
 @api.exception_handler(ChainError)

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from chains.core import formats
-from chains.models import ApiToken, Chain, Exploration, SavedScenario
+from chains.models import ApiToken, Chain, Comment, Exploration, Review, SavedScenario
 from chains.tasks import explore_shard
 from designer.api import api
 
@@ -41,6 +41,22 @@ API_ACCESS = [
     ("GET", f"/api/chains/{K}/campaigns/{{campaign}}", "viewer", None),
     ("POST", f"/api/chains/{K}/campaigns/{{campaign}}/cancel", "editor", None),
     ("GET", f"/api/chains/{K}/revisions/1/export?format=yaml", "viewer", None),
+    ("GET", f"/api/chains/{K}/comments", "viewer", None),
+    (
+        "POST",
+        f"/api/chains/{K}/comments",
+        "reviewer",
+        {"body": "why?", "anchor": "handle:quote_id"},
+    ),
+    ("POST", f"/api/chains/{K}/comments/{{comment}}/resolve", "reviewer", None),
+    ("GET", f"/api/chains/{K}/reviews", "viewer", None),
+    ("POST", f"/api/chains/{K}/reviews", "editor", {"reviewers": ["reviewer"]}),
+    (
+        "POST",
+        f"/api/chains/{K}/reviews/{{review}}/vote",
+        "reviewer",
+        {"vote": "request_changes", "note": "x"},
+    ),
     ("GET", "/api/schema", "public", None),
 ]
 
@@ -49,6 +65,8 @@ def template(path: str) -> str:
     """``/api/chains/{key}/...`` from a concrete path: how OpenAPI names the operation."""
     parts = path.split("?")[0].split("/")
     names = {3: "{key}", 5: "{number}" if "revisions" in parts else "{pk}"}
+    if "{" in path:  # the fixtures' pks, named {campaign}, {comment}, {review}
+        parts = ["{pk}" if p.startswith("{") and p not in ("{key}",) else p for p in parts]
     if "cascade" in parts:
         names[5] = "{handle}"
     return "/".join(
@@ -74,6 +92,14 @@ def sent(monkeypatch):
 @pytest.fixture
 def campaign(flight, sent) -> Exploration:
     return Exploration.objects.launch(flight.head(), {"max_faults": 0})
+
+
+@pytest.fixture
+def ids(flight, campaign, people) -> dict[str, int]:
+    """The pks the operations' paths need: a campaign, a comment, a review."""
+    comment = Comment.objects.post(flight.head(), people["reviewer"], "why?", anchor="chain")
+    review = Review.objects.request(flight.head(), people["owner"], ["reviewer"])
+    return {"campaign": campaign.pk, "comment": comment.pk, "review": review.pk}
 
 
 def bearer(user) -> Client:
@@ -107,9 +133,9 @@ def cases():
 
 @pytest.mark.parametrize(("method", "path", "body", "person", "allowed"), list(cases()))
 def test_each_role_may_call_exactly_the_operations_its_rank_allows(
-    flight, campaign, people, method, path, body, person, allowed
+    ids, people, method, path, body, person, allowed
 ):
-    response = call(bearer(people[person]), method, path.format(campaign=campaign.pk), body)
+    response = call(bearer(people[person]), method, path.format(**ids), body)
     if allowed:
         assert response.status_code not in (401, 403, 404), response.content[:300]
     elif person == "outsider":
@@ -123,10 +149,8 @@ def test_each_role_may_call_exactly_the_operations_its_rank_allows(
 @pytest.mark.parametrize(
     ("method", "path", "body"), [(m, p, b) for m, p, n, b in API_ACCESS if n != "public"]
 )
-def test_without_a_token_or_a_session_an_operation_is_401_in_json(
-    flight, campaign, method, path, body
-):
-    response = call(Client(), method, path.format(campaign=campaign.pk), body)
+def test_without_a_token_or_a_session_an_operation_is_401_in_json(ids, method, path, body):
+    response = call(Client(), method, path.format(**ids), body)
     assert response.status_code == 401
     assert response.json()["error"]["code"] == "unauthorized"
 
@@ -308,3 +332,53 @@ def test_nobody_can_revoke_someone_elses_token(people, signed_in):
     assert signed_in(people["owner"]).post(f"/account/tokens/{token.pk}/revoke").status_code == 404
     token.refresh_from_db()
     assert token.revoked_at is None
+
+
+# --- comments, review and drawings through the API --------------------------------------
+
+
+def test_a_reviewer_comments_on_an_element_and_mentions_a_teammate(flight, people):
+    body = {"body": "does @editor know this dies?", "anchor": "handle:quote_id"}
+    response = call(bearer(people["reviewer"]), "POST", f"/api/chains/{K}/comments", body)
+    assert response.status_code == 201
+    assert response.json()["mentions"] == ["editor"]
+    threads = call(bearer(people["viewer"]), "GET", f"/api/chains/{K}/comments").json()
+    assert threads[0]["anchor"] == "handle:quote_id"
+
+
+def test_a_comment_on_an_element_the_chain_lacks_is_refused_naming_it(flight, people):
+    body = {"body": "hm", "anchor": "handle:ghost"}
+    response = call(bearer(people["reviewer"]), "POST", f"/api/chains/{K}/comments", body)
+    assert response.status_code == 400
+    assert "handle:ghost" in response.json()["error"]["message"]
+
+
+def test_a_review_requested_and_approved_through_the_api_approves_the_revision(flight, people):
+    review = call(
+        bearer(people["editor"]), "POST", f"/api/chains/{K}/reviews", {"reviewers": ["reviewer"]}
+    ).json()
+    voted = call(
+        bearer(people["reviewer"]),
+        "POST",
+        f"/api/chains/{K}/reviews/{review['id']}/vote",
+        {"vote": "approve"},
+    ).json()
+    assert voted["state"] == "approved" and voted["approved"] == "approved-1"
+    export = call(bearer(people["viewer"]), "GET", f"/api/chains/{K}/revisions/1/export")
+    assert export["X-Approved"] == "approved-1"
+
+
+def test_a_review_naming_someone_without_a_role_is_refused_by_name(flight, people):
+    response = call(
+        bearer(people["editor"]), "POST", f"/api/chains/{K}/reviews", {"reviewers": ["outsider"]}
+    )
+    assert response.status_code == 400
+    assert response.json()["error"]["location"] == "reviewers"
+    assert "outsider" in response.json()["error"]["message"]
+
+
+def test_the_flow_graph_exports_as_png(flight, people):
+    url = f"/api/chains/{K}/revisions/1/export?format=png&graph=flow"
+    response = call(bearer(people["viewer"]), "GET", url)
+    assert response["Content-Type"] == "image/png"
+    assert response.content.startswith(b"\x89PNG")

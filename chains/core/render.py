@@ -89,6 +89,7 @@ __all__ = [
     "handle_graph_dot",
     "handle_graph_svg",
     "start_svg",
+    "to_png",
     "to_svg",
 ]
 
@@ -581,6 +582,32 @@ def _route(
 
 
 # --- SVG ------------------------------------------------------------------------------
+
+
+def to_png(dot_source: str, timeout: float = 10.0) -> bytes:
+    """Lay out ``dot_source`` with Graphviz as a PNG image (for downloads, not the pages).
+
+    Raises :class:`RenderError` like :func:`to_svg`.
+    """
+    if timeout <= 0:
+        raise RenderError(f"timeout must be positive, got {timeout!r}")
+    try:
+        done = subprocess.run(
+            [DOT_EXECUTABLE, "-Tpng"],
+            input=dot_source.encode("utf-8", errors="replace"),
+            capture_output=True,
+            timeout=timeout,
+        )
+    except FileNotFoundError:
+        raise RenderError(
+            f"Graphviz is not installed: no {DOT_EXECUTABLE!r} program on PATH"
+        ) from None
+    except subprocess.TimeoutExpired:
+        raise RenderError(f"Graphviz {DOT_EXECUTABLE!r} took longer than {timeout:g}s") from None
+    if done.returncode != 0 or not done.stdout.startswith(b"\x89PNG"):
+        message = done.stderr.decode("utf-8", errors="replace").strip()[:500] or "no image"
+        raise RenderError(f"Graphviz {DOT_EXECUTABLE!r} failed (exit {done.returncode}): {message}")
+    return done.stdout
 
 
 def to_svg(dot_source: str, timeout: float = 10.0) -> str:
