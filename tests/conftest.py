@@ -10,6 +10,7 @@ permissions use the named people: ``owner``, ``editor``, ``reviewer`` and
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from celery.contrib.testing.worker import start_worker
@@ -19,7 +20,8 @@ from django.core.cache import cache
 from django.db import connections
 from django.test import Client
 
-from chains.models import Role, Team
+from chains.core import formats
+from chains.models import Chain, Role, Team
 from designer.celery import app
 
 # Playwright's sync API runs an event loop in the test thread; Django would then
@@ -109,3 +111,14 @@ def signed_in():
         return client
 
     return sign_in
+
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+@pytest.fixture
+def flight(team) -> Chain:
+    """The flight-booking fixture, stored as a chain of ``team`` (revision 1)."""
+    path = FIXTURES / "flight-roundtrip.yaml"
+    document = formats.to_document(formats.load(path.read_bytes(), filename=path.name).chains[0])
+    return Chain.objects.store(document, "import", team=team).chain

@@ -75,14 +75,6 @@ def template(path: str) -> str:
 
 
 @pytest.fixture
-def flight(team) -> Chain:
-    document = formats.to_document(
-        formats.load(FLIGHT.read_bytes(), filename=FLIGHT.name).chains[0]
-    )
-    return Chain.objects.store(document, team=team).chain
-
-
-@pytest.fixture
 def sent(monkeypatch):
     calls: list = []
     monkeypatch.setattr(explore_shard, "delay", lambda *args: calls.append(args))

@@ -16,12 +16,6 @@ pytestmark = pytest.mark.django_db
 FLIGHT = Path(__file__).resolve().parent.parent / "fixtures" / "flight-roundtrip.yaml"
 
 
-@pytest.fixture
-def flight():
-    chain = formats.load(FLIGHT.read_bytes(), filename=FLIGHT.name).chains[0]
-    return Chain.objects.store(formats.to_document(chain), message="import").chain
-
-
 def test_chain_page_lists_the_actions_of_the_head_revision_in_order(client, flight):
     response = client.get(f"/chains/{flight.key}/")
     assert response.status_code == 200

@@ -12,18 +12,15 @@ from __future__ import annotations
 
 import threading
 from functools import partial
-from pathlib import Path
 
 import pytest
 from django.db import connection, connections
 from django.test import Client
 
-from chains.core import formats
 from chains.models import Chain, Revision, StaleRevision
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-ROOT = Path(__file__).resolve().parent.parent
 ROUNDS = 25
 
 
@@ -33,13 +30,6 @@ def postgresql():
         pytest.skip(
             "needs PostgreSQL (CI=true runs it); SQLite's in-memory test database is one connection"
         )
-
-
-@pytest.fixture
-def flight(team) -> Chain:
-    path = ROOT / "fixtures" / "flight-roundtrip.yaml"
-    document = formats.to_document(formats.load(path.read_bytes(), filename=path.name).chains[0])
-    return Chain.objects.store(document, team=team).chain
 
 
 def race(*saves):

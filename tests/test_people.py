@@ -9,18 +9,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from chains.core import formats
 from chains.models import Chain, Role, Team
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = "id: small\nactions:\n  - {id: look, effect: read}\n"
-
-
-@pytest.fixture
-def flight(team) -> Chain:
-    path = ROOT / "fixtures" / "flight-roundtrip.yaml"
-    document = formats.to_document(formats.load(path.read_bytes(), filename=path.name).chains[0])
-    return Chain.objects.store(document, team=team).chain
 
 
 # --- signing up and in ------------------------------------------------------------------

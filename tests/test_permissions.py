@@ -9,16 +9,12 @@ who is not signed in is sent to sign in.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from chains.core import formats
 from chains.core.sim.explorer import Bounds
-from chains.models import ApiToken, Chain, Comment, Exploration, Review, Role
+from chains.models import ApiToken, Comment, Exploration, Review, Role
 
-ROOT = Path(__file__).resolve().parent.parent
 PEOPLE = ["outsider", "viewer", "reviewer", "editor", "owner"]
 RANK = {name: n for n, name in enumerate(PEOPLE)}
 SIGNED_IN = "outsider"  # any signed-in person
@@ -65,13 +61,6 @@ def route_names(resolver: URLResolver, prefix: str = "") -> set[str]:
         elif isinstance(entry, URLPattern) and entry.name:
             names.add(prefix + entry.name)
     return names
-
-
-@pytest.fixture
-def flight(team) -> Chain:
-    path = ROOT / "fixtures" / "flight-roundtrip.yaml"
-    document = formats.to_document(formats.load(path.read_bytes(), filename=path.name).chains[0])
-    return Chain.objects.store(document, team=team).chain
 
 
 @pytest.fixture

@@ -10,20 +10,12 @@ import pytest
 import yaml
 from django.core.management import CommandError, call_command
 
-from chains.core import formats
 from chains.models import Chain, SavedScenario
 
 pytestmark = pytest.mark.django_db
 
 ROOT = Path(__file__).resolve().parent.parent
 HAPPY = ROOT / "fixtures" / "scenarios" / "flight-happy-path.yaml"
-
-
-@pytest.fixture
-def flight() -> Chain:
-    path = ROOT / "fixtures" / "flight-roundtrip.yaml"
-    chain = formats.load(path.read_bytes(), filename=path.name).chains[0]
-    return Chain.objects.store(formats.to_document(chain), message="import").chain
 
 
 def command(*args: str) -> str:

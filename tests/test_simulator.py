@@ -33,13 +33,6 @@ PRICE_CHANGED = {"observe": {"transport": "http:400", "code": "FARE_PRICE_CHANGE
 QUOTE_EXPIRED = {"observe": {"transport": "http:400", "code": "QUOTE_EXPIRED"}}
 
 
-@pytest.fixture
-def flight() -> Chain:
-    path = ROOT / "fixtures" / "flight-roundtrip.yaml"
-    chain = formats.load(path.read_bytes(), filename=path.name).chains[0]
-    return Chain.objects.store(formats.to_document(chain), message="import").chain
-
-
 def url(chain: Chain) -> str:
     return f"/chains/{chain.key}/simulate"
 
