@@ -16,9 +16,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.core.exceptions import SuspiciousOperation
+from django.http import HttpRequest, HttpResponse, QueryDict
 
-__all__ = ["SecurityHeadersMiddleware", "csp_header", "permissions_policy_header"]
+__all__ = [
+    "NulCharacter",
+    "RefuseNulMiddleware",
+    "SecurityHeadersMiddleware",
+    "csp_header",
+    "permissions_policy_header",
+]
 
 
 def csp_header(policy: Mapping[str, Sequence[str]]) -> str:
@@ -52,3 +59,45 @@ class SecurityHeadersMiddleware:
             if value:
                 response.headers.setdefault(name, value)
         return response
+
+
+class NulCharacter(SuspiciousOperation):
+    """A request carrying a NUL character, which no field of ours can store."""
+
+
+class RefuseNulMiddleware:
+    """Refuse (400) a request whose path, query, form or JSON body holds a NUL character.
+
+    PostgreSQL cannot store or even compare text with one, so a NUL reaching
+    a query would end in a server error; refusing it at the door is simpler
+    than guarding every field. (Chain and scenario documents are checked by
+    their readers, which say where the character is.)
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        where = self._nul(request)
+        if where:
+            raise NulCharacter(f"{where} contains a NUL character, which cannot be stored")
+        return self.get_response(request)
+
+    def _nul(self, request: HttpRequest) -> str | None:
+        if "\x00" in request.path:
+            return "the address"
+        for name, form in (("query", request.GET), ("form", self._form(request))):
+            for key, values in form.lists():
+                if "\x00" in key or any("\x00" in str(v) for v in values):
+                    return f"the {name} field {key!r}"
+        if request.content_type == "application/json":
+            body = request.body
+            if b"\x00" in body or b"\\u0000" in body:
+                return "the JSON body"
+        return None
+
+    def _form(self, request: HttpRequest) -> QueryDict:
+        forms = ("application/x-www-form-urlencoded", "multipart/form-data")
+        if request.method == "POST" and request.content_type in forms:
+            return request.POST
+        return QueryDict()

@@ -46,6 +46,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Content-Security-Policy and Permissions-Policy on every response (SECURE_CSP below).
     "designer.security.SecurityHeadersMiddleware",
+    # A NUL character in the address, a form or a JSON body is a 400, never a database error.
+    "designer.security.RefuseNulMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

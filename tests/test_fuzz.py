@@ -23,6 +23,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.handlers.wsgi import WSGIHandler
 from django.core.management import CommandError, call_command
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 from django.test import Client
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
@@ -43,6 +45,17 @@ FUZZ = hypothesis_settings(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def keep_the_test_connection():
+    """The real WSGI handler closes the database connection after each request, which
+    would end the test's transaction on PostgreSQL; Django's test client does the same."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
 
 
 @pytest.fixture(scope="module", autouse=True)

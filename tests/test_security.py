@@ -12,7 +12,9 @@ import re
 
 import pytest
 from django.test import Client
-from test_permissions import ACCESS, flight, urls  # noqa: F401 (fixtures)
+from test_permissions import ACCESS, urls  # noqa: F401 (a fixture)
+
+from chains.models import ApiToken, Chain, Review
 
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -139,3 +141,35 @@ def test_an_htmx_post_with_a_made_up_token_is_refused(strict, urls):  # noqa: F8
         urls["chains:edit"], {}, HTTP_HX_REQUEST="true", HTTP_X_CSRFTOKEN="x" * 64
     )
     assert refused_by_csrf(response)
+
+
+# --- NUL characters -----------------------------------------------------------------------
+
+
+def test_a_nul_in_a_form_field_is_a_400_naming_the_field(flight, people, signed_in):
+    response = signed_in(people["owner"]).post("/teams/", {"name": "bad\x00name"})
+    assert response.status_code == 400
+    assert "the form field &#x27;name&#x27; contains a NUL character" in response.content.decode()
+
+
+def test_a_nul_in_the_address_is_a_400(flight, people, signed_in):
+    assert signed_in(people["viewer"]).get("/chains/flight%00roundtrip/").status_code == 400
+
+
+def test_a_nul_in_a_json_body_is_a_400_in_the_apis_shape(flight, people):
+    _, secret = ApiToken.objects.issue(people["owner"], "t")
+    body = '{"reviewers": ["reviewer"], "note": "a\\u0000b"}'
+    response = Client(HTTP_AUTHORIZATION=f"Bearer {secret}").post(
+        "/api/chains/flight_roundtrip/reviews", body, content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "bad_request"
+    assert not Review.objects.exists()
+
+
+def test_a_document_with_a_nul_escape_is_refused_where_it_is(client):
+    text = 'id: n\ndescription: "a\\0b"\nactions:\n  - {id: a, effect: read}\n'
+    response = client.post("/chains/import/", {"text": text, "name": "n.yaml"})
+    assert response.status_code == 400
+    assert "line 2, column 14" in response.content.decode()
+    assert not Chain.objects.filter(key="n").exists()

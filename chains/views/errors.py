@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.csrf import requires_csrf_token
+
+from designer.security import NulCharacter
 
 
 @requires_csrf_token
@@ -31,6 +33,11 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
             f"The form sent more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS:,} fields "
             "or too many files."
         )
+    elif isinstance(exception, NulCharacter):
+        reason = f"The request was refused: {exception}."
     else:
         reason = "The request could not be understood."
+    if request.path.startswith("/api/"):  # the API's error shape (designer/api.py)
+        error = {"code": "bad_request", "message": reason, "location": None}
+        return JsonResponse({"error": error}, status=400)
     return render(request, "400.html", {"reason": reason}, status=400)

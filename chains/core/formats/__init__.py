@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from ..errors import DocumentError, Problem
 from ..model import Chain
-from .yamlio import MAX_DEPTH, comment_notes, comments, parse_yaml
+from .yamlio import MAX_DEPTH, comment_notes, comments, parse_yaml, refuse_nul
 
 __all__ = [
     "MAX_BYTES",
@@ -202,6 +202,7 @@ def parse_json(text: str) -> tuple[Any, dict]:
         _, where = parse_yaml(text)
     except DocumentError:
         where = {}
+    refuse_nul(data, where)
     return data, where
 
 

@@ -32,6 +32,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ..errors import DocumentError, Problem
 
 __all__ = [
+    "refuse_nul",
     "MAX_ALIASES",
     "MAX_ALIAS_EXPANSION",
     "MAX_DEPTH",
@@ -129,7 +130,36 @@ def parse_yaml(text: str, *, first_line: int = 1) -> Located:
         return None, {}
     where: dict[Path, tuple[int, int]] = {}
     data = _Builder(where, offset).build(node, (), 0)
+    refuse_nul(data, where)
     return data, where
+
+
+def refuse_nul(data: Any, where: dict[Path, tuple[int, int]]) -> None:
+    """Refuse a document with a NUL character in any key or string (a ``\\0`` escape).
+
+    No database we store in can hold one (PostgreSQL refuses it in text and
+    JSON), so it is a problem of the document, named where it is.
+
+    >>> refuse_nul({"a": ["ok", "b\\x00d"]}, {("a", 1): (3, 5)})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    chains.core.errors.DocumentError: line 3, column 5: a[1]: a NUL character ...
+    """
+    stack: list[tuple[Path, Any]] = [((), data)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                stack.append(((*path, key), value))
+                if isinstance(key, str) and "\x00" in key:
+                    stack.append(((*path, key), key))
+        elif isinstance(node, list):
+            stack.extend(((*path, i), item) for i, item in enumerate(node))
+        elif isinstance(node, str) and "\x00" in node:
+            shown = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+            message = "a NUL character (\\u0000 or \\0) cannot be stored; remove it"
+            line, column = where.get(path, (None, None))
+            raise DocumentError([Problem(message, line, column, path=shown)])
 
 
 class _Builder:
