@@ -107,3 +107,11 @@ def test_chain_page_shows_the_lint_status_and_every_finding(client):
 def test_a_clean_chain_page_says_valid(client, flight):
     body = client.get(f"/chains/{flight.key}/").content.decode()
     assert ">VALID<" in body
+
+
+def test_an_approved_revisions_download_names_its_revision_hash_and_tag(client, flight, people):
+    flight.head().approve(by=people["reviewer"])
+    response = client.get(f"/chains/{flight.key}/r1.yaml")
+    assert response["X-Revision"] == "1"
+    assert response["X-Content-Hash"] == flight.head().content_hash
+    assert response["X-Approved"] == "approved-1"

@@ -80,5 +80,8 @@ def revision_export(request: HttpRequest, key: str, number: str, fmt: str) -> Ht
     response = HttpResponse(text, content_type=CONTENT_TYPES[fmt])
     filename = f"{revision.chain.key}-r{revision.number}.{fmt}"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["X-Revision"] = str(revision.number)
     response["X-Content-Hash"] = revision.content_hash
+    if revision.tag:  # an approved revision says so, with its tag
+        response["X-Approved"] = revision.tag
     return response

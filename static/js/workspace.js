@@ -129,6 +129,7 @@
 
   function edit(op, args) {
     var ws = workspace();
+    if (ws.dataset.canEdit !== "true") return null; // a reader's page offers no edits
     return swapIn("POST", ws.dataset.editUrl, {
       base: ws.dataset.base,
       op: op,
@@ -141,7 +142,8 @@
 
   function submit(form) {
     var button = form && form.querySelector("button[type=submit], button:not([type])");
-    if (!form || (button && button.disabled)) return false;
+    // :disabled also holds for a button inside a disabled fieldset (a reader's page).
+    if (!form || (button && button.matches(":disabled"))) return false;
     state.refocus = true;
     form.requestSubmit();
     return true;

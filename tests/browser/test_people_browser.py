@@ -51,6 +51,14 @@ def test_a_visitor_signs_in_reads_a_chain_without_edit_controls_and_signs_out(
     expect(page.locator("#read-only")).to_be_visible()
     expect(page.get_by_role("button", name="Undo")).to_be_disabled()
     expect(page.locator("#canvas svg")).to_be_visible()
+    page.locator('#canvas [id="handle:quote_id"]').click()
+    expect(page.locator("#workspace")).to_have_attribute("data-select", "handle:quote_id")
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.method))
+    page.keyboard.press("Delete")  # the shortcuts of a reader's page send nothing
+    page.keyboard.press("Control+z")
+    page.wait_for_timeout(300)
+    assert "POST" not in requests
 
     page.get_by_role("button", name="Sign out").click()
     expect(page).to_have_url(f"{live_server.url}/accounts/login/")
