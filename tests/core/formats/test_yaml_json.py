@@ -156,6 +156,18 @@ def test_nul_bytes_are_refused():
     assert (problem.line, problem.column) == (2, 9)
 
 
+def test_a_nul_written_as_a_yaml_escape_is_refused_where_it_is():
+    problem = only_problem(load('id: c\ntitle: "a\\0b"\n'))
+    assert problem.message == "a NUL character (\\u0000 or \\0) cannot be stored; remove it"
+    assert (problem.path, problem.line) == ("title", 2)
+
+
+def test_a_nul_written_as_a_json_escape_is_refused_naming_its_path():
+    problem = only_problem(load('{"id": "c", "actions": [{"id": "a\\u0000", "effect": "read"}]}'))
+    assert "NUL character" in problem.message
+    assert problem.path == "actions[0].id"
+
+
 def test_control_characters_in_yaml_are_refused_with_their_place():
     problem = only_problem(load("id: c\ntitle: a\x07b\n"))
     assert "U+0007" in problem.message
