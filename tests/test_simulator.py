@@ -252,3 +252,25 @@ def test_a_broken_invariant_is_listed_and_the_one_named_in_the_address_is_highli
     findings = body.split('id="findings"')[1].split("</section>")[0]
     assert '<li class="violation-focus"><code>unkeyed_redispatch</code>' in findings
     assert "book_room was dispatched again" in findings
+
+
+def test_a_new_run_starts_from_the_intent_typed_and_drops_the_inputs(client, flight):
+    intent = {"origin": "LHR", "destination": "JFK"}
+    response = post(
+        client, flight, token_of(TO_REVALIDATE), kind="restart", intent=json.dumps(intent)
+    )
+    scenario = decode(parse_qs(urlparse(response["Location"]).query)["s"][0])
+    assert (scenario.intent, scenario.events) == (intent, [])
+
+
+def test_an_intent_that_is_not_an_object_is_refused(client, flight):
+    response = post(client, flight, token_of(TO_REVALIDATE), kind="restart", intent="[1, 2]")
+    assert response.status_code == 400
+    assert "intent: expected a JSON object" in unescape(response.content.decode())
+
+
+def test_a_token_for_a_variant_the_chain_lacks_is_a_400_and_a_fresh_run(client, flight):
+    token = encode(Scenario(chain="flight_roundtrip", variant="rail"))
+    response = client.get(url(flight), {"s": token})
+    assert response.status_code == 400
+    assert "the simulation cannot start on this revision" in unescape(response.content.decode())

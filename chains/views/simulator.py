@@ -78,7 +78,7 @@ def simulate(request: HttpRequest, key: str) -> HttpResponse:
         return page(scenario, violation=given.get("violation"))
     try:
         scenario = _with_input(document, scenario, request.POST)
-    except (BadInput, SessionError) as exc:
+    except (BadInput, SessionError, ScenarioMismatch) as exc:
         return page(scenario, error=str(exc), status=400)
     return _answer(request, page, _url(chain, revision, scenario), scenario)
 
@@ -137,7 +137,12 @@ def _scenario(document: Document, token: str) -> Scenario:
 
 
 def _with_input(document: Document, scenario: Scenario, post: Any) -> Scenario:
-    """``scenario`` with the posted input added after the first ``at`` events."""
+    """``scenario`` with the posted input added after the first ``at`` events.
+
+    ``kind=restart`` is the exception: a new run from the posted ``intent``.
+    """
+    if post.get("kind") == "restart":
+        return _restarted(document, post.get("intent", ""))
     at = post.get("at", "")
     if at and not at.isdigit():
         raise BadInput(f"at: the checkpoint is a number of events, got {at!r}")
@@ -147,6 +152,19 @@ def _with_input(document: Document, scenario: Scenario, post: Any) -> Scenario:
     if result.refused:
         raise BadInput(result.refused)
     return branched
+
+
+def _restarted(document: Document, text: str) -> Scenario:
+    """A run with no input yet, from the intent typed as a JSON object."""
+    intent = _json_field(text, "intent")
+    if not isinstance(intent, dict):
+        raise BadInput('intent: expected a JSON object such as {"origin": "LHR"}')
+    scenario = Scenario(chain=document.id, intent=intent)
+    try:
+        play(document, scenario)  # a run that cannot even start says why now
+    except ScenarioMismatch as exc:
+        raise BadInput(f"intent: {exc}") from None
+    return scenario
 
 
 def _event(post: Any) -> dict[str, Any]:
@@ -236,7 +254,12 @@ def _page(
     status: int = 200,
     **extra: Any,
 ) -> HttpResponse:
-    context = simulator_context(chain, revision, document, play(document, scenario), **extra)
+    try:
+        session = play(document, scenario)
+    except ScenarioMismatch as exc:  # e.g. a token for a variant this revision lacks
+        session, status = play(document, _fresh(document)), 400
+        extra["error"] = f"the simulation cannot start on this revision: {exc}"
+    context = simulator_context(chain, revision, document, session, **extra)
     context["can_save"] = at_least(getattr(request, "chain_role", None), Role.EDITOR)
     template = "chains/simulator.html#sim" if request.htmx else "chains/simulator.html"
     return render(request, template, context, status=status)
@@ -271,6 +294,7 @@ def simulator_context(
         "findings": findings,
         "timeline": _timeline(chain, revision, session),
         "rows": _rows(document, decided.row if decided else None),
+        "intent_json": json.dumps(session.scenario.intent, indent=2),
         "snapshot_json": json.dumps(s.model_dump(mode="json"), indent=2),
         "trace_json": json.dumps([e.model_dump(mode="json") for e in run.trace], indent=2),
         "excluded": {k: v for k, v in s.excluded.items() if v},
