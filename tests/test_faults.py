@@ -4,15 +4,23 @@ With the broker unreachable (a Redis URL nobody listens on), editing goes on
 as if nothing happened, and launching a campaign answers 503 saying the
 worker queue is down, leaving a failed campaign rather than one waiting
 forever. A worker that dies mid-campaign stops beating; the next look at the
-campaign takes its shard back and a new message runs it to the end.
+campaign takes its shard back and a new message runs it to the end. The last
+test kills a real worker process with SIGKILL and watches a second one take
+the shard over (PostgreSQL only: both processes need the test database).
 """
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from chains.core import formats
@@ -88,3 +96,69 @@ def test_a_shard_whose_worker_died_is_taken_back_and_finished_by_another(unsafe,
     campaign.refresh_from_db()
     assert campaign.status == "done"
     assert campaign.result()["violations"]
+
+
+def start_worker_process(name: str) -> subprocess.Popen:
+    """A real Celery worker in its own process, on this test's database and broker."""
+    database = connection.settings_dict
+    url = f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
+    env = {**os.environ, "DATABASE_URL": url, "DEBUG": "1"}
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "designer",
+            "worker",
+            "--pool=solo",
+            f"--hostname={name}@%h",
+            "--loglevel=WARNING",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def wait_for(condition, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.2)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_mid_campaign_leaves_its_shard_to_the_next_worker(team):
+    if connection.vendor != "postgresql":
+        pytest.skip("worker processes need a shared server database (CI=true runs it)")
+    flight = Chain.objects.store(
+        formats.to_document(
+            formats.load(
+                (ROOT / "fixtures" / "flight-roundtrip.yaml").read_bytes(), format="yaml"
+            ).chains[0]
+        ),
+        team=team,
+    ).chain
+    campaign = Exploration.objects.launch(flight.head(), {"max_faults": 4})  # minutes of work
+    shard = campaign.shards.get()
+    first = start_worker_process("doomed")
+    try:
+        wait_for(lambda: ExplorationShard.objects.get(pk=shard.pk).states > 0)
+        doomed = ExplorationShard.objects.get(pk=shard.pk).claimed_by
+    finally:
+        first.send_signal(signal.SIGKILL)  # no goodbye: no result, no more heartbeats
+        first.wait(30)
+    time.sleep(1.5)
+    assert campaign.recover(stale_after=timedelta(seconds=1)) == 1  # a page's next poll
+    second = start_worker_process("heir")
+    try:
+        wait_for(lambda: ExplorationShard.objects.get(pk=shard.pk).claimed_by not in ("", doomed))
+        taken = ExplorationShard.objects.get(pk=shard.pk)
+        assert taken.status == "running" and taken.attempts == 2
+        assert taken.claimed_by.startswith("heir@")
+        campaign.cancel()  # the rest of the search is not this test's business
+    finally:
+        second.send_signal(signal.SIGTERM)
+        second.wait(60)
