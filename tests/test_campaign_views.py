@@ -26,19 +26,6 @@ from chains.models import MAX_ATTEMPTS, Chain, Exploration, ExplorationShard
 from chains.tasks import explore_shard
 
 UNSAFE = Path(__file__).resolve().parent.parent / "fixtures" / "unsafe-retry-booking.yaml"
-# Another small chain: an unkeyed commit whose single-use quote can expire.
-PAY = """
-id: pay
-handles:
-  - {id: q, minted_by: quote, single_use: true,
-     staleness: {detect: [code:Q_EXPIRED], refresh: quote}}
-actions:
-  - {id: quote, effect: mint, output: {handles: [q]}}
-  - {id: pay, effect: commit, input: {handles: [q]}, idempotency: {mode: none}}
-policy:
-  per_step:
-    commit: {unkeyed: {attempts: 2}}
-"""
 HTMX = {"HTTP_HX_REQUEST": "true"}
 POLLING = 'hx-trigger="every 1s"'
 LAUNCH = {"revision": "1", "max_faults": "1", "max_events": "60", "shards": "1", "crashes": "on"}
@@ -52,11 +39,6 @@ def store(text: str) -> Chain:
 @pytest.fixture
 def unsafe(db) -> Chain:
     return store(UNSAFE.read_text())
-
-
-@pytest.fixture
-def pay(db) -> Chain:
-    return store(PAY)
 
 
 @pytest.fixture
@@ -108,8 +90,8 @@ def test_the_list_counts_the_violations_of_a_finished_campaign(client, unsafe, s
 
 
 @pytest.mark.django_db
-def test_the_list_leaves_out_campaigns_of_other_chains(client, unsafe, pay, sent):
-    other = launch(pay)
+def test_the_list_leaves_out_campaigns_of_other_chains(client, unsafe, flight, sent):
+    other = launch(flight)  # another chain
     body = client.get(f"/chains/{unsafe.key}/campaigns/").content.decode()
     assert f"/campaigns/{other.pk}/" not in body
 
@@ -218,8 +200,8 @@ def test_campaign_pages_of_an_unknown_chain_are_not_found(client):
 
 
 @pytest.mark.django_db
-def test_a_campaign_of_another_chain_is_not_found(client, unsafe, pay, sent):
-    other = launch(pay)
+def test_a_campaign_of_another_chain_is_not_found(client, unsafe, flight, sent):
+    other = launch(flight)  # another chain
     assert client.get(f"/chains/{unsafe.key}/campaigns/{other.pk}/").status_code == 404
     assert client.post(f"/chains/{unsafe.key}/campaigns/{other.pk}/cancel").status_code == 404
     other.refresh_from_db()

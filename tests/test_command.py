@@ -9,6 +9,7 @@ import pytest
 import yaml
 from django.core.management import CommandError, call_command
 
+from chains.core import formats
 from chains.models import Chain, ChainQuerySet, Revision
 
 pytestmark = pytest.mark.django_db
@@ -127,6 +128,18 @@ def test_export_prints_the_head_document(demo_file, fmt):
     document = json.loads(out) if fmt == "json" else yaml.safe_load(out)
     assert document["id"] == "demo"
     assert document["description"] == "tiny chain"
+
+
+def test_export_as_md_prints_the_design_document_that_imports_back_to_the_chain(demo_file):
+    chain("import", str(demo_file))
+    out = chain("export", "demo", "--format", "md")
+    assert out.startswith("# Design document: `demo`\n")
+    assert "## 11. Boundary recap" in out
+    result = formats.load(out, format="md")
+    assert result.errors == []
+    assert [formats.to_document(c) for c in result.chains] == [
+        Chain.objects.get(key="demo").head().document
+    ]
 
 
 def test_export_of_an_unknown_chain_fails():

@@ -77,10 +77,10 @@ def simulate(request: HttpRequest, key: str) -> HttpResponse:
             return _json(document, scenario)
         return page(scenario, violation=given.get("violation"))
     try:
-        scenario = _with_input(document, scenario, request.POST)
+        session = _with_input(document, scenario, request.POST)
     except (BadInput, SessionError, ScenarioMismatch) as exc:
         return page(scenario, error=str(exc), status=400)
-    return _answer(request, page, _url(chain, revision, scenario), scenario)
+    return _answer(request, page, _url(chain, revision, session.scenario), session)
 
 
 @require_POST
@@ -136,8 +136,8 @@ def _scenario(document: Document, token: str) -> Scenario:
     return scenario
 
 
-def _with_input(document: Document, scenario: Scenario, post: Any) -> Scenario:
-    """``scenario`` with the posted input added after the first ``at`` events.
+def _with_input(document: Document, scenario: Scenario, post: Any) -> Session:
+    """The run of ``scenario`` with the posted input added after the first ``at`` events.
 
     ``kind=restart`` is the exception: a new run from the posted ``intent``.
     """
@@ -151,20 +151,18 @@ def _with_input(document: Document, scenario: Scenario, post: Any) -> Scenario:
     result = play(document, branched)
     if result.refused:
         raise BadInput(result.refused)
-    return branched
+    return result
 
 
-def _restarted(document: Document, text: str) -> Scenario:
+def _restarted(document: Document, text: str) -> Session:
     """A run with no input yet, from the intent typed as a JSON object."""
     intent = _json_field(text, "intent")
     if not isinstance(intent, dict):
         raise BadInput('intent: expected a JSON object such as {"origin": "LHR"}')
-    scenario = Scenario(chain=document.id, intent=intent)
     try:
-        play(document, scenario)  # a run that cannot even start says why now
-    except ScenarioMismatch as exc:
+        return play(document, Scenario(chain=document.id, intent=intent))
+    except ScenarioMismatch as exc:  # a run that cannot even start says why
         raise BadInput(f"intent: {exc}") from None
-    return scenario
 
 
 def _event(post: Any) -> dict[str, Any]:
@@ -220,13 +218,13 @@ def _answer(
     request: HttpRequest,
     page: Callable[..., HttpResponse],
     url: str,
-    scenario: Scenario,
+    run: Scenario | Session,
     **extra: Any,
 ) -> HttpResponse:
     """After an input: redirect a plain post to the run's address; re-render for htmx."""
     if not request.htmx:
         return redirect(url)
-    response = page(scenario, **extra)
+    response = page(run, **extra)
     response["HX-Push-Url"] = url
     return response
 
@@ -250,12 +248,13 @@ def _page(
     chain: Chain,
     revision: Revision,
     document: Document,
-    scenario: Scenario,
+    run: Scenario | Session,
     status: int = 200,
     **extra: Any,
 ) -> HttpResponse:
+    """The page of ``run``: a scenario to replay, or a session replayed already."""
     try:
-        session = play(document, scenario)
+        session = run if isinstance(run, Session) else play(document, run)
     except ScenarioMismatch as exc:  # e.g. a token for a variant this revision lacks
         session, status = play(document, _fresh(document)), 400
         extra["error"] = f"the simulation cannot start on this revision: {exc}"
