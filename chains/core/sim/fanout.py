@@ -55,8 +55,10 @@ class Fanout:
         snap.dispatches = {}  # 1:1 with this branch's own attempt events
         run = Run(self.parent.chain, snap, [])
         run.fanout = self
-        run._open("transition", note=f"branch of {parent.run_id} sharing {sorted(self.shared)}")
-        run._flush()
+        run.log.transition(
+            None, None, note=f"branch of {parent.run_id} sharing {sorted(self.shared)}", source=None
+        )
+        run.log.flush()
         self.branches.append(run)
         return run
 
@@ -98,36 +100,34 @@ class Fanout:
         fresh = self.store.get(hid)
         adoptable = fresh is not None and fresh.alias not in self.dead
         minter = self.parent.chain.action(s.handles[hid].minted_by)
-        steps = run._steps()
+        steps = run.steps.main()
         after = steps.index(minter.id) + 1 if minter and minter.id in steps else None
         target = steps[after] if adoptable and after is not None and after < len(steps) else None
-        run._open(
-            "transition",
-            step=arriving.id,
-            verdict=Verdict(type="rewind", to=target or run._refresh(hid) or arriving.id),
-            source="config",
-            row="I7:shared",
-            note=f"shared {old} died in a sibling branch",
+        run.log.transition(
+            arriving.id,
+            "I7:shared",
+            Verdict(type="rewind", to=target or run.handles.refresh(hid) or arriving.id),
+            f"shared {old} died in a sibling branch",
         )
-        run._invalidate([hid])
+        run.handles.invalidate([hid])
         if target is None or fresh is None:
-            refresh = run._refresh(hid)
+            refresh = run.handles.refresh(hid)
             if refresh is None:
                 return False
-            run._rewind(refresh, arriving, in_process=True)
+            run.outcomes.rewind(refresh, arriving, in_process=True)
             return True
         if s.budgets.rewinds_left <= 0:
             verdict = Verdict(type="dead_end", reason="max_rewinds_exhausted", permanent=False)
-            run._set(verdict=verdict)
-            run._dead_end(verdict, arriving)
+            run.log.set(verdict=verdict)
+            run.outcomes.dead_end(verdict, arriving)
             return True
         s.budgets.rewinds_left -= 1
         s.handles[hid] = fresh.model_copy(deep=True)
         s.results[fresh.alias] = list(self.results.get(fresh.alias, []))
         count = int(fresh.alias.rsplit("#", 1)[1])
         s.mint_counts[hid] = max(s.mint_counts.get(hid, 0), count)
-        run._set(note=f"adopted the re-shared {fresh.alias}; no second re-mint")
-        run._arrive(target)
+        run.log.set(note=f"adopted the re-shared {fresh.alias}; no second re-mint")
+        run.steps.arrive(target)
         return True
 
     def traces(self) -> dict[str, list[Event]]:

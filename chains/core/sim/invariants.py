@@ -261,7 +261,7 @@ class Monitor:
             action = self.chain.action(s.in_flight)
             if action is not None:
                 run = Run(self.chain, s, [])
-                presented, key = run._presented(action), run._key(action)
+                presented, key = run.handles.presented(action), run.steps.key(action)
                 found += self.dispatch_findings(s.in_flight, presented, set(s.mint_counts), key)
                 found += _lineage(s, [h for h in action.input.handles if h in s.handles])
         found += _lineage(s, [h for h, st in s.handles.items() if not self._fact(st.minted_by)])

@@ -1,0 +1,109 @@
+"""Compensation: unwinding landed commits after a dead end (SPEC P5, C8).
+
+A dead end that finds landed, uncompensated commits unwinds them, in the
+policy's ``compensation_order`` when it names them and in reverse landing
+order otherwise. Each commit's compensation is an action, a chain of
+actions, or a ladder whose rungs match what the landing showed. Any
+failure while unwinding escalates to the operator with what is left.
+"""
+
+from __future__ import annotations
+
+from ..model import compensators
+from ..verdicts import Verdict, format_verdict
+from .classifier import matches
+from .part import Part
+from .state import Observation, Unwind, Waiting
+
+__all__ = ["Compensation"]
+
+
+class Compensation(Part):
+    """The unwind queue in the snapshot, and the steps that work it off."""
+
+    def start(self, pending: list[int]) -> None:
+        """Unwind the landed commits at indices ``pending`` of ``commits_landed``."""
+        s = self.snapshot
+        order = self.chain.policy.per_chain.compensation_order
+        landed = s.commits_landed
+        queue = list(reversed(pending))
+        if isinstance(order, list):
+
+            def rank(i: int) -> int:
+                names = [landed[i].step, *compensators(self.run.action(landed[i].step))]
+                hits = [order.index(n) for n in names if n in order]
+                return min(hits) if hits else len(order)
+
+            queue.sort(key=rank)  # stable: unnamed ones keep reverse landing order
+        s.compensation = Unwind(reason=dict(s.outcome), queue=queue)
+        s.state = "compensating"
+        self.log.transition(
+            None,
+            "compensation_order",
+            note=f"dead_end with landed commits: unwinding {[landed[i].step for i in queue]}",
+        )
+        self.next()
+
+    def next(self) -> None:
+        """Arrive at the first compensator of the queue's head, or finish the dead end."""
+        s = self.snapshot
+        unwind = s.compensation
+        assert unwind is not None
+        while unwind.queue:
+            lc = s.commits_landed[unwind.queue[0]]
+            action = self.run.action(lc.step)
+            comp = action.compensation
+            steps: list[str] = []
+            if comp is None:
+                self.failed(f"{lc.step} declares no compensation")
+                return
+            if comp.action and comp.action != "none":
+                steps = [comp.action]
+            elif comp.chain:
+                steps = list(comp.chain)
+            elif comp.ladder:
+                facts = Observation(predicates=lc.predicates)
+                for rung in comp.ladder:
+                    if rung.when is None or matches(rung.when, facts):
+                        if rung.else_ is not None and not (rung.chain or rung.action):
+                            self.failed(f"{lc.step}: ladder fell to {format_verdict(rung.else_)}")
+                            return
+                        steps = list(rung.chain) or ([rung.action] if rung.action else [])
+                        break
+            if not steps:
+                unwind.reason.setdefault("not_compensable", []).append(lc.step)
+                unwind.queue.pop(0)
+                continue
+            unwind.steps = steps
+            unwind.pos = 0
+            self.run.steps.arrive(steps[0])
+            return
+        s.outcome = {
+            **unwind.reason,
+            "compensated": [lc.step for lc in s.commits_landed if lc.compensated],
+        }
+        s.compensation = None
+        s.state = "dead_end"
+        s.cursor = None
+        s.waiting = Waiting(kind="nothing")
+
+    def failed(self, why: str) -> None:
+        """Stop unwinding; the operator owns what is left uncompensated."""
+        s = self.snapshot
+        unwind = s.compensation
+        left = [s.commits_landed[i].step for i in unwind.queue] if unwind else []
+        self.log.transition(
+            s.cursor,
+            "compensation_failed",
+            Verdict(type="escalate", audience="operator"),
+            f"compensation failed ({why}); uncompensated: {left}",
+        )
+        s.outcome = {
+            **(unwind.reason if unwind else s.outcome),
+            "escalated": "operator",
+            "uncompensated": left,
+            "compensation_failure": why,
+        }
+        s.compensation = None
+        s.state = "escalated"
+        s.waiting = Waiting(kind="nothing")

@@ -1,0 +1,52 @@
+"""Deadlines read from virtual time: the wall clock and business expiry (SPEC §2.1, C4).
+
+Both are checked when the cursor arrives at a step and after backoff, never
+while a commit is out (the P3 cancellation shield). A business expiry keeps
+the commit landed (I5) and routes by the action's ``on_expiry`` verdict.
+"""
+
+from __future__ import annotations
+
+from .part import Part, dead
+
+__all__ = ["Deadlines"]
+
+
+class Deadlines(Part):
+    """The wall-clock budget and the landed commits' business deadlines."""
+
+    def wall_exhausted(self) -> bool:
+        """End the run when the wall clock is used up; True when it was."""
+        s = self.snapshot
+        b = s.budgets
+        if b.wall_limit is None or b.wall_used <= b.wall_limit:
+            return False
+        verdict = dead("wall_clock_exhausted", False)
+        self.log.transition(s.cursor, "wall_clock", verdict)
+        self.run.outcomes.dead_end(verdict, self.chain.action(s.cursor or ""))
+        return True
+
+    def business_expiry(self) -> bool:
+        """Route the first landed commit whose business deadline passed; True when one did."""
+        s = self.snapshot
+        for lc in s.commits_landed:
+            if lc.business_deadline is None or lc.business_expired or lc.compensated:
+                continue
+            if s.clock < lc.business_deadline:
+                continue
+            lc.business_expired = True
+            action = self.run.action(lc.step)
+            expiry = action.output.business_expiry
+            assert expiry is not None
+            self.log.transition(
+                lc.step,
+                "business_expiry",
+                expiry.on_expiry,
+                f"{lc.step}'s {expiry.field} passed; the commit stays landed (I5)",
+            )
+            s.gate_context = None
+            s.pending_gate = None
+            s.state = "running"
+            self.run.outcomes.route(action, expiry.on_expiry, None)
+            return True
+        return False

@@ -1,0 +1,148 @@
+"""The run's event log: one event per state change, appended to the trace (SPEC §2.5).
+
+An event is opened, filled in while the transition runs (handles minted and
+invalidated, a verdict decided later, a note), and flushed to the trace when
+the next one opens or the input is fully applied; the flush stamps the
+budgets and the state after it. ``attempt`` events are 1:1 with dispatches,
+``transition`` events record changes that dispatch nothing, ``reconcile``
+events record probe and webhook observations.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..verdicts import Verdict, format_verdict
+from .part import Part
+from .state import Event, Observation, Waiting
+
+if TYPE_CHECKING:
+    from .runtime import Run
+
+__all__ = ["EventLog", "describe", "signal_of"]
+
+
+class EventLog(Part):
+    """The event being written, and the trace it goes to."""
+
+    def __init__(self, run: Run):
+        super().__init__(run)
+        self.draft: dict[str, Any] | None = None
+
+    def open(
+        self,
+        event_type: Literal["attempt", "transition", "reconcile"],
+        *,
+        step: str | None = None,
+        attempt: int | None = None,
+        signal: dict[str, Any] | None = None,
+        verdict: Verdict | None = None,
+        source: str | None = None,
+        row: str | None = None,
+        note: str | None = None,
+        input: dict[str, Any] | None = None,
+        proposal_source: str | None = None,
+        key: str | None = None,
+    ) -> None:
+        """Start the next event; the previous one is finished first."""
+        self.flush()
+        s = self.snapshot
+        s.seq += 1
+        self.draft = {
+            "seq": s.seq,
+            "event_type": event_type,
+            "step_id": step,
+            "attempt": attempt,
+            "t": s.clock,
+            "signal": signal,
+            "verdict": format_verdict(verdict) if verdict is not None else None,
+            "verdict_source": source,
+            "row": row,
+            "handles_consumed": [],
+            "handles_minted": [],
+            "handles_invalidated": [],
+            "note": note,
+            "input": input,
+            "proposal_source": proposal_source,
+            "idempotency_key": key,
+        }
+
+    def transition(
+        self,
+        step: str | None,
+        row: str | None,
+        verdict: Verdict | None = None,
+        note: str | None = None,
+        *,
+        source: str | None = "config",
+        **more: Any,
+    ) -> None:
+        """A ``transition`` event the run decides from its config (the usual case)."""
+        self.open(
+            "transition", step=step, verdict=verdict, source=source, row=row, note=note, **more
+        )
+
+    def set(self, **fields: Any) -> None:
+        """Fill in the open event; a second note is appended to the first."""
+        if self.draft is None:
+            return
+        if "verdict" in fields and isinstance(fields["verdict"], Verdict):
+            fields["verdict"] = format_verdict(fields["verdict"])
+        if "source" in fields:
+            fields["verdict_source"] = fields.pop("source")
+        if "note" in fields and self.draft.get("note") and fields["note"]:
+            fields["note"] = f"{self.draft['note']}; {fields['note']}"
+        self.draft.update(fields)
+
+    def minted(self, alias: str) -> None:
+        if self.draft is not None:
+            self.draft["handles_minted"].append(alias)
+
+    def invalidated(self, alias: str) -> None:
+        if self.draft is not None:
+            self.draft["handles_invalidated"].append(alias)
+
+    def flush(self) -> None:
+        """Finish the open event: stamp budgets and state, append it to the trace."""
+        if self.draft is None:
+            return
+        draft, self.draft = self.draft, None
+        s = self.snapshot
+        b = s.budgets
+        draft["budget_after"] = {
+            "step_attempts_left": b.step_attempts_left,
+            "safe_rejects_left": b.safe_rejects_left,
+            "rewinds_left": b.rewinds_left,
+            "repairs_left": b.repairs_left,
+            "wall_used": round(b.wall_used, 6),
+            "wall_left": None if b.wall_limit is None else round(b.wall_limit - b.wall_used, 6),
+        }
+        draft["state"] = s.state
+        self.run.trace.append(Event(**draft))
+
+
+def describe(w: Waiting) -> str:
+    """What a run waiting on ``w`` needs, in words (for error messages)."""
+    if w.kind == "observe":
+        return f"an observation of step {w.step!r}"
+    if w.kind == "select":
+        return f"a pick at selection step {w.step!r} among {[o.id for o in w.options]}"
+    if w.kind == "answer":
+        return f"an answer to gate {w.gate!r} (outcomes: {', '.join(w.outcomes)})"
+    if w.kind == "probe":
+        return f"a probe result for step {w.step!r} (landed | not_landed | unknown)"
+    if w.kind == "repair":
+        return f"a repair proposal for {w.fields} at step {w.step!r}"
+    return "nothing (the run is finished)"
+
+
+def signal_of(obs: Observation) -> dict[str, Any]:
+    """The trace's ``signal`` for an observation: what was seen, never payload values."""
+    out: dict[str, Any] = {"transport": obs.transport}
+    if obs.code:
+        out["code"] = obs.code
+    if obs.predicates:
+        out["predicates"] = list(obs.predicates)
+    if obs.events:
+        out["events"] = list(obs.events)
+    return out

@@ -1,0 +1,286 @@
+"""Gates and proposals: where the run asks a user or a model (SPEC §3 gates, C4.2, C6).
+
+A run parks at a gate raised by a verdict, by a precondition after an ok,
+at a step's entry gate on every arrival, or on a revocation of a landed
+commit. An answer is one of the gate's declared outcomes, with params
+checked against what the audience was shown (never a handle). A model's
+proposal is validated here before it can change anything; retries,
+classification and handles are code-owned.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from ..model import Action, Gate, Outcome
+from ..verdicts import Verdict
+from .events import describe
+from .part import Part, SimulationError, dead, lookup
+from .state import GateContext, Observation, Proposal, Waiting
+
+__all__ = ["Gates"]
+
+
+class Gates(Part):
+    """Parking at gates, answering them, and checking proposals."""
+
+    def park(
+        self,
+        gate_id: str,
+        action: Action,
+        kind: Literal["raised", "entry", "revocation"],
+        obs: Observation | None = None,
+        from_ok: bool = False,
+    ) -> None:
+        """Wait for an answer to ``gate_id``, showing the audience what ``obs`` carried."""
+        s = self.snapshot
+        gate = self.chain.gate(gate_id)
+        if gate is None:
+            self.run.outcomes.dead_end(dead(f"unknown_gate_{gate_id}", True), action)
+            return
+        prior = s.state
+        s.state = "compensating" if s.compensation else "at_gate"
+        s.pending_gate = gate_id
+        s.gate_context = GateContext(
+            gate=gate_id,
+            step=action.id,
+            kind=kind,
+            from_ok=from_ok,
+            prior_state=prior if kind == "revocation" else None,
+            raised_at=s.clock,
+            options=list(obs.options) if obs else [],
+            payload=dict(obs.payload) if obs else {},
+        )
+        s.waiting = Waiting(
+            kind="answer",
+            step=action.id,
+            gate=gate_id,
+            outcomes=list(gate.outcomes),
+            options=list(obs.options) if obs else [],
+            payload=dict(obs.payload) if obs else {},
+            audience=gate.audience,
+        )
+
+    def answer(self, outcome: str, params: dict[str, Any]) -> None:
+        """The audience's answer; rejected (and traced) when its params are wrong."""
+        s = self.snapshot
+        w = s.waiting
+        if w.kind != "answer" or w.gate is None or s.gate_context is None:
+            raise SimulationError(f"the run waits for {describe(w)}; got a gate answer")
+        gate = self.run.gate(w.gate)
+        if outcome not in gate.outcomes:
+            raise SimulationError(
+                f"gate {gate.id!r} has outcomes {list(gate.outcomes)}; got {outcome!r}"
+            )
+        spec = gate.outcomes[outcome]
+        problems = self.check_params(spec, params, s.gate_context)
+        given = {"kind": "answer", "outcome": outcome, "params": params}
+        if problems:
+            self.log.transition(
+                s.gate_context.step,
+                None,
+                note=f"rejected answer to gate {gate.id}: {'; '.join(problems)}",
+                source=None,
+                input=given,
+            )
+            self.log.flush()
+            raise SimulationError(f"gate {gate.id!r}, outcome {outcome!r}: {'; '.join(problems)}")
+        self.log.transition(
+            s.gate_context.step,
+            f"gate:{gate.id}.{outcome}",
+            spec.verdict,
+            f"gate {gate.id} answered {outcome}",
+            input=given,
+            proposal_source="model" if gate.audience == "model" else "user",
+        )
+        self.resume(gate, spec, params)
+
+    def check_params(self, spec: Outcome, params: dict[str, Any], ctx: GateContext) -> list[str]:
+        """What is wrong with ``params`` for this outcome; empty when nothing is."""
+        problems = []
+        for name in params:
+            if name not in spec.params:
+                problems.append(f"{name!r} is not a param of this outcome ({list(spec.params)})")
+        for name in spec.params:
+            if name not in params:
+                problems.append(f"param {name!r} is missing")
+        ids = [o.id for o in ctx.options]
+        for name, value in params.items():
+            if self.run.handles.looks_like_handle(value):
+                problems.append(f"{name!r} carries a handle; handles are code-owned")
+            elif ids and isinstance(value, str) and value not in ids:
+                problems.append(f"{name}={value!r} was not among the presented options {ids}")
+            elif isinstance(ctx.payload.get(name), list) and value not in ctx.payload[name]:
+                problems.append(f"{name}={value!r} was not in the presented payload")
+        return problems
+
+    def resume(self, gate: Gate, spec: Outcome, params: dict[str, Any]) -> None:
+        """Leave the gate by outcome ``spec``: bind its params, then apply its verdict."""
+        s = self.snapshot
+        run = self.run
+        ctx = s.gate_context
+        assert ctx is not None
+        action = run.action(ctx.step or "")
+        s.pending_gate = None
+        s.gate_context = None
+        s.state = "compensating" if s.compensation else "running"
+        if gate.payload_expiry is not None:
+            deadline = lookup(ctx.payload, gate.payload_expiry.field)
+            if isinstance(deadline, (int, float)) and s.clock > float(deadline):
+                self.log.set(
+                    verdict=gate.payload_expiry.verdict,
+                    note="answer arrived after the payload's own deadline",
+                )
+                run.outcomes.route(action, gate.payload_expiry.verdict, None)
+                return
+        if ctx.kind == "revocation":
+            if spec.verdict.type == "ok":
+                s.state = ctx.prior_state or "done"  # type: ignore[assignment]
+                s.waiting = Waiting(kind="nothing")
+                return
+        elif s.compensation is None and run.deadlines.business_expiry():
+            return
+        values: dict[str, Any] = {}
+        if spec.params:
+            if len(spec.bind) == 1 and len(params) == 1:
+                values[spec.bind[0]] = next(iter(params.values()))
+            else:
+                for name, value in params.items():
+                    if name in spec.bind:
+                        values[name] = value
+        values.update(spec.set)
+        v = spec.verdict
+        if v.type == "repair":
+            if spec.set:
+                self.log.set(proposal_source="code")
+            run.outcomes.repair(v, action, values)
+            return
+        s.intent.update(values)
+        if v.type == "ok":
+            if ctx.kind == "entry":
+                run.steps.dispatch(action)
+            else:
+                if not ctx.from_ok:
+                    run.outcomes.land(action, s.last_observation)
+                run.steps.advance(action)
+            return
+        run.outcomes.route(action, v, None)
+
+    def timeout(self) -> None:
+        """Virtual time passed while parked: take the gate's timeout outcome once it is due."""
+        s = self.snapshot
+        ctx = s.gate_context
+        assert ctx is not None
+        gate = self.run.gate(ctx.gate)
+        after = gate.timeout.after.seconds if gate.timeout else None
+        if after is None and self.chain.policy.per_chain.gate_timeout is not None:
+            after = self.chain.policy.per_chain.gate_timeout.seconds
+        if after is None or s.clock - ctx.raised_at < after:
+            return
+        timeout = gate.timeout
+        if timeout is not None and timeout.outcome and timeout.outcome in gate.outcomes:
+            spec = gate.outcomes[timeout.outcome]
+            self.log.transition(
+                ctx.step,
+                f"gate:{gate.id}.timeout",
+                spec.verdict,
+                f"gate timed out after {after:g}s → outcome {timeout.outcome}",
+            )
+            self.resume(gate, spec, {})
+            return
+        verdict = (timeout.verdict if timeout else None) or dead(f"gate_timeout_{gate.id}", False)
+        self.log.transition(
+            ctx.step, f"gate:{gate.id}.timeout", verdict, f"gate timed out after {after:g}s"
+        )
+        action = self.run.action(ctx.step or "")
+        s.pending_gate = None
+        s.gate_context = None
+        s.state = "compensating" if s.compensation else "running"
+        self.run.outcomes.route(action, verdict, None)
+
+    # --- proposals (C4.2) -------------------------------------------------------------
+
+    def proposal_problem(self, p: Proposal) -> str | None:
+        """Why a model's proposal may not be applied; None when it may."""
+        s = self.snapshot
+        w = s.waiting
+        if p.kind == "retry":
+            return "attempts and backoff are code-owned; a model cannot ask for a retry"
+        if p.kind == "classify":
+            return "classification is code-owned; the verdict table is not re-decided"
+        if p.kind == "handle":
+            return "handles are code-owned; a model never supplies one"
+        if p.kind == "repair":
+            if w.kind != "repair":
+                return f"no repair is pending (the run waits for {describe(w)})"
+            if not p.fields:
+                return "a repair proposal must change at least one field"
+            extra = sorted(set(p.fields) - set(w.fields))
+            if extra:
+                return f"fields {extra} are not listed for this repair (allowed: {w.fields})"
+            if any(self.run.handles.looks_like_handle(v) for v in p.fields.values()):
+                return "a repair value carries a handle; handles are code-owned"
+            return None
+        if p.kind == "select":
+            if w.kind != "select":
+                return f"no selection is pending (the run waits for {describe(w)})"
+            if str(p.value) not in [o.id for o in w.options]:
+                return f"{p.value!r} is not among the offered options"
+            return None
+        if p.kind == "answer":
+            if w.kind != "answer" or w.gate is None:
+                return f"no gate is pending (the run waits for {describe(w)})"
+            gate = self.run.gate(w.gate)
+            if gate.audience != "model":
+                return f"gate {gate.id} is for the {gate.audience}; a model may not answer it"
+            if str(p.value) not in gate.outcomes:
+                return f"{p.value!r} is not an outcome of gate {gate.id}"
+            ctx = s.gate_context
+            problems = (
+                self.check_params(gate.outcomes[str(p.value)], dict(p.fields), ctx) if ctx else []
+            )
+            return "; ".join(problems) or None
+        return f"unknown proposal kind {p.kind!r}"
+
+    def propose(self, p: Proposal) -> bool:
+        """Apply a model's proposal, or trace why it was refused and change nothing."""
+        s = self.snapshot
+        w = s.waiting
+        run = self.run
+        problem = self.proposal_problem(p)
+        given = {"kind": "propose", "proposal": p.model_dump(exclude_defaults=True)}
+        if problem:
+            self.log.transition(
+                w.step,
+                None,
+                note=f"rejected {p.kind} proposal: {problem}",
+                source=None,
+                input=given,
+                proposal_source="model",
+            )
+            return False
+        if p.kind == "repair":
+            verdict = Verdict(type="repair", to=w.step, fields=list(w.fields))
+            self.log.transition(
+                w.step,
+                "repair:proposal",
+                verdict,
+                f"repair proposal applied: {sorted(p.fields)}",
+                input=given,
+                proposal_source="user" if w.audience == "user" else "model",
+            )
+            run.outcomes.apply_repair(verdict, dict(p.fields))
+        elif p.kind == "select":
+            run.steps.select(str(p.value), "model", given)
+        elif p.kind == "answer":
+            gate = run.gate(w.gate or "")
+            spec = gate.outcomes[str(p.value)]
+            self.log.transition(
+                s.gate_context.step if s.gate_context else None,
+                f"gate:{gate.id}.{p.value}",
+                spec.verdict,
+                input=given,
+                proposal_source="model",
+            )
+            self.resume(gate, spec, dict(p.fields))
+        return True

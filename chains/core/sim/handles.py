@@ -1,0 +1,115 @@
+"""Handles of a run: minting, invalidation, refresh targets (SPEC §4 I1, I2, I4, I5).
+
+A handle is an alias ``<handle>#<n>`` and its lineage; its value never
+exists here. Minting a handle that is live invalidates the old generation
+and everything derived from it first (I1 before I2). Handles a landed commit
+minted are facts (I5): a compensator presents them even after a rewind has
+re-minted their inputs.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..graph import GraphError, cascade
+from ..model import Action, is_commit_class
+from .part import Part
+from .state import HandleState, Option
+
+__all__ = ["Handles"]
+
+_ALIAS = re.compile(r"^([A-Za-z_][\w.\-]*)#\d+$")
+
+
+class Handles(Part):
+    """The live handles in the snapshot, and the rules that change them."""
+
+    def mint(self, action: Action, option: Option | None = None) -> list[str]:
+        """New aliases for every handle ``action`` outputs; returns them in output order."""
+        s = self.snapshot
+        fanout = self.run.fanout
+        minted = []
+        for hid in action.output.handles:
+            if hid in s.handles:  # a live handle re-minted: I1 before I2
+                self.invalidate([hid], including_roots=False)
+            handle = self.chain.handle(hid)
+            parents = handle.derived_from if handle else []
+            count = s.mint_counts.get(hid, 0) + 1
+            if fanout is not None:  # aliases of shared handles are unique across branches
+                count = fanout.claim(hid, count)
+            s.mint_counts[hid] = count
+            alias = f"{hid}#{count}"
+            s.handles[hid] = HandleState(
+                alias=alias,
+                lineage=[s.handles[p].alias for p in parents if p in s.handles],
+                minted_by=action.id,
+                minted_seq=s.seq,
+                minted_at=s.clock,
+                option=option,
+            )
+            minted.append(alias)
+            self.log.minted(alias)
+        return minted
+
+    def invalidate(self, handle_ids: list[str], including_roots: bool = True) -> None:
+        """Kill handles and their derivation descendants, atomically (I1); never facts (I5)."""
+        s = self.snapshot
+        dead: list[str] = []
+        for hid in handle_ids:
+            if including_roots:
+                dead.append(hid)
+            try:
+                dead += cascade(self.chain, hid).invalidated
+            except GraphError:
+                continue
+        for hid in dict.fromkeys(dead):
+            state = s.handles.pop(hid, None)
+            if state is None:
+                continue
+            s.results.pop(state.alias, None)
+            self.log.invalidated(state.alias)
+
+    def minted_by(self, step: str) -> list[str]:
+        """The handles ``step`` outputs."""
+        return list(self.run.action(step).output.handles)
+
+    def refresh(self, handle_id: str) -> str | None:
+        """The step that re-mints ``handle_id``: its staleness refresh, else its minter."""
+        handle = self.chain.handle(handle_id)
+        if handle is None:
+            return None
+        if handle.staleness and handle.staleness.refresh and handle.staleness.refresh != "n/a":
+            return handle.staleness.refresh
+        return handle.minted_by
+
+    def is_fact(self, action_id: str) -> bool:
+        """True when ``action_id`` is a commit: what it landed is a fact (I5)."""
+        action = self.chain.action(action_id)
+        return action is not None and is_commit_class(action)
+
+    def presented(self, action: Action) -> list[str]:
+        """Aliases a dispatch of ``action`` presents.
+
+        Live handles, except during an unwind: a compensator acts on what the
+        landed commit it undoes presented and minted (I5: facts), even where
+        a rewind has re-minted those handles since.
+        """
+        s = self.snapshot
+        facts: dict[str, str] = {}
+        if s.compensation is not None and s.compensation.queue:
+            landed = s.commits_landed[s.compensation.queue[0]]
+            facts = {alias.split("#")[0]: alias for alias in [*landed.consumed, *landed.handles]}
+        return [
+            facts[h] if h in facts else s.handles[h].alias
+            for h in action.input.handles
+            if h in facts or h in s.handles
+        ]
+
+    def looks_like_handle(self, value: Any) -> bool:
+        """True for a live alias or anything shaped like one (handles are code-owned)."""
+        if not isinstance(value, str):
+            return False
+        m = _ALIAS.match(value)
+        live = {st.alias for st in self.snapshot.handles.values()}
+        return value in live or bool(m and self.chain.handle(m[1]) is not None)

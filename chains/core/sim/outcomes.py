@@ -1,0 +1,399 @@
+"""Applying verdicts: ok, retry, rewind, repair, reselect, escalate, dead end (SPEC §3).
+
+The classifier decides a verdict for a response; this module does what the
+verdict says to the snapshot: mints and records landings on ``ok``, spends
+attempts and backs off on ``retry``, spends the rewind and repair budgets
+(C4), restarts the run in external mode (SPEC §2.3), and starts the unwind
+when a dead end finds landed commits (P5).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from ..graph import GraphError, repair_scope
+from ..model import Action, is_commit_class, is_keyed, is_unkeyed_commit
+from ..policy import step_limits
+from ..verdicts import Verdict, format_verdict
+from .classifier import Classification, auto_repair_transform, matches
+from .part import Part, dead, lookup
+from .state import LandedCommit, Observation, Waiting
+
+__all__ = ["Outcomes"]
+
+
+class Outcomes(Part):
+    """What each verdict does to the run."""
+
+    def apply(self, action: Action, c: Classification, obs: Observation) -> None:
+        """Apply the classifier's verdict for ``action``'s response ``obs``."""
+        s = self.snapshot
+        v = c.verdict
+        if c.stale_key is not None and v.type == "rewind":
+            s.stale_recurrences[c.stale_key] = s.stale_recurrences.get(c.stale_key, 0) + 1
+        if c.auto_repair is not None:
+            s.auto_repairs_fired.append(c.auto_repair)
+            n = int(c.auto_repair.rsplit("#", 1)[1])
+            values = auto_repair_transform(action.auto_repairs[n - 1], len(s.auto_repairs_fired))
+            self.log.transition(
+                action.id,
+                c.row,
+                v,
+                f"auto_repair applied: {sorted(values)}",
+                proposal_source="code",
+            )
+            self.repair(v, action, values)
+            return
+        if v.type == "ok":
+            self.on_ok(action, obs, empty=v.empty)
+        elif v.type == "retry":
+            self.retry(action, c)
+        else:
+            self.route(action, v, obs)
+
+    def route(self, action: Action, v: Verdict, obs: Observation | None) -> None:
+        """Apply a verdict that is not the classifier's ok/retry."""
+        run = self.run
+        if self.snapshot.compensation is not None and v.type in (
+            "rewind",
+            "repair",
+            "reselect",
+            "escalate",
+            "dead_end",
+            "retry",
+        ):
+            run.compensation.failed(f"{action.id}: {format_verdict(v)}")
+            return
+        if v.type == "ok":
+            self.land(action, obs)
+            run.steps.advance(action)
+        elif v.type == "gate" and v.gate:
+            run.gates.park(v.gate, action, "raised", obs)
+        elif v.type == "rewind" and v.to:
+            self.rewind(v.to, action)
+        elif v.type == "repair":
+            self.repair(v, action, None)
+        elif v.type == "reselect" and v.to:
+            self.reselect(v.to, action)
+        elif v.type == "reconcile":
+            run.reconcile.start(action)
+        elif v.type == "escalate":
+            self.escalate(v, action)
+        elif v.type == "retry" and is_unkeyed_commit(action):
+            run.reconcile.start(action)  # never a fresh dispatch of an unkeyed commit
+        elif v.type == "retry":
+            run.steps.dispatch(action)
+        else:
+            self.dead_end(v, action)
+
+    # --- ok -------------------------------------------------------------------------
+
+    def land(self, action: Action, obs: Observation | None) -> None:
+        """Mint the step's handles if this arrival has not, and record a landed commit.
+
+        A gate outcome ``ok`` keeps the raising step's success path: its
+        output counts as produced, the step is never dispatched again.
+        """
+        s = self.snapshot
+        since = s.arrived_seq
+        if any(
+            h not in s.handles or s.handles[h].minted_seq < since for h in action.output.handles
+        ):
+            self.run.handles.mint(action)
+        if is_commit_class(action) and not any(
+            lc.step == action.id and lc.attempt_seq >= since
+            for lc in [*s.commits_landed, *s.compensators_landed]
+        ):
+            self.record_landing(action, obs or Observation())
+
+    def on_ok(self, action: Action, obs: Observation, empty: bool) -> None:
+        """The step succeeded: mint, keep its options, record a landing, check preconditions."""
+        s = self.snapshot
+        run = self.run
+        declined = empty and is_commit_class(action)  # a valid empty commit landed nothing
+        aliases = [] if declined else run.handles.mint(action)
+        if obs.options:
+            key = aliases[0] if aliases else f"{action.id}@{s.seq}"
+            s.results[key] = list(obs.options)
+        if run.fanout is not None:
+            run.fanout.publish(run, action)
+        if declined:
+            record = run.reconcile.pending(action.id)
+            if record is not None:
+                record.status = "NOT_LANDED"
+        elif is_commit_class(action):
+            self.record_landing(action, obs, aliases)
+        for k in [k for k in s.stale_recurrences if k.startswith(f"{action.id}|")]:
+            del s.stale_recurrences[k]
+        if empty:
+            route = (action.output.empty.route if action.output.empty else None) or Verdict(
+                type="ok"
+            )
+            self.log.transition(action.id, "empty.route", route)
+            if route.type == "ok":
+                run.steps.advance(action)
+            else:
+                self.route(action, route, obs)
+            return
+        for n, pre in enumerate(action.preconditions, 1):
+            if matches(pre.when, obs):
+                self.log.transition(action.id, f"precondition#{n}", pre.verdict, pre.reason)
+                if pre.verdict.type == "ok":
+                    run.steps.advance(action)
+                elif pre.verdict.type == "gate" and pre.verdict.gate:
+                    run.gates.park(pre.verdict.gate, action, "raised", obs, from_ok=True)
+                else:
+                    self.route(action, pre.verdict, obs)
+                return
+        run.steps.advance(action)
+
+    def record_landing(
+        self, action: Action, obs: Observation, aliases: list[str] | None = None
+    ) -> None:
+        """A commit landed: a fact (I5), with its business deadline and what it showed."""
+        s = self.snapshot
+        if aliases is None:
+            aliases = [s.handles[h].alias for h in action.output.handles if h in s.handles]
+        deadline = None
+        expiry = action.output.business_expiry
+        if expiry is not None:
+            found = lookup(obs.payload, expiry.field)
+            if isinstance(found, (int, float)) and not isinstance(found, bool):
+                deadline = float(found)
+        landed = LandedCommit(
+            step=action.id,
+            attempt_seq=s.seq,
+            handles=aliases,
+            consumed=self.run.handles.presented(action),
+            at=s.clock,
+            business_deadline=deadline,
+            predicates=list(obs.predicates),
+        )
+        if s.compensation is not None or action.effect == "compensate":
+            s.compensators_landed.append(landed)
+        else:
+            s.commits_landed.append(landed)
+        record = self.run.reconcile.pending(action.id)
+        if record is not None:
+            record.status = "LANDED"
+
+    # --- retry ------------------------------------------------------------------------
+
+    def retry(self, action: Action, c: Classification) -> None:
+        """Dispatch again within the step's budget; what exhaustion does depends on the effect."""
+        s = self.snapshot
+        run = self.run
+        if is_commit_class(action) and is_keyed(action) and run.steps.key_expired(action):
+            run.reconcile.instead(
+                action,
+                "key_retention",
+                "idempotency key past key_retention: effectively unkeyed, probe instead",
+            )
+            return
+        if is_unkeyed_commit(action):
+            # observe() has already marked a declared no-side-effect answer NOT_LANDED.
+            if c.no_side_effect and s.budgets.safe_rejects_left > 0:
+                # A documented no-side-effect rejection does not use the single attempt.
+                s.budgets.safe_rejects_left -= 1
+                s.budgets.step_attempts_left += 1
+                for hid in action.input.handles:  # it never executed: nothing was spent
+                    if hid in s.handles:
+                        s.handles[hid].spent = False
+                self.backoff_and_dispatch(action)
+            elif c.no_side_effect:
+                self.give_up(action, "safe_reject_redispatch_exhausted", "budget")
+            else:
+                run.reconcile.instead(
+                    action, "P3:never_retry_unkeyed", "an unkeyed commit is never retried"
+                )
+            return
+        if s.budgets.step_attempts_left > 0:
+            self.backoff_and_dispatch(action)
+            return
+        # Exhausted: escalate per effect class (SPEC §3; the threshold is OPEN, §8).
+        if action.effect in ("read", "mint"):
+            consumed = [h for h in action.input.handles if h in s.handles]
+            newest = max(consumed, key=lambda h: s.handles[h].minted_seq, default=None)
+            target = run.handles.refresh(newest) if newest else None
+            if target and s.budgets.rewinds_left > 0:
+                self.log.transition(
+                    action.id,
+                    "retry_exhausted",
+                    Verdict(type="rewind", to=target),
+                    f"attempts exhausted; re-mint the newest input {newest}",
+                )
+                self.rewind(target, action)
+                return
+        self.give_up(
+            action,
+            "step_attempts_exhausted",
+            "retry_exhausted",
+            f"{action.id} used all {s.attempt} attempts",
+        )
+
+    def backoff_and_dispatch(self, action: Action) -> None:
+        s = self.snapshot
+        backoff = step_limits(self.chain, action).backoff
+        # Seeded by what the run's state holds (not by the event count), so two
+        # runs in the same state draw the same jitter: the explorer merges them.
+        budgets = s.budgets
+        seed = f"{s.seed}:{action.id}:{s.attempt}:{budgets.rewinds_left}:{budgets.repairs_left}"
+        draw = random.Random(seed).random()
+        delay = backoff.delay(max(s.attempt, 1), draw)
+        s.clock += delay
+        if s.state == "running":
+            s.budgets.wall_used += delay
+        self.log.set(note=f"backoff {delay:.3f}s")
+        if s.compensation is None and self.run.deadlines.wall_exhausted():
+            return
+        self.run.steps.dispatch(action)
+
+    # --- rewind, repair, reselect -------------------------------------------------------
+
+    def rewind(self, target: str, origin: Action, in_process: bool = False) -> None:
+        """Rewind to ``target``; ``in_process`` even in external mode (an I4 re-mint)."""
+        s = self.snapshot
+        run = self.run
+        if s.compensation is not None:
+            run.compensation.failed(f"{origin.id}: rewind(to: {target})")
+            return
+        if s.budgets.rewinds_left <= 0:
+            self.give_up(origin, "max_rewinds_exhausted", "budget")
+            return
+        s.budgets.rewinds_left -= 1
+        to = run.action(target)
+        minted = run.handles.minted_by(target)
+        if run.fanout is not None:
+            run.fanout.discovered_dead(run, minted)
+        run.handles.invalidate(minted, including_roots=not is_commit_class(to))
+        if s.mode == "external" and not in_process:
+            self.restart(target, None, f"rewind(to: {target}) from {origin.id}")
+            return
+        run.steps.arrive(target)
+
+    def repair(self, v: Verdict, origin: Action, values: dict[str, Any] | None) -> None:
+        """Spend a rewind and a repair; apply ``values`` or wait for a repair proposal."""
+        s = self.snapshot
+        if s.compensation is not None:
+            self.run.compensation.failed(f"{origin.id}: {format_verdict(v)}")
+            return
+        for left, name in (
+            (s.budgets.rewinds_left, "rewinds"),
+            (s.budgets.repairs_left, "repairs"),
+        ):
+            if left <= 0:
+                self.give_up(origin, f"max_{name}_exhausted", "budget")
+                return
+        s.budgets.rewinds_left -= 1
+        s.budgets.repairs_left -= 1
+        if s.mode == "external":
+            s.intent.update(values or {})
+            self.invalidate_for_repair(v)
+            self.restart(v.to or "", list(v.fields), f"{format_verdict(v)} from {origin.id}")
+            return
+        if values is not None and set(v.fields) <= set(values):
+            self.apply_repair(v, values)
+            return
+        if values:
+            s.intent.update(values)
+        s.state = "running"
+        s.waiting = Waiting(
+            kind="repair", step=v.to, fields=list(v.fields), audience=self.repair_audience()
+        )
+
+    def repair_audience(self) -> str:
+        for step in self.chain.policy.escalation:
+            if any("repair" in m.lower() for m in step.may):
+                return step.audience
+        return "model"
+
+    def apply_repair(self, v: Verdict, values: dict[str, Any]) -> None:
+        self.snapshot.intent.update(values)
+        self.invalidate_for_repair(v)
+        self.run.steps.arrive(v.to or "")
+
+    def invalidate_for_repair(self, v: Verdict) -> None:
+        """I6: what the repaired fields fed, and everything derived from it; never facts."""
+        handles = self.run.handles
+        target = v.to or ""
+        try:
+            dead_ids = repair_scope(self.chain, target, v.fields).invalidated
+        except GraphError:
+            dead_ids = handles.minted_by(target)
+        facts = {
+            h
+            for h in dead_ids
+            if (m := self.chain.handle(h)) and m.minted_by and handles.is_fact(m.minted_by)
+        }
+        handles.invalidate([h for h in dead_ids if h not in facts])
+
+    def restart(self, target: str, fields: list[str] | None, reason: str) -> None:
+        """External mode: end the run with a typed restart the planner acts on (SPEC §2.3)."""
+        s = self.snapshot
+        b = s.budgets
+        s.state = "restart_required"
+        s.waiting = Waiting(kind="nothing")
+        s.outcome = {
+            "restart_required": {
+                "rewind_to": target,
+                "repair_fields": fields,
+                "reason": reason,
+                "budgets_remaining": {"rewinds": b.rewinds_left, "repairs": b.repairs_left},
+            }
+        }
+
+    def reselect(self, target: str, origin: Action) -> None:
+        """Back to selection step ``target`` with the last pick excluded (I3)."""
+        s = self.snapshot
+        handles = self.run.handles
+        if s.budgets.rewinds_left <= 0:
+            self.give_up(origin, "max_rewinds_exhausted", "budget")
+            return
+        s.budgets.rewinds_left -= 1
+        for hid in handles.minted_by(target):
+            state = s.handles.get(hid)
+            if state is not None and state.option is not None:
+                s.excluded.setdefault(target, []).append(state.option.id)
+        handles.invalidate(handles.minted_by(target))
+        if target not in s.fresh:
+            s.fresh.append(target)
+        self.run.steps.arrive(target)
+
+    # --- the ends -------------------------------------------------------------------------
+
+    def escalate(self, v: Verdict, action: Action) -> None:
+        s = self.snapshot
+        s.state = "escalated"
+        s.waiting = Waiting(kind="nothing")
+        s.outcome = {"escalated": v.audience or "operator", "step": action.id}
+
+    def give_up(self, action: Action, reason: str, row: str, note: str | None = None) -> None:
+        """A dead end the run decides itself (a budget, no options), traced at ``row``."""
+        verdict = dead(reason, False)
+        self.log.transition(action.id, row, verdict, note)
+        self.dead_end(verdict, action)
+
+    def dead_end(self, v: Verdict, action: Action | None) -> None:
+        """End the run, or unwind its landed commits first (P5)."""
+        s = self.snapshot
+        if s.compensation is not None:
+            self.run.compensation.failed(f"{action.id if action else '?'}: {format_verdict(v)}")
+            return
+        if action is not None:
+            record = self.run.reconcile.pending(action.id)
+            if record is not None and record.status == "PENDING":
+                record.status = "NOT_LANDED"  # a table dead_end is a deterministic reject
+        s.outcome = {
+            "verdict": format_verdict(v),
+            "reason": v.reason or "dead_end",
+            "permanent": v.permanent,
+            "retry_after_hint": v.retry_after_hint,
+            "step": action.id if action else None,
+        }
+        pending = [i for i, lc in enumerate(s.commits_landed) if not lc.compensated]
+        if pending:
+            self.run.compensation.start(pending)
+            return
+        s.state = "dead_end"
+        s.waiting = Waiting(kind="nothing")

@@ -1,0 +1,65 @@
+"""What every concern of a run shares: the run it belongs to, and small helpers.
+
+A :class:`~.runtime.Run` is a thin facade over one collaborator per concern
+(:mod:`.steps`, :mod:`.outcomes`, :mod:`.gates`, :mod:`.reconcile`,
+:mod:`.compensation`, :mod:`.handles`, :mod:`.deadlines`, and the event log
+:mod:`.events`). Each collaborator holds no state of its own: everything a
+run knows is in its snapshot and trace, so copying the snapshot copies the
+run. A collaborator reaches the others through the run (``self.run.steps``),
+which keeps the modules free of import cycles.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ChainError
+from ..model import Chain
+from ..verdicts import Verdict
+from .state import Snapshot
+
+if TYPE_CHECKING:
+    from .events import EventLog
+    from .runtime import Run
+
+__all__ = ["Part", "SimulationError", "dead", "lookup"]
+
+
+class SimulationError(ChainError):
+    """Bad input to a run: the wrong kind of answer, an unknown outcome, invalid params."""
+
+
+class Part:
+    """One concern of a run; the run's state is the snapshot, never the part."""
+
+    def __init__(self, run: Run):
+        self.run = run
+
+    @property
+    def chain(self) -> Chain:
+        return self.run.chain
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self.run.snapshot
+
+    @property
+    def log(self) -> EventLog:
+        return self.run.log
+
+
+def dead(reason: str, permanent: bool | None = None) -> Verdict:
+    """A ``dead_end`` verdict the runtime decides itself (budgets, deadlines, missing data)."""
+    return Verdict(type="dead_end", reason=reason, permanent=permanent)
+
+
+def lookup(data: dict[str, Any], path: str) -> Any:
+    """``data[path]``, or the value at the dotted ``path``; None when absent."""
+    if path in data:
+        return data[path]
+    node: Any = data
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node

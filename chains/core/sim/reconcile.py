@@ -1,0 +1,254 @@
+"""Reconcile: an outcome that may have landed is probed, never re-dispatched (SPEC P3, §3).
+
+The correlation record of an unkeyed commit is persisted before dispatch;
+an unknown outcome (a timeout, a lost process, a retry verdict on an
+unkeyed commit) moves the run to ``reconciling``, where it waits for the
+confirmation probe's finding. Landed continues the success path; not landed
+rewinds to re-mint what the commit presented, or dispatches afresh when the
+probe was made before a re-dispatch. Deadlines escalate to the operator.
+Revocations of a landed commit (a webhook on a watch) are handled here too.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from ..model import Action
+from ..verdicts import Verdict, format_verdict
+from .classifier import classify, matches
+from .events import describe, signal_of
+from .part import Part, SimulationError, dead
+from .state import CorrelationRecord, Observation, Waiting
+
+__all__ = ["Reconcile"]
+
+
+class Reconcile(Part):
+    """Correlation records, probes and their findings."""
+
+    # --- correlation records -------------------------------------------------------------
+
+    def open_record(self, step: str) -> CorrelationRecord:
+        """The latest record for ``step``, made now if there is none."""
+        s = self.snapshot
+        for record in reversed(s.correlation):
+            if record.step == step:
+                return record
+        record = CorrelationRecord(step=step, attempt_seq=s.seq, created_at=s.clock)
+        s.correlation.append(record)
+        return record
+
+    def pending(self, step: str) -> CorrelationRecord | None:
+        """The record of ``step`` whose outcome is still open, if any."""
+        for record in reversed(self.snapshot.correlation):
+            if record.step == step and record.status in ("PENDING", "RECONCILING"):
+                return record
+        return None
+
+    def unresolved(self, action: Action) -> bool:
+        """Probe before dispatching ``action`` again if its last dispatch may have landed.
+
+        SPEC §3: only a response declared ``no_side_effect`` permits a fresh
+        dispatch of an unkeyed commit. Any other answer that sent the run
+        elsewhere (a staleness rewind, a gate, a repair) leaves the record
+        PENDING, and the replay that comes back here reconciles first.
+        """
+        record = self.pending(action.id)
+        if record is None or record.status != "PENDING":
+            return False
+        record.before_redispatch = True
+        self.instead(
+            action,
+            "P3:unresolved",
+            "the last dispatch was never shown not to have landed: probe before dispatching again",
+        )
+        return True
+
+    def instead(self, action: Action, row: str, why: str) -> None:
+        """Trace why ``action`` is probed rather than dispatched, then reconcile it."""
+        self.log.transition(action.id, row, Verdict(type="reconcile"), why)
+        self.start(action)
+
+    # --- probing ----------------------------------------------------------------------------
+
+    def start(self, action: Action) -> None:
+        """Wait for the probe of ``action``; escalate when it declares none."""
+        s = self.snapshot
+        probe = action.confirmation.probe if action.confirmation else None
+        if not probe:
+            verdict = Verdict(type="escalate", audience="operator")
+            self.log.transition(
+                action.id,
+                "reconcile:no_probe",
+                verdict,
+                f"{action.id} declares no confirmation probe",
+            )
+            if s.compensation is not None:
+                self.run.compensation.failed(f"{action.id}: outcome unknown, no probe")
+            else:
+                self.run.outcomes.escalate(verdict, action)
+            return
+        record = self.pending(action.id)
+        if record is None:
+            record = CorrelationRecord(step=action.id, attempt_seq=s.seq, created_at=s.clock)
+            s.correlation.append(record)
+        record.status = "RECONCILING"
+        s.in_flight = None
+        s.state = "reconciling"
+        s.waiting = Waiting(kind="probe", step=action.id)
+
+    def result(
+        self, result: Literal["landed", "not_landed", "unknown"], cause: Observation | None
+    ) -> None:
+        """The probe's finding for the commit being reconciled."""
+        s = self.snapshot
+        run = self.run
+        w = s.waiting
+        if w.kind != "probe" or w.step is None:
+            raise SimulationError(f"the run waits for {describe(w)}; got a probe result")
+        if result not in ("landed", "not_landed", "unknown"):
+            raise SimulationError(
+                f"probe result must be landed | not_landed | unknown; got {result!r}"
+            )
+        action = run.action(w.step)
+        record = self.open_record(action.id)
+        record.probes += 1
+        probe_id = action.confirmation.probe if action.confirmation else None
+        if probe_id:
+            s.probes[probe_id] = s.probes.get(probe_id, 0) + 1
+        signal: dict[str, Any] = {"probe": result}
+        if cause is not None:
+            signal["cause"] = signal_of(cause)
+        given: dict[str, Any] = {"kind": "probe", "result": result}
+        if cause is not None:
+            given["cause"] = cause.model_dump(exclude_defaults=True)
+        self.log.open(
+            "reconcile", step=action.id, signal=signal, note=f"probe {probe_id}", input=given
+        )
+        if result == "landed":
+            record.status = "LANDED"
+            self.log.set(verdict=Verdict(type="ok"), source="config", row="reconcile:landed")
+            s.state = "compensating" if s.compensation else "running"
+            run.outcomes.on_ok(action, cause or Observation(), empty=False)
+        elif result == "not_landed":
+            record.status = "NOT_LANDED"
+            s.state = "compensating" if s.compensation else "running"
+            if record.before_redispatch:
+                self.log.set(row="reconcile:not_landed", note="not landed: dispatching afresh")
+                run.steps.dispatch(action)
+                return
+            if cause is not None and not record.refed and self.refeed(action, record, cause):
+                return
+            self.not_landed(action)
+        else:
+            self.log.set(
+                verdict=Verdict(type="reconcile"), source="config", row="reconcile:unknown"
+            )
+
+    def refeed(self, action: Action, record: CorrelationRecord, cause: Observation) -> bool:
+        """Classify the cause a not-landed probe observed, once (C1.7); True when it routed."""
+        record.refed = True
+        c = classify(self.chain, self.run.steps.context(action), action, cause)
+        if c.verdict.type in ("repair", "gate", "dead_end", "rewind", "reselect", "escalate"):
+            self.log.set(
+                verdict=c.verdict, source=c.source, row=c.row, note=f"cause re-fed: {c.reason}"
+            )
+            self.run.outcomes.route(action, c.verdict, cause)
+            return True
+        self.log.set(note=f"cause re-fed once: {format_verdict(c.verdict)} does not apply")
+        return False
+
+    def not_landed(self, action: Action) -> None:
+        """Rewind to re-mint what the commit presented (spent inputs first), else dead end."""
+        s = self.snapshot
+        run = self.run
+        candidates = [h for h in action.input.handles if h in s.handles]
+        spent = [h for h in candidates if s.handles[h].spent]
+        ordered = spent or sorted(candidates, key=lambda h: -s.handles[h].minted_seq)
+        target = run.handles.refresh(ordered[0]) if ordered else action.id
+        if target and s.budgets.rewinds_left > 0 and s.compensation is None:
+            self.log.set(
+                verdict=Verdict(type="rewind", to=target),
+                source="config",
+                row="reconcile:not_landed",
+            )
+            run.outcomes.rewind(target, action)
+            return
+        verdict = dead("commit_not_landed", False)
+        self.log.set(verdict=verdict, source="config", row="reconcile:not_landed")
+        run.outcomes.dead_end(verdict, action)
+
+    def deadlines(self) -> None:
+        """Time passed while reconciling: the async deadline, then the sweep's limit."""
+        s = self.snapshot
+        step = s.waiting.step or ""
+        action = self.run.action(step)
+        conf = action.confirmation
+        record = self.pending(step) or next(
+            (r for r in reversed(s.correlation) if r.step == step), None
+        )
+        if conf is None or record is None:
+            return
+        age = s.clock - record.created_at
+        deadline = conf.async_.deadline.seconds if conf.async_ and conf.async_.deadline else None
+        if deadline is not None and age >= deadline and record.status != "ESCALATED":
+            record.status = "ESCALATED"
+            self.log.transition(
+                step,
+                "async.deadline",
+                Verdict(type="escalate", audience="operator"),
+                "still unknown at async.deadline: operator asked; the sweep keeps probing",
+            )
+        limit = (
+            conf.sweep.escalate_after.seconds if conf.sweep and conf.sweep.escalate_after else None
+        )
+        if limit is not None and age >= limit:
+            self.log.transition(
+                step,
+                "sweep.escalate_after",
+                Verdict(type="escalate", audience="operator"),
+                "sweep gave up: the operator owns the pending commit",
+            )
+            if s.compensation is not None:
+                self.run.compensation.failed(f"{step}: outcome still unknown after the sweep")
+                return
+            s.state = "escalated"
+            s.waiting = Waiting(kind="nothing")
+            s.outcome = {"escalated": "operator", "step": step, "reason": "reconcile_unresolved"}
+
+    # --- revocation ---------------------------------------------------------------------
+
+    def revocation(self, obs: Observation) -> bool:
+        """A webhook that revokes a landed commit within its window; True when one did."""
+        s = self.snapshot
+        for lc in [*s.commits_landed, *s.compensators_landed]:
+            action = self.chain.action(lc.step)
+            rev = action.revocation if action else None
+            if action is None or rev is None or lc.revoked:
+                continue
+            window = rev.window.seconds if rev.window else None
+            if window is not None and s.clock - lc.at > window:
+                continue
+            hit = next((w for w in rev.watch if matches(w, obs)), None)
+            if hit is None:
+                continue
+            lc.revoked = hit
+            route = rev.route or Verdict(type="escalate", audience="operator")
+            self.log.open(
+                "reconcile",
+                step=lc.step,
+                signal=signal_of(obs),
+                verdict=route,
+                source="config",
+                row=f"revocation:{lc.step}",
+                note=f"landed {lc.step} revoked by {hit}",
+                input={"kind": "observe", "observation": obs.model_dump(exclude_defaults=True)},
+            )
+            if route.type == "gate" and route.gate:
+                self.run.gates.park(route.gate, action, "revocation", obs)
+            else:
+                s.state = "escalated"
+                s.waiting = Waiting(kind="nothing")
+                s.outcome = {**s.outcome, "escalated": "operator", "revoked": lc.step}
+            return True
+        return False

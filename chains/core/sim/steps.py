@@ -1,0 +1,283 @@
+"""Moving the cursor: arrival, dispatch, advance, selection (SPEC §3, I3).
+
+The main steps are the chain's actions in document order, minus probe-only
+reads, compensators and steps another variant owns. Arriving at a step
+resets its attempt budget, checks the deadlines and the fan-out group, and
+then either presents a selection, parks at an entry gate, or dispatches.
+A dispatch sends nothing: the run waits for an observation of the step.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..model import Action, compensators, is_commit_class, is_keyed, is_unkeyed_commit
+from ..policy import step_limits
+from ..verdicts import Verdict
+from .classifier import ClassifyContext, classify
+from .events import describe, signal_of
+from .part import Part, SimulationError, dead
+from .state import CorrelationRecord, Observation, Option, Waiting
+
+__all__ = ["Steps"]
+
+
+class Steps(Part):
+    """The cursor and the dispatches it makes."""
+
+    # --- which steps, which key ----------------------------------------------
+
+    def in_variant(self, only: list[str]) -> bool:
+        return not only or (self.snapshot.variant is not None and self.snapshot.variant in only)
+
+    def main(self) -> list[str]:
+        """The main steps: not probes, not compensators, in this run's variant."""
+        auxiliary: set[str] = set()
+        for a in self.chain.actions:
+            if a.confirmation and a.confirmation.probe:
+                auxiliary.add(a.confirmation.probe)
+            auxiliary.update(compensators(a))
+        return [
+            a.id
+            for a in self.chain.actions
+            if not a.probe_only and a.id not in auxiliary and self.in_variant(a.only)
+        ]
+
+    def context(self, action: Action) -> ClassifyContext:
+        """What the classifier needs to know about the run to classify ``action``'s response."""
+        s = self.snapshot
+        return ClassifyContext(
+            variant=s.variant,
+            commit_in_flight=is_commit_class(action),
+            key_expired=self.key_expired(action),
+            live={h: st.minted_seq for h, st in s.handles.items()},
+            stale_recurrences=dict(s.stale_recurrences),
+            auto_repairs_fired=tuple(s.auto_repairs_fired),
+        )
+
+    def key(self, action: Action) -> str | None:
+        """The idempotency key of a keyed commit: one per arrival, reused across retries."""
+        if not (is_commit_class(action) and is_keyed(action)):
+            return None
+        arrival = self.snapshot.arrivals.get(action.id, 0)
+        return f"{self.snapshot.run_id}:{action.id}:{arrival}"
+
+    def key_expired(self, action: Action) -> bool:
+        key = self.key(action)
+        idem = action.idempotency
+        if key is None or idem is None or idem.key_retention is None:
+            return False
+        retention = idem.key_retention.seconds
+        since = self.snapshot.key_since.get(key)
+        return (
+            retention is not None and since is not None and self.snapshot.clock - since >= retention
+        )
+
+    # --- moving the cursor ------------------------------------------------------
+
+    def arrive(self, step_id: str) -> None:
+        """Put the cursor on ``step_id`` and do what arriving there does."""
+        s = self.snapshot
+        run = self.run
+        action = run.action(step_id)
+        s.cursor = step_id
+        s.arrived_seq = s.seq
+        s.arrivals[step_id] = s.arrivals.get(step_id, 0) + 1
+        s.attempt = 0
+        limits = step_limits(self.chain, action)
+        s.budgets.step_attempts_left = 1 if is_unkeyed_commit(action) else limits.attempts
+        s.budgets.safe_rejects_left = limits.safe_reject_redispatch
+        if s.compensation is None and (
+            run.deadlines.business_expiry() or run.deadlines.wall_exhausted()
+        ):
+            return
+        if s.compensation is None and run.fanout is not None and run.fanout.sync(run, action):
+            return
+        spent = [h for h in action.input.handles if h in s.handles and s.handles[h].spent]
+        if spent:
+            target = run.handles.refresh(spent[0])
+            self.log.transition(
+                step_id,
+                "I4:spent",
+                Verdict(type="rewind", to=target) if target else dead("spent_handle"),
+                f"{s.handles[spent[0]].alias} is spent; never re-presented",
+            )
+            if target:
+                run.outcomes.rewind(target, action, in_process=True)
+            else:
+                run.outcomes.dead_end(dead(f"spent_{spent[0]}"), action)
+            return
+        if action.effect == "select":
+            self.present_selection(action)
+            return
+        if action.entry_gate:
+            self.log.transition(step_id, "entry_gate", Verdict(type="gate", gate=action.entry_gate))
+            run.gates.park(action.entry_gate, action, "entry")
+            return
+        self.dispatch(action)
+
+    def dispatch(self, action: Action) -> None:
+        """Send ``action``: persist what P3 needs first, spend single-use inputs (I4)."""
+        s = self.snapshot
+        s.state = "compensating" if s.compensation else "running"
+        if is_unkeyed_commit(action) and self.run.reconcile.unresolved(action):
+            return
+        if is_unkeyed_commit(action):
+            # P3: the record is durable before the request leaves.
+            self.log.transition(
+                action.id,
+                "P3:correlation",
+                note="correlation record persisted (PENDING) before dispatch",
+            )
+            s.correlation.append(
+                CorrelationRecord(step=action.id, attempt_seq=s.seq, created_at=s.clock)
+            )
+        if is_commit_class(action):
+            for hid in action.input.handles:
+                handle = self.chain.handle(hid)
+                if handle is not None and handle.single_use and hid in s.handles:
+                    s.handles[hid].spent = True  # I4: spent even if the outcome is unknown
+        key = self.key(action)
+        if key is not None:
+            s.key_since.setdefault(key, s.clock)
+        s.in_flight = action.id
+        s.waiting = Waiting(kind="observe", step=action.id)
+
+    def observe(self, obs: Observation) -> None:
+        """Classify the dispatched step's response and apply its verdict."""
+        s = self.snapshot
+        run = self.run
+        if s.waiting.kind != "observe" or s.waiting.step is None:
+            raise SimulationError(f"the run waits for {describe(s.waiting)}; got an observation")
+        action = run.action(s.waiting.step)
+        s.attempt += 1
+        s.dispatches[action.id] = s.dispatches.get(action.id, 0) + 1
+        s.budgets.step_attempts_left -= 1
+        s.in_flight = None
+        s.last_observation = obs
+        if s.variant is None and self.chain.variants is not None:
+            bound = obs.payload.get(self.chain.variants.axis)
+            if bound in self.chain.variants.values:
+                s.variant = bound
+        c = classify(self.chain, self.context(action), action, obs)
+        self.log.open(
+            "attempt",
+            step=action.id,
+            attempt=s.attempt,
+            signal=signal_of(obs),
+            verdict=c.verdict,
+            source=c.source,
+            row=c.row,
+            note=c.reason,
+            input={"kind": "observe", "observation": obs.model_dump(exclude_defaults=True)},
+            key=self.key(action),
+        )
+        self.log.set(handles_consumed=run.handles.presented(action))
+        if c.no_side_effect and is_unkeyed_commit(action):
+            record = run.reconcile.pending(action.id)
+            if record is not None:  # the provider vouches this dispatch left nothing
+                record.status = "NOT_LANDED"
+        run.outcomes.apply(action, c, obs)
+
+    def advance(self, action: Action) -> None:
+        """Go on after ``action``: the next main step, the next compensator, or done."""
+        s = self.snapshot
+        if s.compensation is not None:
+            unwind = s.compensation
+            unwind.pos += 1
+            if unwind.pos < len(unwind.steps):
+                self.arrive(unwind.steps[unwind.pos])
+            else:
+                s.commits_landed[unwind.queue.pop(0)].compensated = True
+                self.run.compensation.next()
+            return
+        steps = self.main()
+        here = steps.index(action.id) if action.id in steps else len(steps)
+        if here + 1 < len(steps):
+            self.arrive(steps[here + 1])
+        else:
+            self.finish_done()
+
+    def finish_done(self) -> None:
+        s = self.snapshot
+        s.state = "done"
+        s.cursor = None
+        s.waiting = Waiting(kind="nothing")
+        s.outcome = {"result": "done"}
+
+    # --- selection (I3) -------------------------------------------------------------
+
+    def present_selection(self, action: Action) -> None:
+        """Offer the options of the read that minted the selection's input, or rematch."""
+        s = self.snapshot
+        options: list[Option] = []
+        for hid in action.input.handles:
+            if hid in s.handles:
+                options = s.results.get(s.handles[hid].alias, [])
+                break
+        excluded = set(s.excluded.get(action.id, []))
+        offered = [o for o in options if o.id not in excluded]
+        previous = s.selections.get(action.id)
+        rematch = None
+        for hid in action.output.handles:
+            handle = self.chain.handle(hid)
+            if handle is not None and handle.rematch is not None:
+                rematch = handle.rematch
+        audience = "model"
+        if previous is not None and action.id not in s.fresh and rematch is not None:
+            keys = rematch.key
+            found = [
+                o
+                for o in offered
+                if keys and all(o.key.get(k) == previous.key.get(k) for k in keys)
+            ]
+            if len(found) == 1:
+                self.log.transition(
+                    action.id,
+                    "rematch",
+                    Verdict(type="ok"),
+                    "rematch: exact key match, code re-selects",
+                    proposal_source="code",
+                )
+                self.pick(action, found[0])
+                return
+            audience = "model" if rematch.on_ambiguous == "model" else "user"
+            self.log.transition(
+                action.id,
+                "rematch",
+                note=f"rematch: {len(found)} matches; on_ambiguous → {rematch.on_ambiguous}",
+            )
+        if not offered:
+            self.run.outcomes.give_up(action, "no_options_to_select", "select")
+            return
+        s.waiting = Waiting(kind="select", step=action.id, options=offered, audience=audience)
+
+    def select(self, option_id: str, who: str, given: dict[str, Any] | None = None) -> None:
+        """A pick among the options the run waits on, by the user or a model."""
+        s = self.snapshot
+        w = s.waiting
+        if w.kind != "select" or w.step is None:
+            raise SimulationError(f"the run waits for {describe(w)}; got a selection")
+        chosen = next((o for o in w.options if o.id == option_id), None)
+        if chosen is None:
+            why = " (excluded by reselect)" if option_id in s.excluded.get(w.step, []) else ""
+            raise SimulationError(
+                f"step {w.step!r} offers {[o.id for o in w.options]}; got {option_id!r}{why}"
+            )
+        action = self.run.action(w.step)
+        self.log.transition(
+            action.id,
+            "select",
+            note=f"selection collected ({who})",
+            input=given or {"kind": "select", "option": option_id},
+            proposal_source="model" if who == "model" else "user",
+        )
+        self.pick(action, chosen)
+
+    def pick(self, action: Action, option: Option) -> None:
+        s = self.snapshot
+        self.run.handles.mint(action, option)
+        s.selections[action.id] = option
+        if action.id in s.fresh:
+            s.fresh.remove(action.id)
+        self.advance(action)
