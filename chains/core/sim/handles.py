@@ -52,6 +52,20 @@ class Handles(Part):
             self.log.minted(alias)
         return minted
 
+    def options_key(self, action: Action, aliases: list[str]) -> str | None:
+        """The alias the options ``action`` returned are kept under (I2, I3).
+
+        A read that mints several handles at once (a search minting the
+        request and the offers under it) keeps its options for the handle a
+        selection step consumes, since that step offers them; otherwise for
+        the first handle it minted.
+        """
+        selected = {h for a in self.chain.actions if a.effect == "select" for h in a.input.handles}
+        for alias in aliases:
+            if alias.rsplit("#", 1)[0] in selected:
+                return alias
+        return aliases[0] if aliases else None
+
     def invalidate(self, handle_ids: list[str], including_roots: bool = True) -> None:
         """Kill handles and their derivation descendants, atomically (I1); never facts (I5)."""
         s = self.snapshot

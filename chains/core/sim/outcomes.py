@@ -114,7 +114,7 @@ class Outcomes(Part):
         declined = empty and is_commit_class(action)  # a valid empty commit landed nothing
         aliases = [] if declined else run.handles.mint(action)
         if obs.options:
-            key = aliases[0] if aliases else f"{action.id}@{s.seq}"
+            key = run.handles.options_key(action, aliases) or f"{action.id}@{s.seq}"
             s.results[key] = list(obs.options)
         if run.fanout is not None:
             run.fanout.publish(run, action)
