@@ -31,11 +31,15 @@ class Steps(Part):
         return not only or (self.snapshot.variant is not None and self.snapshot.variant in only)
 
     def main(self) -> list[str]:
-        """The main steps: not probes, not compensators, in this run's variant."""
+        """The main steps: not probe-only reads, not compensators, in this run's variant.
+
+        A read that some commit also uses as its confirmation probe stays on
+        the main path unless it is ``probe_only`` (SPEC §2.1: ``probe_only``
+        marks reads that "exist only as confirmation probes"); a reservation
+        read that carries a precondition is a real step.
+        """
         auxiliary: set[str] = set()
         for a in self.chain.actions:
-            if a.confirmation and a.confirmation.probe:
-                auxiliary.add(a.confirmation.probe)
             auxiliary.update(compensators(a))
         return [
             a.id

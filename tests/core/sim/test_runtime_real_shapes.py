@@ -41,3 +41,36 @@ def test_options_are_kept_for_the_handle_the_selection_step_consumes():
     run.observe(OK)
     assert run.snapshot.state == "done"
     assert not [e for e in events(run) if e.verdict and "no_options" in e.verdict]
+
+
+# A reservation is created, then read back; the read carries the ticketing
+# deadline precondition AND is the reservation's confirmation probe.
+RESERVATION_READ_BACK = """
+id: reserve_then_read
+handles:
+  - {id: reservation, minted_by: create_reservation}
+actions:
+  - id: create_reservation
+    effect: commit
+    output: {handles: [reservation]}
+    idempotency: {mode: none}
+    confirmation: {probe: read_reservation, signal: reservation listed}
+  - id: read_reservation
+    effect: read
+    input: {handles: [reservation]}
+    preconditions:
+      - {when: "ticketing_deadline_passed", verdict: "dead_end(reason: too_late, permanent: true)",
+         reason: pay before the ticketing deadline}
+  - {id: issue_ticket, effect: read, input: {handles: [reservation]}}
+"""
+
+
+def test_a_read_that_is_also_a_probe_is_a_main_step_unless_probe_only():
+    """SPEC §2.1 ``probe_only``: only reads that "exist only as confirmation probes" leave
+    the main path; a probe that also carries a precondition is dispatched as a step."""
+    run = Run.start(chain(RESERVATION_READ_BACK))
+    run.observe(OK)
+    w = run.waiting()
+    assert (w.kind, w.step) == ("observe", "read_reservation")
+    run.observe(obs(predicates=["ticketing_deadline_passed"]))
+    assert run.snapshot.outcome["reason"] == "too_late"
