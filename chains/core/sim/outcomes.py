@@ -211,6 +211,14 @@ class Outcomes(Part):
         if s.budgets.step_attempts_left > 0:
             self.backoff_and_dispatch(action)
             return
+        if self.replayed_error(action):
+            run.reconcile.instead(
+                action,
+                "replay_semantics:returns_cached",
+                "every retry replayed the key's cached error: it may have landed; probe, "
+                "never retry further",
+            )
+            return
         # Exhausted: escalate per effect class (SPEC §3; the threshold is OPEN, §8).
         if action.effect in ("read", "mint"):
             consumed = [h for h in action.input.handles if h in s.handles]
@@ -230,6 +238,24 @@ class Outcomes(Part):
             "step_attempts_exhausted",
             "retry_exhausted",
             f"{action.id} used all {s.attempt} attempts",
+        )
+
+    def replayed_error(self, action: Action) -> bool:
+        """True when a keyed ``returns_cached`` commit used all its attempts on errors.
+
+        SPEC §2.1 ``replay_semantics``: a replayed response, cached error
+        included, is not a fresh attempt, and "a cached 5xx is
+        indistinguishable from a fresh one except by attempt count". An error
+        on every attempt of one key is therefore a persistent replay: the
+        first dispatch may have landed, and it "routes to reconcile, not more
+        retries" (nor a dead end that would forget a landed commit).
+        """
+        idem = action.idempotency
+        return (
+            is_keyed(action)
+            and idem is not None
+            and idem.replay_semantics == "returns_cached"
+            and self.snapshot.attempt > 1
         )
 
     def backoff_and_dispatch(self, action: Action) -> None:

@@ -74,3 +74,34 @@ def test_a_read_that_is_also_a_probe_is_a_main_step_unless_probe_only():
     assert (w.kind, w.step) == ("observe", "read_reservation")
     run.observe(obs(predicates=["ticketing_deadline_passed"]))
     assert run.snapshot.outcome["reason"] == "too_late"
+
+
+# A keyed capture whose provider replays the key's cached response.
+CACHED_CAPTURE = """
+id: cached_capture
+actions:
+  - id: capture_payment
+    effect: commit
+    idempotency: {mode: keyed, key_scope: run, key_retention: 24h,
+                  replay_semantics: returns_cached}
+    confirmation: {probe: read_payment, signal: captured}
+  - {id: read_payment, effect: read, probe_only: true}
+policy:
+  per_step:
+    commit: {keyed: {attempts: 3, backoff: {base: 1s, factor: 2, max: 10s, jitter: none}}}
+"""
+
+
+def test_a_persistently_replayed_5xx_on_a_returns_cached_key_reconciles():
+    """SPEC §2.1 replay_semantics: "a persistently replayed error routes to reconcile,
+    not more retries" — three cached 500s end in a probe, not a dead end."""
+    run = Run.start(chain(CACHED_CAPTURE))
+    for _ in range(3):
+        run.observe(obs("http:500"))
+    assert run.snapshot.dispatches["capture_payment"] == 3
+    w = run.waiting()
+    assert (w.kind, w.step) == ("probe", "capture_payment")
+    assert run.snapshot.state == "reconciling"
+    assert events(run)[-1].row == "replay_semantics:returns_cached"
+    run.probe("landed")
+    assert run.snapshot.state == "done"

@@ -63,8 +63,10 @@ def test_read_exhaustion_without_rewinds_left_dead_ends():
     assert run.snapshot.outcome["reason"] == "step_attempts_exhausted"
 
 
-def test_keyed_commit_exhaustion_dead_ends():
-    run = Run.start(chain(KEYED))
+def test_keyed_commit_that_reexecutes_dead_ends_when_attempts_run_out():
+    """A key whose replay re-executes gives fresh answers: exhausted, it is a plain dead end.
+    (With ``returns_cached`` it reconciles instead; see test_runtime_real_shapes.)"""
+    run = Run.start(chain(KEYED.replace("returns_cached", "reexecutes")))
     for _ in range(3):
         run.observe(obs("http:503"))
     assert run.snapshot.outcome["reason"] == "step_attempts_exhausted"
