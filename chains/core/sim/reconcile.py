@@ -212,8 +212,10 @@ class Reconcile(Part):
             if s.compensation is not None:
                 self.run.compensation.failed(f"{step}: outcome still unknown after the sweep")
                 return
+            # The operator owns it now, but the run stays open to their finding:
+            # landed or not landed still resolves it (SPEC §3 reconcile).
             s.state = "escalated"
-            s.waiting = Waiting(kind="nothing")
+            s.waiting = Waiting(kind="probe", step=step, audience="operator")
             s.outcome = {"escalated": "operator", "step": step, "reason": "reconcile_unresolved"}
 
     # --- revocation ---------------------------------------------------------------------

@@ -256,7 +256,13 @@ class Run:
 
     @property
     def finished(self) -> bool:
-        return self.snapshot.state in TERMINAL
+        """In a terminal state and waiting for nothing more.
+
+        An ``escalated`` reconcile still waits for the operator's probe
+        finding, so it is not finished until that arrives.
+        """
+        s = self.snapshot
+        return s.state in TERMINAL and s.waiting.kind == "nothing"
 
     def action(self, action_id: str) -> Action:
         """The chain's action ``action_id``; a :class:`SimulationError` when there is none."""

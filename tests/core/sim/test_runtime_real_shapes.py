@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from chains.core.sim.runtime import Run
 
-from .builders import OK, OPTIONS, chain, events, obs
+from .builders import OK, OPTIONS, chain, drive_to_book, events, obs, start_booking
 
 # A search that mints two handles at once: the request and, under it, the
 # offers; the selection step picks among the offers (the second handle).
@@ -105,3 +105,38 @@ def test_a_persistently_replayed_5xx_on_a_returns_cached_key_reconciles():
     assert events(run)[-1].row == "replay_semantics:returns_cached"
     run.probe("landed")
     assert run.snapshot.state == "done"
+
+
+def _escalated_booking() -> Run:
+    run = drive_to_book(start_booking())
+    run.observe(obs("timeout"))
+    run.wait(72 * 3600)  # past the sweep's escalate_after
+    assert run.snapshot.state == "escalated"
+    return run
+
+
+def test_an_escalated_reconcile_still_waits_for_the_operators_probe_finding():
+    """SPEC §3 reconcile: escalation to the operator leaves the commit's outcome open;
+    the run is escalated but not finished, and waits for a probe result."""
+    run = _escalated_booking()
+    w = run.waiting()
+    assert (w.kind, w.step, w.audience) == ("probe", "book", "operator")
+    assert not run.finished
+
+
+def test_the_operator_finding_the_booking_landed_resolves_the_escalated_run():
+    """SPEC §3 reconcile: landed → treat the original attempt as ok, advance."""
+    run = _escalated_booking()
+    run.probe("landed")
+    assert run.snapshot.state == "done"
+    assert run.snapshot.correlation[-1].status == "LANDED"
+    assert [lc.step for lc in run.snapshot.commits_landed] == ["book"]
+
+
+def test_the_operator_finding_it_did_not_land_rewinds_as_a_probe_would():
+    """SPEC §3 reconcile: not-landed, no cause → rewind(refresh of consumed handle)."""
+    run = _escalated_booking()
+    run.probe("not_landed")
+    assert run.snapshot.state == "running"
+    assert events(run)[-1].verdict == "rewind(to: lock_price)"
+    assert run.snapshot.dispatches["book"] == 1
