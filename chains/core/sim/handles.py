@@ -67,16 +67,28 @@ class Handles(Part):
         return aliases[0] if aliases else None
 
     def invalidate(self, handle_ids: list[str], including_roots: bool = True) -> None:
-        """Kill handles and their derivation descendants, atomically (I1); never facts (I5)."""
+        """Kill handles and every live handle derived from them, atomically (I1).
+
+        That includes handles a landed commit minted: I1 invalidates "every
+        handle with a ``derived_from`` path" to a re-minted one, so no step
+        may present the old lineage's hold next to a new intent. The landed
+        commit itself stays a fact (I5): it keeps its entry in
+        ``commits_landed``, with the aliases it minted and consumed, and only
+        compensation unwinds it.
+        """
         s = self.snapshot
         dead: list[str] = []
-        for hid in handle_ids:
-            if including_roots:
-                dead.append(hid)
+        queue = list(handle_ids)
+        if including_roots:
+            dead += handle_ids
+        while queue:
             try:
-                dead += cascade(self.chain, hid).invalidated
+                found = cascade(self.chain, queue.pop(0))
             except GraphError:
                 continue
+            new_facts = [h for h in found.facts if h not in dead]
+            dead += [*found.invalidated, *new_facts]
+            queue += new_facts
         for hid in dict.fromkeys(dead):
             state = s.handles.pop(hid, None)
             if state is None:

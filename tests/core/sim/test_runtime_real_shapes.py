@@ -140,3 +140,53 @@ def test_the_operator_finding_it_did_not_land_rewinds_as_a_probe_would():
     assert run.snapshot.state == "running"
     assert events(run)[-1].verdict == "rewind(to: lock_price)"
     assert run.snapshot.dispatches["book"] == 1
+
+
+# An intent object, a consented hold on it (a commit), then capture. When the
+# hold lapses the intent is cancelled too, so the refresh is a new intent.
+HOLD_ON_INTENT = """
+id: hold_on_intent
+handles:
+  - {id: intent_obj, minted_by: open_intent,
+     staleness: {detect: [code:INTENT_GONE], refresh: open_intent}}
+  - {id: card_hold, minted_by: place_hold, derived_from: [intent_obj],
+     staleness: {detect: [code:HOLD_LAPSED], refresh: open_intent}}
+actions:
+  - {id: open_intent, effect: mint, output: {handles: [intent_obj]}}
+  - id: place_hold
+    effect: commit
+    entry_gate: consent
+    input: {handles: [intent_obj]}
+    output: {handles: [card_hold]}
+    idempotency: {mode: keyed}
+    confirmation: {probe: read_intent, signal: hold placed}
+    compensation: {action: release_hold}
+  - {id: take_payment, effect: commit, input: {handles: [card_hold]},
+     idempotency: {mode: keyed}, confirmation: {probe: read_intent, signal: captured}}
+  - {id: read_intent, effect: read, probe_only: true}
+  - {id: release_hold, effect: compensate, input: {handles: [intent_obj]},
+     idempotency: {mode: keyed}, confirmation: {probe: read_intent, signal: released}}
+gates:
+  - {id: consent, audience: user, outcomes: {agree: ok, refuse: "dead_end(reason: no_consent)"}}
+"""
+
+
+def test_a_hold_expiry_rewind_kills_the_hold_minted_from_the_old_intent():
+    """SPEC §4 I1: re-minting intent_obj invalidates every handle derived from it, the
+    commit-minted card_hold included; I5: the landed place_hold stays in commits_landed."""
+    run = Run.start(chain(HOLD_ON_INTENT))
+    run.observe(OK)  # open_intent → intent_obj#1
+    run.answer("agree")
+    run.observe(OK)  # place_hold → card_hold#1, landed
+    run.observe(obs("http:400", "HOLD_LAPSED"))  # take_payment → rewind(to: open_intent)
+    rewind = events(run, "attempt", "take_payment")[-1]
+    assert rewind.verdict == "rewind(to: open_intent)"
+    assert rewind.handles_invalidated == ["intent_obj#1", "card_hold#1"]
+    assert set(run.snapshot.handles) == set()
+    assert [lc.handles for lc in run.snapshot.commits_landed] == [["card_hold#1"]]
+    run.observe(OK)  # open_intent → intent_obj#2
+    assert run.waiting().kind == "answer"  # the entry gate re-consents on the replay
+    run.answer("agree")
+    run.observe(OK)  # place_hold → card_hold#2
+    hold = run.snapshot.handles["card_hold"]
+    assert (hold.alias, hold.lineage) == ("card_hold#2", ["intent_obj#2"])

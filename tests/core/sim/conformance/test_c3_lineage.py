@@ -90,6 +90,8 @@ def test_c3_4_landed_commits_are_not_cache():
 
 
 def test_c3_4_invalidation_sweeping_past_a_landed_commit_leaves_it_landed():
+    """I5 keeps the landed commit (and what compensation needs); I1 still kills the
+    live handle it minted from the re-minted lineage."""
     run = Run.start(fixture("card-payment.yaml"), intent={"instrument": "pm_1"})
     run.observe(OK)  # create_customer
     run.observe(OK)  # create_intent
@@ -98,8 +100,9 @@ def test_c3_4_invalidation_sweeping_past_a_landed_commit_leaves_it_landed():
     run.observe(obs("http:400", "authorization_expired"))  # capture → rewind(create_intent)
     rewind = events(run, "attempt", "capture")[-1]
     assert rewind.verdict == "rewind(to: create_intent)"
-    assert rewind.handles_invalidated == ["intent_ref#1"]
-    assert run.snapshot.handles["authorization"].alias == "authorization#1"
+    assert rewind.handles_invalidated == ["intent_ref#1", "authorization#1"]
+    assert "authorization" not in run.snapshot.handles
+    assert run.snapshot.commits_landed[1].handles == ["authorization#1"]
     landed = [lc.step for lc in run.snapshot.commits_landed]
     assert landed == ["create_customer", "confirm_intent"]
     assert not any(lc.compensated for lc in run.snapshot.commits_landed)
