@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from ..model import Action, Gate, Outcome
 from ..verdicts import Verdict
+from .deadlines import virtual_time
 from .events import describe
 from .part import Part, SimulationError, dead, lookup
 from .state import GateContext, Observation, Proposal, Waiting
@@ -125,8 +126,8 @@ class Gates(Part):
         s.gate_context = None
         s.state = "compensating" if s.compensation else "running"
         if gate.payload_expiry is not None:
-            deadline = lookup(ctx.payload, gate.payload_expiry.field)
-            if isinstance(deadline, (int, float)) and s.clock > float(deadline):
+            deadline = virtual_time(lookup(ctx.payload, gate.payload_expiry.field))
+            if deadline is not None and s.clock > deadline:
                 self.log.set(
                     verdict=gate.payload_expiry.verdict,
                     note="answer arrived after the payload's own deadline",

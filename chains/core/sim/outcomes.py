@@ -17,6 +17,7 @@ from ..model import Action, is_commit_class, is_keyed, is_unkeyed_commit
 from ..policy import step_limits
 from ..verdicts import Verdict, format_verdict
 from .classifier import Classification, auto_repair_transform, matches
+from .deadlines import virtual_time
 from .part import Part, dead, lookup
 from .state import LandedCommit, Observation, Waiting
 
@@ -158,9 +159,7 @@ class Outcomes(Part):
         deadline = None
         expiry = action.output.business_expiry
         if expiry is not None:
-            found = lookup(obs.payload, expiry.field)
-            if isinstance(found, (int, float)) and not isinstance(found, bool):
-                deadline = float(found)
+            deadline = virtual_time(lookup(obs.payload, expiry.field))
         landed = LandedCommit(
             step=action.id,
             attempt_seq=s.seq,

@@ -6,6 +6,9 @@ simulator used to get wrong; each test names the SPEC clause it checks.
 
 from __future__ import annotations
 
+import doctest
+
+from chains.core.sim import deadlines
 from chains.core.sim.runtime import Run
 
 from .builders import OK, OPTIONS, chain, drive_to_book, events, obs, start_booking
@@ -190,3 +193,40 @@ def test_a_hold_expiry_rewind_kills_the_hold_minted_from_the_old_intent():
     run.observe(OK)  # place_hold → card_hold#2
     hold = run.snapshot.handles["card_hold"]
     assert (hold.alias, hold.lineage) == ("card_hold#2", ["intent_obj#2"])
+
+
+# A held reservation whose provider returns the ticketing deadline as a
+# datetime; past it, the hold is worthless and the run must not go on.
+HELD_RESERVATION = """
+id: held_reservation
+handles:
+  - {id: pnr, minted_by: hold_seat}
+actions:
+  - id: hold_seat
+    effect: commit
+    output:
+      handles: [pnr]
+      business_expiry: {field: hold.pay_by, on_expiry: "dead_end(reason: hold_lapsed)"}
+    idempotency: {mode: keyed}
+    confirmation: {probe: read_pnr, signal: pnr exists}
+    compensation: {action: none}
+  - {id: price_pnr, effect: read, input: {handles: [pnr]}}
+  - {id: issue_ticket, effect: read, input: {handles: [pnr]}}
+  - {id: read_pnr, effect: read, probe_only: true}
+"""
+
+
+def test_a_business_deadline_given_as_an_iso_datetime_fires_on_expiry():
+    """SPEC §2.1 output.business_expiry: the provider-returned deadline is an implicit
+    precondition on every later step; a datetime is a deadline as much as a number."""
+    run = Run.start(chain(HELD_RESERVATION))
+    run.observe(obs(payload={"hold": {"pay_by": "2026-01-01T02:00:00Z"}}))  # 2h after EPOCH
+    assert run.snapshot.commits_landed[0].business_deadline == 7200.0
+    run.wait(3 * 3600)
+    run.observe(OK)  # price_pnr was out; arriving at issue_ticket checks the deadline
+    assert run.snapshot.outcome.get("reason") == "hold_lapsed"
+    assert any(e.row == "business_expiry" for e in run.trace)
+
+
+def test_the_virtual_clock_doctests_pass():
+    assert doctest.testmod(deadlines).failed == 0
