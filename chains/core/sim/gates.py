@@ -17,6 +17,7 @@ from ..verdicts import Verdict
 from .deadlines import virtual_time
 from .events import describe
 from .part import Part, SimulationError, dead, lookup
+from .sealed import seal
 from .state import GateContext, Observation, Proposal, Waiting
 
 __all__ = ["Gates"]
@@ -249,7 +250,10 @@ class Gates(Part):
         w = s.waiting
         run = self.run
         problem = self.proposal_problem(p)
-        given = {"kind": "propose", "proposal": p.model_dump(exclude_defaults=True)}
+        shown = p
+        if p.kind == "repair":  # C7.3: repaired intent values are sealed, referenced
+            shown = p.model_copy(update={"fields": seal(s.sealed, s.run_id, p.fields)})
+        given = {"kind": "propose", "proposal": shown.model_dump(exclude_defaults=True)}
         if problem:
             self.log.transition(
                 w.step,

@@ -10,28 +10,41 @@ states — because the runtime is a pure function of its inputs and its seed.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..model import Chain
 from .runtime import Run, SimulationError
+from .sealed import unseal
 from .state import Event, Observation, Proposal, Snapshot
 
 __all__ = ["check_replay", "replay"]
 
 
-def replay(chain: Chain, trace: list[Event]) -> list[Event]:
+def replay(chain: Chain, trace: list[Event], sealed: dict[str, Any] | None = None) -> list[Event]:
     """Re-derive a run from its trace's inputs alone; returns the re-derived trace.
 
     Each event that applied an outside input carries it (``input``); virtual
     time is re-created from the events' ``t``. Everything else — verdicts,
     invalidations, budgets — is decided afresh by the classifier and the
     transitions, so comparing the result with ``trace`` checks them.
+
+    Intent values are references into the run's sealed store (C7.3). No
+    decision reads them, so the trace alone re-derives every event; with
+    ``sealed`` (the snapshot's store) the re-derived run holds the values too.
     """
     if not trace or trace[0].input is None or trace[0].input.get("kind") != "start":
         raise SimulationError("a replayable trace starts with the run's start event")
+    store = sealed or {}
     given = dict(trace[0].input)
     given.pop("kind")
+    given["intent"] = unseal(store, given.get("intent") or {})
     if given.get("continuation_of") is not None:
-        given["continuation_of"] = Snapshot.model_validate(given["continuation_of"])
+        previous = Snapshot.model_validate(given["continuation_of"])
+        previous.intent = unseal(store, previous.intent)
+        previous.sealed = {k: v for k, v in store.items()}
+        given["continuation_of"] = previous
     run = Run.start(chain, **given)
+    run.snapshot.sealed.update(store)
     for event in trace[1:]:
         if event.seq <= run.snapshot.seq:
             continue  # derived by an input already replayed
@@ -59,7 +72,9 @@ def _replay_input(run: Run, chain: Chain, event: Event) -> None:
             cause = given.get("cause")
             run.probe(given["result"], Observation(**cause) if cause is not None else None)
         elif kind == "propose":
-            run.propose(Proposal(**given["proposal"]))
+            proposal = Proposal(**given["proposal"])
+            proposal.fields = unseal(run.snapshot.sealed, proposal.fields)
+            run.propose(proposal)
         elif kind == "resume":
             s = run.snapshot
             s.in_flight = s.waiting.step
@@ -68,9 +83,11 @@ def _replay_input(run: Run, chain: Chain, event: Event) -> None:
             raise
 
 
-def check_replay(chain: Chain, trace: list[Event]) -> list[str]:
+def check_replay(
+    chain: Chain, trace: list[Event], sealed: dict[str, Any] | None = None
+) -> list[str]:
     """Differences between ``trace`` and its re-derivation; empty when they agree."""
-    again = replay(chain, trace)
+    again = replay(chain, trace, sealed)
     problems = []
     for old, new in zip(trace, again, strict=False):
         a, b = old.model_dump(), new.model_dump()

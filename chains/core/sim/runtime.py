@@ -42,6 +42,7 @@ from .handles import Handles
 from .outcomes import Outcomes
 from .part import SimulationError
 from .reconcile import Reconcile
+from .sealed import seal
 from .state import Budgets, Event, Observation, Proposal, Snapshot, Waiting
 from .steps import Steps
 
@@ -139,7 +140,8 @@ class Run:
             seed=seed,
         )
         run = cls(chain, snap, [])
-        given = {"intent": intent, "run_key": run_key, "variant": variant, "seed": seed}
+        refs = seal(snap.sealed, run_id, intent)  # C7.3: the trace holds references only
+        given = {"intent": refs, "run_key": run_key, "variant": variant, "seed": seed}
         given |= {"run_id": run_id, "mode": mode}
         run.log.open("transition", note="start", input={"kind": "start", **given})
         steps = run.steps.main()
@@ -196,8 +198,13 @@ class Run:
         )
         snap = Snapshot.model_validate(snap.model_dump())  # no object shared with ``previous``
         run = cls(chain, snap, [])
-        given = {"intent": changes, "seed": seed, "run_id": snap.run_id}
-        given["continuation_of"] = previous.model_dump(mode="json")
+        # C7.3: the previous snapshot goes into the trace with its intent as references
+        # and without its sealed store, which this run's sealed store takes over.
+        snap.sealed = dict(previous.sealed)
+        carried = previous.model_dump(mode="json", exclude={"sealed"})
+        carried["intent"] = seal(snap.sealed, previous.run_id, previous.intent)
+        given = {"intent": seal(snap.sealed, snap.run_id, changes), "seed": seed}
+        given |= {"run_id": snap.run_id, "continuation_of": carried}
         run.log.open(
             "transition",
             note=f"continuation of {previous.run_id}",

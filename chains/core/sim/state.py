@@ -8,8 +8,9 @@ plain pydantic models so they serialise to JSON for the command line, the
 API and the database.
 
 Handle *values* never appear here: a minted handle is known by an alias
-(``search_id#3``) and its lineage; the sealed store of raw values is outside
-the simulator.
+(``search_id#3``) and its lineage. Intent values entering from outside are
+referenced from the trace and kept in the snapshot's ``sealed`` store
+(:mod:`.sealed`).
 """
 
 from __future__ import annotations
@@ -255,4 +256,8 @@ class Snapshot(_Model):
     last_observation: Observation | None = None
     outcome: dict[str, Any] = Field(
         default_factory=dict, description="terminal: reason, permanent, retry_after_hint, ..."
+    )
+    sealed: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the sealed store: intent values by the reference the trace holds (C7.3)",
     )

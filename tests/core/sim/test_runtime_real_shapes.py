@@ -7,9 +7,13 @@ simulator used to get wrong; each test names the SPEC clause it checks.
 from __future__ import annotations
 
 import doctest
+import json
 
-from chains.core.sim import deadlines
+from chains.core.sim import deadlines, sealed
+from chains.core.sim.replay import check_replay
 from chains.core.sim.runtime import Run
+from chains.core.sim.sealed import unseal
+from chains.core.sim.state import Proposal
 
 from .builders import OK, OPTIONS, chain, drive_to_book, events, obs, start_booking
 
@@ -230,3 +234,67 @@ def test_a_business_deadline_given_as_an_iso_datetime_fires_on_expiry():
 
 def test_the_virtual_clock_doctests_pass():
     assert doctest.testmod(deadlines).failed == 0
+
+
+# Personal data a booking carries in its intent; none of it may reach the trace.
+TRAVELLER = {
+    "dates": "2026-12-01",
+    "card": "4000 0566 5566 5556",
+    "email": "grace.hopper@example.org",
+    "full_name": "Grace Brewster Hopper",
+}
+
+
+def _trace_text(run: Run) -> str:
+    return json.dumps([e.model_dump(mode="json") for e in run.trace])
+
+
+def test_the_start_event_holds_references_to_intent_values_never_the_values():
+    """SPEC §2.5 / CONFORMANCE C7.3: payment data and PII live in a sealed store; the trace
+    is safe to feed to evals and to the model."""
+    run = start_booking(intent=dict(TRAVELLER))
+    text = _trace_text(run)
+    for value in TRAVELLER.values():
+        assert value not in text
+    refs = run.trace[0].input["intent"]  # type: ignore[index]
+    assert set(refs) == set(TRAVELLER)
+    assert all(ref.startswith("sealed:") for ref in refs.values())
+    assert unseal(run.snapshot.sealed, refs) == TRAVELLER
+    assert run.snapshot.intent == TRAVELLER  # the run itself works with the values
+
+
+def test_a_repair_proposal_is_traced_by_reference_and_applied_by_value():
+    """CONFORMANCE C7.3 on repair proposals: the new card is sealed, the run uses it."""
+    run = drive_to_book(start_booking(intent=dict(TRAVELLER)))
+    run.observe(obs("http:402", "CARD_DECLINED"))  # B3: repair(to: book, fields: [card])
+    assert run.propose(Proposal(kind="repair", fields={"card": "5555 5555 5555 4444"}))
+    assert "5555 5555 5555 4444" not in _trace_text(run)
+    assert run.snapshot.intent["card"] == "5555 5555 5555 4444"
+    assert "5555 5555 5555 4444" in run.snapshot.sealed.values()
+
+
+def test_a_continuation_traces_the_previous_snapshot_without_its_values():
+    """CONFORMANCE C7.3 across an external restart (SPEC §2.3): the carried snapshot in
+    the continuation's start event holds references, its sealed store moves along."""
+    run = drive_to_book(start_booking(mode="external", intent=dict(TRAVELLER)))
+    run.observe(obs("http:402", "CARD_DECLINED"))
+    again = Run.start(run.chain, continuation_of=run.snapshot, intent={"card": "amex 3782"})
+    text = _trace_text(again)
+    for value in [*TRAVELLER.values(), "amex 3782"]:
+        assert value not in text
+    assert again.snapshot.intent == {**TRAVELLER, "card": "amex 3782"}
+
+
+def test_a_sealed_trace_still_re_derives_with_and_without_its_store():
+    """CONFORMANCE C7.2 + C7.3: no decision reads an intent value, so the references
+    re-derive every event; given the store, the replayed run holds the values again."""
+    run = drive_to_book(start_booking(intent=dict(TRAVELLER)))
+    run.observe(obs("http:402", "CARD_DECLINED"))
+    run.propose(Proposal(kind="repair", fields={"card": "5555 5555 5555 4444"}))
+    run.observe(OK)
+    assert check_replay(run.chain, run.trace) == []
+    assert check_replay(run.chain, run.trace, run.snapshot.sealed) == []
+
+
+def test_the_sealed_store_doctests_pass():
+    assert doctest.testmod(sealed).failed == 0

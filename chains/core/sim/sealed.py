@@ -1,0 +1,59 @@
+"""The sealed store: intent values the trace refers to but never holds (SPEC §2.5, C7.3).
+
+SPEC §2.5: "raw handle values and payment data live in a sealed store keyed
+by alias; the trace itself is safe to feed to evals and to the model". An
+intent value that enters a run from outside — the start intent, the fields
+of a repair proposal, a continuation's carried intent — is written to the
+trace as a reference ``sealed:<field>:<digest>``, and the value is kept under
+that reference in the snapshot's ``sealed`` part. The digest is keyed by the
+run, so equal values in one run share a reference (a replay re-derives the
+same one) and a bare hash of a common value cannot be looked up elsewhere.
+
+Handle-shaped values (``name#3``) are aliases, not data: they stay as they
+are, so a proposal that smuggles a handle is still seen and refused (C4.2).
+A value that is already a reference stays as it is, which lets a trace be
+replayed without the store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+__all__ = ["is_ref", "seal", "unseal"]
+
+_PREFIX = "sealed:"
+_ALIAS = re.compile(r"^([A-Za-z_][\w.\-]*)#\d+$")
+
+
+def is_ref(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith(_PREFIX)
+
+
+def seal(store: dict[str, Any], key: str, values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with every value replaced by its reference; the values go to ``store``.
+
+    >>> store = {}
+    >>> refs = seal(store, "run-1", {"email": "ada@example.org", "offer": "offer#2"})
+    >>> refs["email"].startswith("sealed:email:"), refs["offer"]
+    (True, 'offer#2')
+    >>> unseal(store, refs) == {"email": "ada@example.org", "offer": "offer#2"}
+    True
+    """
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        if is_ref(value) or (isinstance(value, str) and _ALIAS.match(value)):
+            out[name] = value
+            continue
+        text = json.dumps([key, name, value], sort_keys=True, default=str)
+        ref = f"{_PREFIX}{name}:{hashlib.blake2b(text.encode(), digest_size=8).hexdigest()}"
+        store[ref] = value
+        out[name] = ref
+    return out
+
+
+def unseal(store: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with every reference found in ``store`` replaced by its value."""
+    return {k: store.get(v, v) if is_ref(v) else v for k, v in values.items()}
