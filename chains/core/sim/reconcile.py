@@ -18,6 +18,7 @@ from ..verdicts import Verdict, format_verdict
 from .classifier import classify, matches
 from .events import describe, signal_of
 from .part import Part, SimulationError, dead
+from .sealed import seal
 from .state import CorrelationRecord, Observation, Waiting
 
 __all__ = ["Reconcile"]
@@ -28,15 +29,35 @@ class Reconcile(Part):
 
     # --- correlation records -------------------------------------------------------------
 
-    def open_record(self, step: str) -> CorrelationRecord:
-        """The latest record for ``step``, made now if there is none."""
+    def persist(self, action: Action) -> CorrelationRecord:
+        """A new PENDING record for ``action`` with what P3 asks it to carry."""
         s = self.snapshot
-        for record in reversed(s.correlation):
-            if record.step == step:
-                return record
-        record = CorrelationRecord(step=step, attempt_seq=s.seq, created_at=s.clock)
+        probe = self.chain.action(action.confirmation.probe or "") if action.confirmation else None
+        arrival = s.arrivals.get(action.id, 0)
+        lookup: dict[str, Any] = {"correlation_label": f"{s.run_id}:{action.id}:{arrival}"}
+        if probe is not None:
+            for hid in probe.input.handles:
+                if hid in s.handles:
+                    lookup[hid] = s.handles[hid].alias
+            given = {f: s.intent[f] for f in probe.input.intent if f in s.intent}
+            lookup.update(seal(s.sealed, s.run_id, given))
+        record = CorrelationRecord(
+            step=action.id,
+            attempt_seq=s.seq,
+            created_at=s.clock,
+            run_id=s.run_id,
+            intent_ref=seal(s.sealed, s.run_id, {"intent": dict(s.intent)})["intent"],
+            lookup=lookup,
+        )
         s.correlation.append(record)
         return record
+
+    def open_record(self, step: str) -> CorrelationRecord:
+        """The latest record for ``step``, made now if there is none."""
+        for record in reversed(self.snapshot.correlation):
+            if record.step == step:
+                return record
+        return self.persist(self.run.action(step))
 
     def pending(self, step: str) -> CorrelationRecord | None:
         """The record of ``step`` whose outcome is still open, if any."""
@@ -88,10 +109,7 @@ class Reconcile(Part):
             else:
                 self.run.outcomes.escalate(verdict, action)
             return
-        record = self.pending(action.id)
-        if record is None:
-            record = CorrelationRecord(step=action.id, attempt_seq=s.seq, created_at=s.clock)
-            s.correlation.append(record)
+        record = self.pending(action.id) or self.persist(action)
         record.status = "RECONCILING"
         s.in_flight = None
         s.state = "reconciling"

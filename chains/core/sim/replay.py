@@ -77,7 +77,8 @@ def _replay_input(run: Run, chain: Chain, event: Event) -> None:
             run.propose(proposal)
         elif kind == "resume":
             s = run.snapshot
-            s.in_flight = s.waiting.step
+            # Re-stage the crash: the request was out, or (C1.4) not yet sent.
+            s.in_flight = None if given.get("point") == "before_dispatch" else s.waiting.step
     except SimulationError:
         if not (event.note or "").startswith("rejected"):
             raise

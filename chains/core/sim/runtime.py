@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Callable
 from typing import Any, Literal
 
 from ..model import Action, Chain, Gate, is_commit_class, is_unkeyed_commit
@@ -75,6 +76,9 @@ class Run:
         self.trace = trace
         # Set by :class:`~.fanout.Fanout` on its branches; not part of the snapshot.
         self.fanout: Any = None
+        # A kill point (CONFORMANCE C1.4): called with the run once an unkeyed commit's
+        # correlation record is persisted and before its request leaves.
+        self.before_dispatch: Callable[[Run], None] | None = None
         self.log = EventLog(self)
         self.steps = Steps(self)
         self.outcomes = Outcomes(self)
@@ -220,7 +224,10 @@ class Run:
 
         A dispatch of an unkeyed commit that was out when the process died
         has an unknown outcome (P3): the run records the lost attempt and
-        reconciles, it never re-dispatches.
+        reconciles, it never re-dispatches. A process that died after
+        persisting the correlation record but before the dispatch left the
+        same uncertainty (the request may or may not have gone): the run
+        probes first, and dispatches afresh only if the probe says not landed.
         """
         if snapshot.chain_id != chain.id:
             raise SimulationError(
@@ -252,6 +259,23 @@ class Run:
                     input={"kind": "resume"},
                 )
                 run.log.set(handles_consumed=run.handles.presented(action))  # I4: spent
+                run.reconcile.start(action)
+                run.log.flush()
+        elif s.waiting.kind == "observe" and s.waiting.step:
+            action = run.action(s.waiting.step)
+            record = run.reconcile.pending(action.id)
+            if is_unkeyed_commit(action) and record is not None and record.status == "PENDING":
+                # Killed after the record was persisted, before the request left (C1.4):
+                # whether it left is unknown, so the record is probed before any dispatch.
+                record.before_redispatch = True
+                run.log.transition(
+                    action.id,
+                    "P3:unresolved",
+                    Verdict(type="reconcile"),
+                    "process restarted between persisting the correlation record and "
+                    "dispatch: probe before dispatching",
+                    input={"kind": "resume", "point": "before_dispatch"},
+                )
                 run.reconcile.start(action)
                 run.log.flush()
         return run

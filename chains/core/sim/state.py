@@ -119,10 +119,22 @@ class LandedCommit(_Model):
 
 
 class CorrelationRecord(_Model):
-    """Persisted before an unkeyed commit is dispatched (SPEC P3)."""
+    """Persisted before an unkeyed commit is dispatched (SPEC P3).
+
+    P3 names what it holds: the run id, the intent snapshot (a reference
+    into the sealed store) and the status; ``lookup`` holds the keys the
+    probe, a webhook or the sweep match the provider's result with, none of
+    them the commit's own output (SPEC §2.1 probe-input rule).
+    """
 
     step: str
     attempt_seq: int
+    run_id: str = ""
+    intent_ref: str | None = Field(None, description="the intent snapshot, sealed (§2.5)")
+    lookup: dict[str, Any] = Field(
+        default_factory=dict,
+        description="correlation label, and the probe's inputs as aliases or sealed references",
+    )
     status: Literal["PENDING", "RECONCILING", "LANDED", "NOT_LANDED", "ESCALATED"] = "PENDING"
     created_at: float = 0.0
     refed: bool = Field(False, description="a probe-observed cause was re-fed once (C1.7)")

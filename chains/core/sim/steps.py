@@ -17,7 +17,7 @@ from ..verdicts import Verdict
 from .classifier import ClassifyContext, classify
 from .events import describe, signal_of
 from .part import Part, SimulationError, dead
-from .state import CorrelationRecord, Observation, Option, Waiting
+from .state import Observation, Option, Waiting
 
 __all__ = ["Steps"]
 
@@ -133,9 +133,7 @@ class Steps(Part):
                 "P3:correlation",
                 note="correlation record persisted (PENDING) before dispatch",
             )
-            s.correlation.append(
-                CorrelationRecord(step=action.id, attempt_seq=s.seq, created_at=s.clock)
-            )
+            self.run.reconcile.persist(action)
         if is_commit_class(action):
             for hid in action.input.handles:
                 handle = self.chain.handle(hid)
@@ -144,8 +142,12 @@ class Steps(Part):
         key = self.key(action)
         if key is not None:
             s.key_since.setdefault(key, s.clock)
-        s.in_flight = action.id
         s.waiting = Waiting(kind="observe", step=action.id)
+        if is_unkeyed_commit(action) and self.run.before_dispatch is not None:
+            # C1.4's first kill point: the record is persisted, the request not yet out.
+            self.log.flush()
+            self.run.before_dispatch(self.run)
+        s.in_flight = action.id
 
     def observe(self, obs: Observation) -> None:
         """Classify the dispatched step's response and apply its verdict."""

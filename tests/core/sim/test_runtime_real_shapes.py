@@ -9,13 +9,17 @@ from __future__ import annotations
 import doctest
 import json
 
+from pydantic import TypeAdapter
+
 from chains.core.sim import deadlines, sealed
 from chains.core.sim.replay import check_replay
 from chains.core.sim.runtime import Run
 from chains.core.sim.sealed import unseal
-from chains.core.sim.state import Proposal
+from chains.core.sim.state import Event, Proposal, Snapshot
 
 from .builders import OK, OPTIONS, chain, drive_to_book, events, obs, start_booking
+
+TRACE = TypeAdapter(list[Event])
 
 # A search that mints two handles at once: the request and, under it, the
 # offers; the selection step picks among the offers (the second handle).
@@ -298,3 +302,63 @@ def test_a_sealed_trace_still_re_derives_with_and_without_its_store():
 
 def test_the_sealed_store_doctests_pass():
     assert doctest.testmod(sealed).failed == 0
+
+
+def test_the_correlation_record_carries_the_p3_fields_and_the_probes_lookup_keys():
+    """SPEC P3: "persist a durable record of the attempt (run id, intent snapshot,
+    status=PENDING)"; §2.1 probe-input rule: the record carries lookup keys the probe
+    can use without the commit's own output (find_booking reads by dates)."""
+    run = drive_to_book(start_booking(intent=dict(TRAVELLER)))
+    (record,) = run.snapshot.correlation
+    assert (record.run_id, record.status) == (run.snapshot.run_id, "PENDING")
+    assert unseal(run.snapshot.sealed, {"i": record.intent_ref})["i"] == TRAVELLER
+    assert record.lookup["correlation_label"] == f"{run.snapshot.run_id}:book:1"
+    assert unseal(run.snapshot.sealed, record.lookup)["dates"] == "2026-12-01"
+    assert "2026-12-01" not in json.dumps(record.model_dump())  # sealed, referenced
+
+
+def _killed_before_dispatch() -> Run:
+    """Drive to book, dying after the record is persisted and before the request leaves."""
+    saved: list[tuple[str, str]] = []
+
+    def kill(run: Run) -> None:
+        saved.append((run.snapshot.model_dump_json(), TRACE.dump_json(run.trace).decode()))
+
+    run = start_booking()
+    run.before_dispatch = kill
+    drive_to_book(run)
+    snapshot, trace = saved[0]
+    return Run.resume(run.chain, Snapshot.model_validate_json(snapshot), TRACE.validate_json(trace))
+
+
+def test_a_kill_between_persist_and_dispatch_leaves_a_pending_record_and_probes_first():
+    """CONFORMANCE C1.4, first kill point: a durable PENDING record exists that the probe
+    can match, and the resumed run probes before it dispatches anything."""
+    run = _killed_before_dispatch()
+    (record,) = run.snapshot.correlation
+    assert record.step == "book" and record.status == "RECONCILING"
+    assert run.snapshot.dispatches.get("book", 0) == 0
+    w = run.waiting()
+    assert (w.kind, w.step) == ("probe", "book")
+    assert events(run)[-1].input == {"kind": "resume", "point": "before_dispatch"}
+
+
+def test_after_that_kill_not_landed_dispatches_afresh_under_a_new_record():
+    """SPEC §3 reconcile + P3: not landed means the request never executed; the fresh
+    dispatch persists its own record first."""
+    run = _killed_before_dispatch()
+    run.probe("not_landed")
+    assert run.waiting().kind == "observe" and run.snapshot.in_flight == "book"
+    assert [r.status for r in run.snapshot.correlation] == ["NOT_LANDED", "PENDING"]
+    run.observe(OK)
+    assert run.snapshot.state == "done" and run.snapshot.dispatches["book"] == 1
+    assert check_replay(run.chain, run.trace) == []
+
+
+def test_after_that_kill_landed_goes_on_without_dispatching():
+    """The request had left before the process died: landed is the original attempt's ok."""
+    run = _killed_before_dispatch()
+    run.probe("landed")
+    assert run.snapshot.state == "done"
+    assert run.snapshot.dispatches.get("book", 0) == 0
+    assert [lc.step for lc in run.snapshot.commits_landed] == ["book"]
