@@ -133,6 +133,8 @@ def describe(w: Waiting) -> str:
         return f"a probe result for step {w.step!r} (landed | not_landed | unknown)"
     if w.kind == "repair":
         return f"a repair proposal for {w.fields} at step {w.step!r}"
+    if w.kind == "shared":
+        return f"a sibling branch to re-share {w.fields} (re-minted by step {w.step!r})"
     return "nothing (the run is finished)"
 
 

@@ -2,17 +2,21 @@
 
 A planner may compare N candidate selections in parallel: each is a full
 run (its own budgets, trace and snapshot), branched from one run that has
-done the shared reads. The shared handles are stored once here and referred
-to by alias from every branch. When any branch rewinds to re-mint a shared
-handle (it found it stale), the alias is marked dead for all of them; a
-sibling notices at its next step arrival — before it uses the handle or
-anything derived from it — invalidates it and its descendants in its own
-state (I1), and adopts the re-minted handle if a sibling already made it,
-so the re-mint happens once and is re-shared. Moving its cursor back costs
-the sibling a rewind from its own budget.
+done the shared reads. The shared handles are stored once and referred to
+by alias from every branch. When any branch rewinds to re-mint a shared
+handle (it found it stale), the alias is marked dead for all of them and
+that branch becomes the one re-minting it. A sibling notices at its next
+step arrival — before it uses the handle or anything derived from it —
+invalidates it and its descendants in its own state (I1), and adopts the
+re-minted handle if it is there, or waits (``Waiting.kind == "shared"``)
+until the re-minting branch re-shares it: the re-mint happens once. Only
+when no live sibling is re-minting does a branch re-mint itself. Moving its
+cursor back costs each sibling a rewind from its own budget.
 
-The group lives beside the runs, not in their snapshots: resuming a branch
-from its snapshot resumes it as a plain run.
+The group's shared store lives in the parent's snapshot
+(:class:`~.state.SharedStore`) and every branch's snapshot names its parent
+(``branch_of``), so the snapshots alone resume the group
+(:meth:`Fanout.resume`).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from collections.abc import Iterable
 from ..model import Action
 from ..verdicts import Verdict
 from .runtime import Run, SimulationError
-from .state import Event, HandleState, Option
+from .state import Event, SharedStore, Snapshot, Waiting
 
 __all__ = ["Fanout"]
 
@@ -37,30 +41,61 @@ class Fanout:
         if unknown:
             raise SimulationError(f"only live handles can be shared; {unknown} are not live")
         self.parent = run
-        self.shared = set(names)
-        self.store: dict[str, HandleState] = {h: live[h].model_copy(deep=True) for h in names}
-        self.results: dict[str, list[Option]] = {
-            live[h].alias: list(run.snapshot.results.get(live[h].alias, [])) for h in names
-        }
-        self.dead: set[str] = set()
         self.branches: list[Run] = []
-        self.counts = {h: run.snapshot.mint_counts.get(h, 0) for h in names}
+        s = run.snapshot
+        s.fanout = SharedStore(
+            shared=names,
+            handles={h: live[h].model_copy(deep=True) for h in names},
+            results={live[h].alias: list(s.results.get(live[h].alias, [])) for h in names},
+            counts={h: s.mint_counts.get(h, 0) for h in names},
+        )
+
+    @property
+    def state(self) -> SharedStore:
+        store = self.parent.snapshot.fanout
+        assert store is not None
+        return store
+
+    @property
+    def shared(self) -> set[str]:
+        return set(self.state.shared)
 
     def branch(self) -> Run:
         """A new run continuing from the parent's state, with its own budgets and trace."""
         parent = self.parent.snapshot
         snap = parent.model_copy(deep=True)
-        snap.run_id = f"{parent.run_id}.b{len(self.branches) + 1}"
+        snap.run_id = f"{parent.run_id}.b{len(self.state.branches) + 1}"
         snap.seq = 0
         snap.dispatches = {}  # 1:1 with this branch's own attempt events
+        snap.fanout = None
+        snap.branch_of = parent.run_id
         run = Run(self.parent.chain, snap, [])
         run.fanout = self
         run.log.transition(
             None, None, note=f"branch of {parent.run_id} sharing {sorted(self.shared)}", source=None
         )
         run.log.flush()
+        self.state.branches.append(snap.run_id)
         self.branches.append(run)
         return run
+
+    @classmethod
+    def resume(cls, parent: Run, branches: list[tuple[Snapshot, list[Event]]]) -> Fanout:
+        """The group again, from the parent's run and the branches' snapshots and traces."""
+        if parent.snapshot.fanout is None:
+            raise SimulationError(f"run {parent.snapshot.run_id} has no fan-out to resume")
+        group = cls.__new__(cls)
+        group.parent = parent
+        group.branches = []
+        for snapshot, trace in branches:
+            if snapshot.branch_of != parent.snapshot.run_id:
+                raise SimulationError(
+                    f"run {snapshot.run_id} is not a branch of {parent.snapshot.run_id}"
+                )
+            run = Run.resume(parent.chain, snapshot, trace)
+            run.fanout = group
+            group.branches.append(run)
+        return group
 
     # --- hooks the runtime calls -------------------------------------------------
 
@@ -69,66 +104,110 @@ class Fanout:
         for hid in handle_ids:
             state = run.snapshot.handles.get(hid)
             if hid in self.shared and state is not None:
-                self.dead.add(state.alias)
+                if state.alias not in self.state.dead:
+                    self.state.dead.append(state.alias)
+                self.state.reminting[hid] = run.snapshot.run_id
 
     def claim(self, handle_id: str, count: int) -> int:
         """The mint number for a new alias of ``handle_id``: unique in the whole group."""
         if handle_id not in self.shared:
             return count
-        number = max(count, self.counts.get(handle_id, 0) + 1)
-        self.counts[handle_id] = number
+        number = max(count, self.state.counts.get(handle_id, 0) + 1)
+        self.state.counts[handle_id] = number
         return number
 
     def publish(self, run: Run, action: Action) -> None:
-        """``run`` minted handles: a fresh shared one is re-shared with the siblings."""
+        """``run`` minted handles: a fresh shared one is re-shared, and waiting siblings go on."""
+        store = self.state
         for hid in action.output.handles:
             state = run.snapshot.handles.get(hid)
-            if hid in self.shared and state is not None and state.alias not in self.dead:
-                self.store[hid] = state.model_copy(deep=True)
-                self.results[state.alias] = list(run.snapshot.results.get(state.alias, []))
+            if hid in self.shared and state is not None and state.alias not in store.dead:
+                store.handles[hid] = state.model_copy(deep=True)
+                store.results[state.alias] = list(run.snapshot.results.get(state.alias, []))
+                store.reminting.pop(hid, None)
+                for sibling in self.branches:
+                    w = sibling.snapshot.waiting
+                    if sibling is not run and w.kind == "shared" and hid in w.fields:
+                        self._wake(sibling, hid)
 
     def sync(self, run: Run, arriving: Action) -> bool:
         """Before ``run`` goes on: drop dead shared handles; True when the cursor moved."""
         s = run.snapshot
+        store = self.state
         dead = [
-            h for h in sorted(self.shared) if h in s.handles and s.handles[h].alias in self.dead
+            h for h in sorted(self.shared) if h in s.handles and s.handles[h].alias in store.dead
         ]
         if not dead:
             return False
         hid = dead[0]
         old = s.handles[hid].alias
-        fresh = self.store.get(hid)
-        adoptable = fresh is not None and fresh.alias not in self.dead
-        minter = self.parent.chain.action(s.handles[hid].minted_by)
-        steps = run.steps.main()
-        after = steps.index(minter.id) + 1 if minter and minter.id in steps else None
-        target = steps[after] if adoptable and after is not None and after < len(steps) else None
+        target = self._after_minter(run, hid)
+        fresh = store.handles.get(hid)
+        adoptable = fresh is not None and fresh.alias not in store.dead and target is not None
+        waiting = not adoptable and target is not None and self._reminted_by_sibling(run, hid)
+        if adoptable or waiting:
+            verdict = Verdict(type="rewind", to=target)
+        else:
+            verdict = Verdict(type="rewind", to=run.handles.refresh(hid) or arriving.id)
         run.log.transition(
-            arriving.id,
-            "I7:shared",
-            Verdict(type="rewind", to=target or run.handles.refresh(hid) or arriving.id),
-            f"shared {old} died in a sibling branch",
+            arriving.id, "I7:shared", verdict, f"shared {old} died in a sibling branch"
         )
         run.handles.invalidate([hid])
-        if target is None or fresh is None:
-            refresh = run.handles.refresh(hid)
-            if refresh is None:
-                return False
-            run.outcomes.rewind(refresh, arriving, in_process=True)
+        if adoptable:
+            self._adopt(run, hid)
             return True
-        if s.budgets.rewinds_left <= 0:
-            verdict = Verdict(type="dead_end", reason="max_rewinds_exhausted", permanent=False)
-            run.log.set(verdict=verdict)
-            run.outcomes.dead_end(verdict, arriving)
+        if waiting:
+            who = store.reminting[hid]
+            run.log.set(note=f"{who} is re-minting it: waiting for the re-share")
+            s.waiting = Waiting(kind="shared", step=run.handles.refresh(hid), fields=[hid])
             return True
-        s.budgets.rewinds_left -= 1
-        s.handles[hid] = fresh.model_copy(deep=True)
-        s.results[fresh.alias] = list(self.results.get(fresh.alias, []))
-        count = int(fresh.alias.rsplit("#", 1)[1])
-        s.mint_counts[hid] = max(s.mint_counts.get(hid, 0), count)
-        run.log.set(note=f"adopted the re-shared {fresh.alias}; no second re-mint")
-        run.steps.arrive(target)
+        refresh = run.handles.refresh(hid)
+        if refresh is None:
+            return False
+        run.outcomes.rewind(refresh, arriving, in_process=True)
         return True
 
     def traces(self) -> dict[str, list[Event]]:
         return {b.snapshot.run_id: b.trace for b in self.branches}
+
+    # --- adopting a re-shared handle ------------------------------------------------
+
+    def _after_minter(self, run: Run, hid: str) -> str | None:
+        """The step after the shared handle's minter: where an adopting branch goes on."""
+        handle = self.parent.chain.handle(hid)
+        steps = run.steps.main()
+        minter = handle.minted_by if handle else None
+        if minter not in steps:
+            return None
+        after = steps.index(minter) + 1
+        return steps[after] if after < len(steps) else None
+
+    def _reminted_by_sibling(self, run: Run, hid: str) -> bool:
+        who = self.state.reminting.get(hid)
+        return any(
+            b is not run and b.snapshot.run_id == who and not b.finished for b in self.branches
+        )
+
+    def _wake(self, run: Run, hid: str) -> None:
+        """A sibling re-shared ``hid``: the waiting ``run`` adopts it and goes on."""
+        run.log.transition(run.snapshot.cursor, "I7:shared", note="the sibling re-shared it")
+        self._adopt(run, hid)
+        run.log.flush()
+
+    def _adopt(self, run: Run, hid: str) -> None:
+        s = run.snapshot
+        fresh = self.state.handles[hid]
+        target = self._after_minter(run, hid)
+        assert target is not None
+        if s.budgets.rewinds_left <= 0:
+            verdict = Verdict(type="dead_end", reason="max_rewinds_exhausted", permanent=False)
+            run.log.set(verdict=verdict)
+            run.outcomes.dead_end(verdict, run.action(target))
+            return
+        s.budgets.rewinds_left -= 1
+        s.handles[hid] = fresh.model_copy(deep=True)
+        s.results[fresh.alias] = list(self.state.results.get(fresh.alias, []))
+        count = int(fresh.alias.rsplit("#", 1)[1])
+        s.mint_counts[hid] = max(s.mint_counts.get(hid, 0), count)
+        run.log.set(note=f"adopted the re-shared {fresh.alias}; no second re-mint")
+        run.steps.arrive(target)

@@ -30,6 +30,7 @@ __all__ = [
     "Option",
     "Proposal",
     "RunState",
+    "SharedStore",
     "Snapshot",
     "Unwind",
     "Waiting",
@@ -156,7 +157,7 @@ class Budgets(_Model):
 class Waiting(_Model):
     """What the run needs next; scenario events must answer exactly this."""
 
-    kind: Literal["observe", "select", "answer", "probe", "repair", "nothing"]
+    kind: Literal["observe", "select", "answer", "probe", "repair", "shared", "nothing"]
     step: str | None = None
     gate: str | None = None
     outcomes: list[str] = Field(default_factory=list)
@@ -217,6 +218,26 @@ class Unwind(_Model):
     pos: int = 0
 
 
+class SharedStore(_Model):
+    """A fan-out group's shared read prefix (SPEC §4 I7), kept in the parent's snapshot.
+
+    Shared handles are stored once and referred to by alias from every
+    branch; an alias a branch found stale is ``dead`` for all of them, and
+    ``reminting`` names the branch that re-mints it, so the re-mint happens
+    once and is re-shared.
+    """
+
+    shared: list[str] = Field(default_factory=list, description="shared handle ids")
+    handles: dict[str, HandleState] = Field(default_factory=dict)
+    results: dict[str, list[Option]] = Field(default_factory=dict)
+    dead: list[str] = Field(default_factory=list, description="aliases dead for every branch")
+    counts: dict[str, int] = Field(default_factory=dict, description="mint numbers, group-wide")
+    reminting: dict[str, str] = Field(
+        default_factory=dict, description="handle id → run_id of the branch re-minting it"
+    )
+    branches: list[str] = Field(default_factory=list, description="run_ids of the branches")
+
+
 class Snapshot(_Model):
     """The run snapshot: with the chain document, everything needed to resume."""
 
@@ -269,6 +290,10 @@ class Snapshot(_Model):
     outcome: dict[str, Any] = Field(
         default_factory=dict, description="terminal: reason, permanent, retry_after_hint, ..."
     )
+    fanout: SharedStore | None = Field(
+        None, description="the parent of a fan-out: the group's shared store (C3.6)"
+    )
+    branch_of: str | None = Field(None, description="a fan-out branch: the parent's run_id")
     sealed: dict[str, Any] = Field(
         default_factory=dict,
         description="the sealed store: intent values by the reference the trace holds (C7.3)",

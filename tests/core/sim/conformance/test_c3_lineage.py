@@ -6,7 +6,7 @@ import pytest
 
 from chains.core.sim.fanout import Fanout
 from chains.core.sim.runtime import Run, SimulationError
-from chains.core.sim.state import Option
+from chains.core.sim.state import Option, Snapshot
 
 from ..builders import OK, OPTIONS, drive_to_book, events, fixture, obs, start_booking
 
@@ -152,7 +152,8 @@ def test_c3_6_shared_handle_death_propagates_across_branches():
     assert prefix.snapshot.budgets.rewinds_left == 3  # budgets are per run
 
 
-def test_c3_6_a_sibling_that_finds_no_re_mint_re_mints_itself():
+def test_c3_6_a_sibling_arriving_mid_re_mint_waits_for_the_re_share():
+    """I7: "the re-mint is performed once, by whichever run acts first, and re-shared"."""
     prefix = start_booking()
     prefix.observe(obs(options=OPTIONS))
     group = Fanout(prefix)
@@ -160,12 +161,62 @@ def test_c3_6_a_sibling_that_finds_no_re_mint_re_mints_itself():
     a.select("o1")
     b.select("o2")
     a.observe(OK)
-    a.observe(obs("http:410", "SEARCH_EXPIRED"))  # a marks it dead, has not re-minted yet
+    a.observe(obs("http:410", "SEARCH_EXPIRED"))  # a marks it dead; its re-search is out
     b.observe(OK)  # quote done; arriving at lock_price with a dead shared handle
+    w = b.waiting()
+    assert (w.kind, w.step, w.fields) == ("shared", "search", ["search_id"])
+    assert "search_id" not in b.snapshot.handles and "pick" not in b.snapshot.handles
+    a.observe(obs(options=RESORTED))  # a re-mints search_id#2 and re-shares it
+    assert b.snapshot.handles["search_id"].alias == "search_id#2"
+    assert b.snapshot.dispatches.get("search", 0) == 0  # re-minted once, by a
+    assert b.snapshot.handles["pick"].lineage == ["search_id#2"]
+    assert b.snapshot.handles["pick"].option.id == "n2"  # type: ignore[union-attr]
+    assert b.waiting().step == "quote"
+    assert b.trace[-1].seq == b.snapshot.seq  # b's own trace recorded the adoption
+
+
+def test_c3_6_with_no_live_sibling_re_minting_a_branch_re_mints_itself():
+    prefix = start_booking()
+    prefix.observe(obs(options=OPTIONS))
+    group = Fanout(prefix)
+    a, b = group.branch(), group.branch()
+    a.select("o1")
+    b.select("o2")
+    a.observe(OK)
+    a.observe(obs("http:410", "SEARCH_EXPIRED"))  # a marks it dead, then gives up
+    for _ in range(3):
+        a.observe(obs("http:503"))
+    assert a.finished
+    b.observe(OK)
     assert b.waiting().step == "search"
     b.observe(obs(options=RESORTED))
-    a.observe(obs(options=RESORTED))
     assert b.snapshot.handles["search_id"].alias == "search_id#2"
-    assert a.snapshot.handles["search_id"].alias == "search_id#3"  # never two meanings
-    assert a.snapshot.handles["pick"].lineage == ["search_id#3"]
     assert b.snapshot.handles["pick"].lineage == ["search_id#2"]
+
+
+def test_c3_6_the_group_lives_in_the_snapshots_and_resumes_from_them():
+    """C3.6 + C7.4: the shared store is in the parent's snapshot, each branch names its
+    parent; JSON copies of the snapshots alone resume the group mid re-mint."""
+    prefix = start_booking()
+    prefix.observe(obs(options=OPTIONS))
+    group = Fanout(prefix)
+    a, b = group.branch(), group.branch()
+    a.select("o1")
+    b.select("o2")
+    a.observe(OK)
+    a.observe(obs("http:410", "SEARCH_EXPIRED"))
+    b.observe(OK)  # b waits for a's re-share
+    store = prefix.snapshot.fanout
+    assert store is not None and store.branches == [a.snapshot.run_id, b.snapshot.run_id]
+    assert store.dead == ["search_id#1"] and store.reminting == {"search_id": a.snapshot.run_id}
+    assert b.snapshot.branch_of == prefix.snapshot.run_id
+
+    def copy(run):
+        return Snapshot.model_validate_json(run.snapshot.model_dump_json()), list(run.trace)
+
+    parent = Run.resume(prefix.chain, *copy(prefix))
+    again = Fanout.resume(parent, [copy(a), copy(b)])
+    a2, b2 = again.branches
+    a2.observe(obs(options=RESORTED))
+    assert b2.snapshot.handles["search_id"].alias == "search_id#2"
+    assert b2.snapshot.dispatches.get("search", 0) == 0
