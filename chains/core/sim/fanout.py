@@ -125,9 +125,10 @@ class Fanout:
                 store.handles[hid] = state.model_copy(deep=True)
                 store.results[state.alias] = list(run.snapshot.results.get(state.alias, []))
                 store.reminting.pop(hid, None)
+                me = run.snapshot.run_id
                 for sibling in self.branches:
                     w = sibling.snapshot.waiting
-                    if sibling is not run and w.kind == "shared" and hid in w.fields:
+                    if sibling.snapshot.run_id != me and w.kind == "shared" and hid in w.fields:
                         self._wake(sibling, hid)
 
     def sync(self, run: Run, arriving: Action) -> bool:
@@ -184,8 +185,8 @@ class Fanout:
 
     def _reminted_by_sibling(self, run: Run, hid: str) -> bool:
         who = self.state.reminting.get(hid)
-        return any(
-            b is not run and b.snapshot.run_id == who and not b.finished for b in self.branches
+        return who != run.snapshot.run_id and any(
+            b.snapshot.run_id == who and not b.finished for b in self.branches
         )
 
     def _wake(self, run: Run, hid: str) -> None:

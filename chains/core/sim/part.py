@@ -11,7 +11,8 @@ which keeps the modules free of import cycles.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import weakref
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import ChainError
 from ..model import Chain
@@ -33,7 +34,10 @@ class Part:
     """One concern of a run; the run's state is the snapshot, never the part."""
 
     def __init__(self, run: Run):
-        self.run = run
+        # The run owns its parts. A strong reference back would make every run a
+        # reference cycle, and the explorer's thousands of short-lived runs would then
+        # wait for the cyclic collector with their snapshots (measured ~20% slower).
+        self.run = cast("Run", weakref.proxy(run))
 
     @property
     def chain(self) -> Chain:
