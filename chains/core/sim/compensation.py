@@ -21,6 +21,8 @@ __all__ = ["Compensation"]
 class Compensation(Part):
     """The unwind queue in the snapshot, and the steps that work it off."""
 
+    __slots__ = ()
+
     def start(self, pending: list[int]) -> None:
         """Unwind the landed commits at indices ``pending`` of ``commits_landed``."""
         s = self.snapshot

@@ -48,6 +48,8 @@ def virtual_time(value: Any) -> float | None:
 class Deadlines(Part):
     """The wall-clock budget and the landed commits' business deadlines."""
 
+    __slots__ = ()
+
     def wall_exhausted(self) -> bool:
         """End the run when the wall clock is used up; True when it was."""
         s = self.snapshot

@@ -25,6 +25,8 @@ __all__ = ["EventLog", "describe", "signal_of"]
 class EventLog(Part):
     """The event being written, and the trace it goes to."""
 
+    __slots__ = ("draft",)
+
     def __init__(self, run: Run):
         super().__init__(run)
         self.draft: dict[str, Any] | None = None

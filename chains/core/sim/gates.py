@@ -26,6 +26,8 @@ __all__ = ["Gates"]
 class Gates(Part):
     """Parking at gates, answering them, and checking proposals."""
 
+    __slots__ = ()
+
     def park(
         self,
         gate_id: str,

@@ -25,6 +25,8 @@ _ALIAS = re.compile(r"^([A-Za-z_][\w.\-]*)#\d+$")
 class Handles(Part):
     """The live handles in the snapshot, and the rules that change them."""
 
+    __slots__ = ()
+
     def mint(self, action: Action, option: Option | None = None) -> list[str]:
         """New aliases for every handle ``action`` outputs; returns them in output order."""
         s = self.snapshot

@@ -27,6 +27,8 @@ __all__ = ["Outcomes"]
 class Outcomes(Part):
     """What each verdict does to the run."""
 
+    __slots__ = ()
+
     def apply(self, action: Action, c: Classification, obs: Observation) -> None:
         """Apply the classifier's verdict for ``action``'s response ``obs``."""
         s = self.snapshot

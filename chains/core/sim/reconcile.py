@@ -27,6 +27,8 @@ __all__ = ["Reconcile"]
 class Reconcile(Part):
     """Correlation records, probes and their findings."""
 
+    __slots__ = ()
+
     # --- correlation records -------------------------------------------------------------
 
     def persist(self, action: Action) -> CorrelationRecord:

@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import weakref
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ..model import Action, Chain, Gate, is_commit_class, is_unkeyed_commit
 from ..policy import DEFAULT_MAX_REPAIRS, DEFAULT_MAX_REWINDS
@@ -79,14 +80,18 @@ class Run:
         # A kill point (CONFORMANCE C1.4): called with the run once an unkeyed commit's
         # correlation record is persisted and before its request leaves.
         self.before_dispatch: Callable[[Run], None] | None = None
-        self.log = EventLog(self)
-        self.steps = Steps(self)
-        self.outcomes = Outcomes(self)
-        self.gates = Gates(self)
-        self.reconcile = Reconcile(self)
-        self.compensation = Compensation(self)
-        self.handles = Handles(self)
-        self.deadlines = Deadlines(self)
+        # The run owns its parts; they hold it by weak proxy. A strong reference back
+        # would make every run a reference cycle, and the explorer's thousands of
+        # short-lived runs would wait for the cyclic collector with their snapshots.
+        me = cast("Run", weakref.proxy(self))
+        self.log = EventLog(me)
+        self.steps = Steps(me)
+        self.outcomes = Outcomes(me)
+        self.gates = Gates(me)
+        self.reconcile = Reconcile(me)
+        self.compensation = Compensation(me)
+        self.handles = Handles(me)
+        self.deadlines = Deadlines(me)
 
     # --- construction -----------------------------------------------------
 

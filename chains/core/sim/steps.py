@@ -25,6 +25,8 @@ __all__ = ["Steps"]
 class Steps(Part):
     """The cursor and the dispatches it makes."""
 
+    __slots__ = ()
+
     # --- which steps, which key ----------------------------------------------
 
     def in_variant(self, only: list[str]) -> bool:
