@@ -12,14 +12,50 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..graph import GraphError, cascade
-from ..model import Action, is_commit_class
+from ..graph import GraphError, cascade, cascades
+from ..model import Action, Chain, is_commit_class
 from .part import Part
 from .state import HandleState, Option
 
 __all__ = ["Handles"]
 
 _ALIAS = re.compile(r"^([A-Za-z_][\w.\-]*)#\d+$")
+
+
+# Descendants by handle, per chain: the explorer builds thousands of runs of one chain.
+_LINEAGE: dict[int, tuple[Chain, dict[str, list[str]]]] = {}
+
+
+def _descendants(chain: Chain) -> dict[str, list[str]]:
+    """Every handle derived from each handle, through commit-minted ones too (I1)."""
+    hit = _LINEAGE.get(id(chain))
+    if hit is not None and hit[0] is chain:
+        return hit[1]
+    try:
+        found = cascades(chain)
+    except GraphError:  # a cycle: cascade what can be, handle by handle
+        found = {}
+        for h in chain.handles:
+            try:
+                found[h.id] = cascade(chain, h.id)
+            except GraphError:
+                continue
+    out: dict[str, list[str]] = {}
+    for hid in found:
+        dead: list[str] = []
+        queue = [hid]
+        while queue:
+            c = found.get(queue.pop(0))
+            if c is None:
+                continue
+            facts = [h for h in c.facts if h not in dead]
+            dead += [h for h in c.invalidated if h not in dead] + facts
+            queue += facts
+        out[hid] = dead
+    if len(_LINEAGE) >= 8:
+        _LINEAGE.pop(next(iter(_LINEAGE)))
+    _LINEAGE[id(chain)] = (chain, out)
+    return out
 
 
 class Handles(Part):
@@ -79,18 +115,10 @@ class Handles(Part):
         compensation unwinds it.
         """
         s = self.snapshot
-        dead: list[str] = []
-        queue = list(handle_ids)
-        if including_roots:
-            dead += handle_ids
-        while queue:
-            try:
-                found = cascade(self.chain, queue.pop(0))
-            except GraphError:
-                continue
-            new_facts = [h for h in found.facts if h not in dead]
-            dead += [*found.invalidated, *new_facts]
-            queue += new_facts
+        lineage = _descendants(self.chain)
+        dead: list[str] = list(handle_ids) if including_roots else []
+        for hid in handle_ids:
+            dead += lineage.get(hid, [])
         for hid in dict.fromkeys(dead):
             state = s.handles.pop(hid, None)
             if state is None:
