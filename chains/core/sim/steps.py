@@ -99,7 +99,11 @@ class Steps(Part):
             return
         if s.compensation is None and run.fanout is not None and run.fanout.sync(run, action):
             return
-        spent = [h for h in action.input.handles if h in s.handles and s.handles[h].spent]
+        spent = [
+            h
+            for h in action.input.handles
+            if h in s.handles and s.handles[h].spent and not self.probes_its_spender(action, h)
+        ]
         if spent:
             target = run.handles.refresh(spent[0])
             self.log.transition(
@@ -121,6 +125,23 @@ class Steps(Part):
             run.gates.park(action.entry_gate, action, "entry")
             return
         self.dispatch(action)
+
+    def probes_its_spender(self, action: Action, handle_id: str) -> bool:
+        """True when ``action`` is the confirmation probe of the commit that spent the handle.
+
+        I4 forbids re-presenting a spent handle to consume it again. A probe
+        exists to look up what that commit did, with the commit's inputs as
+        its lookup keys (SPEC §2.1: a probe runs without the commit's own
+        output), so presenting the spent handle there is the point, not a
+        second use. Only matters for a probe that is also a main step.
+        """
+        return any(
+            a.confirmation is not None
+            and a.confirmation.probe == action.id
+            and handle_id in a.input.handles
+            and is_commit_class(a)
+            for a in self.chain.actions
+        )
 
     def dispatch(self, action: Action) -> None:
         """Send ``action``: persist what P3 needs first, spend single-use inputs (I4)."""

@@ -362,3 +362,40 @@ def test_after_that_kill_landed_goes_on_without_dispatching():
     assert run.snapshot.state == "done"
     assert run.snapshot.dispatches.get("book", 0) == 0
     assert [lc.step for lc in run.snapshot.commits_landed] == ["book"]
+
+
+# An order placed on a single-use offer, confirmed by listing orders by that offer;
+# the listing is not marked probe_only, so it is also the step after the order.
+ORDER_LISTED_BY_OFFER = """
+id: order_by_offer
+handles:
+  - {id: offer_ref, minted_by: find_offer, single_use: true}
+  - {id: order_ref, minted_by: place_order, derived_from: [offer_ref]}
+actions:
+  - {id: find_offer, effect: mint, output: {handles: [offer_ref]}}
+  - id: place_order
+    effect: commit
+    input: {handles: [offer_ref]}
+    output: {handles: [order_ref]}
+    idempotency: {mode: none}
+    confirmation: {probe: list_orders_for_offer, signal: an order for the offer}
+    compensation: {action: none}
+  - {id: list_orders_for_offer, effect: read, input: {handles: [offer_ref]}}
+  - {id: read_order, effect: read, input: {handles: [order_ref]}}
+"""
+
+
+def test_a_main_step_probe_may_present_the_handle_its_commit_spent():
+    """SPEC §4 I4 forbids re-presenting a spent handle to use it again; the commit's own
+    confirmation probe looks the commit up by it (§2.1: probes run on the commit's inputs,
+    never its output), so reaching that probe on the main path is not an I4 rewind."""
+    run = Run.start(chain(ORDER_LISTED_BY_OFFER))
+    run.observe(OK)  # find_offer
+    run.observe(OK)  # place_order spends offer_ref#1
+    assert run.snapshot.handles["offer_ref"].spent
+    w = run.waiting()
+    assert (w.kind, w.step) == ("observe", "list_orders_for_offer")
+    assert not [e for e in run.trace if e.row == "I4:spent"]
+    run.observe(OK)
+    run.observe(OK)
+    assert run.snapshot.state == "done"
