@@ -16,7 +16,17 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..model import Chain
-from . import commit, edges, evidence, gates, handles, policy, structure, table  # noqa: F401
+from . import (  # noqa: F401
+    commit,
+    edges,
+    evidence,
+    gates,
+    handles,
+    policy,
+    structure,
+    table,
+    values,
+)
 from .context import LintContext
 from .registry import RULES, Finding, Rule
 

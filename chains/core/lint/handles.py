@@ -36,6 +36,7 @@ from collections.abc import Iterator
 from ..model import Chain, Handle
 from .context import LintContext, is_commit_class
 from .registry import rule
+from .values import is_placeholder
 
 __all__: list[str] = []
 
@@ -104,6 +105,28 @@ def selection_without_rematch(chain: Chain, ctx: LintContext) -> Found:
                 f"handles[{h.id}]",
                 f"handles[{h.id}] records a selection but has no rematch, so a rewind "
                 "through the selection cannot re-establish it.",
+            )
+
+
+@rule(
+    "handles.rematch-key-placeholder",
+    "error",
+    "SPEC §2.2",
+    hint="Name the intent-level fields that identify the pick (carrier, flight numbers, "
+    "times, fare brand), never a placeholder and never the provider's option id.",
+)
+def rematch_key_placeholder(chain: Chain, ctx: LintContext) -> Found:
+    """A rematch key is empty or only placeholders, so no re-selection can ever match."""
+    for h in chain.handles:
+        if h.rematch is None:
+            continue
+        keys = h.rematch.key
+        if not keys or all(is_placeholder(k) for k in keys):
+            shown = ", ".join(keys) if keys else "nothing"
+            yield (
+                f"handles[{h.id}].rematch",
+                f"handles[{h.id}].rematch.key is {shown}: after a rewind the runtime has no "
+                "intent-level field to re-find the pick by.",
             )
 
 
