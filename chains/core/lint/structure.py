@@ -61,6 +61,19 @@ def verdicts(chain: Chain) -> Iterator[tuple[str, Verdict]]:
 
 
 @rule(
+    "structure.no-actions",
+    "error",
+    "SPEC §2.1",
+    hint="Declare the chain's actions (reads, mints, commits); a chain with none has nothing "
+    "to run, so nothing here can be reviewed or approved.",
+)
+def no_actions(chain: Chain, ctx: LintContext) -> Found:
+    """The chain declares no actions."""
+    if not chain.actions:
+        yield "actions", f"chain {chain.id} declares no actions: there is nothing to run."
+
+
+@rule(
     "structure.duplicate-id",
     "error",
     "SPEC §2.1",

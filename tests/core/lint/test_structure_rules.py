@@ -471,3 +471,13 @@ def test_a_prose_scope_names_nothing_to_resolve():
     doc = chain(SHARED_CORE_ROW)
     assert chain(SHARED_CORE_ROW).verdict_table[2].scope.text == "search, and the probes"
     assert "verdict_table[D3].scope" not in elements(doc, "structure.dangling-reference")
+
+
+def test_a_chain_without_actions_is_invalid():
+    """There is nothing to run (SPEC §2.1); it used to lint WARNINGS and be approvable."""
+    doc = chain("""
+        id: c
+        handles: [{id: search_id}]
+    """)
+    assert elements(doc, "structure.no-actions") == ["actions"]
+    assert lint(doc).status == "INVALID"
