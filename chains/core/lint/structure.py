@@ -208,8 +208,8 @@ def scope_names_absent_steps(chain: Chain, ctx: LintContext) -> Found:
             where = f"{row_element(row, i)}.scope"
             yield (
                 where,
-                f"{where} names {', '.join(absent)}, which are not steps of this chain; the "
-                f"row applies here only to {', '.join(here)}",
+                f"{where} names steps this chain lacks ({', '.join(absent)}); the row "
+                f"applies here only to {', '.join(here)}",
             )
 
 
