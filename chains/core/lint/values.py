@@ -189,7 +189,7 @@ def _durations(ctx: LintContext) -> Iterator[tuple[str, str, Duration]]:
 @rule(
     "values.duration-unparsed",
     "error",
-    "SPEC §2.4",
+    "SPEC §2.1",
     hint="Write the duration as a number and a unit (40s, 15m, 24h, ~5m, 10-15m), or "
     "unknown / unlimited where the grammar allows it.",
 )
