@@ -23,44 +23,8 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 # Two scopes of one compile; the second has one action whose effect is no SPEC
 # effect (SPEC §1: read | mint | commit | compensate | select), so that action is
-# an error at line 33 and is left out. An unknown key at line 13 is only a note.
-LOCKERS = """\
-# Parcel lockers: two chains
-
-## Scope 1 — `locker_reserve`
-
-```yaml
-handles:
-  slot_ref:
-    minted_by: find_slot
-    derived_from: []
-actions:
-  - id: find_slot
-    effect: read
-    colour: teal
-    output: {handles: [slot_ref]}
-  - id: reserve_slot
-    effect: commit
-    input: {handles: [slot_ref]}
-    idempotency: {mode: keyed, key_scope: run}
-```
-
-## Scope 2 — `locker_release`
-
-```yaml
-handles:
-  door_ref:
-    minted_by: open_door
-    derived_from: []
-actions:
-  - id: open_door
-    effect: read
-    output: {handles: [door_ref]}
-  - id: release_slot
-    effect: vanish
-    input: {handles: [door_ref]}
-```
-"""
+# an error at line 36 and is left out. An unknown key at line 16 is only a note.
+LOCKERS = (FIXTURES / "import-problems" / "parcel-lockers.md").read_text()
 
 
 def test_the_import_page_offers_upload_and_paste(client):
@@ -186,10 +150,10 @@ def test_a_document_with_an_error_asks_to_store_its_usable_chains_and_stores_not
 
 def test_the_confirmation_lists_the_error_first_linked_to_its_line(client):
     body = paste(client).content.decode()
-    error, note = body.index('href="#line-33"'), body.index('href="#line-13"')
+    error, note = body.index('href="#line-36"'), body.index('href="#line-16"')
     assert error < note
     assert "release_slot" in body[error : body.index("</li>", error)]
-    assert 'id="line-33"' in body and 'id="line-13"' in body
+    assert 'id="line-36"' in body and 'id="line-16"' in body
 
 
 def test_the_confirmation_keeps_the_submitted_text_and_name_in_the_form(client):
@@ -213,7 +177,7 @@ def test_confirming_stores_the_usable_chains_and_lists_them_with_the_problems(cl
         "locker_release",
         "locker_reserve",
     ]
-    assert "Stored 2 chains" in body and 'href="#line-33"' in body
+    assert "Stored 2 chains" in body and 'href="#line-36"' in body
     actions = Chain.objects.get(key="locker_release").head().document["actions"]
     assert [a["id"] for a in actions] == ["open_door"]
 
