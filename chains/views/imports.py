@@ -63,6 +63,7 @@ def _report(imported: Imported) -> dict:
     return {
         "imported": imported,
         "problems": imported.problems,
+        "notes": [p for p in imported.problems if p.severity == "info"],
         "summary": imported.report()["chains"],
         "pasted": imported.text or "",
         "lines": _numbered(imported),

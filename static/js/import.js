@@ -27,6 +27,14 @@
     textarea.scrollIntoView({ block: "center" });
   }
 
+  // The listing opens at the first error rather than at line 1 (the page stays put).
+  const listing = document.querySelector(".source-lines");
+  const firstError =
+    listing && (listing.querySelector("li.marked.severity-error") || listing.querySelector("li.marked"));
+  if (firstError && !location.hash) {
+    listing.scrollTop = Math.max(0, firstError.offsetTop - listing.clientHeight / 3);
+  }
+
   document.addEventListener("click", function (event) {
     const link = event.target.closest("a[data-line]");
     const textarea = document.getElementById("document-text");
