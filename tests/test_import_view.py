@@ -14,7 +14,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from chains.core import formats
-from chains.models import Chain, Revision
+from chains.models import Chain, Revision, Team
 from chains.services.imports import digest
 
 pytestmark = pytest.mark.django_db
@@ -225,3 +225,21 @@ def test_a_chain_of_another_team_is_refused_and_the_rest_may_be_confirmed(team, 
     paste(outsider, confirm=digest(LOCKERS))
     assert Chain.objects.get(key="locker_release").team.slug == "elsewhere"
     assert Chain.objects.get(key="locker_reserve").revisions.count() == 1
+
+
+def test_a_person_in_two_teams_who_names_none_is_asked_to_choose_and_keeps_the_text(
+    team, people, signed_in
+):
+    Team.objects.found("Second desk", owner=people["owner"], slug="second-desk")
+    response = paste(signed_in(people["owner"]))
+    body = response.content.decode()
+    assert response.status_code == 400
+    assert "team: choose the team the new chain belongs to" in body
+    assert "effect: vanish" in body.split('id="document-text"')[1]
+    assert not Chain.objects.exists()
+
+
+def test_the_usable_chains_go_to_the_team_chosen(team, people, signed_in):
+    Team.objects.found("Second desk", owner=people["owner"], slug="second-desk")
+    paste(signed_in(people["owner"]), team="second-desk", confirm=digest(LOCKERS))
+    assert {c.team.slug for c in Chain.objects.all()} == {"second-desk"}

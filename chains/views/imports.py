@@ -26,13 +26,7 @@ TEMPLATE = "chains/import.html"
 
 @require_http_methods(["GET", "POST"])
 def import_chain(request: HttpRequest) -> HttpResponse:
-    post = request.POST
-    context = {
-        "teams": Team.objects.creating(request.user),
-        "team": post.get("team", ""),
-        "pasted": post.get("text", ""),
-        "name": post.get("name", ""),
-    }
+    context = _form(request)
     if request.method == "GET":
         return render(request, TEMPLATE, context)
     data, name = _submitted(request)
@@ -40,7 +34,7 @@ def import_chain(request: HttpRequest) -> HttpResponse:
         refused = {**context, "problems": [Problem(name)], "pasted": ""}
         return render(request, TEMPLATE, refused, status=400)
     try:
-        team = creating_team(request.user, post.get("team"))
+        team = creating_team(request.user, request.POST.get("team"))
     except NoTeam as exc:
         return render(request, TEMPLATE, {**context, "problems": [Problem(str(exc))]}, status=400)
     imported = import_document(
@@ -48,7 +42,7 @@ def import_chain(request: HttpRequest) -> HttpResponse:
         filename=name or None,
         author=request.user,
         team=team,
-        confirm=post.get("confirm") == digest(data),
+        confirm=request.POST.get("confirm") == digest(data),
         message=f"import {name or 'pasted text'}",
     )
     if imported.stored and len(imported.stored) == 1 and not imported.errors:
@@ -56,6 +50,17 @@ def import_chain(request: HttpRequest) -> HttpResponse:
     context.update(_report(imported), name=name)
     status = 400 if not imported.chains else 200
     return render(request, TEMPLATE, context, status=status)
+
+
+def _form(request: HttpRequest) -> dict:
+    """The form as it was sent: the team chosen, the text and its name stay."""
+    post = request.POST
+    return {
+        "teams": Team.objects.creating(request.user),
+        "team": post.get("team", ""),
+        "pasted": post.get("text", ""),
+        "name": post.get("name", ""),
+    }
 
 
 def _report(imported: Imported) -> dict:
