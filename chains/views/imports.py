@@ -83,7 +83,7 @@ def _numbered(imported: Imported) -> list[dict]:
     for p in imported.problems:
         if p.line:
             at.setdefault(p.line, []).append(p)
-    lines = imported.text.replace("\r\n", "\n").split("\n")
+    lines = imported.text.replace("\r\n", "\n").removesuffix("\n").split("\n")
     return [
         {"number": n, "text": text, "problems": at.get(n, [])}
         for n, text in enumerate(lines, start=1)
