@@ -560,13 +560,17 @@ def test_per_chain_policy_keyed_by_chain_name_goes_to_that_chain_only():
     ("cell", "atoms"),
     [
         ("`timeout` / `conn_reset` / `http:5xx`", ["timeout", "conn_reset", "http:5xx"]),
-        ("timeout / conn drop / ambiguous 5xx", ["timeout", "conn_drop"]),
-        ("`409` + `order_gone` (at commit)", ["http:409", "code:order_gone"]),
-        ("`422 card_refused` / `card_lost`", ["http:422", "code:card_refused", "code:card_lost"]),
+        ("timeout / conn drop / ambiguous 5xx", ["timeout", "conn_drop", "http:5xx"]),
+        ("`409` + `order_gone` (at commit)", ["http:409 && code:order_gone"]),
+        ("`422 card_refused` / `card_lost`", ["http:422 && code:card_refused", "code:card_lost"]),
         ('`bad_params` "Reservation not found"', ["code:bad_params"]),
         ("`validation_error` on the amount", ["code:validation_error"]),
-        ("probe/webhook: `status == 'x'` or `charge.expired`", ["webhook:charge.expired"]),
+        (
+            "probe/webhook: `status == 'x'` or `charge.expired`",
+            ["status == 'x'", "webhook:charge.expired"],
+        ),
         ("precondition: `total_amount` drifted", []),
+        ("`code:77` timeout / conn drop", ["code:77", "timeout", "conn_drop"]),
     ],
 )
 def test_signal_atoms_are_read_from_backticks_and_clear_prose(cell, atoms):

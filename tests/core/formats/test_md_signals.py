@@ -1,0 +1,114 @@
+"""Signal cells keep their meaning: conjunctions, predicates, and nothing unread in silence.
+
+SPEC §3: a verdict row matches a signal; "first match wins", so a row that
+matches more than its author wrote steals the signals of the rows below it.
+"""
+
+from chains.core import formats
+from chains.core.formats.markdown import load_markdown
+from chains.core.model import Chain
+from chains.core.sim.classifier import ClassifyContext, classify
+from chains.core.sim.state import Observation
+
+ACTIONS = """```yaml
+actions:
+  - id: charge
+    effect: commit
+    idempotency: {mode: keyed, key_scope: run}
+```
+"""
+
+# Our own card-charge table, in the shape of a payment compile: a hard decline
+# (a lost card) is a dead end; an ordinary decline repairs the card.
+DECLINES = """
+| # | Signal | Step scope | Verdict |
+|---|---|---|---|
+| P1 | `http:402 card_error card_declined`, reason ∈ {lost_card, stolen_card} | charge | `dead_end`
+| P2 | same, reason ∈ {no_funds, expired_card} | charge | `repair(to: charge, fields: [card])` |
+| P3 | same, reason = try_again | charge | `retry` |
+| P4 | `status == needs_auth` (2xx body) | charge | `gate(card_check)` |
+| P5 | `402` ∈ {`limit_hit`, `limit_day`} | charge | `dead_end` |
+| P6 | the bank said something odd | charge | `escalate(operator)` |
+| P7 | `http:409` / a "busy" remark | charge | `retry` |
+"""
+
+
+def chain() -> Chain:
+    (result,) = load_markdown("# Charge\n" + ACTIONS + DECLINES).chains
+    return result
+
+
+def row(row_id):
+    return next(r for r in chain().verdict_table if r.id == row_id)
+
+
+def test_conditions_joined_in_one_signal_cell_must_all_hold():
+    assert row("P1").signal == [
+        "http:402 && type:card_error && code:card_declined && reason ∈ {lost_card, stolen_card}"
+    ]
+
+
+def test_an_ordinary_decline_reaches_the_repair_row_not_the_hard_decline_dead_end():
+    """SPEC §7.3 P1: a decline repairs the instrument; only the listed hard declines dead-end."""
+    doc = chain()
+    decline = Observation(
+        transport="http:402",
+        code="card_declined",
+        predicates=["type:card_error", "reason ∈ {no_funds, expired_card}"],
+    )
+    result = classify(doc, ClassifyContext(commit_in_flight=True), doc.actions[0], decline)
+    assert result.row == "P2"
+
+
+def test_same_starts_from_the_previous_row_and_replaces_its_predicate_on_that_field():
+    assert row("P3").signal == [
+        "http:402 && type:card_error && code:card_declined && reason = try_again"
+    ]
+
+
+def test_a_predicate_signal_is_kept_as_a_predicate_atom():
+    """SPEC §7.3 P2: `status == requires_action` gates; dropped, the run skips the gate."""
+    assert row("P4").signal == ["status == needs_auth"]
+
+
+def test_a_status_with_a_set_of_codes_is_one_conjunction_per_code():
+    assert row("P5").signal == ["http:402 && code:limit_hit", "http:402 && code:limit_day"]
+
+
+def test_a_signal_cell_with_nothing_machine_readable_is_a_warning_at_its_line():
+    result = load_markdown("# Charge\n" + ACTIONS + DECLINES)
+    text = "# Charge\n" + ACTIONS + DECLINES
+    line = next(n for n, t in enumerate(text.split("\n"), 1) if t.startswith("| P6"))
+    (warning,) = [p for p in result.problems if "P6" in p.message]
+    assert (warning.severity, warning.line) == ("warning", line)
+    assert "no machine-readable signal" in warning.message
+    assert row("P6").signal == []
+
+
+def test_an_alternative_that_gives_no_signal_is_reported_too():
+    result = load_markdown("# Charge\n" + ACTIONS + DECLINES)
+    (warning,) = [p for p in result.problems if "P7" in p.message]
+    assert warning.severity == "warning" and '"busy"' in warning.message
+    assert row("P7").signal == ["http:409"]
+
+
+def test_conjunctions_and_predicates_survive_yaml_json_and_the_design_document():
+    doc = chain()
+    for fmt in ("yaml", "json", "md"):
+        (again,) = formats.load(formats.dump(doc, fmt), format=fmt).chains
+        assert [r.signal for r in again.verdict_table] == [r.signal for r in doc.verdict_table]
+
+
+def test_a_signal_written_all_of_reads_alike_from_yaml_json_and_a_compile_block():
+    yaml_text = (
+        "id: c\nverdict_table:\n"
+        "  - {id: P1, signal: {all: [http:402, code:card_declined]}, verdict: dead_end}\n"
+    )
+    json_text = (
+        '{"id": "c", "verdict_table": [{"id": "P1", "verdict": "dead_end",'
+        ' "signal": {"all": ["http:402", "code:card_declined"]}}]}'
+    )
+    markdown = "# c\n```yaml\n" + yaml_text.split("\n", 1)[1] + "```\n"
+    for text, fmt in ((yaml_text, "yaml"), (json_text, "json"), (markdown, "md")):
+        (doc,) = formats.load(text, format=fmt).chains
+        assert doc.verdict_table[0].signal == ["http:402 && code:card_declined"], fmt
