@@ -68,6 +68,12 @@ class Context:
     items: dict[str, list[Item]] = field(default_factory=lambda: {s: [] for s in SECTIONS})
     keys: dict[str, Any] = field(default_factory=dict)
 
+    def rows(self) -> dict[str, Item]:
+        """This scope's verdict rows by id."""
+        return {
+            i.value.id: i for i in self.items["verdict_table"] if i.value is not None and i.value.id
+        }
+
     def ids(self, section: str) -> dict[str, Item]:
         out: dict[str, Item] = {}
         for item in self.items[section]:

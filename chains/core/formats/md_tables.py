@@ -474,7 +474,7 @@ def read_signal(
     for alternative in _split_top(_without_remarks(body), _ALTERNATIVE):
         found = _conjunction(alternative, names, coded, webhooky, unread)
         if found is None:
-            if alternative.strip(" .,:;"):
+            if alternative.strip(" .,:;") and not _names_a_step(alternative, names):
                 unread.append(alternative.strip())
             continue
         terms += found
@@ -563,13 +563,18 @@ def _conjunction(
             empty.append(piece)
     if not groups:
         return None
-    unread.extend(p.strip() for p in empty if p.strip(" .,:;"))
+    unread.extend(p.strip() for p in empty if p.strip(" .,:;") and not _names_a_step(p, names))
     if len(groups) > 1 and _conflicting([g[0] for g in groups if len(g) == 1]):
         return [t for g in groups for t in g]  # cannot all hold: read as alternatives
     terms = [""]
     for options in groups:
         terms = [_join(t, o) for t in terms for o in options]
     return terms
+
+
+def _names_a_step(text: str, names) -> bool:
+    """Prose about where a signal arrives (`` `commit_x` itself``), not a signal."""
+    return any(t.strip() in names for t in re.findall(r"`([^`\n]+)`", text))
 
 
 def _piece_options(piece: str, names, coded: bool, webhooky: bool) -> list[str]:

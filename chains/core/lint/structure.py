@@ -14,6 +14,7 @@ durable handle nothing re-mints.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Container, Iterator
 
@@ -94,7 +95,8 @@ def dangling_reference(chain: Chain, ctx: LintContext) -> Found:
         where = f"handles[{h.id}]"
         for parent in h.derived_from:
             yield from need(f"{where}.derived_from", "handle", parent, handles)
-        if h.minted_by != EXTERNAL:
+        # ``external(scope A create_order)``: made by another chain, origin kept.
+        if h.minted_by != EXTERNAL and not re.fullmatch(r"external\(.*\)", h.minted_by or ""):
             yield from need(f"{where}.minted_by", "action", h.minted_by, actions)
         if h.staleness is not None and h.staleness.refresh != "n/a":
             yield from need(f"{where}.staleness.refresh", "action", h.staleness.refresh, actions)
