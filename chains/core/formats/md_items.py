@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import Problem
 from ..model import Action, Gate, Handle, KnownUnmatched, Policy, Variants, VerdictRow
-from . import _locate, _message, _source_path, extras_problems
+from . import _locate, _message, _source_path, extras_problems, unreadable_problems
 from .md_outline import Heading
 
 __all__ = ["MODELS", "SECTIONS", "Context", "Item", "item_name", "validate_item"]
@@ -120,8 +120,9 @@ def validate_item(item: Item, problems: list[Problem]) -> Any:
     rel = {
         k[len(item.path) :]: v for k, v in item.where.items() if k[: len(item.path)] == item.path
     }
-    for p in extras_problems(item.value, rel):
-        problems.append(replace(p, path=f"{name}.{p.path}" if p.path else name))
+    for p in [*extras_problems(item.value, rel), *unreadable_problems(item.value, rel)]:
+        line = p.line or item.line
+        problems.append(replace(p, path=f"{name}.{p.path}" if p.path else name, line=line))
     return item.value
 
 

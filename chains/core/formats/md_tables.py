@@ -173,6 +173,8 @@ def _read_row(
     if verdict is None:
         return None
     data = _row_data(values, cells, verdict, [note, *extra_notes])
+    if values.get("scope"):
+        data["scope"] = _row_scope(values["scope"], known, label, line, columns, problems)
     if signal_text:
         reading = read_signal(signal_text, known, earlier if earlier is not None else {})
         data["signal"] = reading.terms
@@ -182,6 +184,47 @@ def _read_row(
             if row_id:
                 earlier[row_id] = reading.terms
     return RowDraft(data, where, line, row_id)
+
+
+_PLURAL_EFFECTS = {"reads": "read", "mints": "mint", "commits": "commit", "selects": "select"}
+
+
+def _row_scope(text: str, known, label: str, line: int, columns, problems) -> dict[str, Any]:
+    """A Step-scope cell: only names the document defines are steps.
+
+    Prose words (``probes``, ``reads``) are not action ids: a plural effect
+    word is that effect class, and the cell as written stays as the
+    scope's text when anything in it was not a step.
+    """
+    scope = scope_from_text(text)
+    steps = scope.get("steps")
+    if not steps or not known:
+        return scope
+    kept = [s for s in steps if s in known]
+    words = [s for s in steps if s not in known]
+    if not words:
+        return scope
+    effects = [_PLURAL_EFFECTS[w.lower()] for w in words if w.lower() in _PLURAL_EFFECTS]
+    out: dict[str, Any] = {"text": text.strip()}
+    if kept:
+        out["steps"] = kept
+    if effects:
+        out["effects"] = effects
+    others = [w for w in words if w.lower() not in _PLURAL_EFFECTS]
+    if others:
+        problems.append(
+            Problem(
+                f"{label}: {', '.join(others)} in the Step scope cell "
+                f"{'is' if len(others) == 1 else 'are'} not a step of the document; "
+                "kept as the scope's text"
+                + ("" if kept or effects else ", so the row's steps cannot be told"),
+                line,
+                columns.get("scope"),
+                severity="info" if kept or effects else "warning",
+                path="scope",
+            )
+        )
+    return out
 
 
 def _report_signal(reading, label: str, text: str, line: int, column, problems) -> None:
@@ -208,8 +251,6 @@ def _row_data(values: dict[str, str], cells: list[str], verdict: str, notes: lis
         data["id"] = row_id
     if signal_text:
         data["description"] = signal_text
-    if values.get("scope"):
-        data["scope"] = scope_from_text(values["scope"])
     source = values.get("source", "").strip()
     if source and source not in _DASHES:
         data["source"] = source

@@ -796,3 +796,36 @@ def test_a_scope_writing_its_own_handle_as_another_scopes_external_gets_its_own_
     a, b = load(text).chains
     assert a.handle("res").minted_by == "buy"
     assert b.handle("res").minted_by == "external(scope A buy output)"
+
+
+# --- prose words in a Step scope cell ------------------------------------------
+
+PROSE_SCOPES = doc(
+    "# Demo",
+    ACTIONS,
+    "| # | Signal | Step scope | Verdict |",
+    "|---|---|---|---|",
+    "| W1 | `http:429` | search, book, probes | `retry` |",
+    "| W2 | `timeout` | reads | `retry` |",
+    "| W3 | `timeout` | whatever comes | `retry` |",
+)
+
+
+def test_a_prose_word_in_a_step_scope_cell_is_not_an_action_id():
+    """Only names the document defines are steps; lint would call `probes` dangling."""
+    rows = {r.id: r for r in only_chain(load(PROSE_SCOPES)).verdict_table}
+    assert rows["W1"].scope.steps == ["search", "book"]
+    assert rows["W1"].scope.text == "search, book, probes"
+
+
+def test_a_plural_effect_word_in_a_step_scope_cell_is_that_effect_class():
+    rows = {r.id: r for r in only_chain(load(PROSE_SCOPES)).verdict_table}
+    assert (rows["W2"].scope.steps, rows["W2"].scope.effects) == ([], ["read"])
+
+
+def test_a_step_scope_cell_naming_no_step_is_reported_and_kept_as_text():
+    result = load(PROSE_SCOPES)
+    rows = {r.id: r for r in only_chain(result).verdict_table}
+    assert (rows["W3"].scope.steps, rows["W3"].scope.text) == ([], "whatever comes")
+    (problem,) = [p for p in result.problems if "W1" in p.message]
+    assert problem.severity == "info" and "probes" in problem.message

@@ -112,3 +112,40 @@ def test_a_signal_written_all_of_reads_alike_from_yaml_json_and_a_compile_block(
     for text, fmt in ((yaml_text, "yaml"), (json_text, "json"), (markdown, "md")):
         (doc,) = formats.load(text, format=fmt).chains
         assert doc.verdict_table[0].signal == ["http:402 && code:card_declined"], fmt
+
+
+# --- auto-repairs and probes that cannot be read ------------------------------
+
+UNREADABLE = """id: c
+actions:
+  - id: search
+    effect: read
+    auto_repairs:
+      - {trigger: "n == 0", fields: "try something a bit wider"}
+      - {trigger: "n == 0 && intent.cabin != null", fields: "drop cabin"}
+  - id: book
+    effect: commit
+    idempotency: {mode: none}
+    confirmation: {probe: "look the booking up by our reference", signal: found}
+"""
+
+
+def test_an_auto_repair_written_in_prose_is_a_warning_at_its_line_not_a_silent_no_op():
+    """SPEC §2.1: an auto-repair declares the intent transform; prose never fires."""
+    result = formats.load(UNREADABLE, format="yaml")
+    (warning,) = [p for p in result.problems if "auto-repair" in p.message]
+    assert (warning.severity, warning.line) == ("warning", 6)
+    assert warning.path == "actions[0].auto_repairs[0].fields"
+
+
+def test_a_probe_that_is_not_a_step_id_is_a_warning_at_its_line():
+    result = formats.load(UNREADABLE, format="yaml")
+    (warning,) = [p for p in result.problems if "probe" in p.message]
+    assert (warning.severity, warning.line) == ("warning", 11)
+
+
+def test_a_compile_block_reports_an_unreadable_auto_repair_at_its_line_too():
+    text = "# c\n```yaml\n" + UNREADABLE.split("\n", 1)[1] + "```\n"
+    result = formats.load(text, format="md")
+    (warning,) = [p for p in result.problems if "auto-repair" in p.message]
+    assert warning.line == 7
