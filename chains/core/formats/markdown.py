@@ -52,9 +52,11 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import DocumentError, Problem
 from ..model import Chain
+from ..verdicts import parse_verdict
 from . import ImportResult, _message
 from .md_blocks import (
     BlockReader,
+    defined_actions,
     defined_names,
     defines_actions,
     is_grammar,
@@ -121,6 +123,7 @@ class _Importer:
         self.regions: list[tuple[Heading, Context]] = []  # heading sections owned by a chain
         self.reader = BlockReader(self.problems)
         self.names: frozenset[str] = frozenset()
+        self.steps: frozenset[str] = frozenset()
         self.action_ids: set[str] = set()  # every action the document defines, any scope
         self.handle_ids: set[str] = set()
 
@@ -134,6 +137,7 @@ class _Importer:
             if n.kind == "code" and is_yaml(n)
         }
         self.names = defined_names(blocks)
+        self.steps = defined_actions(blocks)
         self.find_scopes(blocks)
         reference_sections = self.grammar_sections(blocks)
         for node in self.nodes:
@@ -294,8 +298,9 @@ class _Importer:
             if h.line < node.line <= h.end and (section is None or h.level >= section.level):
                 section = h
         title = section.title if section else ""
-        for draft in read_verdict_table(node, title, self.problems, self.names):
+        for draft in read_verdict_table(node, title, self.problems, self.names, self.steps):
             item = Item("verdict_table", draft.data, draft.where, (), draft.line, draft.id)
+            item.per_scope = draft.per_scope
             ctx.items["verdict_table"].append(item)
 
     def take_known_unmatched(self) -> None:
@@ -413,7 +418,11 @@ class _Importer:
                 continue
             used.add(id(item))
             row, left = narrowed_row(item.value, have)
-            own["verdict_table"].append(_row_item(item, row) if left else item)
+            own_verdict = item.per_scope.get(ctx.label or "")
+            if own_verdict:  # "`a` (Chain A) / `b` (Chain C)": this chain's verdict
+                row = row.model_copy(update={"verdict": parse_verdict(own_verdict)})
+            changed = left or own_verdict
+            own["verdict_table"].append(_row_item(item, row) if changed else item)
             if left:
                 narrowed.append(row.id or f"line {item.line}")
         own["verdict_table"].sort(key=lambda i: i.line or 0)

@@ -49,6 +49,7 @@ class Item:
     key: str | None = None  # the id, when known
     value: Any = None  # the validated model, once validated
     checked: bool = False
+    per_scope: dict[str, str] = field(default_factory=dict)  # a row's verdict per scope label
 
 
 @dataclass

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import Problem, VerdictSyntaxError
@@ -27,6 +27,7 @@ __all__ = [
     "after_label",
     "inline_entries",
     "no_side_effect_flag",
+    "per_scope_verdicts",
     "read_verdict_table",
     "read_signal",
     "row_verdict",
@@ -48,15 +49,21 @@ class RowDraft:
     where: dict[tuple, tuple[int, int]]
     line: int
     id: str | None
+    per_scope: dict[str, str] = field(default_factory=dict)  # scope label → its verdict
 
 
 def read_verdict_table(
-    node: Node, section: str, problems: list[Problem], names: frozenset[str] = frozenset()
+    node: Node,
+    section: str,
+    problems: list[Problem],
+    names: frozenset[str] = frozenset(),
+    steps: frozenset[str] | None = None,
 ) -> list[RowDraft]:
     """The rows of a verdict table; ``section`` is the title of the heading it sits under.
 
     ``names`` are the element ids the document defines: a backticked step
-    name in a Signal cell is not read as an error code.
+    name in a Signal cell is not read as an error code. ``steps`` are its
+    action ids (default: ``names``): only those are steps in a Step scope cell.
     """
     header = _cells(node.rows[0][1])
     columns = [_column(h) for h in header]
@@ -92,7 +99,7 @@ def read_verdict_table(
     earlier: dict[str, list[str]] = {}
     drafts = []
     for line, raw in rows:
-        draft = _read_row(header, columns, line, raw, problems, names, earlier)
+        draft = _read_row(header, columns, line, raw, problems, names, earlier, steps)
         if draft is not None:
             drafts.append(draft)
     return drafts
@@ -135,7 +142,14 @@ def _fit_cells(cells: list[str], names: list[str], line: int, problems) -> list[
 
 
 def _read_row(
-    header, names, line: int, raw: str, problems: list[Problem], known=frozenset(), earlier=None
+    header,
+    names,
+    line: int,
+    raw: str,
+    problems: list[Problem],
+    known=frozenset(),
+    earlier=None,
+    steps=None,
 ):
     cells = _fit_cells(_cells(raw), names, line, problems)
     values: dict[str, str] = {}
@@ -174,7 +188,8 @@ def _read_row(
         return None
     data = _row_data(values, cells, verdict, [note, *extra_notes])
     if values.get("scope"):
-        data["scope"] = _row_scope(values["scope"], known, label, line, columns, problems)
+        actions = known if steps is None else steps
+        data["scope"] = _row_scope(values["scope"], actions, label, line, columns, problems)
     if signal_text:
         reading = read_signal(signal_text, known, earlier if earlier is not None else {})
         data["signal"] = reading.terms
@@ -183,7 +198,7 @@ def _read_row(
             earlier[""] = reading.terms
             if row_id:
                 earlier[row_id] = reading.terms
-    return RowDraft(data, where, line, row_id)
+    return RowDraft(data, where, line, row_id, per_scope_verdicts(verdict_text))
 
 
 _PLURAL_EFFECTS = {"reads": "read", "mints": "mint", "commits": "commit", "selects": "select"}
@@ -197,6 +212,16 @@ def _row_scope(text: str, known, label: str, line: int, columns, problems) -> di
     scope's text when anything in it was not a step.
     """
     scope = scope_from_text(text)
+    if scope.get("text") and known:
+        # "create_order (reconcile resolution)", "a, b, exchange consumers":
+        # the parts that are steps, whole or before a remark, are its steps.
+        parts = re.split(r"\s*[,;/]\s*|\s+and\s+", text.replace("`", ""))
+        remark = re.compile(r"(\w+)(?:\s*\([^)]*\))?")
+        named = [m[1] for p in parts if (m := remark.fullmatch(p.strip()))]
+        found = [n for n in named if n in known]
+        if found:
+            return {"steps": found, "text": text.strip()}
+        return scope
     steps = scope.get("steps")
     if not steps or not known:
         return scope
@@ -357,6 +382,26 @@ def _verdict_in_prose(text, spans, label, line, column, problems) -> tuple[str |
         )
     )
     return format_verdict(chosen), text.strip()
+
+
+_PER_SCOPE = re.compile(
+    r"`([^`\n]+)`\s*\(\s*(?:for\s+)?(?:chain|scope)\s+([A-Z]{1,2}|\d+)\s*\)", re.I
+)
+
+
+def per_scope_verdicts(text: str) -> dict[str, str]:
+    """A Verdict cell that gives each scope its own verdict: label → verdict.
+
+    >>> per_scope_verdicts("`rewind(to: a)` (Chain A) / `rewind(to: b)` (Chain C)")
+    {'A': 'rewind(to: a)', 'C': 'rewind(to: b)'}
+    """
+    found: dict[str, str] = {}
+    for m in _PER_SCOPE.finditer(text):
+        try:
+            found.setdefault(m[2].upper(), format_verdict(parse_verdict(m[1])))
+        except VerdictSyntaxError:
+            continue
+    return found if len(found) > 1 else {}
 
 
 # --- cells and columns -------------------------------------------------------

@@ -829,3 +829,31 @@ def test_a_step_scope_cell_naming_no_step_is_reported_and_kept_as_text():
     assert (rows["W3"].scope.steps, rows["W3"].scope.text) == ([], "whatever comes")
     (problem,) = [p for p in result.problems if "W1" in p.message]
     assert problem.severity == "info" and "probes" in problem.message
+
+
+def test_a_step_named_before_a_remark_in_a_scope_cell_is_a_step():
+    text = PROSE_SCOPES.replace(
+        "| W3 | `timeout` | whatever comes |", "| W3 | `timeout` | book (GDS) |"
+    )
+    rows = {r.id: r for r in only_chain(load(text)).verdict_table}
+    assert (rows["W3"].scope.steps, rows["W3"].scope.text) == (["book"], "book (GDS)")
+
+
+def test_a_shared_row_giving_each_chain_its_own_verdict_gives_each_chain_its_own():
+    """A shared core row may say `rewind(to: a)` (Chain A) / `rewind(to: b)` (Chain B);
+    each chain must rewind to its own step, never to a step it does not have."""
+    text = doc(
+        "# Demo",
+        "## Chain A — first",
+        yaml_block("actions:\n  - id: find\n    effect: read\n"),
+        "## Chain B — second",
+        yaml_block("actions:\n  - id: seek\n    effect: read\n"),
+        "## Shared rows",
+        "| # | Signal | Step scope | Verdict |",
+        "|---|---|---|---|",
+        "| C1 | `http:410` | find, seek "
+        "| `rewind(to: find)` (Chain A) / `rewind(to: seek)` (Chain B) |",
+    )
+    a, b = load(text).chains
+    assert str(a.verdict_table[0].verdict) == "rewind(to: find)"
+    assert str(b.verdict_table[0].verdict) == "rewind(to: seek)"
