@@ -568,6 +568,10 @@ class _Importer:
         """
         steps = {a.id for a in document["actions"]}
         handles = {h.id for h in document["handles"]}
+        outputs: dict[str, set[str]] = {}
+        for action in document["actions"]:
+            for name in action.output.handles:
+                outputs.setdefault(name, set()).add(action.id)
         origins: dict[str, str] = {}
         for other in contexts:
             if other is not ctx:
@@ -580,7 +584,7 @@ class _Importer:
             minter = handle.minted_by
             if minter and minter not in steps and minter in origins:
                 update["minted_by"] = f"external({origins[minter]} {minter})"
-            mine = _own_origin(minter or "", _origin(ctx), steps)
+            mine = _own_origin(minter or "", _origin(ctx), outputs.get(handle.id, set()))
             if mine:  # another scope wrote "external(scope A create_order)" of scope A's own
                 update["minted_by"] = mine
             parents = [p for p in handle.derived_from if p not in handles and p in self.handle_ids]
@@ -678,13 +682,14 @@ def _row_item(item: Item, row: Any) -> Item:
     return Item("verdict_table", None, item.where, item.path, item.line, row.id, row, True)
 
 
-def _own_origin(minted_by: str, origin: str, steps: set[str]) -> str | None:
-    """The step of ``external(<origin> <step> …)`` when ``origin`` is this chain and has it."""
+def _own_origin(minted_by: str, origin: str, makers: set[str]) -> str | None:
+    """The step of ``external(<origin> <step> …)`` when ``origin`` is this chain and the
+    step (one of ``makers``, the chain's steps that output the handle) makes it."""
     m = re.fullmatch(r"external\(\s*(.*?)\s*\)", minted_by.strip())
     if not m or not m[1].lower().startswith(origin.lower() + " "):
         return None
     step = re.match(r"\w+", m[1][len(origin) :].strip())
-    return step[0] if step and step[0] in steps else None
+    return step[0] if step and step[0] in makers else None
 
 
 def _origin(ctx: Context) -> str:

@@ -32,6 +32,11 @@ EFFECT_CLASSES = ("read", "mint", "commit", "compensate", "select")
 Found = Iterator[tuple[str, str]]
 
 
+def _external(minted_by: str | None) -> bool:
+    """``external``, or ``external(scope A create_order)``: made by another chain, origin kept."""
+    return bool(minted_by and re.fullmatch(r"external(?:\(.*\))?", minted_by))
+
+
 def row_element(row: VerdictRow, index: int) -> str:
     """``verdict_table[D3]`` for a row with an id, else ``verdict_table[#4]`` (1-based)."""
     return f"verdict_table[{row.id}]" if row.id else f"verdict_table[#{index}]"
@@ -95,8 +100,7 @@ def dangling_reference(chain: Chain, ctx: LintContext) -> Found:
         where = f"handles[{h.id}]"
         for parent in h.derived_from:
             yield from need(f"{where}.derived_from", "handle", parent, handles)
-        # ``external(scope A create_order)``: made by another chain, origin kept.
-        if h.minted_by != EXTERNAL and not re.fullmatch(r"external\(.*\)", h.minted_by or ""):
+        if not _external(h.minted_by):
             yield from need(f"{where}.minted_by", "action", h.minted_by, actions)
         if h.staleness is not None and h.staleness.refresh != "n/a":
             yield from need(f"{where}.staleness.refresh", "action", h.staleness.refresh, actions)
@@ -182,7 +186,7 @@ def _variant_scopes(chain: Chain) -> Iterator[tuple[str, list[str]]]:
 def external_handle(chain: Chain, ctx: LintContext) -> Found:
     """A handle is minted outside this chain (``minted_by: external``)."""
     for h in chain.handles:
-        if h.minted_by == EXTERNAL:
+        if _external(h.minted_by):
             yield (
                 f"handles[{h.id}]",
                 f"handles[{h.id}] is minted outside this chain; nothing here re-mints it",
@@ -223,11 +227,11 @@ def minted_by_mismatch(chain: Chain, ctx: LintContext) -> Found:
     for a in chain.actions:
         for name in a.output.handles:
             declared = ctx.handles.get(name)
-            if declared is not None and declared.minted_by not in (None, EXTERNAL, a.id):
+            said = declared.minted_by if declared is not None else None
+            if said not in (None, a.id) and not _external(said):
                 yield (
                     f"actions[{a.id}].output.handles",
-                    f"actions[{a.id}] outputs handles[{name}], "
-                    f"which says it is minted by {declared.minted_by!r}",
+                    f"actions[{a.id}] outputs handles[{name}], which says it is minted by {said!r}",
                 )
 
 
