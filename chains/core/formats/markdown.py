@@ -25,11 +25,18 @@ How the document is cut into chains:
 * Everything outside a chain's section is shared. Shared policy, variants
   and ``known_unmatched`` apply to every chain; shared verdict rows go to
   the chains holding one of the steps they name (all chains when they name
-  none); shared handles, actions and gates are copied into a chain when it
-  refers to them, as are definitions given in another scope, with that
-  scope's verdict rows for them. A chain's own definition wins. A chain's
-  handles, actions and gates keep document order, copies included, so an
-  earlier scope's steps run before a later scope's additions.
+  none), narrowed to that chain's steps with the rest kept in the note;
+  shared handles, actions and gates are copied into a chain when it refers
+  to them.
+* From another scope a chain gets only what the document gives it: the
+  steps and rows its prose says it shares (``Shares `a → b` with Scope 1
+  (same rows A1–A3)``, ``Steps: ...``; summary arrow lists when the chain
+  uses what the step makes), the compensation and probe steps its own
+  steps name, and the handles and gates it uses. A handle made by another
+  chain's step is ``external(<scope> <step>)``. A chain's own definition
+  wins. A chain's handles, actions and gates keep document order, copies
+  included, so an earlier scope's steps run before a later scope's
+  additions.
 * A shared ``per_step`` entry naming another scope's action is left out of
   the chains that lack that action (one info per chain).
 * A document without scopes is one chain, named after its title (or the

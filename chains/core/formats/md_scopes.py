@@ -1,15 +1,18 @@
 """How the scopes of one compile document share definitions.
 
 A compile document writes several chains that share a prefix: a later
-scope lists only its "additions/overrides", names steps of an earlier one,
-says "same rows A1–A3", keys policy numbers by chain name. This module
+scope lists only its "additions/overrides", says ``Shares `a → b` with
+Scope 1 (same rows A1–A3)``, keys policy numbers by chain name. This module
 holds the rules that turn that sharing into complete chains, all over
-:class:`~.md_items.Context` objects: :func:`closure` copies in the handles,
-actions and gates a chain refers to but lacks; :func:`follow_rows` brings
-along the verdict rows of the scope those actions came from;
-:func:`extend_partial_definitions` completes an element written as a patch
-of another; :func:`split_policy_by_chain` hands policy entries keyed by a
-chain name (``per_chain: {chain_A: {...}}``) to that chain alone.
+:class:`~.md_items.Context` objects: :func:`declared_steps` and
+:func:`declared_rows` read what a sentence says a scope shares;
+:func:`closure` copies in what a chain uses but lacks (handles, gates, the
+compensation and probe steps its own steps name), never another scope's
+steps merely because a verdict or a handle names them; :func:`narrowed_row`
+keeps a shared row to one chain's steps; :func:`extend_partial_definitions`
+completes an element written as a patch of another;
+:func:`split_policy_by_chain` hands policy entries keyed by a chain name
+(``per_chain: {chain_A: {...}}``) to that chain alone.
 """
 
 from __future__ import annotations

@@ -149,3 +149,15 @@ def test_a_compile_block_reports_an_unreadable_auto_repair_at_its_line_too():
     result = formats.load(text, format="md")
     (warning,) = [p for p in result.problems if "auto-repair" in p.message]
     assert warning.line == 7
+
+
+def test_the_row_signals_example_in_the_format_reference_reads_as_it_says():
+    from pathlib import Path
+
+    reference = (Path(__file__).parents[3] / "docs" / "format.md").read_text()
+    example = reference.split("### Row signals")[1].split("```yaml\n")[1].split("```")[0]
+    (doc,) = formats.load("id: c\n" + example, format="yaml").chains
+    assert [r.signal for r in doc.verdict_table] == [
+        ["http:402 && code:card_declined && decline_code ∈ {stolen_card, lost_card}"],
+        ["http:402 && code:card_declined"],
+    ]
