@@ -557,12 +557,18 @@ def read_signal(
             body = body[same.end() :]
     terms: list[str] = []
     unread: list[str] = []
+    before: str = ""
     for alternative in _split_top(_without_remarks(body), _ALTERNATIVE):
         found = _conjunction(alternative, names, coded, webhooky, unread)
         if found is None:
             if alternative.strip(" .,:;") and not _names_a_step(alternative, names):
                 unread.append(alternative.strip())
             continue
+        if before and all(_is_message(t) for t in found):
+            # `code` "message A" / "message B": the second message keeps the code
+            found = [_join(before, t) for t in found]
+        parts = found[0].split(" && ")
+        before = " && ".join(p for p in parts if not _is_message(p))
         terms += found
     if base is not None:
         terms = [_join(b, t) for b in base for t in terms] if terms else list(base)
@@ -658,6 +664,23 @@ def _conjunction(
     return terms
 
 
+_MESSAGE = re.compile(r'"([^"\n]{3,})"|“([^”\n]{3,})”')
+
+
+def _message_atom(text: str) -> str | None:
+    """``message contains "…"`` for a quoted provider message, cut before a placeholder.
+
+    Rows told apart only by their message (SPEC §3 ``fragile: prose-match``)
+    stay apart; lint judges the fragility.
+    """
+    kept = re.split(r"<|…|\.\.\.", text)[0].strip(" '\":;,")
+    return f'message contains "{kept}"' if len(kept) >= 3 else None
+
+
+def _is_message(term: str) -> bool:
+    return term.startswith('message contains "') and " && " not in term
+
+
 def _names_a_step(text: str, names) -> bool:
     """Prose about where a signal arrives (`` `commit_x` itself``), not a signal."""
     return any(t.strip() in names for t in re.findall(r"`([^`\n]+)`", text))
@@ -689,6 +712,8 @@ def _piece_options(piece: str, names, coded: bool, webhooky: bool) -> list[str]:
             spans = [f"webhook:{token}"]
         atoms += spans
     prose = re.sub(r"`[^`\n]*`", " ", piece)
+    messages = [m[1] or m[2] for m in _MESSAGE.finditer(prose)]
+    prose = _MESSAGE.sub(" ", prose)
     for m in re.finditer(r"\b[\w:./*\-]+", prose):
         word = m.group(0)
         if ATOM.fullmatch(word):
@@ -713,6 +738,9 @@ def _piece_options(piece: str, names, coded: bool, webhooky: bool) -> list[str]:
         )
         if found and fieldlike:
             atoms.append(" ".join(found.group(0).split()))
+    message = _message_atom(messages[0]) if messages else None
+    if message and not any(a in _FAULTS for a in atoms):
+        atoms.append(message)
     atoms = list(dict.fromkeys(atoms))
     if len(atoms) > 1 and _conflicting(atoms):
         return atoms  # e.g. ``code:2560`` beside "timeout": alternatives, as written

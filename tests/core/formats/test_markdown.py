@@ -635,7 +635,10 @@ def test_per_chain_policy_keyed_by_chain_name_goes_to_that_chain_only():
         ("timeout / conn drop / ambiguous 5xx", ["timeout", "conn_drop", "http:5xx"]),
         ("`409` + `order_gone` (at commit)", ["http:409 && code:order_gone"]),
         ("`422 card_refused` / `card_lost`", ["http:422 && code:card_refused", "code:card_lost"]),
-        ('`bad_params` "Reservation not found"', ["code:bad_params"]),
+        (
+            '`bad_params` "Reservation not found"',
+            ['code:bad_params && message contains "Reservation not found"'],
+        ),
         ("`validation_error` on the amount", ["code:validation_error"]),
         (
             "probe/webhook: `status == 'x'` or `charge.expired`",

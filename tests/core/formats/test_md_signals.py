@@ -29,7 +29,7 @@ DECLINES = """
 | P4 | `status == needs_auth` (2xx body) | charge | `gate(card_check)` |
 | P5 | `402` ∈ {`limit_hit`, `limit_day`} | charge | `dead_end` |
 | P6 | the bank said something odd | charge | `escalate(operator)` |
-| P7 | `http:409` / a "busy" remark | charge | `retry` |
+| P7 | `http:409` / the bank is slow | charge | `retry` |
 """
 
 
@@ -88,7 +88,7 @@ def test_a_signal_cell_with_nothing_machine_readable_is_a_warning_at_its_line():
 def test_an_alternative_that_gives_no_signal_is_reported_too():
     result = load_markdown("# Charge\n" + ACTIONS + DECLINES)
     (warning,) = [p for p in result.problems if "P7" in p.message]
-    assert warning.severity == "warning" and '"busy"' in warning.message
+    assert warning.severity == "warning" and "the bank is slow" in warning.message
     assert row("P7").signal == ["http:409"]
 
 
@@ -160,4 +160,38 @@ def test_the_row_signals_example_in_the_format_reference_reads_as_it_says():
     assert [r.signal for r in doc.verdict_table] == [
         ["http:402 && code:card_declined && decline_code ∈ {stolen_card, lost_card}"],
         ["http:402 && code:card_declined"],
+    ]
+
+
+MESSAGES = """
+| # | Signal | Step scope | Verdict |
+|---|---|---|---|
+| M1 | `bad_input` "Booking not found" / "Room not found" | charge | `dead_end` |
+| M2 | `bad_input` "Booking is cancelled" | charge | `dead_end(permanent: true)` |
+| M3 | `409` + `item_gone` "Items are gone: item '<id>'" | charge | `retry` |
+"""
+
+
+def message_rows():
+    (doc,) = load_markdown("# Charge\n" + ACTIONS + MESSAGES).chains
+    return {r.id: r for r in doc.verdict_table}
+
+
+def test_rows_told_apart_by_their_message_keep_the_message_as_a_condition():
+    """One code, several messages (SPEC §3 fragile: prose-match): without the message
+    every row after the first would be shadowed by it."""
+    rows = message_rows()
+    assert rows["M2"].signal == ['code:bad_input && message contains "Booking is cancelled"']
+
+
+def test_a_second_message_alternative_keeps_the_code_of_the_first():
+    assert message_rows()["M1"].signal == [
+        'code:bad_input && message contains "Booking not found"',
+        'code:bad_input && message contains "Room not found"',
+    ]
+
+
+def test_a_message_is_cut_before_a_placeholder():
+    assert message_rows()["M3"].signal == [
+        'http:409 && code:item_gone && message contains "Items are gone: item"'
     ]
