@@ -587,16 +587,19 @@ def signal_atoms(text: str, names: Collection[str] = ()) -> list[str]:
 
 
 def _without_remarks(text: str) -> str:
-    """The text with parenthesised remarks and bold markers removed (code spans kept)."""
+    """The text with parenthesised remarks and bold markers removed (code spans and
+    quoted messages kept)."""
     out: list[str] = []
-    depth, code = 0, False
+    depth, code, quoted = 0, False, False
     for ch in text:
         if ch == "`":
             code = not code
-        if not code and ch == "(":
+        if not code and ch == '"' and depth == 0:
+            quoted = not quoted
+        if not code and not quoted and ch == "(":
             depth += 1
             continue
-        if not code and ch == ")" and depth:
+        if not code and not quoted and ch == ")" and depth:
             depth -= 1
             continue
         if depth == 0:

@@ -169,6 +169,7 @@ MESSAGES = """
 | M1 | `bad_input` "Booking not found" / "Room not found" | charge | `dead_end` |
 | M2 | `bad_input` "Booking is cancelled" | charge | `dead_end(permanent: true)` |
 | M3 | `409` + `item_gone` "Items are gone: item '<id>'" | charge | `retry` |
+| M4 | `bad_input` "Stay is over (checked out)" (at cancel) | charge | `dead_end` |
 """
 
 
@@ -194,4 +195,10 @@ def test_a_second_message_alternative_keeps_the_code_of_the_first():
 def test_a_message_is_cut_before_a_placeholder():
     assert message_rows()["M3"].signal == [
         'http:409 && code:item_gone && message contains "Items are gone: item"'
+    ]
+
+
+def test_parentheses_inside_a_message_are_part_of_it_not_a_remark():
+    assert message_rows()["M4"].signal == [
+        'code:bad_input && message contains "Stay is over (checked out)"'
     ]
