@@ -51,7 +51,11 @@ from .runtime import Run
 from .scenario import Scenario, _crash_and_resume
 from .state import Event, Observation, Proposal, Snapshot
 
-__all__ = ["Bounds", "ExploreResult", "Violation", "explore", "merge", "state_key"]
+__all__ = ["EXIT_CODES", "Bounds", "ExploreResult", "Violation", "explore", "merge", "state_key"]
+
+# What a pipeline reads from ``chain explore``: a broken invariant outranks incomplete
+# coverage, and a clean search that did not see the whole chain is not a pass (0).
+EXIT_CODES = {"pass": 0, "violations": 1, "incomplete": 3}
 
 _POLL = 50  # expansions between should_stop / progress calls (the first one included)
 _SHARD_WIDTH = 4  # a sharded search splits once a level has this many nodes per shard
@@ -116,6 +120,12 @@ class ExploreResult:
     def complete(self) -> bool:
         """Every main step reached, every happy path done, the search not cut short."""
         return self.reach is not None and not self.warnings
+
+    def verdict(self) -> str:
+        """``violations``, else ``incomplete`` (clean but warned), else ``pass``; see EXIT_CODES."""
+        if self.violations:
+            return "violations"
+        return "pass" if self.complete else "incomplete"
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready; a shard's result also carries its ``state_keys`` and ``reach`` to merge.
