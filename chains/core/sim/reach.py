@@ -205,8 +205,8 @@ class Reach:
                 out.append(f"the happy path{where} does not reach done: {end['why']}")
         reached = self.seen["steps"]
         total = len(self.declared.steps)
-        for gap, before in self._gaps():
-            why = self._why_not_past(before, gap[0])
+        for gap, before, after in self._gaps():
+            why = self._why_not_past(before, gap, after)
             out.append(
                 f"explored {len(reached & set(self.declared.steps))} of {total} steps: {why}; "
                 f"never reached: {', '.join(gap)}"
@@ -216,10 +216,10 @@ class Reach:
     def complete(self, truncated: bool = False) -> bool:
         return not self.warnings(truncated)
 
-    def _gaps(self) -> list[tuple[list[str], str | None]]:
-        """Each stretch of unreached steps on a variant's path, with the step before it."""
+    def _gaps(self) -> list[tuple[list[str], str | None, str | None]]:
+        """Each stretch of unreached steps on a variant's path, with the steps around it."""
         reached = self.seen["steps"]
-        found: dict[tuple[str, ...], str | None] = {}
+        found: dict[tuple[str, ...], tuple[str | None, str | None]] = {}
         for _, path in self.declared.paths:
             gap: list[str] = []
             before: str | None = None
@@ -228,14 +228,18 @@ class Reach:
                     gap.append(step)
                     continue
                 if gap:
-                    found.setdefault(tuple(gap), before)
+                    found.setdefault(tuple(gap), (before, step))
                     gap = []
                 before = step
-        return [(list(g), b) for g, b in found.items()]
+        return [(list(g), b, a) for g, (b, a) in found.items()]
 
-    def _why_not_past(self, before: str | None, first: str) -> str:
+    def _why_not_past(self, before: str | None, gap: list[str], after: str | None) -> str:
+        skipped = " and ".join(gap) if len(gap) < 3 else f"{gap[0]} … {gap[-1]}"
+        if after is not None:  # walks went on past the stretch without arriving at it
+            start = f"from {before}" if before else "from the start"
+            return f"walks went {start} straight to {after}, skipping {skipped}"
         if before is None:
-            return f"no walk arrived at {first}"
+            return f"no walk arrived at {gap[0]}"
         ends = self.stops.get(before)
         if not ends:
             return f"no explored walk went past {before}"

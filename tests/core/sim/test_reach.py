@@ -167,3 +167,16 @@ def test_a_shard_result_stored_before_coverage_merges_without_it():
     merged = merge([ExploreResult.from_dict(old), explore(doc, ONE, shard=(1, 2))])
     assert merged.reach is None and "coverage" not in merged.as_dict()
     assert not merged.complete
+
+
+def test_a_step_the_walks_skip_is_named_as_skipped_not_as_a_dead_end():
+    # Coverage counts a read that is also a probe as a main step (SPEC §2.1); a
+    # search that goes past it without arriving there has skipped it.
+    result = explore(chain(WHOLE), ONE)
+    reach = result.reach
+    assert reach is not None
+    reach.seen["steps"].discard("book")
+    assert reach.warnings() == [
+        "explored 2 of 3 steps: walks went from quote straight to confirm, skipping book; "
+        "never reached: book"
+    ]
