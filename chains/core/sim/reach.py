@@ -144,13 +144,15 @@ class Reach:
 
     ``stops`` maps a step to the ways walks ended there (terminal or cut), each
     with the fewest faults it took; ``happy`` maps a variant (``""`` for none)
-    to how its fault-free walk ended: ``{"state", "step", "why"}``.
+    to how its fault-free walk ended: ``{"state", "step", "why"}``; ``done``
+    says whether any walk reached ``done``.
     """
 
     declared: Declared
     seen: dict[str, set[str]] = field(default_factory=lambda: {k: set() for k in KINDS})
     stops: dict[str, dict[str, int]] = field(default_factory=dict)
     happy: dict[str, dict[str, Any]] = field(default_factory=dict)
+    done: bool = False
 
     # --- what it says ----------------------------------------------------------
 
@@ -234,10 +236,12 @@ class Reach:
         return [(list(g), b, a) for g, (b, a) in found.items()]
 
     def _why_not_past(self, before: str | None, gap: list[str], after: str | None) -> str:
-        skipped = " and ".join(gap) if len(gap) < 3 else f"{gap[0]} … {gap[-1]}"
+        skipped = " and ".join(gap) if len(gap) < 3 else f"{len(gap)} steps"
+        start = f"from {before}" if before else "from the start"
         if after is not None:  # walks went on past the stretch without arriving at it
-            start = f"from {before}" if before else "from the start"
             return f"walks went {start} straight to {after}, skipping {skipped}"
+        if self.done:  # ... or finished without it
+            return f"walks went {start} straight to done, skipping {skipped}"
         if before is None:
             return f"no walk arrived at {gap[0]}"
         ends = self.stops.get(before)
@@ -259,6 +263,7 @@ class Reach:
                 for why, faults in ends.items():
                     merged._stop(step, why, faults)
         merged.happy = {**other.happy, **self.happy}
+        merged.done = self.done or other.done
         return merged
 
     def as_dict(self) -> dict[str, Any]:
@@ -268,6 +273,7 @@ class Reach:
             "seen": {kind: sorted(items) for kind, items in self.seen.items()},
             "stops": {step: dict(ends) for step, ends in sorted(self.stops.items())},
             "happy": dict(self.happy),
+            "done": self.done,
         }
 
     @classmethod
@@ -277,6 +283,7 @@ class Reach:
             reach.seen[kind] = set(data["seen"].get(kind, []))
         reach.stops = {step: dict(ends) for step, ends in data.get("stops", {}).items()}
         reach.happy = dict(data.get("happy", {}))
+        reach.done = bool(data.get("done"))
         return reach
 
     def _stop(self, step: str, why: str, faults: int) -> None:
@@ -329,6 +336,7 @@ class Recorder:
         """
         step, why = _why(snapshot, events, how)
         done = how == "terminal" and snapshot.state == "done"
+        self.reach.done = self.reach.done or done
         if how != "loop" and not done and step is not None:
             self.reach._stop(step, why, faults)
         if faults == 0:
@@ -356,8 +364,10 @@ def _why(snapshot: Snapshot, events: list[Event], how: str) -> tuple[str | None,
     reason = out.get("reason")
     if state == "dead_end" and reason == "no_options_to_select":
         return step, f"{at} never received options (dead_end: no_options_to_select)"
+    if state == "dead_end" and reason not in (None, "dead_end"):
+        return step, f"{at} ends in dead_end: {reason}"
     if state == "dead_end":
-        return step, f"{at} ends in dead_end: {reason or 'no reason given'}"
+        return step, f"{at} ends in dead_end"
     if state == "escalated":
         failure = out.get("compensation_failure")
         because = f" (compensation failed: {failure})" if failure else ""

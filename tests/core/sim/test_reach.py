@@ -180,3 +180,13 @@ def test_a_step_the_walks_skip_is_named_as_skipped_not_as_a_dead_end():
         "explored 2 of 3 steps: walks went from quote straight to confirm, skipping book; "
         "never reached: book"
     ]
+
+
+def test_steps_left_out_at_the_end_of_a_path_that_reaches_done_are_named_as_skipped():
+    reach = explore(chain(WHOLE), ONE).reach
+    assert reach is not None
+    reach.seen["steps"].discard("confirm")
+    assert reach.warnings() == [
+        "explored 2 of 3 steps: walks went from book straight to done, skipping confirm; "
+        "never reached: confirm"
+    ]
