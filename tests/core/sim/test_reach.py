@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import doctest
 import json
 
+from chains.core.sim import reach as reach_module
 from chains.core.sim.explorer import Bounds, ExploreResult, explore, merge
 from chains.core.sim.reach import declared, main_steps
 
@@ -190,3 +192,7 @@ def test_steps_left_out_at_the_end_of_a_path_that_reaches_done_are_named_as_skip
         "explored 2 of 3 steps: walks went from book straight to done, skipping confirm; "
         "never reached: confirm"
     ]
+
+
+def test_the_module_doctests_pass():
+    assert doctest.testmod(reach_module).failed == 0
