@@ -308,8 +308,8 @@ def test_a_finished_campaign_shows_its_coverage_as_bars(client, unsafe, sent):
     steps = coverage["steps"]
     assert (len(steps["reached"]), steps["total"]) == (2, 2)
     assert '<meter min="0" max="2" value="2" class="coverage-steps">100%</meter>' in body
-    assert "<dt>domain rows fired</dt>" in body and "<dt>compensations run</dt>" in body
-    assert "<dt>gate outcomes taken</dt><dd><span>none declared</span>" in body
+    assert "<dt>rows fired</dt>" in body and "<dt>compensations run</dt>" in body
+    assert "<dt>outcomes taken</dt><dd><span>none declared</span>" in body
     assert 'id="never-reached"' not in body
 
 

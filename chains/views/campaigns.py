@@ -241,8 +241,8 @@ def campaign_context(
 # What each coverage kind counts, in the words of the page.
 _COVERED = {
     "steps": "steps reached",
-    "rows": "domain rows fired",
-    "outcomes": "gate outcomes taken",
+    "rows": "rows fired",
+    "outcomes": "outcomes taken",
     "compensations": "compensations run",
 }
 
