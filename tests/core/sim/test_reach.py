@@ -5,6 +5,8 @@ from __future__ import annotations
 import doctest
 import json
 
+import pytest
+
 from chains.core.sim import reach as reach_module
 from chains.core.sim.explorer import Bounds, ExploreResult, explore, merge
 from chains.core.sim.reach import declared, main_steps
@@ -196,3 +198,29 @@ def test_steps_left_out_at_the_end_of_a_path_that_reaches_done_are_named_as_skip
 
 def test_the_module_doctests_pass():
     assert doctest.testmod(reach_module).failed == 0
+
+
+# The Duffel shape: the search mints the request and the offer ids at once, and
+# the select reads the second. Today the runtime files the options under the
+# first handle a step mints, so the select finds none and coverage says so.
+TWO_MINTED = """
+id: two_minted
+handles:
+  - {id: offer_request_id, minted_by: search}
+  - {id: offer_id, minted_by: search, derived_from: [offer_request_id]}
+  - {id: offer, minted_by: select_offer, derived_from: [offer_id]}
+actions:
+  - {id: search, effect: read, output: {handles: [offer_request_id, offer_id]}}
+  - {id: select_offer, effect: select, input: {handles: [offer_id]}, output: {handles: [offer]}}
+  - {id: create_order, effect: commit, idempotency: {mode: keyed}, input: {handles: [offer]}}
+"""
+
+
+@pytest.mark.xfail(
+    reason="issue 12 §3: the runtime keeps options under the first handle a step mints; "
+    "the simulator's fix makes this pass",
+    strict=False,
+)
+def test_a_select_reading_the_second_handle_its_search_mints_is_reached_and_passed():
+    result = explore(chain(TWO_MINTED), Bounds(max_faults=0))
+    assert result.complete, result.warnings
