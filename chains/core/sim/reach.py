@@ -16,9 +16,9 @@ The denominators, each in document order:
   step scoped ``only:`` to one variant counts once). ``probe_only`` reads are
   left out (they run only to confirm a commit); so are compensators (they run
   only in an unwind and are counted under compensations). A read that serves
-  as some commit's probe but is not ``probe_only`` is a main step: it is
-  dispatched on the way (SPEC §2.1), and a search that skips it has not
-  reached it.
+  as some commit's probe but is not ``probe_only`` is a main step (SPEC §2.1:
+  ``probe_only`` marks a read that exists *only* as a probe), and a search
+  that skips it has not reached it.
 * **rows**: the domain verdict rows that can decide some dispatch: in a
   variant explored, with a scope that covers a main step or a compensator. A
   row without an id is labelled as the classifier labels it

@@ -119,7 +119,7 @@ def test_probe_only_reads_and_compensators_are_not_main_steps():
 
 
 def test_a_read_that_is_also_a_probe_stays_a_main_step():
-    # SPEC §2.1: a probe is an ordinary read; only probe_only keeps it off the main path.
+    # SPEC §2.1: probe_only marks a read that exists only as a probe; without it, a main step.
     doc = chain("""
         id: probe_read
         actions:
