@@ -50,6 +50,7 @@ __all__ = [
     "VerdictRow",
     "compensators",
     "is_commit_class",
+    "is_external",
     "is_keyed",
     "is_unkeyed_commit",
     "parse_duration",
@@ -306,6 +307,20 @@ class Handle(Variant):
     single_use: bool = False
     staleness: Staleness | None = None
     rematch: Rematch | None = None
+
+
+_EXTERNAL = re.compile(r"^external\s*(?:\(.*\))?$", re.IGNORECASE | re.DOTALL)
+
+
+def is_external(handle: Handle) -> bool:
+    """Minted outside this chain: ``minted_by: external``, with or without its origin.
+
+    >>> is_external(Handle(id="order_id", minted_by="external(scope A create_order)"))
+    True
+    >>> is_external(Handle(id="order_id", minted_by="create_order"))
+    False
+    """
+    return bool(handle.minted_by and _EXTERNAL.match(handle.minted_by.strip()))
 
 
 # --- actions (§2.1) --------------------------------------------------------

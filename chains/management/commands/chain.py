@@ -1,12 +1,13 @@
 """``manage.py chain``: import, export, lint, simulate, explore, rules, schema; a thin shell.
 
-The core parses, checks and reports; this command reads files, stores chains
-through ``Chain.objects.store`` and turns outcomes into text, JSON and an exit
-status (lint: 0 VALID or WARNINGS, 1 INVALID, 2 BLOCKED; simulate: 0 when the
-scenario ran and its expectations held, 1 otherwise; explore: 1 when an
-invariant broke, 3 when none did but the search did not cover the chain (a
-step never reached, a happy path short of ``done``), 0 only for a clean and
-complete search; ``--allow-incomplete`` turns 3 into 0).
+The core parses, checks and reports; this command reads files, imports through
+``chains.services.imports`` as the page and the API do, and turns outcomes into
+text, JSON and an exit status (lint: 0 VALID or WARNINGS, 1 INVALID, 2
+BLOCKED; simulate: 0 when the scenario ran and its expectations held, 1
+otherwise; explore: 1 when an invariant broke, 3 when none did but the search
+did not cover the chain (a step never reached, a happy path short of
+``done``), 0 only for a clean and complete search; ``--allow-incomplete``
+turns 3 into 0).
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from chains.models import (
     Team,
     saved_scenarios,
     scenario_checks,
-    store_all,
 )
+from chains.services.imports import import_document
 
 
 class Command(BaseCommand):
@@ -146,16 +147,23 @@ class Command(BaseCommand):
     def import_(
         self, path: Path, fmt: str, dry_run: bool, as_json: bool, team: Team | None = None
     ) -> None:
-        result = formats.load(read_limited(path), format=fmt, filename=path.name)
-        report = result.report()
-        if result.chains and not dry_run:
-            report["stored"] = store_all(result.chains, message=f"import {path.name}", team=team)
-
+        # The operator at the command line has confirmed by running it: the usable
+        # chains are stored even when others in the file have errors.
+        imported = import_document(
+            read_limited(path),
+            format=fmt,
+            filename=path.name,
+            team=team,
+            confirm=True,
+            store=not dry_run,
+            message=f"import {path.name}",
+        )
+        report = imported.report()
         if as_json:
             self.write_text(json.dumps(report, indent=2))
         else:
             self.write_human(report)
-        if not result.chains:
+        if not imported.chains:
             raise CommandError(f"no chain found in {path}")
 
     def export(self, key: str, fmt: str) -> None:
