@@ -145,14 +145,14 @@ class Reach:
     ``stops`` maps a step to the ways walks ended there (terminal or cut), each
     with the fewest faults it took; ``happy`` maps a variant (``""`` for none)
     to how its fault-free walk ended: ``{"state", "step", "why"}``; ``done``
-    says whether any walk reached ``done``.
+    holds the variants (``""`` for none) in which some walk reached ``done``.
     """
 
     declared: Declared
     seen: dict[str, set[str]] = field(default_factory=lambda: {k: set() for k in KINDS})
     stops: dict[str, dict[str, int]] = field(default_factory=dict)
     happy: dict[str, dict[str, Any]] = field(default_factory=dict)
-    done: bool = False
+    done: set[str] = field(default_factory=set)
 
     # --- what it says ----------------------------------------------------------
 
@@ -207,8 +207,8 @@ class Reach:
                 out.append(f"the happy path{where} does not reach done: {end['why']}")
         reached = self.seen["steps"]
         total = len(self.declared.steps)
-        for gap, before, after in self._gaps():
-            why = self._why_not_past(before, gap, after)
+        for gap, before, after, variant in self._gaps():
+            why = self._why_not_past(before, gap, after, variant)
             out.append(
                 f"explored {len(reached & set(self.declared.steps))} of {total} steps: {why}; "
                 f"never reached: {', '.join(gap)}"
@@ -218,11 +218,11 @@ class Reach:
     def complete(self, truncated: bool = False) -> bool:
         return not self.warnings(truncated)
 
-    def _gaps(self) -> list[tuple[list[str], str | None, str | None]]:
-        """Each stretch of unreached steps on a variant's path, with the steps around it."""
+    def _gaps(self) -> list[tuple[list[str], str | None, str | None, str]]:
+        """Each stretch of unreached steps on a variant's path: the steps around it, the variant."""
         reached = self.seen["steps"]
-        found: dict[tuple[str, ...], tuple[str | None, str | None]] = {}
-        for _, path in self.declared.paths:
+        found: dict[tuple[str, ...], tuple[str | None, str | None, str]] = {}
+        for variant, path in self.declared.paths:
             gap: list[str] = []
             before: str | None = None
             for step in [*path, None]:
@@ -230,17 +230,19 @@ class Reach:
                     gap.append(step)
                     continue
                 if gap:
-                    found.setdefault(tuple(gap), (before, step))
+                    found.setdefault(tuple(gap), (before, step, variant or ""))
                     gap = []
                 before = step
-        return [(list(g), b, a) for g, (b, a) in found.items()]
+        return [(list(g), b, a, v) for g, (b, a, v) in found.items()]
 
-    def _why_not_past(self, before: str | None, gap: list[str], after: str | None) -> str:
+    def _why_not_past(
+        self, before: str | None, gap: list[str], after: str | None, variant: str
+    ) -> str:
         skipped = " and ".join(gap) if len(gap) < 3 else f"{len(gap)} steps"
         start = f"from {before}" if before else "from the start"
         if after is not None:  # walks went on past the stretch without arriving at it
             return f"walks went {start} straight to {after}, skipping {skipped}"
-        if self.done:  # ... or finished without it
+        if variant in self.done:  # ... or finished without it
             return f"walks went {start} straight to done, skipping {skipped}"
         if before is None:
             return f"no walk arrived at {gap[0]}"
@@ -263,7 +265,7 @@ class Reach:
                 for why, faults in ends.items():
                     merged._stop(step, why, faults)
         merged.happy = {**other.happy, **self.happy}
-        merged.done = self.done or other.done
+        merged.done = self.done | other.done
         return merged
 
     def as_dict(self) -> dict[str, Any]:
@@ -273,7 +275,7 @@ class Reach:
             "seen": {kind: sorted(items) for kind, items in self.seen.items()},
             "stops": {step: dict(ends) for step, ends in sorted(self.stops.items())},
             "happy": dict(self.happy),
-            "done": self.done,
+            "done": sorted(self.done),
         }
 
     @classmethod
@@ -283,7 +285,7 @@ class Reach:
             reach.seen[kind] = set(data["seen"].get(kind, []))
         reach.stops = {step: dict(ends) for step, ends in data.get("stops", {}).items()}
         reach.happy = dict(data.get("happy", {}))
-        reach.done = bool(data.get("done"))
+        reach.done = set(data.get("done", []))
         return reach
 
     def _stop(self, step: str, why: str, faults: int) -> None:
@@ -336,7 +338,8 @@ class Recorder:
         """
         step, why = _why(snapshot, events, how)
         done = how == "terminal" and snapshot.state == "done"
-        self.reach.done = self.reach.done or done
+        if done:
+            self.reach.done.add(snapshot.variant or "")
         if how != "loop" and not done and step is not None:
             self.reach._stop(step, why, faults)
         if faults == 0:
