@@ -227,3 +227,25 @@ def test_a_read_that_is_also_a_probe_is_reached_on_the_main_path():
 def test_a_keyed_hold_with_cached_replays_is_covered_whole():
     result = explore(shape("card-hold.yaml"), Bounds(max_faults=0))
     assert result.complete and result.warnings == []
+
+
+def test_a_step_dark_in_one_variant_is_explained_by_that_variant_not_by_another_reaching_done():
+    doc = chain("""
+        id: rails
+        variants: {axis: rail, values: [plain, picky]}
+        handles:
+          - {id: offer_id, minted_by: external}
+          - {id: offer, minted_by: pick, derived_from: [offer_id]}
+        actions:
+          - {id: search, effect: read}
+          - {id: pick, effect: select, only: [picky], input: {handles: [offer_id]},
+             output: {handles: [offer]}}
+          - {id: book, effect: read, only: [picky], input: {handles: [offer]}}
+    """)
+    result = explore(doc, ONE)
+    assert result.warnings == [
+        "the happy path in variant picky does not reach done: "
+        "pick never received options (dead_end: no_options_to_select)",
+        "explored 2 of 3 steps: pick never received options (dead_end: no_options_to_select); "
+        "never reached: book",
+    ]
