@@ -293,9 +293,17 @@ def _minter(ctx: LintContext, handle_id: str) -> str | None:
     "or mark the handle minted_by: external if it comes from another chain.",
 )
 def consumed_before_minted(chain: Chain, ctx: LintContext) -> Found:
-    """An action consumes a handle before (in chain order) the action that mints it."""
+    """An action consumes a handle before (in chain order) the action that mints it.
+
+    A handle another chain made (``minted_by: external(...)``) exists before
+    this chain's first step, so consuming it early is fine even when a later
+    step of this chain mints a new one (an exchange re-issuing tickets).
+    """
     for a in chain.actions:
         for name in dict.fromkeys(a.input.handles):
+            declared = ctx.handles.get(name)
+            if declared is not None and is_external(declared):
+                continue
             minter = _minter(ctx, name)
             if minter is not None and ctx.order[minter] > ctx.order[a.id]:
                 yield (

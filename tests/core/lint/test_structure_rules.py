@@ -369,6 +369,18 @@ def test_consuming_a_handle_before_its_minter_runs_is_invalid():
     assert "before actions[reserve] mints it" in finding.message
 
 
+def test_an_exchange_may_read_the_tickets_another_chain_issued_before_it_issues_new_ones():
+    """A handle minted by another chain exists before this chain's first step (SPEC §2.2)."""
+    doc = chain("""
+        id: c
+        handles: [{id: tickets, minted_by: "external(scope A issue_tickets)"}]
+        actions:
+          - {id: check_exchange, effect: read, input: {handles: [tickets]}}
+          - {id: reissue, effect: commit, input: {handles: [tickets]}, output: {handles: [tickets]}}
+    """)
+    assert found(doc, "structure.consumed-before-minted") == []
+
+
 def test_a_refresh_step_after_the_minter_that_does_not_mint_the_handle_is_a_warning():
     doc = chain("""
         id: c

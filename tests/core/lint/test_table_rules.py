@@ -418,8 +418,11 @@ def test_no_side_effect_on_a_documented_rejection_passes():
     assert found(doc, "table.no-side-effect-on-ambiguous-signal") == []
 
 
-def test_a_row_with_only_a_prose_signal_is_invalid():
-    """SPEC §3: the classifier is "evaluated by deterministic code"; prose never matches."""
+def test_a_row_with_only_a_prose_signal_is_a_warning_that_it_never_fires():
+    """SPEC §3: the classifier is "evaluated by deterministic code"; prose never matches.
+
+    What the row meant to catch falls to the fixed rows 11-12, which fail closed.
+    """
     doc = chain("""
         id: c
         actions: [{id: pay, effect: read}]
@@ -430,4 +433,6 @@ def test_a_row_with_only_a_prose_signal_is_invalid():
     """)
     (finding,) = found(doc, "table.row-without-signal")
     assert finding.element == "verdict_table[P2]"
+    assert finding.severity == "warning"
     assert "customer's bank" in finding.message
+    assert "rows 11-12" in finding.message
