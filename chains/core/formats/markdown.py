@@ -58,7 +58,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..errors import DocumentError, Problem
-from ..model import Chain
+from ..model import Chain, compensators
 from ..verdicts import parse_verdict
 from . import ImportResult, _message
 from .md_blocks import (
@@ -442,6 +442,8 @@ class _Importer:
             row, _ = narrowed_row(item.value, have)
             own["verdict_table"].append(_row_item(item, row))
             copied.setdefault(("verdict rows", origin.name), []).append(row_id)
+        if not [r for r in rows if r not in ctx.rows()]:  # it names no other scope's rows
+            self.take_compensators_rows(own, copied, others, have)
         start = [i.value for i in own["verdict_table"]]
         _merge(copied, closure(own, self.shared, others, used, start=start))
         if narrowed:
@@ -452,6 +454,31 @@ class _Importer:
                 "info",
             )
         return own, copied
+
+    def take_compensators_rows(self, own, copied: Copied, others, have: set[str]) -> None:
+        """Rows another scope wrote for a compensator this chain took from it, narrowed.
+
+        A commit naming another scope's step as its compensation runs that
+        step here, so the step fails here as it fails at home. Used only when
+        the chain's prose names no other scope's rows: a "same rows A1–A3"
+        sentence is then the whole answer.
+        """
+        undo = {name for item in own["actions"] for name in compensators(item.value)}
+        own_rows = {i.value.id for i in own["verdict_table"] if i.value.id}
+        for (section, origin_name), ids in list(copied.items()):
+            origin = next((c for c in others if c.name == origin_name), None)
+            taken = set(ids) & undo
+            if section != "actions" or origin is None or not taken:
+                continue
+            for item in origin.items["verdict_table"]:
+                row = item.value
+                if row is None or row.id in own_rows or not set(row.scope.steps) & taken:
+                    continue
+                narrowed, _ = narrowed_row(row, have)
+                own["verdict_table"].append(_row_item(item, narrowed))
+                if row.id:
+                    own_rows.add(row.id)
+                    copied.setdefault(("verdict rows", origin.name), []).append(row.id)
 
     def declarations(self, ctx: Context) -> tuple[list[str], list[str], list[str]]:
         """What the prose says a scope shares: steps in its own section, steps in

@@ -598,6 +598,44 @@ def test_compensation_and_probe_steps_a_scope_names_come_from_the_scope_defining
     assert [a.id for a in first.actions] == ["buy", "undo", "look"]
 
 
+COMPENSATED_ELSEWHERE = doc(
+    "# Demo",
+    "## Scope 1 — `book`",
+    yaml_block(
+        "actions:\n  - id: buy\n    effect: commit\n"
+        "    idempotency: {mode: keyed, key_scope: run}\n"
+        "    confirmation: {probe: look}\n    compensation: {chain: [quote_undo, undo]}\n"
+        "  - id: look\n    effect: read\n"
+    ),
+    "## Scope 2 — `cancel` (also Scope 1's compensation sub-chain)",
+    yaml_block(
+        "actions:\n  - id: quote_undo\n    effect: read\n"
+        "  - id: undo\n    effect: compensate\n  - id: audit\n    effect: read\n"
+    ),
+    "| # | Signal | Step scope | Verdict |",
+    "|---|---|---|---|",
+    "| C1 | `code:ALREADY_UNDONE` | undo | `ok` |",
+    "| C2 | `http:409` | undo, audit | `dead_end` |",
+    "| C3 | `http:500` | audit | `retry` |",
+)
+
+
+def test_a_compensator_taken_from_another_scope_brings_the_rows_written_for_it():
+    """A booking compile's cancel chain is also the stay chain's compensation sub-chain:
+    when the stay chain unwinds, its cancel step fails as it does at home (SPEC §2.1
+    compensation.chain runs under the run's policy; §3 classifies every attempt)."""
+    book = load(COMPENSATED_ELSEWHERE).chains[0]
+    rows = {r.id: r for r in book.verdict_table}
+    assert list(rows) == ["C1", "C2"]
+    assert rows["C2"].scope.steps == ["undo"]
+
+
+def test_declared_shared_rows_are_the_whole_answer_even_for_a_compensator():
+    text = COMPENSATED_ELSEWHERE.replace("## Scope 2", "Same rows C1 as Scope 2.\n\n## Scope 2", 1)
+    book = load(text).chains[0]
+    assert [r.id for r in book.verdict_table] == ["C1"]
+
+
 def test_a_shared_row_naming_steps_of_several_chains_keeps_this_chains_and_records_the_rest():
     """SKILL Step 6 lets the chains of one compile share a verdict-table core."""
     text = doc(
