@@ -38,8 +38,8 @@ from chains.models import (
     SavedScenario,
     saved_scenarios,
     scenario_checks,
-    store_all,
 )
+from chains.services.imports import import_document
 from chains.views.common import (
     NoTeam,
     creating_team,
@@ -47,7 +47,6 @@ from chains.views.common import (
     get_chain,
     get_head,
     get_revision,
-    unwritable,
 )
 
 router = Router(tags=["chains"])
@@ -89,6 +88,42 @@ class DocumentIn(Schema):
     team: str | None = Field(None, description="slug of the team that owns new chains")
 
 
+class ImportIn(DocumentIn):
+    confirm: bool = Field(
+        False,
+        description="store the usable chains even though the import has error problems",
+    )
+
+
+class ProblemOut(Schema):
+    message: str
+    line: int | None
+    column: int | None
+    path: str | None
+    severity: Literal["error", "warning", "info"]
+
+
+class ImportedChainOut(Schema):
+    id: str
+    handles: int
+    actions: int
+    gates: int
+    verdict_rows: int
+
+
+class StoredOut(Schema):
+    id: str
+    revision: int
+    created: bool = Field(description="false when the content equals the head: no new revision")
+
+
+class ImportOut(Schema):
+    format: str | None
+    chains: list[ImportedChainOut] = Field(description="the usable chains the import read")
+    stored: list[StoredOut]
+    problems: list[ProblemOut] = Field(description="errors first, each with its line")
+
+
 class ScenarioIn(Schema):
     scenario: str | dict[str, Any] = Field(description="a scenario: YAML/JSON text or an object")
     revision: int | None = None
@@ -116,19 +151,31 @@ def list_chains(request: HttpRequest) -> list[dict[str, Any]]:
     return [_chain_out(c) for c in chains]
 
 
-@router.post("/chains", response={201: dict}, summary="Import a document; all its chains or none")
-def import_chains(request: HttpRequest, body: DocumentIn) -> Status:
-    result = formats.load(_text(body.document, "document"), filename=body.filename)
-    refused = unwritable(request, [c.id for c in result.chains])
-    if result.errors or not result.chains or refused:
-        problems = [*result.problems, *(Problem(why) for why in refused)]
-        raise DocumentError(problems or [Problem("the document holds no chain")])
+@router.post(
+    "/chains",
+    response={201: ImportOut},
+    summary="Import a document: its usable chains, with confirm when it has errors",
+)
+def import_chains(request: HttpRequest, body: ImportIn) -> Status:
     try:
         team = creating_team(request.user, body.team)
     except NoTeam as exc:
         raise Refused("no_team", str(exc), "team") from None
-    stored = store_all(result.chains, "import through the API", author=request.user, team=team)
-    return Status(201, {"stored": stored, "problems": [p.as_dict() for p in result.problems]})
+    imported = import_document(
+        _text(body.document, "document"),
+        filename=body.filename,
+        author=request.user,
+        team=team,
+        confirm=body.confirm,
+        message="import through the API",
+    )
+    if imported.awaits_confirmation:
+        ids = ", ".join(c.id for c in imported.chains)
+        hint = Problem(f"nothing stored; send confirm: true to store {ids}", severity="info")
+        raise DocumentError([*imported.problems, hint])
+    if imported.stored is None:
+        raise DocumentError(imported.problems)
+    return Status(201, {**imported.report(), "stored": imported.stored})
 
 
 @router.get("/chains/{key}", response=ChainOut, summary="One chain and its head")

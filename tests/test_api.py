@@ -270,6 +270,32 @@ def test_a_campaign_started_through_the_api_reports_its_progress(
     assert progress["shard_count"] == 2 and progress["result"] is None
 
 
+def finished_campaign(people, bounds: dict) -> dict:
+    """A campaign launched through the API, its shards run here, then read back."""
+    editor = bearer(people["editor"])
+    started = call(editor, "POST", f"/api/chains/{K}/campaigns", {**bounds, "shards": 2}).json()
+    for index in range(2):
+        explore_shard.apply(args=(started["id"], index))
+    return call(editor, "GET", f"/api/chains/{K}/campaigns/{started['id']}").json()
+
+
+def test_a_finished_campaign_reports_its_coverage_and_that_it_is_complete(flight, people, sent):
+    result = finished_campaign(people, {"max_faults": 0})["result"]
+    coverage = result["coverage"]
+    assert set(coverage) == {"steps", "rows", "outcomes", "compensations"}
+    assert coverage["steps"]["total"] == 9 and len(coverage["steps"]["reached"]) == 9
+    assert set(coverage["outcomes"]) == {"taken", "total"}
+    assert result["complete"] is True and result["warnings"] == []
+
+
+def test_a_clean_campaign_that_stopped_short_reports_incomplete_with_warnings(flight, people, sent):
+    result = finished_campaign(people, {"max_faults": 0, "max_events": 3})["result"]
+    assert result["violations"] == [] and result["complete"] is False
+    assert result["warnings"][0].startswith("the happy path does not reach done: walks at ")
+    assert "book_trip" in result["not_covered"]["steps"]
+    assert len(result["coverage"]["steps"]["reached"]) < result["coverage"]["steps"]["total"]
+
+
 def test_campaign_bounds_out_of_range_are_422(flight, people):
     response = call(
         bearer(people["editor"]), "POST", f"/api/chains/{K}/campaigns", {"max_faults": 99}

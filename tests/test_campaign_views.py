@@ -265,7 +265,7 @@ def test_a_finished_campaign_shows_its_counts(client, unsafe, sent):
     body = page(client, exploration)
     assert f"<strong>{result['states']}</strong> states" in body
     assert f"<strong>{result['paths']}</strong> paths" in body
-    assert "complete within the bounds" in body
+    assert "searched to the bounds" in body
 
 
 @pytest.mark.django_db
@@ -284,6 +284,69 @@ def test_a_violation_links_to_the_simulator_with_its_counterexample(client, unsa
     stored = Scenario.model_validate(violation["scenario"], strict=False)
     assert decode(query["s"]).events == stored.events
     assert client.get(link.path, query).status_code == 200
+
+
+# A select whose handle no step's result fills: every walk dead-ends there, cleanly.
+NO_OPTIONS = """
+id: offers
+handles:
+  - {id: offer_request, minted_by: search}
+  - {id: offer_id, minted_by: external}
+  - {id: offer, minted_by: select_offer, derived_from: [offer_id]}
+actions:
+  - {id: search, effect: read, output: {handles: [offer_request]}}
+  - {id: select_offer, effect: select, input: {handles: [offer_id]}, output: {handles: [offer]}}
+  - {id: create_order, effect: commit, idempotency: {mode: keyed}, input: {handles: [offer]}}
+"""
+
+
+@pytest.mark.django_db
+def test_a_finished_campaign_shows_its_coverage_as_bars(client, unsafe, sent):
+    exploration = run(launch(unsafe))
+    coverage = exploration.result()["coverage"]
+    body = page(client, exploration)
+    steps = coverage["steps"]
+    assert (len(steps["reached"]), steps["total"]) == (2, 2)
+    assert '<meter min="0" max="2" value="2" class="coverage-steps">100%</meter>' in body
+    assert "<dt>rows fired</dt>" in body and "<dt>compensations run</dt>" in body
+    assert "<dt>outcomes taken</dt><dd><span>none declared</span>" in body
+    assert 'id="never-reached"' not in body
+
+
+@pytest.mark.django_db
+def test_a_clean_campaign_that_never_reached_a_step_is_not_shown_as_a_pass(client, sent):
+    exploration = run(launch(store(NO_OPTIONS), shards=2))
+    body = page(client, exploration)
+    assert exploration.result()["violations"] == []
+    assert "No invariant broke" not in body.split('id="not-a-pass"')[0]
+    assert 'class="notice"' not in body
+    assert "<strong>Not a pass.</strong>" in body
+    assert "Never reached: <code>create_order</code>" in body
+    assert (
+        "explored 2 of 3 steps: select_offer never received options "
+        "(dead_end: no_options_to_select); never reached: create_order"
+    ) in body
+
+
+@pytest.mark.django_db
+def test_the_list_shows_the_steps_reached_and_flags_an_incomplete_campaign(client, sent):
+    chain = store(NO_OPTIONS)
+    run(launch(chain))
+    body = client.get(f"/chains/{chain.key}/campaigns/").content.decode()
+    assert '<strong class="incomplete-count">2 of 3</strong> <small>incomplete</small>' in body
+
+
+@pytest.mark.django_db
+def test_a_campaign_stored_before_coverage_says_so_and_keeps_its_old_verdict(client, unsafe, sent):
+    exploration = run(launch(unsafe))
+    merged = exploration.result()
+    for key in ("coverage", "not_covered", "warnings", "complete", "happy_path"):
+        del merged[key]
+    merged["violations"] = []
+    Exploration.objects.filter(pk=exploration.pk).update(merged=merged)
+    body = page(client, exploration)
+    assert "ran before the explorer recorded coverage" in body
+    assert "No invariant broke within these bounds." in body
 
 
 @pytest.mark.django_db

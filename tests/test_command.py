@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from io import StringIO
+from pathlib import Path
 
 import pytest
 import yaml
@@ -13,6 +14,8 @@ from chains.core import formats
 from chains.models import Chain, ChainQuerySet, Revision
 
 pytestmark = pytest.mark.django_db
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 DEMO = """\
 id: demo
@@ -93,6 +96,17 @@ def test_human_report_prints_problems_with_their_line(tmp_path):
     with pytest.raises(CommandError):
         call_command("chain", "import", str(path), stdout=out)
     assert "line " in out.getvalue()
+
+
+def test_import_stores_the_usable_chains_of_a_compile_with_an_error_as_the_page_would():
+    """The CLI needs no confirmation: running it is the operator's; errors come first."""
+    path = FIXTURES / "import-problems" / "parcel-lockers.md"
+    report = json.loads(chain("import", str(path), "--json"))
+    assert [s["id"] for s in report["stored"]] == ["locker_reserve", "locker_release"]
+    assert [(p["severity"], p["line"]) for p in report["problems"]] == [
+        ("error", 36),
+        ("info", 16),
+    ]
 
 
 @pytest.mark.django_db(transaction=True)

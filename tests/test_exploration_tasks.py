@@ -52,11 +52,13 @@ def load(text: str):
 
 
 def explored(result: dict) -> dict:
-    """What sharding must not change: states, terminal states and violations found.
+    """What sharding must not change: states, terminal states, violations and coverage.
 
     (``paths`` and ``seconds`` differ: every shard walks the first levels.)
     """
-    return {key: result[key] for key in ("states", "terminals", "violations", "truncated")}
+    same = ("states", "terminals", "violations", "truncated")
+    covered = ("coverage", "not_covered", "complete", "warnings", "happy_path")
+    return {key: result[key] for key in (*same, *covered)}
 
 
 def wait_until(condition, timeout: float = 60.0) -> None:

@@ -79,3 +79,73 @@ def test_a_multi_chain_file_needs_chain(tmp_path):
 def test_bad_bounds_are_refused():
     with pytest.raises(CommandError, match="--max-faults"):
         explore(CARD, "--max-faults", "-1")
+
+
+# A select whose handle no step's result fills: the run dead-ends there, clean.
+NO_OPTIONS = """\
+id: offers
+handles:
+  - {id: offer_request, minted_by: search}
+  - {id: offer_id, minted_by: external}
+  - {id: offer, minted_by: select_offer, derived_from: [offer_id]}
+actions:
+  - {id: search, effect: read, output: {handles: [offer_request]}}
+  - {id: select_offer, effect: select, input: {handles: [offer_id]}, output: {handles: [offer]}}
+  - {id: create_order, effect: commit, idempotency: {mode: keyed}, input: {handles: [offer]}}
+"""
+
+
+@pytest.fixture
+def dark(tmp_path) -> str:
+    path = tmp_path / "offers.yaml"
+    path.write_text(NO_OPTIONS)
+    return str(path)
+
+
+def test_json_output_carries_coverage_and_says_a_complete_search_is_complete():
+    code, out = explore(CARD, "--max-faults", "1", "--json")
+    result = json.loads(out)
+    assert code == 0
+    assert set(result["coverage"]) == {"steps", "rows", "outcomes", "compensations"}
+    assert result["coverage"]["steps"]["total"] == 4
+    assert len(result["coverage"]["steps"]["reached"]) == 4
+    assert set(result["coverage"]["rows"]) == {"fired", "total"}
+    assert result["complete"] is True and result["warnings"] == []
+
+
+def test_a_clean_search_that_never_reaches_a_step_exits_3_and_says_why(dark):
+    code, out = explore(dark, "--max-faults", "1")
+    assert code == 3
+    assert "coverage: steps 2/3, rows 0/0, outcomes 0/0, compensations 0/0" in out
+    assert "never reached: create_order" in out
+    assert "select_offer never received options" in out
+    assert "no invariant broken\n" not in out and "not a pass" in out
+
+
+def test_json_of_an_incomplete_search_flags_it_and_lists_the_warnings(dark):
+    code, out = explore(dark, "--max-faults", "1", "--json")
+    result = json.loads(out)
+    assert code == 3
+    assert result["complete"] is False and result["violations"] == []
+    assert result["coverage"]["steps"] == {"reached": ["search", "select_offer"], "total": 3}
+    assert result["not_covered"]["steps"] == ["create_order"]
+    assert any(w.startswith("explored 2 of 3 steps: select_offer") for w in result["warnings"])
+
+
+def test_allow_incomplete_exits_0_and_still_warns(dark):
+    code, out = explore(dark, "--max-faults", "1", "--allow-incomplete")
+    assert code == 0 and "never reached: create_order" in out
+
+
+def test_a_violation_outranks_incomplete_coverage(tmp_path):
+    # Exit 1 means an invariant broke, whatever the coverage; 3 is only for a clean search.
+    path = tmp_path / "both.yaml"
+    path.write_text(
+        NO_OPTIONS.replace("actions:\n", "actions:\n  - {id: hold, effect: commit}\n")
+        + "verdict_table:\n"
+        + "  - {signal: [timeout], scope: {steps: [hold]}, verdict: retry, no_side_effect: true}\n"
+    )
+    code, out = explore(str(path), "--max-faults", "1", "--json")
+    result = json.loads(out)
+    assert result["violations"] and result["complete"] is False
+    assert code == 1

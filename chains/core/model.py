@@ -50,9 +50,11 @@ __all__ = [
     "VerdictRow",
     "compensators",
     "is_commit_class",
+    "is_external",
     "is_keyed",
     "is_unkeyed_commit",
     "parse_duration",
+    "signal_terms",
 ]
 
 EVIDENCE_TAGS = (
@@ -165,6 +167,102 @@ def _str_list(value: Any) -> Any:
 
 
 StrList = Annotated[list[str], BeforeValidator(_str_list)]
+
+
+# --- row signals (§3) --------------------------------------------------------
+
+SIGNAL_TERMS_LIMIT = 64  # a product of alternatives wider than this is a typo, not a signal
+
+
+def signal_terms(value: Any) -> list[str]:
+    """A row signal as the list of atoms any of which matches (its stored form).
+
+    An atom may itself be a conjunction, ``a && b``: it matches only when
+    all of its parts hold. Besides a list of atoms (or one atom as a string),
+    a signal may be written ``{all: [...]}`` or ``{any: [...]}``, nested;
+    ``all`` of alternatives is multiplied out, so the stored form is always
+    "any of these conjunctions".
+
+    >>> signal_terms({"all": ["http:402", "code:card_declined"]})
+    ['http:402 && code:card_declined']
+    >>> signal_terms({"all": ["http:422", {"any": ["code:A", "code:B"]}]})
+    ['http:422 && code:A', 'http:422 && code:B']
+    >>> signal_terms(["timeout", {"all": ["http:409", "code:X"]}])
+    ['timeout', 'http:409 && code:X']
+    """
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return _any_of(value)
+    if isinstance(value, dict):
+        if set(value) == {"any"}:
+            return _any_of(_listed(value["any"], "any"))
+        if set(value) == {"all"}:
+            return _all_of(_listed(value["all"], "all"))
+        raise ValueError(
+            f"a signal mapping takes exactly one key, all or any; got {', '.join(map(str, value))}"
+        )
+    raise ValueError(f"a signal is an atom, a list of atoms, or {{all|any: [...]}}; got {value!r}")
+
+
+def _listed(parts: Any, key: str) -> list:
+    if isinstance(parts, str):
+        parts = [parts]
+    if not isinstance(parts, list) or not parts:
+        raise ValueError(f"signal {{{key}: [...]}} needs a non-empty list of atoms")
+    return parts
+
+
+def _any_of(parts: list) -> list[str]:
+    terms: list[str] = []
+    for part in parts:
+        terms += signal_terms(part)
+    return terms
+
+
+def _all_of(parts: list) -> list[str]:
+    terms = [""]
+    for part in parts:
+        options = signal_terms(part)
+        terms = [f"{t} && {o}" if t else o for t in terms for o in options]
+        if len(terms) > SIGNAL_TERMS_LIMIT:
+            raise ValueError(
+                f"signal {{all: [...]}} multiplies out to more than {SIGNAL_TERMS_LIMIT} atoms"
+            )
+    return terms
+
+
+_SIGNAL_ITEM = {"anyOf": [{"type": "string"}, {"type": "object"}]}
+_SIGNAL_SCHEMA = {
+    "description": (
+        "signals any of which matches: http:410, code:X, timeout, webhook:x, or a payload "
+        "predicate (status == requires_action). An atom joined with && matches only when all "
+        "its parts hold. Also written {all: [...]} (every part holds) or {any: [...]} "
+        "(one of them), nested; stored and written as a list of atoms"
+    ),
+    "anyOf": [
+        {"type": "string"},
+        {"type": "array", "items": _SIGNAL_ITEM},
+        {
+            "type": "object",
+            "properties": {"all": {"type": "array", "items": _SIGNAL_ITEM, "minItems": 1}},
+            "required": ["all"],
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "properties": {"any": {"type": "array", "items": _SIGNAL_ITEM, "minItems": 1}},
+            "required": ["any"],
+            "additionalProperties": False,
+        },
+    ],
+    "examples": [
+        ["http:410", "code:SEARCH_EXPIRED"],
+        {"all": ["http:402", "code:card_declined", "decline_code in {stolen_card, lost_card}"]},
+    ],
+}
+
+SignalTerms = Annotated[list[str], BeforeValidator(signal_terms), WithJsonSchema(_SIGNAL_SCHEMA)]
 
 
 # --- evidence --------------------------------------------------------------
@@ -306,6 +404,20 @@ class Handle(Variant):
     single_use: bool = False
     staleness: Staleness | None = None
     rematch: Rematch | None = None
+
+
+_EXTERNAL = re.compile(r"^external\s*(?:\(.*\))?$", re.IGNORECASE | re.DOTALL)
+
+
+def is_external(handle: Handle) -> bool:
+    """Minted outside this chain: ``minted_by: external``, with or without its origin.
+
+    >>> is_external(Handle(id="order_id", minted_by="external(scope A create_order)"))
+    True
+    >>> is_external(Handle(id="order_id", minted_by="create_order"))
+    False
+    """
+    return bool(handle.minted_by and _EXTERNAL.match(handle.minted_by.strip()))
 
 
 # --- actions (§2.1) --------------------------------------------------------
@@ -571,11 +683,7 @@ class VerdictRow(Variant):
     """One matcher of the verdict table: signal, scope, verdict."""
 
     id: str | None = None
-    signal: StrList = Field(
-        default_factory=list,
-        description="signals any of which matches: http:410, code:X, timeout, webhook:x, "
-        "or a payload predicate",
-    )
+    signal: SignalTerms = Field(default_factory=list)
     description: str | None = Field(None, description="the signal as written, when prose")
     scope: Scope = Field(default_factory=Scope)
     verdict: VerdictExpr

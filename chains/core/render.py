@@ -75,8 +75,8 @@ from dataclasses import dataclass, field
 
 from .errors import ChainError
 from .graph import action_verdicts
-from .lint.structure import EXTERNAL, row_element
-from .model import Action, Chain, Gate, Handle, compensators
+from .lint.structure import row_element
+from .model import Action, Chain, Gate, Handle, compensators, is_external
 from .signals import scope_applies_to
 from .verdicts import Verdict, format_verdict
 
@@ -321,7 +321,7 @@ def handle_graph_dot(doc: Chain, marks: Mapping[str, str] | None = None) -> str:
         if handle.single_use:
             classes.append("single-use")
             attrs["peripheries"] = "2"
-        if handle.minted_by == EXTERNAL:
+        if is_external(handle):
             classes.append("external")
             attrs.update(style="filled,dashed", fillcolor="#EEEEEE")
         d.node(key, handle_id, classes, _described(handle), shape="ellipse", **attrs)
@@ -350,7 +350,7 @@ def handle_graph_dot(doc: Chain, marks: Mapping[str, str] | None = None) -> str:
                 penwidth="2.2",
             )
     for handle in handles.values():
-        if handle.minted_by and handle.minted_by != EXTERNAL:
+        if handle.minted_by and not is_external(handle):
             _mints(d, _action_node(d, actions, handle.minted_by), handle_node(handle.id))
     for action in actions.values():
         key = f"action:{action.id}"

@@ -3,9 +3,12 @@
 A verdict row's ``signal`` is a list of *atoms*, any of which matches:
 ``http:410``, ``http:5xx``, ``code:X``, ``webhook:x``, ``header:...``, the
 transport faults ``timeout`` / ``conn_reset`` / ``conn_drop``, or a payload
-predicate such as ``status == 402 && error.type == 'card_error'``. An atom
-joined with ``&&`` is a conjunction: it matches a signal only when all of its
-parts do, so it is narrower than each part.
+predicate such as ``status == requires_action`` or ``decline_code ∈ {a, b}``.
+An atom joined with ``&&`` is a conjunction: it matches a signal only when
+all of its parts do, so it is narrower than each part. This is the stored
+form of "all of these hold": a document may write ``{all: [...]}`` and
+``{any: [...]}`` (see :func:`~chains.core.model.signal_terms`), which the
+model multiplies out into this list of conjunctions.
 
 The comparisons here judge only what the text shows. Two atoms with
 different wording are treated as different signals unless one is a status

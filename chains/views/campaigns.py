@@ -196,12 +196,15 @@ def _whole(name: str, raw: Any, low: int, high: int | None, default: int) -> int
 
 def _row(exploration: Exploration) -> dict[str, Any]:
     result = exploration.result()
+    steps = result["coverage"]["steps"] if result and "coverage" in result else None
     return {
         "exploration": exploration,
         "bounds": exploration.get_bounds(),
         "states": result["states"] if result else exploration.states_so_far or 0,
         "elapsed": _duration(exploration.elapsed()),
         "violations": len(result["violations"]) if result else None,
+        "steps": steps and {"reached": len(steps["reached"]), "total": steps["total"]},
+        "complete": result.get("complete") if result else None,
     }
 
 
@@ -227,7 +230,34 @@ def campaign_context(
         "result": result,
         "terminals": _terminals(result),
         "violations": _violations(chain, revision, result),
+        "coverage": _coverage(result),
+        "never_reached": (result.get("not_covered") or {}).get("steps", []) if result else [],
+        "warnings": result.get("warnings", []) if result else [],
+        # None for a result stored before coverage was recorded: neither pass nor fail.
+        "complete": result.get("complete") if result else None,
     }
+
+
+# What each coverage kind counts, in the words of the page.
+_COVERED = {
+    "steps": "steps reached",
+    "rows": "rows fired",
+    "outcomes": "outcomes taken",
+    "compensations": "compensations run",
+}
+
+
+def _coverage(result: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Each kind of the result's coverage as seen out of total, with its share."""
+    coverage = result.get("coverage") if result else None
+    out = []
+    for kind, label in _COVERED.items() if coverage else ():
+        block = coverage[kind]
+        seen = len(next(v for k, v in block.items() if k != "total"))
+        total = block["total"]
+        percent = round(100 * seen / total) if total else None
+        out.append({"kind": kind, "label": label, "seen": seen, "total": total, "percent": percent})
+    return out
 
 
 def _terminals(result: dict[str, Any] | None) -> list[dict[str, Any]]:

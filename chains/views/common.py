@@ -59,16 +59,6 @@ def creating_team(user: Any, slug: str | None) -> Team | None:
     raise NoTeam("team: choose the team the new chain belongs to")
 
 
-def unwritable(request: HttpRequest, keys: list[str]) -> list[str]:
-    """Of the chain ids ``keys``, those that exist and the user may not edit, each with why."""
-    found = []
-    for chain in Chain.objects.filter(key__in=keys).select_related("team"):
-        role = chain.role_of(request.user)
-        if not at_least(role, Role.EDITOR):
-            found.append(f"chain {chain.key!r} exists already and you may not edit it")
-    return found
-
-
 def get_head(chain: Chain) -> Revision:
     head = chain.head()
     if head is None:

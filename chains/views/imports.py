@@ -1,8 +1,12 @@
 """Import a chain document (YAML, JSON or a compile Markdown document) by upload or paste.
 
-The report lists every problem with its line. Nothing is stored unless the
-whole import is clean of errors: a document with two chains stores both or
-neither, and a refused import changes nothing already saved.
+A thin shell over ``chains.services.imports``, which the API and ``chain
+import`` call too. A clean document is stored at once. One whose import lost
+something (an error problem) comes back as a confirmation: its problems, errors
+first, each linked to its line in a numbered listing of the text, the text in
+the form, and a button that stores the usable chains. The button carries the
+digest of the text it confirms, so an edited text is checked again, never
+stored unseen. A document with nothing usable is a 400; nothing is stored.
 """
 
 from __future__ import annotations
@@ -12,42 +16,78 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from chains.core import formats
-from chains.core.errors import DocumentError, Problem
-from chains.models import Team, store_all
-from chains.views.common import NoTeam, creating_team, unwritable
+from chains.core.errors import Problem
+from chains.models import Team
+from chains.services.imports import Imported, digest, import_document
+from chains.views.common import NoTeam, creating_team
+
+TEMPLATE = "chains/import.html"
 
 
 @require_http_methods(["GET", "POST"])
 def import_chain(request: HttpRequest) -> HttpResponse:
-    context = {"teams": Team.objects.creating(request.user), "team": request.POST.get("team", "")}
+    context = _form(request)
     if request.method == "GET":
-        return render(request, "chains/import.html", context)
+        return render(request, TEMPLATE, context)
     data, name = _submitted(request)
-    if data is None:
-        return _refused(request, context, [Problem(name)])
-    try:
-        result = formats.load(data, filename=name or None)
-    except DocumentError as exc:
-        return _refused(request, context, exc.problems)
-    context.update(result=result, problems=result.problems, pasted=request.POST.get("text", ""))
+    if data is None:  # an oversized paste is not sent back: it could not be imported anyway
+        refused = {**context, "problems": [Problem(name)], "pasted": ""}
+        return render(request, TEMPLATE, refused, status=400)
     try:
         team = creating_team(request.user, request.POST.get("team"))
     except NoTeam as exc:
-        return _refused(request, context, [*result.problems, Problem(str(exc))])
-    refused = [Problem(why) for why in unwritable(request, [c.id for c in result.chains])]
-    if result.errors or not result.chains or refused:
-        return _refused(request, context, [*result.problems, *refused])
-    message = f"import {name or 'pasted text'}"
-    stored = store_all(result.chains, message, author=request.user, team=team)
-    if len(stored) == 1:
-        return redirect("chains:chain", key=stored[0]["id"])
-    return render(request, "chains/import.html", {**context, "stored": stored})
+        return render(request, TEMPLATE, {**context, "problems": [Problem(str(exc))]}, status=400)
+    imported = import_document(
+        data,
+        filename=name or None,
+        author=request.user,
+        team=team,
+        confirm=request.POST.get("confirm") == digest(data),
+        message=f"import {name or 'pasted text'}",
+    )
+    if imported.stored and len(imported.stored) == 1 and not imported.errors:
+        return redirect("chains:chain", key=imported.stored[0]["id"])
+    context.update(_report(imported), name=name)
+    status = 400 if not imported.chains else 200
+    return render(request, TEMPLATE, context, status=status)
 
 
-def _refused(request: HttpRequest, context: dict, problems: list[Problem]) -> HttpResponse:
-    """The form again with the report; nothing was stored."""
-    return render(request, "chains/import.html", {**context, "problems": problems}, status=400)
+def _form(request: HttpRequest) -> dict:
+    """The form as it was sent: the team chosen, the text and its name stay."""
+    post = request.POST
+    return {
+        "teams": Team.objects.creating(request.user),
+        "team": post.get("team", ""),
+        "pasted": post.get("text", ""),
+        "name": post.get("name", ""),
+    }
+
+
+def _report(imported: Imported) -> dict:
+    """What the page shows of an import: its problems, chains, and the numbered text."""
+    return {
+        "imported": imported,
+        "problems": imported.problems,
+        "notes": [p for p in imported.problems if p.severity == "info"],
+        "summary": imported.report()["chains"],
+        "pasted": imported.text or "",
+        "lines": _numbered(imported),
+    }
+
+
+def _numbered(imported: Imported) -> list[dict]:
+    """The text's lines, each with the problems found on it; empty if no problem has a line."""
+    if imported.text is None or not any(p.line for p in imported.problems):
+        return []
+    at: dict[int, list[Problem]] = {}
+    for p in imported.problems:
+        if p.line:
+            at.setdefault(p.line, []).append(p)
+    lines = imported.text.replace("\r\n", "\n").removesuffix("\n").split("\n")
+    return [
+        {"number": n, "text": text, "problems": at.get(n, [])}
+        for n, text in enumerate(lines, start=1)
+    ]
 
 
 def _submitted(request: HttpRequest) -> tuple[bytes | str | None, str]:

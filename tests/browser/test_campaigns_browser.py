@@ -68,6 +68,40 @@ def test_a_campaign_is_followed_until_it_completes_and_its_counterexample_opens(
     expect(page.locator("#findings")).to_contain_text("book_room was dispatched again")
 
 
+# A select whose handle no step's result fills: every walk stops there, cleanly.
+NO_OPTIONS = """
+id: offers
+handles:
+  - {id: offer_request, minted_by: search}
+  - {id: offer_id, minted_by: external}
+  - {id: offer, minted_by: select_offer, derived_from: [offer_id]}
+actions:
+  - {id: search, effect: read, output: {handles: [offer_request]}}
+  - {id: select_offer, effect: select, input: {handles: [offer_id]}, output: {handles: [offer]}}
+  - {id: create_order, effect: commit, idempotency: {mode: keyed}, input: {handles: [offer]}}
+"""
+
+
+def test_a_clean_campaign_with_a_step_never_reached_reads_not_a_pass(page: Page, live_server, sent):
+    document = formats.load(NO_OPTIONS, format="yaml").chains[0]
+    key = Chain.objects.store(formats.to_document(document)).chain.key
+    page.goto(f"{live_server.url}/chains/{key}/campaigns/")
+    page.get_by_role("button", name="Launch").click()
+    page.wait_for_url(f"**/chains/{key}/campaigns/*/")
+    explore_shard.apply(args=sent[0])
+
+    expect(page.locator("#campaign-status")).to_have_text("done", timeout=10_000)
+    expect(page.locator("#not-a-pass")).to_contain_text("Not a pass.")
+    expect(page.locator(".campaign-result .notice")).to_have_count(0)
+    expect(page.locator("#never-reached")).to_have_text("Never reached: create_order")
+    expect(page.locator("#coverage-warnings")).to_contain_text(
+        "select_offer never received options"
+    )
+    expect(page.locator("meter.coverage-steps")).to_have_attribute("value", "2")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "campaign-incomplete.png"), full_page=True)
+
+
 def test_cancel_stops_the_polling_campaign_in_place(page: Page, live_server, unsafe, sent):
     page.goto(f"{live_server.url}/chains/{unsafe}/campaigns/")
     page.get_by_role("button", name="Launch").click()

@@ -393,7 +393,19 @@ verdict_rows = variant(
     VerdictRow,
     id=st.none() | names,
     signal=st.lists(
-        st.sampled_from(["http:410", "http:429", "timeout", "code:X"]) | texts, max_size=3
+        st.sampled_from(
+            [
+                "http:410",
+                "http:429",
+                "timeout",
+                "code:X",
+                "http:402 && type:card_error && code:card_declined",
+                "status == 'requires_action'",
+                "reason ∈ {lost_card, stolen_card} && http:402",
+            ]
+        )
+        | texts,
+        max_size=3,
     ),
     description=st.none() | texts,
     scope=scopes,

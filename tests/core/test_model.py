@@ -393,3 +393,48 @@ def test_lookups_find_elements_by_id():
         "g",
         None,
     )
+
+
+# --- row signals: any of these, all of these ----------------------------------
+
+
+def row(signal):
+    return VerdictRow.model_validate({"signal": signal, "verdict": "retry"})
+
+
+def test_a_signal_written_all_of_is_one_conjunction_atom():
+    assert row({"all": ["http:402", "code:card_declined"]}).signal == [
+        "http:402 && code:card_declined"
+    ]
+
+
+def test_a_signal_written_any_of_is_the_list_of_its_atoms():
+    assert row({"any": ["timeout", "conn_reset"]}).signal == ["timeout", "conn_reset"]
+
+
+def test_all_of_alternatives_multiplies_out_to_any_of_conjunctions():
+    signal = {"all": ["http:422", {"any": ["code:limit_hit", "code:limit_day"]}]}
+    assert row(signal).signal == ["http:422 && code:limit_hit", "http:422 && code:limit_day"]
+
+
+def test_a_list_may_mix_atoms_and_conjunctions():
+    assert row(["timeout", {"all": ["http:409", "code:busy"]}]).signal == [
+        "timeout",
+        "http:409 && code:busy",
+    ]
+
+
+@pytest.mark.parametrize(
+    "signal", [{"all": []}, {"every": ["a"]}, {"all": ["a"], "any": ["b"]}, {"any": "a", "x": 1}]
+)
+def test_a_signal_mapping_other_than_one_non_empty_all_or_any_is_refused(signal):
+    with pytest.raises(ValidationError):
+        row(signal)
+
+
+def test_the_json_schema_shows_the_all_and_any_forms_of_a_signal():
+    from chains.core.formats import json_schema
+
+    schema = json_schema()["$defs"]["VerdictRow"]["properties"]["signal"]
+    keys = [next(iter(o["properties"])) for o in schema["anyOf"] if o.get("type") == "object"]
+    assert keys == ["all", "any"]

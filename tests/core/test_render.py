@@ -345,6 +345,7 @@ DANGLING = chain("""
     handles:
       - {id: quote, minted_by: ghost_action, derived_from: [ghost_parent]}
       - {id: token, minted_by: external}
+      - {id: order_ref, minted_by: "external(scope A place_order)"}
     actions:
       - id: book
         effect: commit
@@ -384,6 +385,12 @@ def test_a_handle_minted_outside_the_chain_has_the_external_class():
     svg = by_id(handle_graph_svg(DANGLING))
     assert "external" in classes(svg["handle:token"])
     assert "action:external" not in svg
+
+
+def test_a_handle_minted_by_another_chain_of_its_document_is_drawn_external():
+    svg = by_id(handle_graph_svg(DANGLING))
+    assert "external" in classes(svg["handle:order_ref"])
+    assert not any(key.startswith("action:external(") for key in svg)
 
 
 def test_an_empty_chain_renders():

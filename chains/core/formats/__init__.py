@@ -14,6 +14,7 @@ bytes that are not UTF-8.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -141,6 +142,7 @@ def load(data: bytes | str, format: Format = "auto", filename: str | None = None
         return result
     result.chains.append(chain)
     result.problems.extend(extras_problems(chain, where))
+    result.problems.extend(unreadable_problems(chain, where))
     return result
 
 
@@ -398,6 +400,52 @@ def extras_problems(chain: Chain, where: dict | None = None, *, line: int | None
                 walk(item, (*path, key))
 
     walk(chain, ())
+    return found
+
+
+_STEP_ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def unreadable_problems(element: Any, where: dict | None = None) -> list[Problem]:
+    """Auto-repairs and probes kept but not understood: one warning each, at its line.
+
+    An auto-repair whose transform is prose (``fields: "pick a later date"``)
+    or empty would never fire; a probe that is not a step id cannot run. Both
+    are imported as written, and said (never an empty ``{}`` in silence).
+    """
+    from pydantic import BaseModel
+
+    from ..model import AutoRepair, Confirmation
+    from ..sim.classifier import auto_repair_transform
+
+    found: list[Problem] = []
+
+    def report(message: str, loc: tuple) -> None:
+        at = _locate(where, loc) if where else (None, None)
+        found.append(Problem(message, at[0], at[1], path=format_path(loc), severity="warning"))
+
+    def walk(obj: Any, path: tuple) -> None:
+        if isinstance(obj, AutoRepair) and not auto_repair_transform(obj, 1):
+            report(
+                f"auto-repair transform {obj.fields!r} cannot be read, so the auto-repair "
+                "would never fire; write `drop <field>`, `<field> := <how>`, a list of "
+                "fields to clear or a mapping of field: value",
+                (*path, "fields"),
+            )
+        if isinstance(obj, Confirmation) and obj.probe and not _STEP_ID.match(obj.probe):
+            report(
+                f"confirmation probe {obj.probe!r} is not a step id; name the read that "
+                "confirms the commit",
+                (*path, "probe"),
+            )
+        if isinstance(obj, BaseModel):
+            for name in type(obj).model_fields:
+                walk(getattr(obj, name), (*path, name))
+        elif isinstance(obj, list):
+            for i, item in enumerate(obj):
+                walk(item, (*path, i))
+
+    walk(element, ())
     return found
 
 

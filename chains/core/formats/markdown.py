@@ -25,11 +25,18 @@ How the document is cut into chains:
 * Everything outside a chain's section is shared. Shared policy, variants
   and ``known_unmatched`` apply to every chain; shared verdict rows go to
   the chains holding one of the steps they name (all chains when they name
-  none); shared handles, actions and gates are copied into a chain when it
-  refers to them, as are definitions given in another scope, with that
-  scope's verdict rows for them. A chain's own definition wins. A chain's
-  handles, actions and gates keep document order, copies included, so an
-  earlier scope's steps run before a later scope's additions.
+  none), narrowed to that chain's steps with the rest kept in the note;
+  shared handles, actions and gates are copied into a chain when it refers
+  to them.
+* From another scope a chain gets only what the document gives it: the
+  steps and rows its prose says it shares (``Shares `a → b` with Scope 1
+  (same rows A1–A3)``, ``Steps: ...``; summary arrow lists when the chain
+  uses what the step makes), the compensation and probe steps its own
+  steps name, and the handles and gates it uses. A handle made by another
+  chain's step is ``external(<scope> <step>)``. A chain's own definition
+  wins. A chain's handles, actions and gates keep document order, copies
+  included, so an earlier scope's steps run before a later scope's
+  additions.
 * A shared ``per_step`` entry naming another scope's action is left out of
   the chains that lack that action (one info per chain).
 * A document without scopes is one chain, named after its title (or the
@@ -51,10 +58,12 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..errors import DocumentError, Problem
-from ..model import Chain
+from ..model import Chain, compensators
+from ..verdicts import parse_verdict
 from . import ImportResult, _message
 from .md_blocks import (
     BlockReader,
+    defined_actions,
     defined_names,
     defines_actions,
     is_grammar,
@@ -72,13 +81,17 @@ from .md_outline import (
     outline,
     scope_label,
     scope_notes,
+    scope_passages,
     slug,
 )
 from .md_scopes import (
+    Copied,
     closure,
+    declared_rows,
+    declared_steps,
     deep_merge,
     extend_partial_definitions,
-    follow_rows,
+    narrowed_row,
     split_policy_by_chain,
 )
 from .md_tables import after_label, inline_entries, read_verdict_table, unmatched_entry
@@ -117,7 +130,9 @@ class _Importer:
         self.regions: list[tuple[Heading, Context]] = []  # heading sections owned by a chain
         self.reader = BlockReader(self.problems)
         self.names: frozenset[str] = frozenset()
+        self.steps: frozenset[str] = frozenset()
         self.action_ids: set[str] = set()  # every action the document defines, any scope
+        self.handle_ids: set[str] = set()
 
     def problem(self, message: str, line: int | None, severity: str = "warning", **kw) -> None:
         self.problems.append(Problem(message, line, severity=severity, **kw))  # type: ignore[arg-type]
@@ -129,6 +144,7 @@ class _Importer:
             if n.kind == "code" and is_yaml(n)
         }
         self.names = defined_names(blocks)
+        self.steps = defined_actions(blocks)
         self.find_scopes(blocks)
         reference_sections = self.grammar_sections(blocks)
         for node in self.nodes:
@@ -289,8 +305,9 @@ class _Importer:
             if h.line < node.line <= h.end and (section is None or h.level >= section.level):
                 section = h
         title = section.title if section else ""
-        for draft in read_verdict_table(node, title, self.problems, self.names):
+        for draft in read_verdict_table(node, title, self.problems, self.names, self.steps):
             item = Item("verdict_table", draft.data, draft.where, (), draft.line, draft.id)
+            item.per_scope = draft.per_scope
             ctx.items["verdict_table"].append(item)
 
     def take_known_unmatched(self) -> None:
@@ -349,6 +366,7 @@ class _Importer:
                 for item in ctx.items[section]:
                     validate_item(item, self.problems)
             self.action_ids.update(_ids(ctx.items["actions"]))
+            self.handle_ids.update(_ids(ctx.items["handles"]))
         contexts = self.contexts or [self.single_context()]
         used: set[int] = set()
         chains = []
@@ -375,32 +393,153 @@ class _Importer:
         return ctx
 
     def gather(self, ctx: Context, contexts: list[Context], used: set[int]):
-        """The items of one chain: its own, the shared rows for it, and copies."""
+        """The items of one chain: its own, what it shares, and the shared rows for it."""
         own = {s: [i for i in ctx.items[s] if i.value is not None] for s in SECTIONS}
         for s in SECTIONS:
             used.update(id(i) for i in own[s])
-        steps = {i.value.id for i in own["actions"]}
-        for item in self.shared.items["verdict_table"]:
-            named = set(item.value.scope.steps) if item.value is not None else set()
-            if item.value is not None and (not named or named & steps):
-                own["verdict_table"].append(item)
-                used.add(id(item))
         for item in self.shared.items["known_unmatched"]:
             if item.value is not None:
                 own["known_unmatched"].append(item)
                 used.add(id(item))
+        others = [c for c in contexts if c is not ctx]
+        steps, summary, rows = self.declarations(ctx)
+        copied: Copied = {}
+        self.take_steps(own, steps, others, used, copied)
+        _merge(copied, closure(own, self.shared, others, used))
+        taken = self.take_steps(own, self.consumed_from(own, summary, others), others, used, copied)
+        if taken:
+            _merge(copied, closure(own, self.shared, others, used, start=taken))
+        have = {i.value.id for i in own["actions"]}
+        left_out = [s for s in summary if s not in have]
+        if left_out:
+            self.problem(
+                f"chain {ctx.name!r}: the summary names {', '.join(left_out)} of another scope, "
+                "but nothing in the chain uses what they make; not taken",
+                ctx.line,
+                "info",
+            )
+        narrowed: list[str] = []
+        for item in self.shared.items["verdict_table"]:
+            named = set(item.value.scope.steps) if item.value is not None else set()
+            if item.value is None or (named and not named & have):
+                continue
+            used.add(id(item))
+            row, left = narrowed_row(item.value, have)
+            own_verdict = item.per_scope.get(ctx.label or "")
+            if own_verdict:  # "`a` (Chain A) / `b` (Chain C)": this chain's verdict
+                row = row.model_copy(update={"verdict": parse_verdict(own_verdict)})
+            changed = left or own_verdict
+            own["verdict_table"].append(_row_item(item, row) if changed else item)
+            if left:
+                narrowed.append(row.id or f"line {item.line}")
         own["verdict_table"].sort(key=lambda i: i.line or 0)
-        pools = [self.shared] + [c for c in contexts if c is not ctx]
-        copied = closure(own, pools, used)
-        followed, new = follow_rows(own, copied, pools)
-        while new:
-            own["verdict_table"].extend(followed)
-            more = closure(own, pools, used, start=[i.value for i in followed])
-            copied.update(new)
-            for key, ids in more.items():
-                copied.setdefault(key, []).extend(ids)
-            followed, new = follow_rows(own, more, pools)
+        own_rows = {i.value.id for i in own["verdict_table"] if i.value.id}
+        for row_id in rows:
+            found = next(((c, c.rows()[row_id]) for c in others if row_id in c.rows()), None)
+            if found is None or row_id in own_rows:
+                continue
+            origin, item = found
+            row, _ = narrowed_row(item.value, have)
+            own["verdict_table"].append(_row_item(item, row))
+            copied.setdefault(("verdict rows", origin.name), []).append(row_id)
+        if not [r for r in rows if r not in ctx.rows()]:  # it names no other scope's rows
+            self.take_compensators_rows(own, copied, others, have)
+        start = [i.value for i in own["verdict_table"]]
+        _merge(copied, closure(own, self.shared, others, used, start=start))
+        if narrowed:
+            self.problem(
+                f"chain {ctx.name!r}: shared rows {', '.join(narrowed)} name steps of other "
+                "chains; their scope keeps this chain's steps and the note records the rest",
+                ctx.line,
+                "info",
+            )
         return own, copied
+
+    def take_compensators_rows(self, own, copied: Copied, others, have: set[str]) -> None:
+        """Rows another scope wrote for a compensator this chain took from it, narrowed.
+
+        A commit naming another scope's step as its compensation runs that
+        step here, so the step fails here as it fails at home. Used only when
+        the chain's prose names no other scope's rows: a "same rows A1–A3"
+        sentence is then the whole answer.
+        """
+        undo = {name for item in own["actions"] for name in compensators(item.value)}
+        own_rows = {i.value.id for i in own["verdict_table"] if i.value.id}
+        for (section, origin_name), ids in list(copied.items()):
+            origin = next((c for c in others if c.name == origin_name), None)
+            taken = set(ids) & undo
+            if section != "actions" or origin is None or not taken:
+                continue
+            for item in origin.items["verdict_table"]:
+                row = item.value
+                if row is None or row.id in own_rows or not set(row.scope.steps) & taken:
+                    continue
+                narrowed, _ = narrowed_row(row, have)
+                own["verdict_table"].append(_row_item(item, narrowed))
+                if row.id:
+                    own_rows.add(row.id)
+                    copied.setdefault(("verdict rows", origin.name), []).append(row.id)
+
+    def declarations(self, ctx: Context) -> tuple[list[str], list[str], list[str]]:
+        """What the prose says a scope shares: steps in its own section, steps in
+        the document's summary of it, and rows (``same rows A1–A3``)."""
+        steps: list[str] = []
+        rows: list[str] = []
+        summary: list[str] = []
+        known = self.action_ids
+        for node in self.nodes:
+            if node.kind not in ("para", "bullets"):
+                continue
+            texts = [node.text] if node.kind == "para" else [t for _, t in node.items]
+            mine = self.context_of(node.line) is ctx
+            for text in texts:
+                if mine:
+                    steps += declared_steps(text, known)
+                    rows += declared_rows(text)
+                elif self.context_of(node.line) is self.shared and ctx.label:
+                    for label, passage in scope_passages(text):
+                        if label == ctx.label:
+                            summary += declared_steps(passage, known, arrows_only=True)
+        return list(dict.fromkeys(steps)), list(dict.fromkeys(summary)), rows
+
+    def take_steps(self, own, names, others, used, copied: Copied) -> list:
+        """Copy the named steps of other scopes into ``own``; returns what was taken."""
+        have = {i.value.id for i in own["actions"]}
+        taken = []
+        for name in names:
+            if name in have:
+                continue
+            for pool in others:
+                found = pool.ids("actions").get(name)
+                if found is not None:
+                    own["actions"].append(found)
+                    used.add(id(found))
+                    have.add(name)
+                    taken.append(found.value)
+                    copied.setdefault(("actions", pool.name), []).append(name)
+                    break
+        return taken
+
+    def consumed_from(self, own, names: list[str], others) -> list[str]:
+        """The steps of ``names`` (another scope's) that make a handle ``own``'s steps use.
+
+        A document's summary sketches each chain's path loosely; a step it
+        names is taken only when the chain needs what the step makes.
+        """
+        needed = set()
+        for item in own["actions"]:
+            needed.update(item.value.input.handles)
+            if item.value.mutates:
+                needed.add(item.value.mutates)
+        out = []
+        for name in names:
+            for pool in others:
+                found = pool.ids("actions").get(name)
+                if found is not None:
+                    if set(found.value.output.handles) & needed:
+                        out.append(name)
+                    break
+        return out
 
     def build(self, ctx: Context, contexts: list[Context], used: set[int]) -> Chain | None:
         own, copied = self.gather(ctx, contexts, used)
@@ -416,6 +555,7 @@ class _Importer:
         document.update({**self.shared.keys, **ctx.keys})
         for section in ("handles", "actions", "gates", "verdict_table", "known_unmatched"):
             document[section] = [_copy(i.value) for i in own[section]]
+        self.externalize(ctx, document, contexts)
         # A block that names the chain (``id:``) declares it, even before it has elements.
         declared = "id" in ctx.keys
         if not declared and not any(
@@ -453,6 +593,53 @@ class _Importer:
             message = f"chain {chain.id!r} uses definitions given elsewhere; copied {listing}"
             self.problem(message, line, "info")
         return chain
+
+    def externalize(self, ctx: Context, document: dict, contexts: list[Context]) -> None:
+        """A handle made by a step of another chain is ``external(<that chain> <step>)``.
+
+        Its parents and refresh step of other chains are left out of this
+        chain, and recorded in the handle's notes.
+        """
+        steps = {a.id for a in document["actions"]}
+        handles = {h.id for h in document["handles"]}
+        outputs: dict[str, set[str]] = {}
+        for action in document["actions"]:
+            for name in action.output.handles:
+                outputs.setdefault(name, set()).add(action.id)
+        origins: dict[str, str] = {}
+        for other in contexts:
+            if other is not ctx:
+                for name in other.ids("actions"):
+                    origins.setdefault(name, _origin(other))
+        changed = []
+        for k, handle in enumerate(document["handles"]):
+            update: dict[str, Any] = {}
+            notes = list(handle.notes)
+            minter = handle.minted_by
+            if minter and minter not in steps and minter in origins:
+                update["minted_by"] = f"external({origins[minter]} {minter})"
+            mine = _own_origin(minter or "", _origin(ctx), outputs.get(handle.id, set()))
+            if mine:  # another scope wrote "external(scope A create_order)" of scope A's own
+                update["minted_by"] = mine
+            parents = [p for p in handle.derived_from if p not in handles and p in self.handle_ids]
+            if parents:
+                update["derived_from"] = [p for p in handle.derived_from if p not in parents]
+                notes.append(f"derived from {', '.join(parents)} of another chain")
+            refresh = handle.staleness.refresh if handle.staleness else None
+            if refresh and refresh not in steps and refresh in origins and handle.staleness:
+                update["staleness"] = handle.staleness.model_copy(update={"refresh": None})
+                notes.append(f"refreshed by {refresh} of {origins[refresh]}")
+            if update:
+                update["notes"] = notes
+                document["handles"][k] = handle.model_copy(update=update)
+                changed.append(f"{handle.id} ({update.get('minted_by', 'minted here')})")
+        if changed:
+            self.problem(
+                f"chain {ctx.name!r}: handles made by other chains are external here: "
+                + ", ".join(changed),
+                ctx.line,
+                "info",
+            )
 
     def policy(self, ctx: Context, own: dict, used: set[int]) -> dict | None:
         """The shared policy without steps of other chains, and the chain's own over it.
@@ -517,3 +704,30 @@ def _ids(items: list[Item]) -> set[str]:
 
 def _copy(value: BaseModel) -> BaseModel:
     return value.model_copy(deep=True)
+
+
+def _merge(into: Copied, more: Copied) -> None:
+    for key, ids in more.items():
+        into.setdefault(key, []).extend(ids)
+
+
+def _row_item(item: Item, row: Any) -> Item:
+    """A copy of a verdict-row item holding ``row`` (narrowed) as its value."""
+    return Item("verdict_table", None, item.where, item.path, item.line, row.id, row, True)
+
+
+def _own_origin(minted_by: str, origin: str, makers: set[str]) -> str | None:
+    """The step of ``external(<origin> <step> …)`` when ``origin`` is this chain and the
+    step (one of ``makers``, the chain's steps that output the handle) makes it."""
+    m = re.fullmatch(r"external\(\s*(.*?)\s*\)", minted_by.strip())
+    if not m or not m[1].lower().startswith(origin.lower() + " "):
+        return None
+    step = re.match(r"\w+", m[1][len(origin) :].strip())
+    return step[0] if step and step[0] in makers else None
+
+
+def _origin(ctx: Context) -> str:
+    """How a handle's origin names a scope: ``scope A``, ``chain M``, else the chain id."""
+    title = ctx.title or (bare_title(ctx.heading.title) if ctx.heading else "")
+    kind = re.match(r"(scope|chain)\b", title, re.I)
+    return f"{kind[1].lower()} {ctx.label}" if kind and ctx.label else ctx.name

@@ -29,6 +29,7 @@ from .yamlio import Comment, comment_notes, comments, parse_yaml
 __all__ = [
     "CHAIN_KEYS",
     "BlockReader",
+    "defined_actions",
     "defined_names",
     "defines_actions",
     "is_grammar",
@@ -285,4 +286,26 @@ def defined_names(blocks: dict[int, Parsed | DocumentError]) -> frozenset[str]:
                 stack.append(value)
         elif isinstance(node, list):
             stack.extend(node)
+    return frozenset(names)
+
+
+def defined_actions(blocks: dict[int, Parsed | DocumentError]) -> frozenset[str]:
+    """The action ids the parsed blocks define (``actions:`` items, continued lists too).
+
+    A block that continues an earlier list starts with ``- id: x`` items: those
+    are counted when they look like actions (they give an ``effect``).
+    """
+    names: set[str] = set()
+    for parsed in blocks.values():
+        if not isinstance(parsed, tuple):
+            continue
+        data = parsed[0]
+        items = data.get("actions") if isinstance(data, dict) else data
+        if isinstance(items, dict):
+            names.update(str(k) for k in items)
+            continue
+        for item in items if isinstance(items, list) else []:
+            listed = isinstance(data, dict) or (isinstance(item, dict) and "effect" in item)
+            if listed and isinstance(item, dict) and isinstance(item.get("id"), str):
+                names.add(item["id"])
     return frozenset(names)

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import Problem
 from ..model import Action, Gate, Handle, KnownUnmatched, Policy, Variants, VerdictRow
-from . import _locate, _message, _source_path, extras_problems
+from . import _locate, _message, _source_path, extras_problems, unreadable_problems
 from .md_outline import Heading
 
 __all__ = ["MODELS", "SECTIONS", "Context", "Item", "item_name", "validate_item"]
@@ -49,6 +49,7 @@ class Item:
     key: str | None = None  # the id, when known
     value: Any = None  # the validated model, once validated
     checked: bool = False
+    per_scope: dict[str, str] = field(default_factory=dict)  # a row's verdict per scope label
 
 
 @dataclass
@@ -67,6 +68,12 @@ class Context:
     description: str | None = None
     items: dict[str, list[Item]] = field(default_factory=lambda: {s: [] for s in SECTIONS})
     keys: dict[str, Any] = field(default_factory=dict)
+
+    def rows(self) -> dict[str, Item]:
+        """This scope's verdict rows by id."""
+        return {
+            i.value.id: i for i in self.items["verdict_table"] if i.value is not None and i.value.id
+        }
 
     def ids(self, section: str) -> dict[str, Item]:
         out: dict[str, Item] = {}
@@ -114,8 +121,9 @@ def validate_item(item: Item, problems: list[Problem]) -> Any:
     rel = {
         k[len(item.path) :]: v for k, v in item.where.items() if k[: len(item.path)] == item.path
     }
-    for p in extras_problems(item.value, rel):
-        problems.append(replace(p, path=f"{name}.{p.path}" if p.path else name))
+    for p in [*extras_problems(item.value, rel), *unreadable_problems(item.value, rel)]:
+        line = p.line or item.line
+        problems.append(replace(p, path=f"{name}.{p.path}" if p.path else name, line=line))
     return item.value
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "scope_label",
     "scope_marker",
     "scope_notes",
+    "scope_passages",
     "slug",
 ]
 
@@ -255,6 +256,22 @@ class ScopeNote:
     label: str
     phrase: str | None = None  # the short name after the dash
     summary: str | None = None  # the text of a ``**Chain M.** ...`` paragraph
+
+
+def scope_passages(text: str) -> list[tuple[str, str]]:
+    """``(label, text)`` for each scope a prose text names in bold, with what it says of it.
+
+    The passage of a scope runs from its bold mention to the next one.
+
+    >>> scope_passages("**Chain A** — buy: `a → b`. **Chain B** — `c`")
+    [('A', ' — buy: `a → b`. '), ('B', ' — `c`')]
+    """
+    found = list(_BOLD_SCOPE.finditer(text))
+    out = []
+    for k, m in enumerate(found):
+        end = found[k + 1].start() if k + 1 < len(found) else len(text)
+        out.append((m["label"].upper(), text[m.end() : end]))
+    return out
 
 
 def scope_notes(nodes: list[Node]) -> dict[str, ScopeNote]:

@@ -1,22 +1,25 @@
 """How the scopes of one compile document share definitions.
 
 A compile document writes several chains that share a prefix: a later
-scope lists only its "additions/overrides", names steps of an earlier one,
-says "same rows A1–A3", keys policy numbers by chain name. This module
+scope lists only its "additions/overrides", says ``Shares `a → b` with
+Scope 1 (same rows A1–A3)``, keys policy numbers by chain name. This module
 holds the rules that turn that sharing into complete chains, all over
-:class:`~.md_items.Context` objects: :func:`closure` copies in the handles,
-actions and gates a chain refers to but lacks; :func:`follow_rows` brings
-along the verdict rows of the scope those actions came from;
-:func:`extend_partial_definitions` completes an element written as a patch
-of another; :func:`split_policy_by_chain` hands policy entries keyed by a
-chain name (``per_chain: {chain_A: {...}}``) to that chain alone.
+:class:`~.md_items.Context` objects: :func:`declared_steps` and
+:func:`declared_rows` read what a sentence says a scope shares;
+:func:`closure` copies in what a chain uses but lacks (handles, gates, the
+compensation and probe steps its own steps name), never another scope's
+steps merely because a verdict or a handle names them; :func:`narrowed_row`
+keeps a shared row to one chain's steps; :func:`extend_partial_definitions`
+completes an element written as a patch of another;
+:func:`split_policy_by_chain` hands policy entries keyed by a chain name
+(``per_chain: {chain_A: {...}}``) to that chain alone.
 """
 
 from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any
 
 from pydantic import BaseModel
@@ -28,9 +31,11 @@ from .md_items import MODELS, Context, Item, item_name
 
 __all__ = [
     "closure",
+    "declared_rows",
+    "declared_steps",
     "deep_merge",
     "extend_partial_definitions",
-    "follow_rows",
+    "narrowed_row",
     "references",
     "split_policy_by_chain",
 ]
@@ -38,24 +43,29 @@ __all__ = [
 Copied = dict[tuple[str, str], list[str]]  # (section, origin scope) → ids
 
 
-def closure(own: dict, pools: list[Context], used: set[int], start: list | None = None) -> Copied:
-    """Copy in the handles, actions and gates ``own`` refers to but lacks.
+def closure(
+    own: dict, shared: Context, others: list[Context], used: set[int], start: list | None = None
+) -> Copied:
+    """Copy in what ``own`` refers to but lacks, as far as the document lets it.
 
-    Walks from ``start`` (default: every element of ``own``); copied elements
-    bring in their own references. The first pool that defines an id wins.
+    Handles and gates a chain uses, and the compensation and probe steps its
+    own steps name, come from the shared part or else from the scope that
+    defines them. A step named only as a verdict target, a handle's minter
+    or refresh, or a parent handle comes from the shared part alone: another
+    scope's steps are that scope's, unless the document says it shares them
+    (:func:`declared_steps`). Walks from ``start`` (default: every element of
+    ``own``); copied elements bring in their own references.
     """
     copied: Copied = {}
     have = {s: {i.value.id for i in own[s]} for s in ("handles", "actions", "gates")}
-    # Rows bring in what their verdicts name, not the steps their scope
-    # names: a shared row may list steps of several chains.
     sections = ("handles", "actions", "gates", "verdict_table")
     queue = list(start) if start is not None else [i.value for s in sections for i in own[s]]
     while queue:
         element = queue.pop()
-        for section, ref in references(element):
+        for section, ref, reach in references(element):
             if ref in have[section]:
                 continue
-            for pool in pools:
+            for pool in [shared, *others] if reach == "any" else [shared]:
                 found = pool.ids(section).get(ref)
                 if found is not None:
                     own[section].append(found)
@@ -67,46 +77,74 @@ def closure(own: dict, pools: list[Context], used: set[int], start: list | None 
     return copied
 
 
-def follow_rows(own: dict, copied: Copied, pools: list[Context]) -> tuple[list[Item], Copied]:
-    """The verdict rows of the scopes actions were copied from that apply here.
+_ARROW_SPAN = re.compile(r"`([^`\n]*→[^`\n]*)`")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SHARING = re.compile(
+    r"\b(?:shares?|shared|reuses?|reused|same|steps?\s*:|runs? first|as in (?:scope|chain))\b",
+    re.I,
+)
 
-    A row comes along when its step scope names a copied action (its steps
-    narrowed to the ones this chain has) or when it is a ``consumers_of`` row
-    of a handle this chain has. Rows whose id the chain already has are not
-    taken twice.
+
+def declared_steps(text: str, known: Collection[str], *, arrows_only: bool = False) -> list[str]:
+    """The steps a prose passage says a scope has: arrow lists and shared names.
+
+    ``a → b → c`` in backticks lists steps; in a sentence that shares or
+    reuses (``Shares `a` with Scope 1``, ``Steps: ...``), a backticked name
+    is one too. Only names in ``known`` (the document's actions) count.
+
+    >>> declared_steps("Shares `a → b` and `c` with Scope 1.", {"a", "b", "c", "d"})
+    ['a', 'b', 'c']
+    >>> declared_steps("Consumes `d` from Scope 1.", {"d"})
+    []
     """
-    by_name = {p.name: p for p in pools}
-    steps = {i.value.id for i in own["actions"]}
-    handles = {i.value.id for i in own["handles"]}
-    row_ids = {i.value.id for i in own["verdict_table"] if i.value.id}
-    taken: list[Item] = []
-    listed: Copied = {}
-    for (section, origin), ids in copied.items():
-        if section != "actions" or origin not in by_name:
-            continue
-        for item in by_name[origin].items["verdict_table"]:
-            row = _narrowed(item.value, set(ids), steps, handles)
-            if row is None or (row.id and row.id in row_ids):
-                continue
-            row_ids.add(row.id)
-            taken.append(
-                Item("verdict_table", None, item.where, item.path, item.line, row.id, row, True)
-            )
-            listed.setdefault(("verdict rows", origin), []).append(row.id or f"line {item.line}")
-    return taken, listed
+    names: list[str] = []
+    for span in _ARROW_SPAN.findall(text):
+        for part in re.split(r"→", span):
+            m = _NAME.search(re.sub(r"\([^)]*\)|[\[\]]", " ", part))
+            if m and m[0] in known:
+                names.append(m[0])
+    if not arrows_only and _SHARING.search(text):
+        for token in re.findall(r"`([^`\n]+)`", text):
+            if token.strip() in known:
+                names.append(token.strip())
+    return list(dict.fromkeys(names))
 
 
-def _narrowed(row: Any, copied: set[str], steps: set[str], handles: set[str]) -> Any:
-    if row is None:
-        return None
-    scope = row.scope
-    if set(scope.steps) & copied:
-        kept = {"steps": [s for s in scope.steps if s in steps]}
-    elif scope.consumers_of and set(scope.consumers_of) <= handles and not scope.steps:
-        kept = {}
-    else:
-        return None
-    return row.model_copy(update={"scope": scope.model_copy(update=kept)}, deep=True)
+_ROW_RANGE = re.compile(r"\b([A-Z]{1,3})(\d+)(?:\s*[–—-]\s*(?:\1)?(\d+))?\b")
+
+
+def declared_rows(text: str) -> list[str]:
+    """Row ids a passage says a scope shares: ``same rows A1–A3, A11–A13``.
+
+    >>> declared_rows("Shares steps with Scope 1 (same handles, same rows A1–A3, A11).")
+    ['A1', 'A2', 'A3', 'A11']
+    """
+    ids: list[str] = []
+    for m in re.finditer(
+        r"\brows?\s+((?:[A-Z]{1,3}\d+(?:\s*[–—-]\s*[A-Z]*\d+)?[,\s]*(?:and\s+)?)+)", text
+    ):
+        for r in _ROW_RANGE.finditer(m[1]):
+            first = int(r[2])
+            last = int(r[3]) if r[3] else first
+            ids += [f"{r[1]}{n}" for n in range(first, min(last, first + 200) + 1)]
+    return list(dict.fromkeys(ids))
+
+
+def narrowed_row(row: Any, steps: set[str]) -> tuple[Any, list[str]]:
+    """A row scoped to the steps a chain has; the steps it names that the chain lacks.
+
+    The steps left out stay recorded in the row's note, so a row of a shared
+    core names no step of another chain yet keeps what the document wrote.
+    """
+    named = list(row.scope.steps)
+    kept = [s for s in named if s in steps]
+    left = [s for s in named if s not in steps]
+    if not left:
+        return row, []
+    remark = f"shared row; steps of other chains left out of its scope: {', '.join(left)}"
+    note = f"{row.note}; {remark}" if row.note else remark
+    scope = row.scope.model_copy(update={"steps": kept})
+    return row.model_copy(update={"scope": scope, "note": note}, deep=True), left
 
 
 # --- partial definitions -----------------------------------------------------
@@ -240,36 +278,42 @@ def _verdicts_in(obj: Any) -> Iterator[Verdict]:
             yield from _verdicts_in(value)
 
 
-def references(element: Any) -> Iterator[tuple[str, str]]:
-    """``(section, id)`` pairs an element refers to (for copying definitions in)."""
+def references(element: Any) -> Iterator[tuple[str, str, str]]:
+    """``(section, id, reach)`` an element refers to, for copying definitions in.
+
+    ``reach`` is ``"any"`` when the definition may come from another scope
+    (handles and gates used, compensation and probe steps named), and
+    ``"shared"`` when only the shared part may supply it (verdict targets,
+    a handle's minter and refresh).
+    """
     for verdict in _verdicts_in(element):
         if verdict.to:
-            yield "actions", verdict.to
+            yield "actions", verdict.to, "shared"
         if verdict.gate:
-            yield "gates", verdict.gate
+            yield "gates", verdict.gate, "any"
     if isinstance(element, Handle):
         yield from _handle_references(element)
     elif isinstance(element, Action):
         yield from _action_references(element)
 
 
-def _handle_references(handle: Handle) -> Iterator[tuple[str, str]]:
+def _handle_references(handle: Handle) -> Iterator[tuple[str, str, str]]:
+    # Parents are not followed: a handle's lineage before the chain got it
+    # is the business of the chain that made it.
     if handle.minted_by:
-        yield "actions", handle.minted_by
-    for parent in handle.derived_from:
-        yield "handles", parent
+        yield "actions", handle.minted_by, "shared"
     if handle.staleness and handle.staleness.refresh:
-        yield "actions", handle.staleness.refresh
+        yield "actions", handle.staleness.refresh, "shared"
 
 
-def _action_references(action: Action) -> Iterator[tuple[str, str]]:
+def _action_references(action: Action) -> Iterator[tuple[str, str, str]]:
     for handle in (*action.input.handles, *action.output.handles):
-        yield "handles", handle
+        yield "handles", handle, "any"
     if action.mutates:
-        yield "handles", action.mutates
+        yield "handles", action.mutates, "any"
     if action.entry_gate:
-        yield "gates", action.entry_gate
+        yield "gates", action.entry_gate, "any"
     if action.confirmation and action.confirmation.probe:
-        yield "actions", action.confirmation.probe
+        yield "actions", action.confirmation.probe, "any"
     for step in compensators(action):
-        yield "actions", step
+        yield "actions", step, "any"

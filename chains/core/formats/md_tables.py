@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import Problem, VerdictSyntaxError
@@ -27,7 +27,9 @@ __all__ = [
     "after_label",
     "inline_entries",
     "no_side_effect_flag",
+    "per_scope_verdicts",
     "read_verdict_table",
+    "read_signal",
     "row_verdict",
     "signal_atoms",
     "split_items",
@@ -47,15 +49,21 @@ class RowDraft:
     where: dict[tuple, tuple[int, int]]
     line: int
     id: str | None
+    per_scope: dict[str, str] = field(default_factory=dict)  # scope label → its verdict
 
 
 def read_verdict_table(
-    node: Node, section: str, problems: list[Problem], names: frozenset[str] = frozenset()
+    node: Node,
+    section: str,
+    problems: list[Problem],
+    names: frozenset[str] = frozenset(),
+    steps: frozenset[str] | None = None,
 ) -> list[RowDraft]:
     """The rows of a verdict table; ``section`` is the title of the heading it sits under.
 
     ``names`` are the element ids the document defines: a backticked step
-    name in a Signal cell is not read as an error code.
+    name in a Signal cell is not read as an error code. ``steps`` are its
+    action ids (default: ``names``): only those are steps in a Step scope cell.
     """
     header = _cells(node.rows[0][1])
     columns = [_column(h) for h in header]
@@ -88,8 +96,13 @@ def read_verdict_table(
             )
         )
         return []
-    drafts = [_read_row(header, columns, line, raw, problems, names) for line, raw in rows]
-    return [d for d in drafts if d is not None]
+    earlier: dict[str, list[str]] = {}
+    drafts = []
+    for line, raw in rows:
+        draft = _read_row(header, columns, line, raw, problems, names, earlier, steps)
+        if draft is not None:
+            drafts.append(draft)
+    return drafts
 
 
 def _is_generic(section: str, ids: list[str], rows: list[tuple[int, str]]) -> bool:
@@ -128,7 +141,16 @@ def _fit_cells(cells: list[str], names: list[str], line: int, problems) -> list[
     return cells[: len(names) - 1] + [" | ".join(cells[len(names) - 1 :])]
 
 
-def _read_row(header, names, line: int, raw: str, problems: list[Problem], known=frozenset()):
+def _read_row(
+    header,
+    names,
+    line: int,
+    raw: str,
+    problems: list[Problem],
+    known=frozenset(),
+    earlier=None,
+    steps=None,
+):
     cells = _fit_cells(_cells(raw), names, line, problems)
     values: dict[str, str] = {}
     extra_notes = []
@@ -164,11 +186,88 @@ def _read_row(header, names, line: int, raw: str, problems: list[Problem], known
     verdict, note = row_verdict(verdict_text, label, line, columns.get("verdict"), problems)
     if verdict is None:
         return None
-    data = _row_data(values, cells, verdict, [note, *extra_notes], known)
-    return RowDraft(data, where, line, row_id)
+    data = _row_data(values, cells, verdict, [note, *extra_notes])
+    if values.get("scope"):
+        actions = known if steps is None else steps
+        data["scope"] = _row_scope(values["scope"], actions, label, line, columns, problems)
+    if signal_text:
+        reading = read_signal(signal_text, known, earlier if earlier is not None else {})
+        data["signal"] = reading.terms
+        _report_signal(reading, label, signal_text, line, columns.get("signal"), problems)
+        if earlier is not None:
+            earlier[""] = reading.terms
+            if row_id:
+                earlier[row_id] = reading.terms
+    return RowDraft(data, where, line, row_id, per_scope_verdicts(verdict_text))
 
 
-def _row_data(values: dict[str, str], cells: list[str], verdict: str, notes: list, known) -> dict:
+_PLURAL_EFFECTS = {"reads": "read", "mints": "mint", "commits": "commit", "selects": "select"}
+
+
+def _row_scope(text: str, known, label: str, line: int, columns, problems) -> dict[str, Any]:
+    """A Step-scope cell: only names the document defines are steps.
+
+    Prose words (``probes``, ``reads``) are not action ids: a plural effect
+    word is that effect class, and the cell as written stays as the
+    scope's text when anything in it was not a step.
+    """
+    scope = scope_from_text(text)
+    if scope.get("text") and known:
+        # "create_order (reconcile resolution)", "a, b, exchange consumers":
+        # the parts that are steps, whole or before a remark, are its steps.
+        parts = re.split(r"\s*[,;/]\s*|\s+and\s+", text.replace("`", ""))
+        remark = re.compile(r"(\w+)(?:\s*\([^)]*\))?")
+        named = [m[1] for p in parts if (m := remark.fullmatch(p.strip()))]
+        found = [n for n in named if n in known]
+        if found:
+            return {"steps": found, "text": text.strip()}
+        return scope
+    steps = scope.get("steps")
+    if not steps or not known:
+        return scope
+    kept = [s for s in steps if s in known]
+    words = [s for s in steps if s not in known]
+    if not words:
+        return scope
+    effects = [_PLURAL_EFFECTS[w.lower()] for w in words if w.lower() in _PLURAL_EFFECTS]
+    out: dict[str, Any] = {"text": text.strip()}
+    if kept:
+        out["steps"] = kept
+    if effects:
+        out["effects"] = effects
+    others = [w for w in words if w.lower() not in _PLURAL_EFFECTS]
+    if others:
+        problems.append(
+            Problem(
+                f"{label}: {', '.join(others)} in the Step scope cell "
+                f"{'is' if len(others) == 1 else 'are'} not a step of the document; "
+                "kept as the scope's text"
+                + ("" if kept or effects else ", so the row's steps cannot be told"),
+                line,
+                columns.get("scope"),
+                severity="info" if kept or effects else "warning",
+                path="scope",
+            )
+        )
+    return out
+
+
+def _report_signal(reading, label: str, text: str, line: int, column, problems) -> None:
+    """A Signal cell the reader could not (fully) understand is a warning at its line."""
+    if not reading.terms:
+        message = (
+            f"{label}: no machine-readable signal in the Signal cell ({_short(text)}); "
+            "imported with the cell as its description and no signal, so it matches nothing"
+        )
+    elif reading.unread:
+        parts = "; ".join(_short(u, 40) for u in reading.unread)
+        message = f"{label}: part of the Signal cell was not read as a signal ({parts})"
+    else:
+        return
+    problems.append(Problem(message, line, column, severity="warning", path="signal"))
+
+
+def _row_data(values: dict[str, str], cells: list[str], verdict: str, notes: list) -> dict:
     whole = " ".join(cells)
     row_id = values.get("id", "").strip() or None
     signal_text = values.get("signal", "")
@@ -177,9 +276,6 @@ def _row_data(values: dict[str, str], cells: list[str], verdict: str, notes: lis
         data["id"] = row_id
     if signal_text:
         data["description"] = signal_text
-        data["signal"] = signal_atoms(signal_text, known)
-    if values.get("scope"):
-        data["scope"] = scope_from_text(values["scope"])
     source = values.get("source", "").strip()
     if source and source not in _DASHES:
         data["source"] = source
@@ -288,6 +384,26 @@ def _verdict_in_prose(text, spans, label, line, column, problems) -> tuple[str |
     return format_verdict(chosen), text.strip()
 
 
+_PER_SCOPE = re.compile(
+    r"`([^`\n]+)`\s*\(\s*(?:for\s+)?(?:chain|scope)\s+([A-Z]{1,2}|\d+)\s*\)", re.I
+)
+
+
+def per_scope_verdicts(text: str) -> dict[str, str]:
+    """A Verdict cell that gives each scope its own verdict: label → verdict.
+
+    >>> per_scope_verdicts("`rewind(to: a)` (Chain A) / `rewind(to: b)` (Chain C)")
+    {'A': 'rewind(to: a)', 'C': 'rewind(to: b)'}
+    """
+    found: dict[str, str] = {}
+    for m in _PER_SCOPE.finditer(text):
+        try:
+            found.setdefault(m[2].upper(), format_verdict(parse_verdict(m[1])))
+        except VerdictSyntaxError:
+            continue
+    return found if len(found) > 1 else {}
+
+
 # --- cells and columns -------------------------------------------------------
 
 
@@ -375,19 +491,56 @@ _SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 _DOTTED = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+")
 
 
-def signal_atoms(text: str, names: Collection[str] = ()) -> list[str]:
-    """Machine-matchable signals named in a Signal cell, in the order written.
+@dataclass
+class SignalReading:
+    """What a Signal cell says: the atoms any of which matches, and what was not read.
 
-    Backticked ``ALL_CAPS`` tokens are codes; backticked ``snake_case``
-    tokens are codes when the cell names a status or code beside them, when
-    a quoted message follows them, or when they end in ``_error``; dotted
-    tokens are webhooks when the cell speaks of a webhook or event. A token
-    in ``names`` (a step or handle of the document) is never a code.
+    Each term is one atom or a conjunction ``a && b`` (all parts must hold);
+    ``unread`` holds the alternatives or conditions of the cell that gave no
+    atom, so the caller can report them.
+    """
 
-    >>> signal_atoms("`http:410` / `SEARCH_EXPIRED` or timeout; webhook `charge.expired`")
-    ['http:410', 'code:SEARCH_EXPIRED', 'timeout', 'webhook:charge.expired']
-    >>> signal_atoms("`timeout` / `conn_reset` / `409 order_gone`, conn drop")
-    ['timeout', 'conn_reset', 'http:409', 'code:order_gone', 'conn_drop']
+    terms: list[str]
+    unread: list[str]
+
+
+_ALTERNATIVE = re.compile(r"\s+/\s+|\s+or\s+|\s*\|\s*|;\s+", re.I)
+_CONJUNCTION = re.compile(r"\s+\+\s+|,\s+|\s+with\s+", re.I)
+_PREDICATE_OP = re.compile(r"==|!=|<=|>=|=~|∈|∉|(?<![=!<>])=(?!=)|<|>")
+_PREDICATE = re.compile(
+    r"(?P<field>[A-Za-z_][\w.\[\]*/]*)\s*(?P<op>==|!=|<=|>=|∈|∉|=|<|>)\s*"
+    r"(?P<value>\{[^}]*\}|'[^']*'|\"[^\"]*\"|[\w.\-]+(?:\s+[a-z_][\w.\-]*)*)"
+)
+_SAME = re.compile(
+    r"^same(?:\s+signals?)?(?:\s+as\s+(?P<row>[\w.\-]+))?(?:\s*[,;:]\s*|\s+[—–-]\s+|\s*$)", re.I
+)
+_BARE_STATUS = re.compile(r"^(?:ambiguous\s+|transport\s+|http\s+)?(\d{3}|[1-5]xx)$", re.I)
+_FAULTS = ("timeout", "conn_reset", "conn_drop")
+
+
+def read_signal(
+    text: str, names: Collection[str] = (), earlier: dict[str, list[str]] | None = None
+) -> SignalReading:
+    """Read a Signal cell into "any of these terms", each term "all of these atoms".
+
+    Alternatives are written with ``/``, ``or`` or ``|``; conditions joined
+    with ``+``, a comma or ``with`` (or inside one backticked span, like
+    ``http:402 card_declined``) must all hold. Two conditions that cannot
+    hold at once (two statuses, two codes, a transport fault and anything
+    else) are alternatives after all. A backticked span with an operator
+    (``status == requires_action``), or an unbackticked ``field ∈ {…}`` /
+    ``field = value``, is a predicate atom. ``same, …`` starts from the
+    previous row's signal (``same as D12``: that row's), whose predicates on
+    a field the cell names again are replaced. Remarks in parentheses are
+    not signals. ``earlier`` maps row ids (and ``""``, the previous row) to
+    their terms.
+
+    >>> read_signal("`http:402 card_error card_declined`, reason ∈ {lost, stolen}").terms
+    ['http:402 && type:card_error && code:card_declined && reason ∈ {lost, stolen}']
+    >>> read_signal("`409` + `order_gone` / timeout").terms
+    ['http:409 && code:order_gone', 'timeout']
+    >>> read_signal("same, reason = expired", earlier={"": ["http:402 && reason ∈ {a}"]}).terms
+    ['http:402 && reason = expired']
     """
     coded = bool(
         ATOM.search(text)
@@ -395,27 +548,244 @@ def signal_atoms(text: str, names: Collection[str] = ()) -> list[str]:
         or re.search(r"\bHTTP\s+\d{3}\b", text)
     )
     webhooky = bool(re.search(r"webhook|\bevents?\b", text, re.I))
-    found: list[tuple[int, str]] = []
-    for m in re.finditer(r"`([^`\n]+)`|(\b[\w:./*\-]+)", text):
-        if m.group(1):
-            quoted = text[m.end() :].lstrip().startswith('"')
-            token = m.group(1).strip()
-            spans = [] if token in names else _span_atoms(token, coded, quoted, webhooky)
-            before = text[max(0, m.start() - 9) : m.start()].lower().rstrip()
-            if not spans and before.endswith("webhook") and re.fullmatch(r"[\w.]+", token):
-                spans = [f"webhook:{token}"]
-            found.extend((m.start(), atom) for atom in spans)
-        elif ATOM.fullmatch(m.group(2)):
-            found.append((m.start(), _norm_atom(m.group(2))))
-        elif m.group(2).lower() == "timeout":
-            found.append((m.start(), "timeout"))
-    found += [(m.start(), f"conn_{m['kind'].lower()}") for m in _TRANSPORT_PROSE.finditer(text)]
-    found += [(m.start(), f"http:{m[1]}") for m in re.finditer(r"\bHTTP\s+(\d{3})\b", text)]
+    body = text.strip()
+    base: list[str] | None = None
+    same = _SAME.match(body)
+    if same and earlier is not None:
+        base = earlier.get(same["row"] or "", None)
+        if base is not None:
+            body = body[same.end() :]
+    terms: list[str] = []
+    unread: list[str] = []
+    before: str = ""
+    for alternative in _split_top(_without_remarks(body), _ALTERNATIVE):
+        found = _conjunction(alternative, names, coded, webhooky, unread)
+        if found is None:
+            if alternative.strip(" .,:;") and not _names_a_step(alternative, names):
+                unread.append(alternative.strip())
+            continue
+        if before and all(_is_message(t) for t in found):
+            # `code` "message A" / "message B": the second message keeps the code
+            found = [_join(before, t) for t in found]
+        parts = found[0].split(" && ")
+        before = " && ".join(p for p in parts if not _is_message(p))
+        terms += found
+    if base is not None:
+        terms = [_join(b, t) for b in base for t in terms] if terms else list(base)
+    return SignalReading(list(dict.fromkeys(terms)), unread)
+
+
+def signal_atoms(text: str, names: Collection[str] = ()) -> list[str]:
+    """The terms of a Signal cell (see :func:`read_signal`), in the order written.
+
+    >>> signal_atoms("`http:410` / `SEARCH_EXPIRED` or timeout; webhook `charge.expired`")
+    ['http:410', 'code:SEARCH_EXPIRED', 'timeout', 'webhook:charge.expired']
+    >>> signal_atoms("`timeout` / `conn_reset` / `409 order_gone`, conn drop")
+    ['timeout', 'conn_reset', 'http:409 && code:order_gone', 'conn_drop']
+    """
+    return read_signal(text, names).terms
+
+
+def _without_remarks(text: str) -> str:
+    """The text with parenthesised remarks and bold markers removed (code spans and
+    quoted messages kept)."""
+    out: list[str] = []
+    depth, code, quoted = 0, False, False
+    for ch in text:
+        if ch == "`":
+            code = not code
+        if not code and ch == '"' and depth == 0:
+            quoted = not quoted
+        if not code and not quoted and ch == "(":
+            depth += 1
+            continue
+        if not code and not quoted and ch == ")" and depth:
+            depth -= 1
+            continue
+        if depth == 0:
+            out.append(ch)
+    return re.sub(r"\*\*|__", "", "".join(out)).strip()
+
+
+def _split_top(text: str, separator: re.Pattern) -> list[str]:
+    """Split at ``separator`` outside code spans, quotes, braces and brackets."""
+    guarded = _guarded(text)
+    parts, last = [], 0
+    for m in separator.finditer(text):
+        if any(guarded[i] for i in range(m.start(), m.end())):
+            continue
+        parts.append(text[last : m.start()])
+        last = m.end()
+    parts.append(text[last:])
+    return [p for p in parts if p.strip()]
+
+
+def _guarded(text: str) -> list[bool]:
+    guarded = []
+    code, quote, depth = False, "", 0
+    for ch in text:
+        inside = code or bool(quote) or depth > 0
+        if ch == "`" and not quote:
+            code = not code
+            inside = True
+        elif not code and ch in '"“”' and not depth:
+            if quote and (ch == quote or (quote == "“" and ch == "”")):
+                quote = ""
+            elif not quote and ch in '"“':
+                quote = ch
+            inside = True
+        elif not code and not quote and ch in "{[":
+            depth += 1
+        elif not code and not quote and ch in "}]" and depth:
+            depth -= 1
+            inside = True
+        guarded.append(inside)
+    return guarded
+
+
+def _conjunction(
+    text: str, names, coded: bool, webhooky: bool, unread: list[str]
+) -> list[str] | None:
+    """The terms of one alternative: its conditions joined, or split when they conflict."""
+    pieces = _split_top(text, _CONJUNCTION)
+    groups: list[list[str]] = []
+    empty = []
+    for piece in pieces:
+        options = _piece_options(piece, names, coded, webhooky)
+        if options:
+            groups.append(options)
+        else:
+            empty.append(piece)
+    if not groups:
+        return None
+    unread.extend(p.strip() for p in empty if p.strip(" .,:;") and not _names_a_step(p, names))
+    if len(groups) > 1 and _conflicting([g[0] for g in groups if len(g) == 1]):
+        return [t for g in groups for t in g]  # cannot all hold: read as alternatives
+    terms = [""]
+    for options in groups:
+        terms = [_join(t, o) for t in terms for o in options]
+    return terms
+
+
+_MESSAGE = re.compile(r'"([^"\n]{3,})"|“([^”\n]{3,})”')
+
+
+def _message_atom(text: str) -> str | None:
+    """``message contains "…"`` for a quoted provider message, cut before a placeholder.
+
+    Rows told apart only by their message (SPEC §3 ``fragile: prose-match``)
+    stay apart; lint judges the fragility.
+    """
+    kept = re.split(r"<|…|\.\.\.", text)[0].strip(" '\":;,")
+    return f'message contains "{kept}"' if len(kept) >= 3 else None
+
+
+def _is_message(term: str) -> bool:
+    return term.startswith('message contains "') and " && " not in term
+
+
+def _names_a_step(text: str, names) -> bool:
+    """Prose about where a signal arrives (`` `commit_x` itself``), not a signal."""
+    return any(t.strip() in names for t in re.findall(r"`([^`\n]+)`", text))
+
+
+def _piece_options(piece: str, names, coded: bool, webhooky: bool) -> list[str]:
+    """One condition as alternatives of terms (usually one term)."""
+    spread = re.fullmatch(r"\s*`([^`]+)`\s*∈\s*\{(.*)\}\s*", piece)
+    if spread and not _PREDICATE_OP.search(spread[1]):
+        left = _span_atoms(spread[1].strip(), coded, False, webhooky)
+        items = [i.strip().strip("`").strip() for i in spread[2].split(",") if i.strip()]
+        right = [_word_atom(i, True, False, webhooky) for i in items if i not in ("…", "...")]
+        if left and right and all(right):
+            return [_join(" && ".join(left), r) for r in right if r]
     atoms: list[str] = []
-    for _, atom in sorted(found, key=lambda x: x[0]):
-        if atom not in atoms:
-            atoms.append(atom)
-    return atoms
+    predicates = False
+    for m in re.finditer(r"`([^`\n]+)`", piece):
+        token = m.group(1).strip()
+        if token in names:
+            continue
+        if _PREDICATE_OP.search(token) and not ATOM.fullmatch(token):
+            atoms.append(" ".join(token.split()))
+            predicates = True
+            continue
+        quoted = piece[m.end() :].lstrip().startswith(('"', "“"))
+        spans = _span_atoms(token, coded, quoted, webhooky)
+        before = piece[max(0, m.start() - 9) : m.start()].lower().rstrip()
+        if not spans and before.endswith("webhook") and re.fullmatch(r"[\w.]+", token):
+            spans = [f"webhook:{token}"]
+        atoms += spans
+    prose = re.sub(r"`[^`\n]*`", " ", piece)
+    messages = [m[1] or m[2] for m in _MESSAGE.finditer(prose)]
+    prose = _MESSAGE.sub(" ", prose)
+    for m in re.finditer(r"\b[\w:./*\-]+", prose):
+        word = m.group(0)
+        if ATOM.fullmatch(word):
+            atoms.append(_norm_atom(word))
+        elif word.lower() == "timeout":
+            atoms.append("timeout")
+    atoms += [f"conn_{m['kind'].lower()}" for m in _TRANSPORT_PROSE.finditer(prose)]
+    atoms += [f"http:{m[1]}" for m in re.finditer(r"\bHTTP\s+(\d{3})\b", prose)]
+    bare = _BARE_STATUS.match(prose.strip(" .:"))
+    if bare:
+        atoms.append(f"http:{bare[1].lower()}")
+    if not predicates and not atoms:
+        plain = piece.replace("`", "")
+        found = _PREDICATE.search(plain)
+        # Prose has "is > 24h old": only a field-like name (``decline_code``,
+        # ``refund.status``) or a backticked one starts a predicate.
+        fieldlike = found and (
+            re.search(r"[_.]", found["field"])
+            or found["op"] in ("∈", "∉")
+            or (found["op"] in ("=", "==", "!=") and " " not in found["value"])
+            or f"`{found['field']}`" in piece
+        )
+        if found and fieldlike:
+            atoms.append(" ".join(found.group(0).split()))
+    message = _message_atom(messages[0]) if messages else None
+    if message and not any(a in _FAULTS for a in atoms):
+        atoms.append(message)
+    atoms = list(dict.fromkeys(atoms))
+    if len(atoms) > 1 and _conflicting(atoms):
+        return atoms  # e.g. ``code:2560`` beside "timeout": alternatives, as written
+    return [" && ".join(_typed(atoms))] if atoms else []
+
+
+def _typed(atoms: list[str]) -> list[str]:
+    """Two codes in one condition: the one ending in ``_error`` is the error type."""
+    codes = [a for a in atoms if a.startswith("code:")]
+    if len(codes) < 2:
+        return atoms
+    return [f"type:{a[5:]}" if a in codes and a.endswith("_error") else a for a in atoms]
+
+
+def _kind(atom: str) -> str:
+    if atom in _FAULTS or atom.startswith("http:"):
+        return "transport"
+    m = re.match(r"^(code|webhook|type):", atom)
+    return m[1] if m else "predicate"
+
+
+def _conflicting(atoms: list[str]) -> bool:
+    """Can these atoms not all hold of one response (two statuses, codes, a fault)?"""
+    parts = [p for a in atoms for p in a.split(" && ")]
+    if any(p in _FAULTS for p in parts) and len(parts) > 1:
+        return True
+    kinds = [_kind(p) for p in _typed(parts)]
+    return any(kinds.count(k) > 1 for k in ("transport", "code", "webhook", "type"))
+
+
+def _join(term: str, more: str) -> str:
+    """``term && more``, where a predicate in ``more`` replaces one on the same field."""
+    if not term:
+        return more
+    new_fields = {_field(p) for p in more.split(" && ")} - {None}
+    kept = [p for p in term.split(" && ") if _field(p) not in new_fields or _field(p) is None]
+    return " && ".join(dict.fromkeys([*kept, *more.split(" && ")]))
+
+
+def _field(part: str) -> str | None:
+    m = _PREDICATE.match(part)
+    return m["field"] if m and ":" not in m["field"] else None
 
 
 def _span_atoms(token: str, coded: bool, quoted: bool, webhooky: bool) -> list[str]:

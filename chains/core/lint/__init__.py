@@ -6,8 +6,9 @@ returns a :class:`LintReport`: the findings, the chain's status, the
 UNKNOWNs a human must answer, and every handle's invalidation cascade.
 
 Status, worst first: BLOCKED (a commit-safety question is unanswered: no
-probe, or a probe that needs the commit's lost output), INVALID (an error),
-WARNINGS, VALID.
+confirmation, no probe, or an unkeyed commit whose probe needs its lost
+output with no correlation lookup documented — SPEC §2.1's "if neither
+exists"), INVALID (an error), WARNINGS, VALID.
 """
 
 from __future__ import annotations
@@ -16,7 +17,17 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..model import Chain
-from . import commit, edges, evidence, gates, handles, policy, structure, table  # noqa: F401
+from . import (  # noqa: F401
+    commit,
+    edges,
+    evidence,
+    gates,
+    handles,
+    policy,
+    structure,
+    table,
+    values,
+)
 from .context import LintContext
 from .registry import RULES, Finding, Rule
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
-from ..model import Action, Chain, Compensation
+from ..model import Action, Chain, Compensation, VerdictRow
 from ..signals import scope_actions
 from .context import LintContext, is_commit_class, is_keyed, is_unkeyed_commit
 from .registry import rule
@@ -106,6 +106,72 @@ def probe_not_read(chain: Chain, ctx: LintContext) -> Found:
             )
 
 
+def _outputs_probe_needs(action: Action, ctx: LintContext) -> tuple[str, list[str]] | None:
+    """The probe and the handles it needs from ``action``'s own response, if any."""
+    probe = ctx.actions.get(action.confirmation.probe or "") if action.confirmation else None
+    if probe is None:
+        return None
+    minted = action.output.handles
+    needed = [
+        h
+        for h in probe.input.handles
+        if h in minted or any(ctx.ancestry.derives_from(h, m) for m in minted)
+    ]
+    return (probe.id, needed) if needed else None
+
+
+# A lookup the correlation record makes possible (SPEC §2.1: "list-by-window +
+# correlation label"): "list refunds by metadata.run_ref", "matched via our
+# reference", "look up by booking_ref", "lookup key: …".
+_LOOKUP = re.compile(
+    r"\blist[- ]by[- ]window\b"
+    r"|\blookup[- ]keys?\b"
+    r"|\blook(?:ed|s)?[- ]up\b[^.;\n]{0,60}?\bby\b\s*`?[\w.]+"
+    r"|\blist(?:s|ed|ing)?\b[^.;\n]{0,60}?\b(?:by|via|matched (?:by|via|on)|filtered by)\b"
+    r"\s*`?[\w.]+",
+    re.IGNORECASE,
+)
+_NEGATION = re.compile(r"\b(?:no|not|never|without|cannot|can't)\b[^.;\n]*$", re.IGNORECASE)
+
+
+def documented_lookup(
+    action: Action, probe: Action | None = None, rows: Iterable[VerdictRow] = ()
+) -> str | None:
+    """The correlation lookup the commit's text (its probe's, its rows' notes) describes.
+
+    The grammar has no field for the correlation record, so its lookup keys
+    live in descriptions and notes, and in the notes of verdict rows scoped
+    to the commit (a reconcile row saying how the probe matches our
+    reference); a negated mention ("no documented search by passenger") is
+    not a lookup.
+
+    >>> from chains.core.model import Action
+    >>> refund = Action(id="refund", effect="commit",
+    ...     notes=["probe: list refunds on the payment by metadata.run_ref"])
+    >>> documented_lookup(refund)
+    'list refunds on the payment by metadata.run_ref'
+    >>> documented_lookup(Action(id="book", effect="commit",
+    ...     notes=["no documented list of bookings by passenger exists"])) is None
+    True
+    """
+    texts = [row.note or "" for row in rows]
+    for element in (action, probe):
+        if element is not None:
+            texts += [element.description or "", *element.notes]
+            if element.confirmation is not None:
+                texts += [str(v) for v in element.confirmation.extras.values()]
+    for text in texts:
+        for match in _LOOKUP.finditer(text):
+            if not _NEGATION.search(text[: match.start()]):
+                return match.group(0).strip("` ")
+    return None
+
+
+def _lookup(action: Action, probe: str, chain: Chain, ctx: LintContext) -> str | None:
+    rows = (row for row in chain.verdict_table if action.id in row.scope.steps)
+    return documented_lookup(action, ctx.actions[probe], rows)
+
+
 @rule(
     "commit.probe-needs-commit-output",
     "error",
@@ -116,24 +182,58 @@ def probe_not_read(chain: Chain, ctx: LintContext) -> Found:
     blocks=True,
 )
 def probe_needs_commit_output(chain: Chain, ctx: LintContext) -> Found:
-    """A probe runs without the commit's own output (a lost locator cannot be looked up)."""
+    """An unkeyed commit's probe needs its lost output, and no lookup is documented.
+
+    SPEC §2.1 blocks only "if neither exists": a keyed commit recovers its
+    response by replaying its key, and a documented correlation lookup lets
+    a probe find the result; both get ``commit.probe-lookup-undeclared``.
+    """
     for a in _commits(chain):
-        probe = ctx.actions.get(a.confirmation.probe or "") if a.confirmation else None
-        if probe is None:
+        needs = _outputs_probe_needs(a, ctx)
+        if needs is None or is_keyed(a) or _lookup(a, needs[0], chain, ctx):
             continue
-        minted = a.output.handles
-        needed = [
-            h
-            for h in probe.input.handles
-            if h in minted or any(ctx.ancestry.derives_from(h, m) for m in minted)
-        ]
-        if needed:
-            yield (
-                f"actions[{a.id}].confirmation",
-                f"actions[{a.id}] is confirmed by {probe.id}, which needs "
-                f"{', '.join(needed)} from the commit's own response; when that response "
-                "is lost the probe cannot run.",
-            )
+        probe, needed = needs
+        yield (
+            f"actions[{a.id}].confirmation",
+            f"actions[{a.id}] is confirmed by {probe}, which needs {', '.join(needed)} from "
+            "the commit's own response, and neither an idempotency key nor a correlation "
+            "lookup is documented: when that response is lost nothing can find the result.",
+        )
+
+
+@rule(
+    "commit.probe-lookup-undeclared",
+    "warning",
+    "SPEC §2.1",
+    hint="Declare a read that finds the result by a key known before dispatch (our reference "
+    "in the correlation record, or a list over the dispatch window) and name it in "
+    "confirmation.probe; an async-finality commit still needs that probe.",
+)
+def probe_lookup_undeclared(chain: Chain, ctx: LintContext) -> Found:
+    """A keyed or lookup-documented commit's probe still needs the commit's output."""
+    for a in _commits(chain):
+        needs = _outputs_probe_needs(a, ctx)
+        if needs is None:
+            continue
+        probe, needed = needs
+        lookup = _lookup(a, probe, chain, ctx)
+        if not is_keyed(a) and lookup is None:
+            continue  # commit.probe-needs-commit-output blocks it
+        why = (
+            "its key replay recovers a lost response only within key retention"
+            if is_keyed(a)
+            else "it is unkeyed"
+        )
+        then = (
+            f"declare the documented lookup ({lookup!r}) as the probe"
+            if lookup
+            else "declare a lookup by a key known before dispatch as the probe"
+        )
+        yield (
+            f"actions[{a.id}].confirmation",
+            f"actions[{a.id}] is confirmed by {probe}, which needs {', '.join(needed)} from "
+            f"the commit's own response; {why}, so {then}.",
+        )
 
 
 @rule(

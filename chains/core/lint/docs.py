@@ -21,6 +21,7 @@ FAMILY_TITLES = {
     "table": "Verdict table",
     "gates": "Gates",
     "policy": "Policy",
+    "values": "Values: placeholders and durations",
     "evidence": "Evidence and UNKNOWNs",
 }
 

@@ -5,7 +5,10 @@ stale dependant alive, and the run later presents it with the new lineage.
 The graph questions live in :mod:`chains.core.graph`; these rules only word
 the answers. A gap whose consumed handle is a selection pseudo-handle is
 reported once, by ``edges.selection-coupling`` (I3), not again as a missing
-derivation.
+derivation. What a commit-class action mints is exempt: landed commits are
+facts, not cache (I5), so no re-mint of an input ever invalidates them and
+an edge would change nothing (the cascade in :mod:`chains.core.graph` stops
+at them too).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from collections.abc import Iterator
 from ..graph import independence_questions, missing_edges, selection_coupling_gaps
 from ..graph import selection_handles as _selection_handles
 from ..model import Chain
-from .context import LintContext
+from .context import LintContext, is_commit_class
 from .registry import rule
 from .structure import verdicts
 
@@ -32,11 +35,13 @@ Found = Iterator[tuple[str, str]]
     "handle that does), so re-minting the input invalidates the output (SPEC §4 I1).",
 )
 def missing_derivation(chain: Chain, ctx: LintContext) -> Found:
-    """A handle is minted from an input it does not derive from."""
+    """A handle is minted from an input it does not derive from (commit outputs excepted)."""
     picks = _selection_handles(chain)
     for gap in missing_edges(chain):
         if gap.consumed in picks:
             continue  # edges.selection-coupling says it, with the I3 reason
+        if is_commit_class(ctx.actions[gap.action]):
+            continue  # a landed fact (I5): nothing re-minted upstream invalidates it
         yield (
             f"handles[{gap.minted}].derived_from",
             f"handles[{gap.minted}] is minted by actions[{gap.action}] from "
@@ -54,6 +59,8 @@ def missing_derivation(chain: Chain, ctx: LintContext) -> Found:
 def selection_coupling(chain: Chain, ctx: LintContext) -> Found:
     """A result is computed from a selection but does not derive from it."""
     for gap in selection_coupling_gaps(chain):
+        if is_commit_class(ctx.actions[gap.action]):
+            continue  # a landed fact (I5) describes the pick it was made from, rightly
         yield (
             f"handles[{gap.minted}].derived_from",
             f"handles[{gap.minted}] is minted by actions[{gap.action}] from the selection "

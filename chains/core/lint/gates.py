@@ -310,3 +310,44 @@ def unreachable(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
     for gate in chain.gates:
         if gate.id not in raised:
             yield f"gates[{gate.id}]", f"gates[{gate.id}] is never raised."
+
+
+# Verdicts that move the cursor back onto a step, which then parks at its
+# entry gate again (SPEC §3: "on EVERY arrival, including replays after
+# rewind/repair/reselect").
+_RE_ARRIVING = ("repair", "rewind", "reselect")
+
+
+@rule(
+    "gates.entry-outcome-loops",
+    "error",
+    "SPEC §3",
+    hint="Let the approving outcome answer ok (with params and bind to carry the choice into "
+    "intent before the dispatch); keep repair/rewind into the gated step only for answers "
+    "that change what the gate asks next time. An entry gate parks the run on every arrival, "
+    "so it is never 'already satisfied this pass'.",
+)
+def entry_outcome_loops(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """An entry gate's outcome re-enters its own gated step, and no answer lets it dispatch.
+
+    A repair back into the gated step is fine beside an ``ok`` answer (change
+    the size, see the gate again, approve); without one, every answer that
+    goes on arrives at the step again, parks at the gate again, and loops
+    until the budget runs out.
+    """
+    for action in chain.actions:
+        gate = ctx.gates.get(action.entry_gate or "")
+        if gate is None or any(o.verdict.type == "ok" for o in gate.outcomes.values()):
+            continue
+        for name, outcome in gate.outcomes.items():
+            verdict = outcome.verdict
+            if verdict.type in _RE_ARRIVING and verdict.to == action.id:
+                element = f"gates[{gate.id}].outcomes.{name}"
+                yield (
+                    element,
+                    f"{element} answers {verdict.type}(to: {action.id}), the step this gate "
+                    f"guards, and no answer of gates[{gate.id}] is ok: the cursor arrives at "
+                    f"{action.id} again and parks at the gate again (SPEC §3 parks it on every "
+                    f"arrival, replays included), so this answer loops until the "
+                    f"{verdict.type} budget runs out and {action.id} is never dispatched.",
+                )

@@ -14,9 +14,18 @@ P2 ban on treating a TTL as a timer.
   captured charge stays valid. A commit-made object that does expire (a card
   hold) must say so with a ``staleness`` block, and is then judged by it.
 
+* its ``ttl_hint`` starts with one of those words and adds a remark
+  (``n/a (dies with workbench)``): it has no expiry of its own, and dies only
+  with what it derives from (I1), whose own signals cover it.
+
 Selection pseudo-handles are exempt from the staleness rules: they hold no
 provider state, and they die with the handles they derive from (I1), whose
-own signals cover them.
+own signals cover them. So are client-held results (SPEC §2.2): a
+pseudo-handle a read declares for results that live only on our side has
+"no provider staleness; any validity limit is business-level". A handle is
+taken as client-held only when a read mints it and its own text says so
+(client-held, code-held, pseudo-handle, no provider token, a payload we
+cache); a provider token minted by a read (a ``search_id``) stays judged.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from collections.abc import Iterator
 from ..model import Chain, Handle
 from .context import LintContext, is_commit_class
 from .registry import rule
+from .values import is_placeholder
 
 __all__: list[str] = []
 
@@ -49,7 +59,31 @@ def _is_durable(handle: Handle, ctx: LintContext) -> bool:
     stale = handle.staleness
     if stale is None:
         return _minter_effect(handle, ctx) in ("commit", "compensate")
-    return stale.ttl_hint is not None and stale.ttl_hint.text.strip().lower() in _NEVER_EXPIRES
+    if stale.ttl_hint is None:
+        return False
+    first = re.split(r"[\s(,;:—–-]+", stale.ttl_hint.text.strip().lower(), maxsplit=1)[0]
+    return stale.ttl_hint.text.strip().lower() in _NEVER_EXPIRES or first in _NEVER_EXPIRES
+
+
+_CLIENT_HELD = re.compile(
+    r"\b(?:client|code)[- ](?:held|side)\b"
+    r"|\bpseudo[- ]handle\b"
+    r"|\bno (?:provider|server[- ]side) (?:token|handle|state)\b"
+    r"|\bcached\b[^.;\n]{0,60}\bpayload\b",
+    re.IGNORECASE,
+)
+
+
+def is_client_held(handle: Handle, ctx: LintContext) -> bool:
+    """A read's results that live only on our side (SPEC §2.2 "Client-held results")."""
+    if _minter_effect(handle, ctx) != "read":
+        return False
+    return any(_CLIENT_HELD.search(text) for text in [handle.description or "", *handle.notes])
+
+
+def _exempt(handle: Handle, ctx: LintContext) -> bool:
+    """No provider staleness to detect: a selection, a client-held result, or durable."""
+    return _is_selection(handle, ctx) or is_client_held(handle, ctx) or _is_durable(handle, ctx)
 
 
 def _detectable(handle: Handle) -> bool:
@@ -75,6 +109,28 @@ def selection_without_rematch(chain: Chain, ctx: LintContext) -> Found:
 
 
 @rule(
+    "handles.rematch-key-placeholder",
+    "error",
+    "SPEC §2.2",
+    hint="Name the intent-level fields that identify the pick (carrier, flight numbers, "
+    "times, fare brand), never a placeholder and never the provider's option id.",
+)
+def rematch_key_placeholder(chain: Chain, ctx: LintContext) -> Found:
+    """A rematch key is empty or only placeholders, so no re-selection can ever match."""
+    for h in chain.handles:
+        if h.rematch is None:
+            continue
+        keys = h.rematch.key
+        if not keys or all(is_placeholder(k) for k in keys):
+            shown = ", ".join(keys) if keys else "nothing"
+            yield (
+                f"handles[{h.id}].rematch",
+                f"handles[{h.id}].rematch.key is {shown}: after a rewind the runtime has no "
+                "intent-level field to re-find the pick by.",
+            )
+
+
+@rule(
     "handles.commit-input-undetectable",
     "error",
     "SKILL Step 7",
@@ -89,7 +145,7 @@ def commit_input_undetectable(chain: Chain, ctx: LintContext) -> Found:
             for a in ctx.consumers.get(h.id, [])
             if a in ctx.actions and is_commit_class(ctx.actions[a])
         ]
-        if not commits or _is_selection(h, ctx) or _is_durable(h, ctx) or _detectable(h):
+        if not commits or _exempt(h, ctx) or _detectable(h):
             continue
         yield (
             f"handles[{h.id}].staleness",
@@ -176,7 +232,7 @@ def spent_handle_reused(chain: Chain, ctx: LintContext) -> Found:
 def staleness_undetectable(chain: Chain, ctx: LintContext) -> Found:
     """A handle that can expire has staleness signals (UNKNOWN otherwise)."""
     for h in chain.handles:
-        if _is_selection(h, ctx) or _is_durable(h, ctx) or _detectable(h):
+        if _exempt(h, ctx) or _detectable(h):
             continue
         yield (
             f"handles[{h.id}].staleness",

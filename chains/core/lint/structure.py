@@ -7,9 +7,17 @@ orders in which a handle could not exist yet when consumed. Every other rule
 family assumes these hold, and keeps the first definition of a duplicated
 id (see :class:`~chains.core.lint.context.LintContext`).
 
-Two spellings are not references: ``minted_by: external`` marks a handle
-minted outside this chain (reported as info), and ``refresh: n/a`` marks a
-durable handle nothing re-mints.
+Two spellings are not references: ``minted_by: external`` (also with its
+origin, ``external(scope A create_order)``) marks a handle minted outside
+this chain (reported as info), and ``refresh: n/a`` marks a durable handle
+nothing re-mints.
+
+A verdict row may come from a verdict-table core that several chains of one
+document share (SKILL Step 6), so its scope can name steps of the other
+chains. A scope naming at least one step of this chain applies to those; the
+names it lacks are a warning (a shared row, or a misspelt id). A scope
+naming no step of this chain applies to nothing here, which is an error. A
+scope written as prose (``scope.text``) names nothing to resolve.
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ from collections import Counter
 from collections.abc import Container, Iterator
 
 from ..graph import action_verdicts, derivation_cycles
-from ..model import Chain, VerdictRow
+from ..model import Chain, VerdictRow, is_external
 from ..verdicts import Verdict
 from .context import LintContext
 from .registry import rule
@@ -50,6 +58,19 @@ def verdicts(chain: Chain) -> Iterator[tuple[str, Verdict]]:
             yield f"gates[{gate.id}].payload_expiry", gate.payload_expiry.verdict
     for i, row in enumerate(chain.verdict_table, 1):
         yield row_element(row, i), row.verdict
+
+
+@rule(
+    "structure.no-actions",
+    "error",
+    "SPEC §2.1",
+    hint="Declare the chain's actions (reads, mints, commits); a chain with none has nothing "
+    "to run, so nothing here can be reviewed or approved.",
+)
+def no_actions(chain: Chain, ctx: LintContext) -> Found:
+    """The chain declares no actions."""
+    if not chain.actions:
+        yield "actions", f"chain {chain.id} declares no actions: there is nothing to run."
 
 
 @rule(
@@ -94,7 +115,7 @@ def dangling_reference(chain: Chain, ctx: LintContext) -> Found:
         where = f"handles[{h.id}]"
         for parent in h.derived_from:
             yield from need(f"{where}.derived_from", "handle", parent, handles)
-        if h.minted_by != EXTERNAL:
+        if not is_external(h):
             yield from need(f"{where}.minted_by", "action", h.minted_by, actions)
         if h.staleness is not None and h.staleness.refresh != "n/a":
             yield from need(f"{where}.staleness.refresh", "action", h.staleness.refresh, actions)
@@ -128,8 +149,9 @@ def dangling_reference(chain: Chain, ctx: LintContext) -> Found:
 
     for i, row in enumerate(chain.verdict_table, 1):
         where = f"{row_element(row, i)}.scope"
-        for step in row.scope.steps:
-            yield from need(where, "action", step, actions)
+        if not any(step in actions for step in row.scope.steps):
+            for step in row.scope.steps:
+                yield from need(where, "action", step, actions)
         for name in row.scope.consumers_of:
             yield from need(where, "handle", name, handles)
 
@@ -171,6 +193,27 @@ def _variant_scopes(chain: Chain) -> Iterator[tuple[str, list[str]]]:
 
 
 @rule(
+    "structure.scope-names-absent-steps",
+    "warning",
+    "SKILL Step 6",
+    hint="If the row comes from a verdict-table core shared with other chains, nothing is "
+    "wrong here; otherwise correct the misspelt step id, or the row misses that step.",
+)
+def scope_names_absent_steps(chain: Chain, ctx: LintContext) -> Found:
+    """A row's scope names steps this chain lacks, next to steps it has."""
+    for i, row in enumerate(chain.verdict_table, 1):
+        here = [s for s in row.scope.steps if s in ctx.actions]
+        absent = [s for s in dict.fromkeys(row.scope.steps) if s not in ctx.actions]
+        if here and absent:
+            where = f"{row_element(row, i)}.scope"
+            yield (
+                where,
+                f"{where} names steps this chain lacks ({', '.join(absent)}); the row "
+                f"applies here only to {', '.join(here)}",
+            )
+
+
+@rule(
     "structure.external-handle",
     "info",
     "SPEC §2.2",
@@ -178,9 +221,9 @@ def _variant_scopes(chain: Chain) -> Iterator[tuple[str, list[str]]]:
     "staleness and lineage are checked there, not here.",
 )
 def external_handle(chain: Chain, ctx: LintContext) -> Found:
-    """A handle is minted outside this chain (``minted_by: external``)."""
+    """A handle is minted outside this chain (``minted_by: external``, or ``external(origin)``)."""
     for h in chain.handles:
-        if h.minted_by == EXTERNAL:
+        if is_external(h):
             yield (
                 f"handles[{h.id}]",
                 f"handles[{h.id}] is minted outside this chain; nothing here re-mints it",
@@ -221,7 +264,11 @@ def minted_by_mismatch(chain: Chain, ctx: LintContext) -> Found:
     for a in chain.actions:
         for name in a.output.handles:
             declared = ctx.handles.get(name)
-            if declared is not None and declared.minted_by not in (None, EXTERNAL, a.id):
+            if (
+                declared is not None
+                and declared.minted_by not in (None, a.id)
+                and not is_external(declared)
+            ):
                 yield (
                     f"actions[{a.id}].output.handles",
                     f"actions[{a.id}] outputs handles[{name}], "
@@ -246,9 +293,17 @@ def _minter(ctx: LintContext, handle_id: str) -> str | None:
     "or mark the handle minted_by: external if it comes from another chain.",
 )
 def consumed_before_minted(chain: Chain, ctx: LintContext) -> Found:
-    """An action consumes a handle before (in chain order) the action that mints it."""
+    """An action consumes a handle before (in chain order) the action that mints it.
+
+    A handle another chain made (``minted_by: external(...)``) exists before
+    this chain's first step, so consuming it early is fine even when a later
+    step of this chain mints a new one (an exchange re-issuing tickets).
+    """
     for a in chain.actions:
         for name in dict.fromkeys(a.input.handles):
+            declared = ctx.handles.get(name)
+            if declared is not None and is_external(declared):
+                continue
             minter = _minter(ctx, name)
             if minter is not None and ctx.order[minter] > ctx.order[a.id]:
                 yield (

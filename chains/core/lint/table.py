@@ -102,6 +102,32 @@ def _caught_by(
 
 
 @rule(
+    "table.row-without-signal",
+    "warning",
+    "SPEC §3",
+    hint="Write the row's signal as matchers code can test (http:409, code:X, timeout, "
+    "webhook:x, or a payload predicate such as status == 'requires_action'); keep the prose "
+    "as the row's description.",
+)
+def row_without_signal(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """A row has no machine-readable signal (at most prose), so it can never match.
+
+    A warning, not an error: what the row meant to catch falls to the fixed
+    rows 11-12 (reconcile with a commit in flight, else dead_end), which fail
+    closed, so the config stays safe; the recovery the row designs never runs.
+    """
+    for element, row in _rows(chain):
+        if not any(atom.strip() for atom in row.signal):
+            said = f" (only the prose {row.description!r})" if row.description else ""
+            yield (
+                element,
+                f"{element} has no signal{said}: the classifier is deterministic code, so "
+                "this row never matches and its verdict never fires; what it meant to catch "
+                "falls to the unmatched rows 11-12.",
+            )
+
+
+@rule(
     "table.repair-without-fields",
     "error",
     "SPEC §2.3",

@@ -21,6 +21,13 @@ the first path to a violation a shortest one; it is kept as a
 :class:`~.scenario.Scenario` that :func:`~.scenario.simulate` replays to the
 violating state.
 
+Every result also says what the search saw of the chain: the main steps it
+reached, the domain rows that fired, the gate outcomes taken and the
+compensations run, against what the chain declares, with warnings in words
+when the happy path does not reach ``done`` or a step is never reached
+(:mod:`.reach`). A result without violations is a pass only when it is
+also ``complete``.
+
 A branch is a copy of the parent :class:`~.runtime.Run` (its snapshot; the
 trace is not needed to go on, only the new events, which the monitor reads),
 not a re-simulation of the prefix: ``bench/explore.py`` measures both.
@@ -39,11 +46,16 @@ from typing import Any
 from ..model import Action, Chain
 from .invariants import Finding, Monitor
 from .palette import Choice, choices, default_intent, observation_choices, revocation_watches
+from .reach import Reach, Recorder
 from .runtime import Run
 from .scenario import Scenario, _crash_and_resume
-from .state import Observation, Proposal, Snapshot
+from .state import Event, Observation, Proposal, Snapshot
 
-__all__ = ["Bounds", "ExploreResult", "Violation", "explore", "merge", "state_key"]
+__all__ = ["EXIT_CODES", "Bounds", "ExploreResult", "Violation", "explore", "merge", "state_key"]
+
+# What a pipeline reads from ``chain explore``: a broken invariant outranks incomplete
+# coverage, and a clean search that did not see the whole chain is not a pass (0).
+EXIT_CODES = {"pass": 0, "violations": 1, "incomplete": 3}
 
 _POLL = 50  # expansions between should_stop / progress calls (the first one included)
 _SHARD_WIDTH = 4  # a sharded search splits once a level has this many nodes per shard
@@ -83,7 +95,9 @@ class ExploreResult:
     ``terminals`` the distinct terminal states by run state, ``truncated``
     whether ``should_stop`` ended the search early. ``cut`` counts walks the
     event bound ended. ``keys`` maps every state key to its terminal state
-    ("" when not terminal); :func:`merge` unions shards with it.
+    ("" when not terminal); :func:`merge` unions shards with it. ``reach`` is
+    what the search saw of the chain (:mod:`.reach`); None only for a result
+    stored before coverage was recorded.
     """
 
     states: int
@@ -95,9 +109,30 @@ class ExploreResult:
     cut: int = 0
     keys: dict[str, str] = field(default_factory=dict, repr=False)
     shard: tuple[int, int] | None = None
+    reach: Reach | None = field(default=None, repr=False)
+
+    @property
+    def warnings(self) -> list[str]:
+        """Why this result is not a pass even without violations (:meth:`.Reach.warnings`)."""
+        return self.reach.warnings(self.truncated) if self.reach is not None else []
+
+    @property
+    def complete(self) -> bool:
+        """Every main step reached, every happy path done, the search not cut short."""
+        return self.reach is not None and not self.warnings
+
+    def verdict(self) -> str:
+        """``violations``, else ``incomplete`` (clean but warned), else ``pass``; see EXIT_CODES."""
+        if self.violations:
+            return "violations"
+        return "pass" if self.complete else "incomplete"
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready; a shard's result also carries its ``state_keys`` so shards can merge."""
+        """JSON-ready; a shard's result also carries its ``state_keys`` and ``reach`` to merge.
+
+        ``coverage`` has exactly the keys steps, rows, outcomes and
+        compensations; ``not_covered`` names what each never saw.
+        """
         out: dict[str, Any] = {
             "states": self.states,
             "paths": self.paths,
@@ -107,9 +142,17 @@ class ExploreResult:
             "truncated": self.truncated,
             "cut": self.cut,
         }
+        if self.reach is not None:
+            out["complete"] = self.complete
+            out["warnings"] = self.warnings
+            out["coverage"] = self.reach.coverage()
+            out["not_covered"] = self.reach.missed()
+            out["happy_path"] = self.reach.happy_path()
         if self.shard is not None:
             out["shard"] = list(self.shard)
             out["state_keys"] = dict(self.keys)
+            if self.reach is not None:
+                out["reach"] = self.reach.as_dict()
         return out
 
     @classmethod
@@ -129,6 +172,7 @@ class ExploreResult:
             cut=data.get("cut", 0),
             keys=dict(data.get("state_keys") or {}),
             shard=(shard[0], shard[1]) if shard else None,
+            reach=Reach.from_dict(data["reach"]) if data.get("reach") else None,
         )
 
 
@@ -219,6 +263,7 @@ class _Search:
         self.stopped = False
         self.roots: list[tuple[dict[str, Any], str | None]] = []
         self._obs_cache: dict[tuple, list[Choice]] = {}
+        self.recorder = Recorder(chain)
 
     # roots: one per variant, no fault
 
@@ -231,29 +276,36 @@ class _Search:
             run = Run.start(self.chain, intent=dict(intent), variant=variant)
             monitor = Monitor(self.chain)
             found = monitor.feed(run.trace) + monitor.state_findings(run.snapshot)
+            events = list(run.trace)
+            self.recorder.feed(run.snapshot, events)
             node = _Node(_detach(run), monitor, i, None, 0, 0)
             self._record(found, node)
-            if self._visit(node):
+            if self._visit(node, events):
                 nodes.append(node)
         return nodes
 
-    def _visit(self, node: _Node) -> bool:
-        """Count the node; whether it is worth expanding."""
-        key = state_key(node.run.snapshot, node.monitor)
+    def _visit(self, node: _Node, events: list[Event]) -> bool:
+        """Count the node; whether it is worth expanding. ``events``: what led to it."""
+        snapshot = node.run.snapshot
+        key = state_key(snapshot, node.monitor)
         before = self.seen.get(key)
         finished = node.run.finished
         if before is None:
-            self.keys[key] = node.run.snapshot.state if finished else ""
+            self.keys[key] = snapshot.state if finished else ""
         if before is not None and before <= node.faults:
             self.paths += 1  # joins a state already explored with as few faults
+            if node.faults == 0:  # only a fault-free walk can join itself: it loops
+                self.recorder.ended(snapshot, events, 0, "loop")
             return False
         self.seen[key] = node.faults
         if finished:
             self.paths += 1
+            self.recorder.ended(snapshot, events, node.faults, "terminal")
             return False
         if node.depth >= self.bounds.max_events:
             self.paths += 1
             self.cut += 1
+            self.recorder.ended(snapshot, events, node.faults, "cut")
             return False
         return True
 
@@ -273,11 +325,12 @@ class _Search:
             run = _apply(self.chain, run, choice.event)
             monitor = node.monitor.copy()
             found = monitor.feed(run.trace) + monitor.state_findings(run.snapshot)
-            run.trace = []
+            events, run.trace = run.trace, []
+            self.recorder.feed(run.snapshot, events)
             child = _Node(run, monitor, node.root, _Path(choice.event, node.path), faults, 0)
             child.depth = node.depth + 1
             self._record(found, child)
-            if self._visit(child):
+            if self._visit(child, events):
                 children.append(child)
         return children
 
@@ -423,6 +476,7 @@ def _result(search: _Search, seconds: float, shard: tuple[int, int] | None) -> E
         cut=search.cut,
         keys=search.keys,
         shard=shard,
+        reach=search.recorder.reach,
     )
 
 
@@ -432,7 +486,9 @@ def merge(results: list[ExploreResult]) -> ExploreResult:
     cut walks summed, seconds the slowest shard's.
 
     Results without keys (built from a dict that lost them) add up their
-    counts instead, which over-counts states the shards share.
+    counts instead, which over-counts states the shards share. Reach is
+    unioned (:meth:`.Reach.merge`), so coverage and its warnings are the
+    whole search's; it is None if any result lacks it.
     """
     if not results:
         raise ValueError("merge needs at least one result")
@@ -460,7 +516,18 @@ def merge(results: list[ExploreResult]) -> ExploreResult:
         truncated=any(r.truncated for r in results),
         cut=sum(r.cut for r in results),
         keys=keys,
+        reach=_merged_reach(results),
     )
+
+
+def _merged_reach(results: list[ExploreResult]) -> Reach | None:
+    reaches = [r.reach for r in results if r.reach is not None]
+    if len(reaches) < len(results):
+        return None
+    merged = reaches[0]
+    for reach in reaches[1:]:
+        merged = merged.merge(reach)
+    return merged
 
 
 def _shorter(a: Scenario, b: Scenario) -> bool:

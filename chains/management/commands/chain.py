@@ -1,10 +1,13 @@
 """``manage.py chain``: import, export, lint, simulate, explore, rules, schema; a thin shell.
 
-The core parses, checks and reports; this command reads files, stores chains
-through ``Chain.objects.store`` and turns outcomes into text, JSON and an exit
-status (lint: 0 VALID or WARNINGS, 1 INVALID, 2 BLOCKED; simulate: 0 when the
-scenario ran and its expectations held, 1 otherwise; explore: 0 when no
-invariant broke, 1 when one did).
+The core parses, checks and reports; this command reads files, imports through
+``chains.services.imports`` as the page and the API do, and turns outcomes into
+text, JSON and an exit status (lint: 0 VALID or WARNINGS, 1 INVALID, 2
+BLOCKED; simulate: 0 when the scenario ran and its expectations held, 1
+otherwise; explore: 1 when an invariant broke, 3 when none did but the search
+did not cover the chain (a step never reached, a happy path short of
+``done``), 0 only for a clean and complete search; ``--allow-incomplete``
+turns 3 into 0).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from chains.core import formats
 from chains.core.errors import ChainError, DocumentError
 from chains.core.lint import EXIT_CODES, RULES, lint, worst_status
 from chains.core.lint.docs import rules_markdown
+from chains.core.sim.explorer import EXIT_CODES as EXPLORE_EXIT_CODES
 from chains.core.sim.explorer import Bounds, ExploreResult, explore, scenario_dict
 from chains.core.sim.regression import recorded, test_vectors
 from chains.core.sim.scenario import Scenario, ScenarioMismatch, load_scenario, simulate
@@ -30,8 +34,8 @@ from chains.models import (
     Team,
     saved_scenarios,
     scenario_checks,
-    store_all,
 )
+from chains.services.imports import import_document
 
 
 class Command(BaseCommand):
@@ -74,7 +78,8 @@ class Command(BaseCommand):
 
         xpl = sub.add_parser(
             "explore",
-            help="Search failure sequences for broken invariants: exit 0 if none, else 1.",
+            help="Search failure sequences for broken invariants: exit 1 if one broke, "
+            "3 if none did but coverage is incomplete, 0 if clean and complete.",
         )
         xpl.add_argument("chain", help="a chain file (any import format) or a stored chain key")
         xpl.add_argument("--chain", dest="chain_id", help="which chain of a multi-chain file")
@@ -82,6 +87,11 @@ class Command(BaseCommand):
         xpl.add_argument("--max-events", type=int, default=Bounds.max_events)
         xpl.add_argument("--no-crashes", action="store_true", help="never crash mid-dispatch")
         xpl.add_argument("--json", action="store_true", help="print the result as JSON")
+        xpl.add_argument(
+            "--allow-incomplete",
+            action="store_true",
+            help="exit 0, not 3, when no invariant broke but coverage is incomplete",
+        )
         xpl.add_argument(
             "--write-counterexamples",
             type=Path,
@@ -137,16 +147,23 @@ class Command(BaseCommand):
     def import_(
         self, path: Path, fmt: str, dry_run: bool, as_json: bool, team: Team | None = None
     ) -> None:
-        result = formats.load(read_limited(path), format=fmt, filename=path.name)
-        report = result.report()
-        if result.chains and not dry_run:
-            report["stored"] = store_all(result.chains, message=f"import {path.name}", team=team)
-
+        # The operator at the command line has confirmed by running it: the usable
+        # chains are stored even when others in the file have errors.
+        imported = import_document(
+            read_limited(path),
+            format=fmt,
+            filename=path.name,
+            team=team,
+            confirm=True,
+            store=not dry_run,
+            message=f"import {path.name}",
+        )
+        report = imported.report()
         if as_json:
             self.write_text(json.dumps(report, indent=2))
         else:
             self.write_human(report)
-        if not result.chains:
+        if not imported.chains:
             raise CommandError(f"no chain found in {path}")
 
     def export(self, key: str, fmt: str) -> None:
@@ -261,8 +278,11 @@ class Command(BaseCommand):
             self.write_exploration(chain.id, bounds, result)
         if options["write_counterexamples"] is not None:
             self.write_counterexamples(options["write_counterexamples"], chain.id, result)
-        if result.violations:
-            raise SystemExit(1)
+        verdict = result.verdict()
+        if verdict == "incomplete" and options["allow_incomplete"]:
+            verdict = "pass"
+        if EXPLORE_EXIT_CODES[verdict]:
+            raise SystemExit(EXPLORE_EXIT_CODES[verdict])
 
     def named_chain(self, target: str, chain_id: str | None) -> Any:
         """The file's only chain, the one ``--chain`` names, or a stored chain's head."""
@@ -290,14 +310,40 @@ class Command(BaseCommand):
         )
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(result.terminals.items()))
         self.stdout.write(f"terminal states: {kinds or 'none'}")
+        self.write_coverage(result)
         if not result.violations:
-            self.stdout.write(self.style.SUCCESS("no invariant broken"))
+            if result.complete:
+                self.stdout.write(self.style.SUCCESS("no invariant broken"))
+            else:
+                self.stdout.write(
+                    self.style.WARNING(
+                        "no invariant broken in what was explored, but coverage is incomplete "
+                        "(see the warnings): not a pass"
+                    )
+                )
             return
         self.stdout.write(f"violations: {len(result.violations)}")
         for n, v in enumerate(result.violations, 1):
             self.stdout.write(f"\n{n}. [{v.invariant}] {v.message}")
             text = yaml.safe_dump(scenario_dict(v.scenario), sort_keys=False)
             self.stdout.write("   " + text.rstrip().replace("\n", "\n   "))
+
+    def write_coverage(self, result: ExploreResult) -> None:
+        if result.reach is None:
+            return
+        cov = result.reach.coverage()
+        parts = []
+        for kind, block in cov.items():
+            seen = next(v for k, v in block.items() if k != "total")
+            parts.append(f"{kind} {len(seen)}/{block['total']}")
+        self.stdout.write("coverage: " + ", ".join(parts))
+        missed = result.reach.missed()["steps"]
+        if missed:
+            self.stdout.write(f"never reached: {', '.join(missed)}")
+        if result.warnings:
+            self.stdout.write(self.style.WARNING(f"warnings: {len(result.warnings)}"))
+            for warning in result.warnings:
+                self.stdout.write(self.style.WARNING(f"  - {warning}"))
 
     def write_counterexamples(self, folder: Path, chain_id: str, result: ExploreResult) -> None:
         folder.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,7 @@ from chains.core.formats.markdown import load_markdown
 from chains.core.formats.md_tables import signal_atoms
 
 SAMPLES = Path(__file__).parent / "samples"
+FIXTURES = Path(__file__).parents[3] / "fixtures"
 
 
 def doc(*parts):
@@ -303,7 +304,7 @@ def test_each_scope_heading_with_actions_becomes_a_chain_named_by_its_backticked
     assert [c.id for c in result.chains] == ["locker_reserve", "locker_extend"]
 
 
-def test_a_scope_gets_the_definitions_of_an_earlier_scope_it_refers_to():
+def test_a_scope_gets_the_steps_its_prose_says_it_reuses_and_the_probes_it_names():
     result = formats.load((SAMPLES / "two_scopes.chain.md").read_bytes(), filename="x.md")
     extend = result.chains[1]
     assert sorted(a.id for a in extend.actions) == ["extend", "find_slot", "quote"]
@@ -447,12 +448,16 @@ def test_marker_comments_in_a_yaml_block_split_its_items_into_chains():
     chains = {c.id: c for c in marked().chains}
     assert list(chains) == ["chain_p_buy_permit", "chain_q_refund_permit"]
     assert [a.id for a in chains["chain_p_buy_permit"].actions][:2] == ["quote", "buy"]
-    assert [a.id for a in chains["chain_q_refund_permit"].actions] == [
-        "quote",
-        "buy",
-        "get_permit",
-        "refund",
-    ]
+    assert [a.id for a in chains["chain_q_refund_permit"].actions] == ["get_permit", "refund"]
+
+
+def test_a_refund_chain_does_not_buy_again_the_permit_it_refunds():
+    """The shape of a payment compile's refund chain: it consumes what the payment chain
+    made; it does not create a customer or a payment of its own (SPEC §2.1)."""
+    q = {c.id: c for c in marked().chains}["chain_q_refund_permit"]
+    assert q.handle("permit_id").minted_by == "external(chain P buy)"
+    assert q.handle("permit_id").derived_from == []
+    assert "derived from quote_id of another chain" in q.handle("permit_id").notes
 
 
 def test_a_ruled_comment_that_names_no_scope_makes_the_items_below_it_shared():
@@ -487,14 +492,15 @@ def test_a_marker_naming_a_chain_heading_routes_items_to_that_chain():
     assert b.handles == []
 
 
-# --- rows follow copied actions ----------------------------------------------
+# --- what a scope shares --------------------------------------------------------
 
 TWO_SCOPES = doc(
     "# Demo",
     "## Scope 1 — `first`",
     yaml_block(
         "actions:\n  - id: find\n    effect: read\n    output: {handles: [slot]}\n"
-        "  - id: take\n    effect: read\n    input: {handles: [slot]}\n"
+        "  - id: take\n    effect: commit\n    input: {handles: [slot]}\n"
+        "    idempotency: {mode: keyed, key_scope: run}\n"
     ),
     "| # | Signal | Step scope | Verdict |",
     "|---|---|---|---|",
@@ -503,16 +509,40 @@ TWO_SCOPES = doc(
     "| F3 | `http:404` | any consumer of `slot` | `rewind(to: find)` |",
     "",
     "## Scope 2 — `second`",
-    yaml_block("handles:\n  slot: {minted_by: find}\nactions:\n  - id: use\n    effect: read\n"),
+    yaml_block(
+        "handles:\n  slot: {minted_by: take}\nactions:\n  - id: use\n    effect: read\n"
+        "    input: {handles: [slot]}\n"
+    ),
     "| # | Signal | Step scope | Verdict |",
     "|---|---|---|---|",
     "| S1 | `http:500` | use | `retry` |",
 )
 
+SHARING = TWO_SCOPES.replace(
+    "## Scope 2 — `second`",
+    "## Scope 2 — `second`\n\nShares `find` with Scope 1 (same rows F1, F3).\n",
+)
 
-def test_rows_of_the_scope_an_action_was_copied_from_come_along_narrowed():
+
+def test_a_scope_gets_no_step_or_row_of_another_scope_because_a_handle_names_it():
+    """The modify chain of a booking compile must not book again (SPEC §2.1: commits are
+    exactly-once per run); the handle it reads comes from outside the chain."""
+    second = load(TWO_SCOPES).chains[1]
+    assert [a.id for a in second.actions] == ["use"]
+    assert [r.id for r in second.verdict_table] == ["S1"]
+    assert second.handle("slot").minted_by == "external(scope 1 take)"
+
+
+def test_a_handle_another_scope_makes_is_external_with_its_origin_and_said_so():
     result = load(TWO_SCOPES)
+    (info,) = [p for p in result.problems if "external here" in p.message]
+    assert info.severity == "info" and "slot (external(scope 1 take))" in info.message
+
+
+def test_steps_and_rows_the_prose_says_a_scope_shares_are_copied_narrowed():
+    result = load(SHARING)
     second = result.chains[1]
+    assert [a.id for a in second.actions] == ["find", "use"]
     rows = {r.id: r for r in second.verdict_table}
     assert list(rows) == ["S1", "F1", "F3"]
     assert rows["F1"].scope.steps == ["find"]
@@ -520,26 +550,106 @@ def test_rows_of_the_scope_an_action_was_copied_from_come_along_narrowed():
     assert any("verdict rows F1, F3 from first" in p.message for p in result.problems)
 
 
-def test_a_followed_row_is_not_taken_twice_when_the_chain_has_its_id():
-    text = TWO_SCOPES.replace("| S1 | `http:500` | use |", "| F1 | `http:500` | use |")
+def test_a_shared_row_is_not_taken_twice_when_the_chain_has_its_id():
+    text = SHARING.replace("| S1 | `http:500` | use |", "| F1 | `http:500` | use |")
     second = load(text).chains[1]
     assert [r.id for r in second.verdict_table] == ["F1", "F3"]
     assert str(second.verdict_table[0].verdict) == "retry"
 
 
-# --- document order ----------------------------------------------------------
-
-
-def test_copied_definitions_keep_their_place_in_the_document():
-    result = formats.load((SAMPLES / "two_scopes.chain.md").read_bytes(), filename="x.md")
-    extend = result.chains[1]
-    assert [a.id for a in extend.actions] == ["quote", "find_slot", "extend"]
-    assert [h.id for h in extend.handles] == ["quote_id", "slot_id"]
-
-
-def test_a_later_scope_consumes_what_a_copied_step_of_an_earlier_scope_mints_after_it():
-    second = load(TWO_SCOPES).chains[1]
+def test_a_shared_step_keeps_its_place_before_the_scopes_own_steps():
+    second = load(SHARING).chains[1]
     assert [a.id for a in second.actions] == ["find", "use"]
+
+
+def test_the_summary_gives_a_scope_another_scopes_step_only_when_it_uses_what_it_makes():
+    summary = "- **Scope 2** — uses: `find → use`.\n- **Scope 1** — books: `find → take`.\n"
+    text = TWO_SCOPES.replace("## Scope 1", summary + "\n## Scope 1", 1)
+    text = text.replace("handles:\n  slot: {minted_by: take}\n", "handles:\n  slot: {}\n")
+    result = load(text)
+    assert [a.id for a in result.chains[1].actions] == ["find", "use"]
+    other = text.replace("`find → use`", "`take → use`")
+    assert [a.id for a in load(other).chains[1].actions] == ["use"]
+    assert any("names take of another scope" in p.message for p in load(other).problems)
+
+
+def test_a_verdict_naming_another_scopes_step_does_not_copy_that_step():
+    text = TWO_SCOPES.replace(
+        "| S1 | `http:500` | use | `retry` |", "| S1 | `http:500` | use | `rewind(to: find)` |"
+    )
+    assert [a.id for a in load(text).chains[1].actions] == ["use"]
+
+
+def test_compensation_and_probe_steps_a_scope_names_come_from_the_scope_defining_them():
+    text = doc(
+        "# Demo",
+        "## Scope 1 — `book`",
+        yaml_block(
+            "actions:\n  - id: buy\n    effect: commit\n"
+            "    idempotency: {mode: keyed, key_scope: run}\n"
+            "    confirmation: {probe: look}\n    compensation: {action: undo}\n"
+        ),
+        "## Scope 2 — `cancel`",
+        yaml_block(
+            "actions:\n  - id: undo\n    effect: compensate\n  - id: look\n    effect: read\n"
+        ),
+    )
+    first = load(text).chains[0]
+    assert [a.id for a in first.actions] == ["buy", "undo", "look"]
+
+
+COMPENSATED_ELSEWHERE = doc(
+    "# Demo",
+    "## Scope 1 — `book`",
+    yaml_block(
+        "actions:\n  - id: buy\n    effect: commit\n"
+        "    idempotency: {mode: keyed, key_scope: run}\n"
+        "    confirmation: {probe: look}\n    compensation: {chain: [quote_undo, undo]}\n"
+        "  - id: look\n    effect: read\n"
+    ),
+    "## Scope 2 — `cancel` (also Scope 1's compensation sub-chain)",
+    yaml_block(
+        "actions:\n  - id: quote_undo\n    effect: read\n"
+        "  - id: undo\n    effect: compensate\n  - id: audit\n    effect: read\n"
+    ),
+    "| # | Signal | Step scope | Verdict |",
+    "|---|---|---|---|",
+    "| C1 | `code:ALREADY_UNDONE` | undo | `ok` |",
+    "| C2 | `http:409` | undo, audit | `dead_end` |",
+    "| C3 | `http:500` | audit | `retry` |",
+)
+
+
+def test_a_compensator_taken_from_another_scope_brings_the_rows_written_for_it():
+    """A booking compile's cancel chain is also the stay chain's compensation sub-chain:
+    when the stay chain unwinds, its cancel step fails as it does at home (SPEC §2.1
+    compensation.chain runs under the run's policy; §3 classifies every attempt)."""
+    book = load(COMPENSATED_ELSEWHERE).chains[0]
+    rows = {r.id: r for r in book.verdict_table}
+    assert list(rows) == ["C1", "C2"]
+    assert rows["C2"].scope.steps == ["undo"]
+
+
+def test_declared_shared_rows_are_the_whole_answer_even_for_a_compensator():
+    text = COMPENSATED_ELSEWHERE.replace("## Scope 2", "Same rows C1 as Scope 2.\n\n## Scope 2", 1)
+    book = load(text).chains[0]
+    assert [r.id for r in book.verdict_table] == ["C1"]
+
+
+def test_a_shared_row_naming_steps_of_several_chains_keeps_this_chains_and_records_the_rest():
+    """SKILL Step 6 lets the chains of one compile share a verdict-table core."""
+    text = doc(
+        TWO_SCOPES,
+        "## Shared rows",
+        "| # | Signal | Step scope | Verdict |",
+        "|---|---|---|---|",
+        "| C1 | `http:502` | take, use | `reconcile` |",
+    )
+    first, second = load(text).chains
+    c1 = next(r for r in second.verdict_table if r.id == "C1")
+    assert c1.scope.steps == ["use"]
+    assert "steps of other chains left out of its scope: take" in c1.note
+    assert next(r for r in first.verdict_table if r.id == "C1").scope.steps == ["take"]
 
 
 # --- policy keyed by chain name ----------------------------------------------
@@ -560,13 +670,20 @@ def test_per_chain_policy_keyed_by_chain_name_goes_to_that_chain_only():
     ("cell", "atoms"),
     [
         ("`timeout` / `conn_reset` / `http:5xx`", ["timeout", "conn_reset", "http:5xx"]),
-        ("timeout / conn drop / ambiguous 5xx", ["timeout", "conn_drop"]),
-        ("`409` + `order_gone` (at commit)", ["http:409", "code:order_gone"]),
-        ("`422 card_refused` / `card_lost`", ["http:422", "code:card_refused", "code:card_lost"]),
-        ('`bad_params` "Reservation not found"', ["code:bad_params"]),
+        ("timeout / conn drop / ambiguous 5xx", ["timeout", "conn_drop", "http:5xx"]),
+        ("`409` + `order_gone` (at commit)", ["http:409 && code:order_gone"]),
+        ("`422 card_refused` / `card_lost`", ["http:422 && code:card_refused", "code:card_lost"]),
+        (
+            '`bad_params` "Reservation not found"',
+            ['code:bad_params && message contains "Reservation not found"'],
+        ),
         ("`validation_error` on the amount", ["code:validation_error"]),
-        ("probe/webhook: `status == 'x'` or `charge.expired`", ["webhook:charge.expired"]),
+        (
+            "probe/webhook: `status == 'x'` or `charge.expired`",
+            ["status == 'x'", "webhook:charge.expired"],
+        ),
         ("precondition: `total_amount` drifted", []),
+        ("`code:77` timeout / conn drop", ["code:77", "timeout", "conn_drop"]),
     ],
 )
 def test_signal_atoms_are_read_from_backticks_and_clear_prose(cell, atoms):
@@ -663,3 +780,121 @@ def test_shared_per_step_entries_for_another_chains_actions_are_left_out():
         "chain 'second': policy.per_step entries for other chains' actions left out: take",
         "chain 'first': policy.per_step entries for other chains' actions left out: use",
     ]
+
+
+# --- a shared prefix, as a multi-scope compile writes it -----------------------
+
+
+def shared_prefix():
+    return formats.load((SAMPLES / "shared_prefix.chain.md").read_bytes(), filename="x.md")
+
+
+def test_a_scope_sharing_a_prefix_gets_the_prefix_and_not_the_other_scopes_commit():
+    """A hold chain shares search and pricing with the buy chain; it must not buy too
+    (SPEC §2.1: an unkeyed commit dispatches at most once, and only where it belongs)."""
+    hold = shared_prefix().chains[1]
+    assert [a.id for a in hold.actions] == [
+        "find_sailings",
+        "pick_fare",
+        "get_fare",
+        "get_cabins",
+        "find_ticket",
+        "quote_refund",
+        "confirm_refund",
+        "hold_seat",
+        "pay_hold",
+    ]
+
+
+def test_a_scope_sharing_rows_by_range_gets_exactly_those_rows():
+    hold = shared_prefix().chains[1]
+    assert [r.id for r in hold.verdict_table] == ["H1", "B1", "B2", "B3", "B5"]
+    assert hold.verdict_table[1].scope.steps == ["get_fare"]
+
+
+def test_the_hotel_compile_modify_chain_reads_the_reservation_without_booking_it():
+    result = formats.load((FIXTURES / "hotel-compile.md").read_bytes(), filename="x.md")
+    modify = result.chains[1]
+    assert [a.id for a in modify.actions] == [
+        "get_reservation",
+        "quote_modification",
+        "modify_stay",
+    ]
+    assert modify.handle("reservation_id").minted_by == "external(scope 1 book_stay)"
+
+
+def test_a_scope_writing_its_own_handle_as_another_scopes_external_gets_its_own_minter():
+    text = doc(
+        "# Demo",
+        "## Scope A — book",
+        yaml_block("actions:\n  - id: buy\n    effect: read\n    output: {handles: [res]}\n"),
+        "## Scope B — cancel",
+        yaml_block(
+            "handles:\n  res: {minted_by: external(scope A buy output)}\n"
+            "actions:\n  - id: undo\n    effect: read\n    input: {handles: [res]}\n"
+        ),
+    )
+    a, b = load(text).chains
+    assert a.handle("res").minted_by == "buy"
+    assert b.handle("res").minted_by == "external(scope A buy output)"
+
+
+# --- prose words in a Step scope cell ------------------------------------------
+
+PROSE_SCOPES = doc(
+    "# Demo",
+    ACTIONS,
+    "| # | Signal | Step scope | Verdict |",
+    "|---|---|---|---|",
+    "| W1 | `http:429` | search, book, probes | `retry` |",
+    "| W2 | `timeout` | reads | `retry` |",
+    "| W3 | `timeout` | whatever comes | `retry` |",
+)
+
+
+def test_a_prose_word_in_a_step_scope_cell_is_not_an_action_id():
+    """Only names the document defines are steps; lint would call `probes` dangling."""
+    rows = {r.id: r for r in only_chain(load(PROSE_SCOPES)).verdict_table}
+    assert rows["W1"].scope.steps == ["search", "book"]
+    assert rows["W1"].scope.text == "search, book, probes"
+
+
+def test_a_plural_effect_word_in_a_step_scope_cell_is_that_effect_class():
+    rows = {r.id: r for r in only_chain(load(PROSE_SCOPES)).verdict_table}
+    assert (rows["W2"].scope.steps, rows["W2"].scope.effects) == ([], ["read"])
+
+
+def test_a_step_scope_cell_naming_no_step_is_reported_and_kept_as_text():
+    result = load(PROSE_SCOPES)
+    rows = {r.id: r for r in only_chain(result).verdict_table}
+    assert (rows["W3"].scope.steps, rows["W3"].scope.text) == ([], "whatever comes")
+    (problem,) = [p for p in result.problems if "W1" in p.message]
+    assert problem.severity == "info" and "probes" in problem.message
+
+
+def test_a_step_named_before_a_remark_in_a_scope_cell_is_a_step():
+    text = PROSE_SCOPES.replace(
+        "| W3 | `timeout` | whatever comes |", "| W3 | `timeout` | book (GDS) |"
+    )
+    rows = {r.id: r for r in only_chain(load(text)).verdict_table}
+    assert (rows["W3"].scope.steps, rows["W3"].scope.text) == (["book"], "book (GDS)")
+
+
+def test_a_shared_row_giving_each_chain_its_own_verdict_gives_each_chain_its_own():
+    """A shared core row may say `rewind(to: a)` (Chain A) / `rewind(to: b)` (Chain B);
+    each chain must rewind to its own step, never to a step it does not have."""
+    text = doc(
+        "# Demo",
+        "## Chain A — first",
+        yaml_block("actions:\n  - id: find\n    effect: read\n"),
+        "## Chain B — second",
+        yaml_block("actions:\n  - id: seek\n    effect: read\n"),
+        "## Shared rows",
+        "| # | Signal | Step scope | Verdict |",
+        "|---|---|---|---|",
+        "| C1 | `http:410` | find, seek "
+        "| `rewind(to: find)` (Chain A) / `rewind(to: seek)` (Chain B) |",
+    )
+    a, b = load(text).chains
+    assert str(a.verdict_table[0].verdict) == "rewind(to: find)"
+    assert str(b.verdict_table[0].verdict) == "rewind(to: seek)"

@@ -190,6 +190,96 @@ def test_a_probe_that_uses_only_handles_known_before_dispatch_is_not_blocked():
     assert found(doc, "commit.probe-needs-commit-output") == []
 
 
+# A keyed refund that finalises by webhook, probed by get-by-id on the refund it
+# creates; a reconcile row says how our reference finds it without the id.
+KEYED_ASYNC_REFUND = """
+    id: c
+    handles:
+      - {id: payment, minted_by: pay, staleness: {ttl_hint: n/a}}
+      - {id: refund_ref, minted_by: refund, derived_from: [payment],
+         staleness: {ttl_hint: n/a, refresh: n/a}}
+    actions:
+      - id: pay
+        effect: commit
+        idempotency: {mode: keyed, key_retention: 24h, replay_semantics: returns_cached}
+        output: {handles: [payment]}
+        confirmation: {by_key_replay: {note: the replay returns the first answer}}
+        compensation: {action: refund}
+      - id: refund
+        effect: compensate
+        input: {handles: [payment]}
+        output: {handles: [refund_ref]}
+        idempotency: {mode: keyed, key_retention: 24h, replay_semantics: returns_cached}
+        confirmation:
+          probe: read_refund
+          signal: refund.state == 'done'
+          async: {channel: webhook, deadline: 7d}
+      - {id: read_refund, effect: read, input: {handles: [refund_ref]}}
+    verdict_table:
+      - id: R1
+        signal: [code:already_refunded]
+        scope: [refund]
+        verdict: reconcile
+        note: probe, or list the payment's refunds matched via metadata.our_ref
+"""
+
+
+def test_a_keyed_commit_whose_probe_needs_its_own_output_is_warned_not_blocked():
+    """SPEC §2.1 blocks only "if neither exists"; the key replays a lost response."""
+    doc = chain(KEYED_ASYNC_REFUND)
+    assert found(doc, "commit.probe-needs-commit-output") == []
+    assert elements(doc, "commit.probe-lookup-undeclared") == ["actions[refund].confirmation"]
+    assert lint(doc).status != "BLOCKED"
+
+
+def test_the_warning_names_the_lookup_the_document_describes():
+    (finding,) = found(chain(KEYED_ASYNC_REFUND), "commit.probe-lookup-undeclared")
+    assert "list the payment's refunds matched via metadata.our_ref" in finding.message
+
+
+def test_an_unkeyed_commit_with_a_documented_correlation_lookup_is_warned_not_blocked():
+    """SPEC §2.1: the correlation record carrying lookup keys is the other way out."""
+    doc = chain("""
+        id: c
+        handles:
+          - {id: locator, minted_by: book, staleness: {ttl_hint: n/a}}
+        actions:
+          - id: get_booking
+            effect: read
+            input: {handles: [locator]}
+            notes: [when the locator is lost, list bookings by agency_ref from the record]
+          - id: book
+            effect: commit
+            idempotency: {mode: none}
+            output: {handles: [locator]}
+            confirmation: {probe: get_booking, signal: booking.status == 'CONFIRMED'}
+    """)
+    assert found(doc, "commit.probe-needs-commit-output") == []
+    (finding,) = found(doc, "commit.probe-lookup-undeclared")
+    assert "list bookings by agency_ref" in finding.message
+
+
+def test_an_unkeyed_commit_whose_notes_deny_any_lookup_stays_blocked():
+    """A correlation record that no read can search is no lookup (SPEC §2.1)."""
+    doc = chain("""
+        id: c
+        handles:
+          - {id: locator, minted_by: book, staleness: {ttl_hint: n/a}}
+        actions:
+          - {id: get_booking, effect: read, input: {handles: [locator]}}
+          - id: book
+            effect: commit
+            idempotency: {mode: none}
+            output: {handles: [locator]}
+            confirmation: {probe: get_booking, signal: booking found at the locator}
+            notes:
+              - correlation record {run_id, cart_id} persisted before dispatch
+              - there is no documented listing of bookings by traveller or date
+    """)
+    assert elements(doc, "commit.probe-needs-commit-output") == ["actions[book].confirmation"]
+    assert lint(doc).status == "BLOCKED"
+
+
 def test_an_unkeyed_commit_given_more_than_one_attempt_is_reported():
     doc = chain(
         UNKEYED_BOOK_WITH_PROBE

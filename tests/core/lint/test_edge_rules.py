@@ -185,3 +185,39 @@ def test_the_flight_fixture_without_its_seat_map_edge_names_both_handles():
     assert finding.element == "handles[hold_session].derived_from"
     assert "hold_session" in finding.message and "seatmap_ref" in finding.message
     assert lint(doc).status == "INVALID"
+
+
+def test_a_durable_output_of_a_commit_needs_no_derivation_from_its_inputs():
+    """SPEC §4 I5: landed commits are facts, not cache; no re-mint invalidates them."""
+    doc = chain("""
+        id: c
+        handles:
+          - {id: booking, minted_by: book, staleness: {ttl_hint: n/a}}
+          - {id: pay_session, minted_by: open_payment, derived_from: [booking],
+             staleness: {detect: [code:SESSION_GONE], refresh: open_payment}}
+          - {id: tickets, minted_by: issue, derived_from: [booking],
+             staleness: {ttl_hint: n/a, refresh: n/a}}
+        actions:
+          - {id: book, effect: commit, output: {handles: [booking]}}
+          - {id: open_payment, effect: mint, input: {handles: [booking]},
+             output: {handles: [pay_session]}}
+          - {id: issue, effect: commit, mutates: booking, input: {handles: [pay_session]},
+             output: {handles: [tickets]}}
+    """)
+    assert found(doc, "edges.missing-derivation") == []
+
+
+def test_a_commit_output_coupled_to_a_pick_is_no_coupling_gap():
+    """I5 again: the booking made from the old pick stays a fact after a new pick."""
+    doc = chain("""
+        id: c
+        handles:
+          - {id: results, minted_by: search}
+          - {id: pick, minted_by: choose, derived_from: [results], rematch: {key: [flight]}}
+          - {id: booking, minted_by: book, staleness: {ttl_hint: n/a}}
+        actions:
+          - {id: search, effect: read, output: {handles: [results]}}
+          - {id: choose, effect: select, input: {handles: [results]}, output: {handles: [pick]}}
+          - {id: book, effect: commit, input: {handles: [pick]}, output: {handles: [booking]}}
+    """)
+    assert found(doc, "edges.selection-coupling") == []

@@ -351,3 +351,66 @@ verdict_table:
 """,
     )
     assert found(doc, "gates.unreachable") == []
+
+
+# An exchange whose consent gate guards the commit, and whose approving answers
+# each repair into that same commit to record how the customer pays.
+EXCHANGE_CONSENT = """
+    id: c
+    actions:
+      - {id: find_trip, effect: read}
+      - id: exchange
+        effect: commit
+        entry_gate: exchange_consent
+        input: {intent: {pay_later: bool}}
+        idempotency: {mode: none}
+        confirmation: {probe: find_trip}
+    gates:
+      - id: exchange_consent
+        audience: user
+        outcomes:
+          pay_now: {set: {pay_later: false}, verdict: "repair(to: exchange, fields: [pay_later])"}
+          pay_later: {set: {pay_later: true}, verdict: "repair(to: exchange, fields: [pay_later])"}
+          decline: dead_end
+        timeout: {after: 30m, verdict: dead_end}
+"""
+
+
+def test_an_entry_gate_whose_answers_repair_into_its_own_step_loops():
+    """SPEC §3: the cursor parks at the entry gate "on EVERY arrival, including replays
+    after rewind/repair/reselect", so the repair arrives at the gate again, forever."""
+    doc = chain(EXCHANGE_CONSENT)
+    assert elements(doc, "gates.entry-outcome-loops") == [
+        "gates[exchange_consent].outcomes.pay_later",
+        "gates[exchange_consent].outcomes.pay_now",
+    ]
+    message = found(doc, "gates.entry-outcome-loops")[0].message
+    assert "every arrival" in message
+    assert "never dispatched" in message
+
+
+def test_an_entry_gate_answering_ok_with_bind_does_not_loop():
+    repairing = 'pay_now: {set: {pay_later: false}, verdict: "repair(to: exchange, fields: '
+    binding = "pay_now: {params: {pay_later: bool}, bind: [pay_later], verdict: ok}"
+    doc = chain(EXCHANGE_CONSENT.replace(repairing + '[pay_later])"}', binding))
+    assert found(doc, "gates.entry-outcome-loops") == []
+
+
+def test_a_change_then_ask_again_answer_beside_an_ok_answer_is_no_loop():
+    """Changing the size re-arrives at the gate with a new question; approve then passes."""
+    doc = chain("""
+        id: c
+        actions:
+          - {id: get_volume, effect: read}
+          - {id: grow, effect: commit, entry_gate: growth_consent, input: {intent: [size]},
+             idempotency: {mode: keyed}, confirmation: {probe: get_volume}}
+        gates:
+          - id: growth_consent
+            audience: user
+            outcomes:
+              approve: ok
+              change_size: {params: {size: int}, bind: [size],
+                            verdict: "repair(to: grow, fields: [size])"}
+            timeout: {after: 1h, verdict: dead_end}
+    """)
+    assert found(doc, "gates.entry-outcome-loops") == []

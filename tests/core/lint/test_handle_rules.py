@@ -264,3 +264,80 @@ def test_the_sample_fixtures_have_no_handles_errors(path):
     (doc,) = formats.load(path.read_bytes(), filename=str(path)).chains
     errors = [f for f in lint(doc).findings if f.severity == "error"]
     assert [f for f in errors if f.rule.startswith("handles.")] == []
+
+
+# --- client-held results and handles that die with their parent ------------
+
+CANCEL_WITH_QUOTE = """
+    id: c
+    handles:
+      - {id: stay_ref, minted_by: external, staleness: {ttl_hint: n/a, refresh: n/a}}
+      - id: fee_quote
+        minted_by: read_fee
+        derived_from: [stay_ref]
+        notes: ["{notes}"]
+        staleness: {ttl_hint: unknown, refresh: read_fee}
+    actions:
+      - {id: read_fee, effect: {minter}, input: {handles: [stay_ref]},
+         output: {handles: [fee_quote]}}
+      - id: cancel_stay
+        effect: compensate
+        entry_gate: fee_consent
+        input: {handles: [stay_ref, fee_quote]}
+        idempotency: {mode: natural}
+        confirmation: {probe: read_fee}
+"""
+
+
+def test_a_client_held_result_a_commit_consumes_is_not_undetectable():
+    """SPEC §2.2 Client-held results: "no provider staleness; any validity limit is
+    business-level" (here the fee consent shown on every arrival)."""
+    doc = chain(
+        CANCEL_WITH_QUOTE.replace("{notes}", "cached {fee, refund deadline} payload").replace(
+            "{minter}", "read"
+        )
+    )
+    assert found(doc, "handles.commit-input-undetectable") == []
+    assert found(doc, "handles.staleness-undetectable") == []
+
+
+@pytest.mark.parametrize(
+    "note", ["client-held result set", "code-held results (no provider token)", "pseudo-handle"]
+)
+def test_a_read_result_whose_notes_say_it_is_client_held_is_exempt(note):
+    doc = chain(CANCEL_WITH_QUOTE.replace("{notes}", note).replace("{minter}", "read"))
+    assert found(doc, "handles.commit-input-undetectable") == []
+
+
+def test_a_provider_token_a_read_mints_is_still_judged():
+    doc = chain(
+        CANCEL_WITH_QUOTE.replace("{notes}", "the provider's quote token").replace(
+            "{minter}", "read"
+        )
+    )
+    assert elements(doc, "handles.commit-input-undetectable") == ["handles[fee_quote].staleness"]
+
+
+def test_a_mint_that_calls_its_handle_client_held_is_still_judged():
+    """Client-held results come from reads (SPEC §2.2); a mint makes provider state."""
+    doc = chain(CANCEL_WITH_QUOTE.replace("{notes}", "client-held").replace("{minter}", "mint"))
+    assert elements(doc, "handles.commit-input-undetectable") == ["handles[fee_quote].staleness"]
+
+
+def test_a_handle_with_no_lifetime_of_its_own_that_dies_with_its_parent_passes():
+    """``ttl_hint: n/a (dies with the cart)``: its death is the cart's, which the same
+    commit consumes and detects."""
+    doc = chain("""
+        id: c
+        handles:
+          - {id: cart, minted_by: open_cart,
+             staleness: {detect: [code:CART_GONE], refresh: open_cart}}
+          - {id: guests, minted_by: add_guests, derived_from: [cart],
+             staleness: {ttl_hint: n/a (dies with the cart), refresh: add_guests}}
+        actions:
+          - {id: open_cart, effect: mint, output: {handles: [cart]}}
+          - {id: add_guests, effect: mint, input: {handles: [cart]}, output: {handles: [guests]}}
+          - {id: place, effect: commit, input: {handles: [cart, guests]},
+             idempotency: {mode: keyed}, confirmation: {by_key_replay: {note: replays}}}
+    """)
+    assert found(doc, "handles.commit-input-undetectable") == []

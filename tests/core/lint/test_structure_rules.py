@@ -58,6 +58,7 @@ STRUCTURE_RULES = [
     "structure.consumed-before-minted",
     "structure.refresh-does-not-remint",
     "structure.reselect-target-not-select",
+    "structure.scope-names-absent-steps",
 ]
 
 
@@ -368,6 +369,18 @@ def test_consuming_a_handle_before_its_minter_runs_is_invalid():
     assert "before actions[reserve] mints it" in finding.message
 
 
+def test_an_exchange_may_read_the_tickets_another_chain_issued_before_it_issues_new_ones():
+    """A handle minted by another chain exists before this chain's first step (SPEC §2.2)."""
+    doc = chain("""
+        id: c
+        handles: [{id: tickets, minted_by: "external(scope A issue_tickets)"}]
+        actions:
+          - {id: check_exchange, effect: read, input: {handles: [tickets]}}
+          - {id: reissue, effect: commit, input: {handles: [tickets]}, output: {handles: [tickets]}}
+    """)
+    assert found(doc, "structure.consumed-before-minted") == []
+
+
 def test_a_refresh_step_after_the_minter_that_does_not_mint_the_handle_is_a_warning():
     doc = chain("""
         id: c
@@ -407,3 +420,76 @@ def test_a_reselect_to_an_ordinary_action_is_invalid():
     (finding,) = found(doc, "structure.reselect-target-not-select")
     assert finding.element == "verdict_table[R1]"
     assert "effect is read" in finding.message
+
+
+# --- handles from other chains, rows from a shared core --------------------
+
+
+def test_minted_by_external_with_its_origin_is_not_a_dangling_reference():
+    """docs/compile-import.md keeps ``external(origin)``; SPEC §2.2 minted elsewhere."""
+    doc = chain("""
+        id: c
+        handles:
+          - {id: stay_ref, minted_by: "external(the booking chain's reserve step)",
+             staleness: {ttl_hint: n/a, refresh: n/a}}
+        actions:
+          - {id: read_stay, effect: read, input: {handles: [stay_ref]}}
+    """)
+    assert found(doc, "structure.dangling-reference") == []
+    assert elements(doc, "structure.external-handle") == ["handles[stay_ref]"]
+
+
+def test_an_action_outputting_an_external_handle_with_an_origin_is_no_mismatch():
+    doc = chain("""
+        id: c
+        handles:
+          - {id: stay_ref, minted_by: "external(booking chain)"}
+        actions:
+          - {id: reread, effect: read, output: {handles: [stay_ref]}}
+    """)
+    assert found(doc, "structure.minted-by-mismatch") == []
+
+
+SHARED_CORE_ROW = """
+    id: c
+    actions:
+      - {id: search, effect: read}
+      - {id: book, effect: commit, idempotency: {mode: none}, confirmation: {probe: search}}
+    verdict_table:
+      - {id: D1, signal: [http:503], scope: [book, exchange, cancel_ticket], verdict: reconcile}
+      - {id: D2, signal: [http:429], scope: [exchange], verdict: retry}
+      - {id: D3, signal: [http:500], scope: "search, and the probes", verdict: retry}
+"""
+
+
+def test_a_shared_row_naming_other_chains_steps_next_to_ours_is_only_a_warning():
+    """SKILL Step 6: chains of one document may share the verdict-table core."""
+    doc = chain(SHARED_CORE_ROW)
+    assert "verdict_table[D1].scope" not in elements(doc, "structure.dangling-reference")
+    (finding,) = found(doc, "structure.scope-names-absent-steps")
+    assert finding.element == "verdict_table[D1].scope"
+    assert "exchange, cancel_ticket" in finding.message
+    assert "only to book" in finding.message
+
+
+def test_a_row_naming_no_step_of_the_chain_is_still_dangling():
+    """It applies to nothing here, whether misspelt or copied from another chain."""
+    assert elements(chain(SHARED_CORE_ROW), "structure.dangling-reference") == [
+        "verdict_table[D2].scope"
+    ]
+
+
+def test_a_prose_scope_names_nothing_to_resolve():
+    doc = chain(SHARED_CORE_ROW)
+    assert chain(SHARED_CORE_ROW).verdict_table[2].scope.text == "search, and the probes"
+    assert "verdict_table[D3].scope" not in elements(doc, "structure.dangling-reference")
+
+
+def test_a_chain_without_actions_is_invalid():
+    """There is nothing to run (SPEC §2.1); it used to lint WARNINGS and be approvable."""
+    doc = chain("""
+        id: c
+        handles: [{id: search_id}]
+    """)
+    assert elements(doc, "structure.no-actions") == ["actions"]
+    assert lint(doc).status == "INVALID"

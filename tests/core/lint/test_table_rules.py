@@ -416,3 +416,23 @@ def test_no_side_effect_on_a_lost_or_ambiguous_response_is_invalid(signal):
 def test_no_side_effect_on_a_documented_rejection_passes():
     doc = chain(NO_SIDE_EFFECT_ROW.replace("SIGNAL", "http:503"))
     assert found(doc, "table.no-side-effect-on-ambiguous-signal") == []
+
+
+def test_a_row_with_only_a_prose_signal_is_a_warning_that_it_never_fires():
+    """SPEC §3: the classifier is "evaluated by deterministic code"; prose never matches.
+
+    What the row meant to catch falls to the fixed rows 11-12, which fail closed.
+    """
+    doc = chain("""
+        id: c
+        actions: [{id: pay, effect: read}]
+        verdict_table:
+          - {id: P2, description: "the payment still waits for the customer's bank",
+             scope: [pay], verdict: gate(bank_check)}
+          - {id: P3, signal: [http:402], scope: [pay], verdict: dead_end}
+    """)
+    (finding,) = found(doc, "table.row-without-signal")
+    assert finding.element == "verdict_table[P2]"
+    assert finding.severity == "warning"
+    assert "customer's bank" in finding.message
+    assert "rows 11-12" in finding.message

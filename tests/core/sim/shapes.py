@@ -1,0 +1,36 @@
+"""Chains that mirror the shapes of the public material, parsed once per session.
+
+``shape(name)`` reads ``tests/core/sim/fixtures/<name>``: small chains in our
+own words for the real-world shapes the simulator got wrong (issue 12).
+``ours(name)`` reads the project fixtures under ``fixtures/`` that already
+mirror SPEC §6 and §7. The chain models are never mutated by a run, so one
+parsed copy serves every test.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from chains.core import formats
+from chains.core.model import Chain
+
+HERE = Path(__file__).resolve().parent
+SHAPES = HERE / "fixtures"
+OURS = HERE.parents[2] / "fixtures"
+
+
+def _load(path: Path) -> Chain:
+    result = formats.load(path.read_text(), format="yaml")
+    assert result.chains, [str(p) for p in result.problems]
+    return result.chains[0]
+
+
+@cache
+def shape(name: str) -> Chain:
+    return _load(SHAPES / name)
+
+
+@cache
+def ours(name: str) -> Chain:
+    return _load(OURS / name)
