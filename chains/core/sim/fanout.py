@@ -168,6 +168,31 @@ class Fanout:
         run.outcomes.rewind(refresh, arriving, in_process=True)
         return True
 
+    def adopt_instead(self, run: Run, target: str) -> bool:
+        """``run`` rewinds to re-mint shared handles a sibling has already re-shared.
+
+        Then it takes the re-shared ones instead of re-minting (the rewind is
+        already paid from its own budget) and goes on after their minter;
+        True when it did.
+        """
+        s = run.snapshot
+        store = self.state
+        shared = [h for h in run.handles.minted_by(target) if h in self.shared]
+        fresh = [store.handles.get(h) for h in shared]
+        if not shared or any(
+            f is None or f.alias in store.dead or (h in s.handles and s.handles[h].alias == f.alias)
+            for h, f in zip(shared, fresh, strict=True)
+        ):
+            return False
+        after = self._after_minter(run, shared[0])
+        if after is None:
+            return False
+        run.handles.invalidate(shared)  # I1: the old lineage goes first
+        for hid in shared:
+            self._take(run, hid)
+        run.steps.arrive(after)
+        return True
+
     def traces(self) -> dict[str, list[Event]]:
         return {b.snapshot.run_id: b.trace for b in self.branches}
 
@@ -197,7 +222,6 @@ class Fanout:
 
     def _adopt(self, run: Run, hid: str) -> None:
         s = run.snapshot
-        fresh = self.state.handles[hid]
         target = self._after_minter(run, hid)
         assert target is not None
         if s.budgets.rewinds_left <= 0:
@@ -206,9 +230,15 @@ class Fanout:
             run.outcomes.dead_end(verdict, run.action(target))
             return
         s.budgets.rewinds_left -= 1
+        self._take(run, hid)
+        run.steps.arrive(target)
+
+    def _take(self, run: Run, hid: str) -> None:
+        """Put the re-shared ``hid`` (and its options) into ``run``'s live handles."""
+        s = run.snapshot
+        fresh = self.state.handles[hid]
         s.handles[hid] = fresh.model_copy(deep=True)
         s.results[fresh.alias] = list(self.state.results.get(fresh.alias, []))
         count = int(fresh.alias.rsplit("#", 1)[1])
         s.mint_counts[hid] = max(s.mint_counts.get(hid, 0), count)
         run.log.set(note=f"adopted the re-shared {fresh.alias}; no second re-mint")
-        run.steps.arrive(target)

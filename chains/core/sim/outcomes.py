@@ -292,6 +292,8 @@ class Outcomes(Part):
         to = run.action(target)
         minted = run.handles.minted_by(target)
         if run.fanout is not None:
+            if (in_process or s.mode == "internal") and run.fanout.adopt_instead(run, target):
+                return  # a sibling already re-minted it: the re-mint happens once (I7)
             run.fanout.discovered_dead(run, minted)
         run.handles.invalidate(minted, including_roots=not is_commit_class(to))
         if s.mode == "external" and not in_process:

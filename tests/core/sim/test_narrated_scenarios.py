@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import textwrap
 
-import pytest
-
 from chains.core.sim.scenario import SimulationResult, load_scenario, simulate
 from chains.core.sim.state import Event, Observation
 
@@ -299,7 +297,6 @@ def test_after_re_consent_the_new_hold_is_captured_on_the_new_intent():
     assert attempts(result, "capture")[-1].handles_consumed == ["intent_ref#2", "authorization#2"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12: commit-minted handles are never invalidated")
 def test_a_hold_expiry_invalidates_the_old_hold_with_its_intent():
     """SPEC §4 I1: re-minting intent_ref invalidates everything derived from it, and
     the hold (``authorization``, derived_from [intent_ref]) is; I5 keeps the landed
@@ -477,10 +474,6 @@ def test_a_server_error_the_provider_flags_as_replayed_reconciles_through_the_pr
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 12: replay_semantics returns_cached is ignored; repeated 5xx dead-end",
-)
 def test_server_errors_that_persist_on_a_returns_cached_capture_reconcile_not_dead_end():
     """SPEC §2.1 replay_semantics returns_cached: "a persistently replayed error routes to
     reconcile, not more retries"; §7.2: cached-error replay keeps reconcile load-bearing

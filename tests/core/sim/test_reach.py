@@ -5,8 +5,6 @@ from __future__ import annotations
 import doctest
 import json
 
-import pytest
-
 from chains.core.sim import reach as reach_module
 from chains.core.sim.explorer import Bounds, ExploreResult, explore, merge
 from chains.core.sim.reach import declared, main_steps
@@ -206,19 +204,11 @@ def test_the_module_doctests_pass():
 # simulator's fixes must remove these markers.
 
 
-@pytest.mark.xfail(
-    reason="issue 12 §3: the runtime files options under the first handle a step mints",
-    strict=True,
-)
 def test_a_pick_reading_the_second_handle_its_search_mints_is_reached_and_passed():
     result = explore(shape("offer-search.yaml"), Bounds(max_faults=0))
     assert result.complete, result.warnings
 
 
-@pytest.mark.xfail(
-    reason="issue 12 §3: the runtime leaves a read that is also a probe off its path",
-    strict=True,
-)
 def test_a_read_that_is_also_a_probe_is_reached_on_the_main_path():
     result = explore(shape("held-booking.yaml"), Bounds(max_faults=0))
     assert result.complete, result.warnings

@@ -220,3 +220,22 @@ def test_c3_6_the_group_lives_in_the_snapshots_and_resumes_from_them():
     a2.observe(obs(options=RESORTED))
     assert b2.snapshot.handles["search_id"].alias == "search_id#2"
     assert b2.snapshot.dispatches.get("search", 0) == 0
+
+
+def test_c3_6_a_sibling_whose_own_step_finds_the_handle_stale_adopts_the_re_share():
+    """I7: a sibling re-minted search_id#2 while b's lock_price was out; b's own 410
+    rewinds b, which takes the re-shared handle instead of searching a second time."""
+    prefix = start_booking()
+    prefix.observe(obs(options=OPTIONS))
+    group = Fanout(prefix)
+    a, b = group.branch(), group.branch()
+    a.select("o1")
+    b.select("o2")
+    a.observe(OK)
+    b.observe(OK)  # both wait for lock_price on search_id#1
+    a.observe(obs("http:410", "SEARCH_EXPIRED"))
+    a.observe(obs(options=RESORTED))  # a re-mints search_id#2 and re-shares it
+    b.observe(obs("http:410", "SEARCH_EXPIRED"))
+    assert b.snapshot.handles["search_id"].alias == "search_id#2"
+    assert b.snapshot.dispatches.get("search", 0) == 0
+    assert b.snapshot.budgets.rewinds_left == 2  # its own rewind, paid once

@@ -65,7 +65,6 @@ def hold_at_capture() -> Run:
 # --- options are kept for the handle the select step consumes --------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12: options stored under the first minted handle")
 def test_a_pick_finds_the_options_of_the_handle_it_consumes_not_the_first_minted():
     """SPEC §2.1 select: "Its input handles name the results it picks from". The search
     mints [result_set_ref, offer_ref] and pick_offer consumes offer_ref (Duffel's
@@ -82,7 +81,6 @@ def test_a_pick_finds_the_options_of_the_handle_it_consumes_not_the_first_minted
     assert run.snapshot.state == "done"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12: options stored under the first minted handle")
 def test_the_happy_path_of_a_two_handle_search_reaches_the_order():
     """issue 12: the explorer reported a chain clean that never reached its commit.
     With no faults every walk of offer_order must end in done, through place_order."""
@@ -93,7 +91,6 @@ def test_the_happy_path_of_a_two_handle_search_reaches_the_order():
 # --- reads that are also probes stay on the main path -----------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12: reads that are also probes leave the main path")
 def test_a_read_that_is_also_a_probe_is_still_a_step_of_the_main_path():
     """SPEC §2.1: only ``probe_only: true`` marks a read that "exist[s] only as
     confirmation probes". find_booking is also the step that re-checks the hold
@@ -105,7 +102,6 @@ def test_a_read_that_is_also_a_probe_is_still_a_step_of_the_main_path():
     assert run.waiting().gate == "ticketing_consent"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12: reads that are also probes leave the main path")
 def test_the_payment_deadline_precondition_of_a_probe_read_stops_ticketing():
     """SPEC §2.1 preconditions: evaluated after ok on every execution of the step. The
     deadline passed: dead_end(permanent: false); the held booking stays landed (I5)."""
@@ -122,7 +118,6 @@ def test_the_payment_deadline_precondition_of_a_probe_read_stops_ticketing():
 # --- returns_cached routes a persistently replayed error to reconcile -----------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12: replay_semantics returns_cached is ignored")
 def test_a_persistently_replayed_5xx_on_a_returns_cached_commit_reconciles():
     """SPEC §2.1 replay_semantics returns_cached: "a persistently replayed error routes
     to reconcile, not more retries" — never a dead end that skips the declared probe."""
@@ -171,7 +166,6 @@ def test_a_reconcile_past_its_sweep_escalates_to_the_operator():
     assert run.snapshot.dispatches["hold_booking"] == 1
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12: escalated is terminal and refuses probes")
 def test_an_escalated_reconcile_stays_open_until_the_operator_reports_the_probe():
     """CONFORMANCE C1.6: the run stays reconciling, "no auto-dead_end and no
     re-dispatch"; SPEC §2.4 escalation: the operator may "unstick pending commits"."""
@@ -190,7 +184,6 @@ def test_an_escalated_reconcile_stays_open_until_the_operator_reports_the_probe(
 # --- commit-minted handles are invalidated as §4 says ---------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12: commit-minted handles are never invalidated")
 def test_a_hold_minted_by_a_commit_dies_when_its_payment_object_is_re_minted():
     """SPEC §4 I1: re-minting payment_ref invalidates every handle derived from it,
     the commit-minted authorization included; I5: the landed authorize stays in
@@ -210,9 +203,6 @@ def test_a_hold_minted_by_a_commit_dies_when_its_payment_object_is_re_minted():
 # deadline below lies after any anchor up to 2029, and a 200-year wait passes
 # it from any anchor after 1830.
 SECONDS, ISO = 2 * 3600, "2030-01-01T00:00:00Z"
-ISO_IGNORED = pytest.mark.xfail(
-    strict=True, reason="issue 12: an ISO datetime business_expiry is ignored"
-)
 
 
 def held_at_consent(deadline: object) -> Run:
@@ -246,7 +236,7 @@ def test_a_payment_deadline_still_ahead_lets_ticketing_go_on(deadline):
     "deadline",
     [
         pytest.param(SECONDS, id="seconds"),
-        pytest.param(ISO, id="iso-datetime", marks=ISO_IGNORED),
+        pytest.param(ISO, id="iso-datetime"),
     ],
 )
 def test_a_payment_deadline_that_passed_while_parked_fires_on_resume(deadline):
@@ -293,7 +283,6 @@ expect:
 INTENT_VALUES = ["payer@example.com", "Payer Example", "pm_first_card", "pm_second_card"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12: C7.3 the trace stores intent values")
 def test_c7_3_no_intent_value_appears_anywhere_in_the_trace():
     """CONFORMANCE C7.3 and SPEC §2.5: payment data and PII are absent from the trace,
     at start and in repair proposals alike; the run still finishes after a crash, so
@@ -315,7 +304,6 @@ def _flatten(value: object) -> list[str]:
     return [str(value)]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12: C1.4 correlation record lacks the P3 fields")
 def test_c1_4_the_correlation_record_names_its_run_its_intent_and_the_probes_lookup_key():
     """SPEC §1 P3: the record holds "run id, intent snapshot, status=PENDING"; §2.1: it
     carries the lookup keys the probe can use. find_booking looks up client_reference."""
@@ -360,7 +348,6 @@ def _fanout() -> tuple[Run, Run, Run]:
     return prefix, a, b
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12: C3.6 a shared handle is re-minted twice")
 def test_c3_6_a_sibling_that_finds_the_shared_handle_stale_itself_adopts_the_re_mint():
     """SPEC §4 I7: "the re-mint is performed once, by whichever run acts first, and
     re-shared". a re-minted search_id#2; b's own lock_price then reports search_id#1
@@ -375,7 +362,6 @@ def test_c3_6_a_sibling_that_finds_the_shared_handle_stale_itself_adopts_the_re_
     assert b.snapshot.budgets.rewinds_left == 2
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12: C3.6 fan-out branches are not in the snapshot")
 def test_c3_6_the_fan_out_is_recorded_in_the_durable_snapshots():
     """SPEC §2.5: the snapshot alone resumes a run, and CONFORMANCE C3.6 needs siblings
     to see a shared death after a restart: the group (its branches) must be part of the
