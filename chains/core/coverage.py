@@ -31,7 +31,7 @@ Each column stands for one concrete observation:
   mentions (``UNLISTED_CODE``, suffixed until unique): what rows 11–12 exist for.
 
 The context is the one a run would have at the step's first attempt
-(:meth:`chains.core.sim.runtime.Run._ctx` without a run): every handle live in
+(:meth:`chains.core.sim.steps.Steps.context` without a run): every handle live in
 mint order, a commit-class step in flight, its idempotency key fresh, no
 auto-repair fired yet and no staleness recurrence. Selection pseudo-steps
 make no provider call and are never classified, so their cells are all
