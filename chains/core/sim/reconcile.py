@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ..model import Action
+from ..model import Action, is_unkeyed_commit
 from ..verdicts import Verdict, format_verdict
 from .classifier import classify, matches
 from .events import describe, signal_of
@@ -91,6 +91,56 @@ class Reconcile(Part):
         """Trace why ``action`` is probed rather than dispatched, then reconcile it."""
         self.log.transition(action.id, row, Verdict(type="reconcile"), why)
         self.start(action)
+
+    # --- a restart ------------------------------------------------------------------------
+
+    def after_restart(self) -> None:
+        """The process died and the run was restored: settle an unkeyed commit it left open.
+
+        Its dispatch was out (C1.4's second kill point): the outcome is
+        unknown, so the lost attempt is recorded and reconciled, never
+        re-dispatched. Its record was persisted but the dispatch had not
+        left (the first kill point): whether the request went is just as
+        unknown, so the record is probed before any dispatch.
+        """
+        s = self.snapshot
+        if s.waiting.kind != "observe" or not s.waiting.step:
+            return
+        action = self.run.action(s.waiting.step)
+        if not is_unkeyed_commit(action):
+            return
+        if s.in_flight:
+            s.attempt += 1
+            s.dispatches[action.id] = s.dispatches.get(action.id, 0) + 1
+            s.budgets.step_attempts_left -= 1
+            s.in_flight = None
+            self.log.open(
+                "attempt",
+                step=action.id,
+                attempt=s.attempt,
+                signal={"transport": "lost"},
+                verdict=Verdict(type="reconcile"),
+                source="default",
+                row="#11",
+                note="process restarted mid-dispatch: the outcome is unknown; probe, "
+                "never re-dispatch",
+                input={"kind": "resume"},
+            )
+            self.log.set(handles_consumed=self.run.handles.presented(action))  # I4: spent
+            self.start(action)
+            return
+        record = self.pending(action.id)
+        if record is not None and record.status == "PENDING":
+            record.before_redispatch = True
+            self.log.transition(
+                action.id,
+                "P3:unresolved",
+                Verdict(type="reconcile"),
+                "process restarted between persisting the correlation record and "
+                "dispatch: probe before dispatching",
+                input={"kind": "resume", "point": "before_dispatch"},
+            )
+            self.start(action)
 
     # --- probing ----------------------------------------------------------------------------
 

@@ -33,9 +33,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Literal, cast
 
-from ..model import Action, Chain, Gate, is_commit_class, is_unkeyed_commit
+from ..model import Action, Chain, Gate, is_commit_class
 from ..policy import DEFAULT_MAX_REPAIRS, DEFAULT_MAX_REWINDS
-from ..verdicts import Verdict
 from .compensation import Compensation
 from .deadlines import Deadlines
 from .events import EventLog
@@ -243,46 +242,8 @@ class Run:
                 f"snapshot is at seq {snapshot.seq} but the trace ends at seq {trace[-1].seq}"
             )
         run = cls(chain, snapshot.model_copy(deep=True), [e.model_copy() for e in trace])
-        s = run.snapshot
-        if s.in_flight and s.waiting.kind == "observe":
-            action = run.action(s.in_flight)
-            if is_unkeyed_commit(action):
-                s.attempt += 1
-                s.dispatches[action.id] = s.dispatches.get(action.id, 0) + 1
-                s.budgets.step_attempts_left -= 1
-                s.in_flight = None
-                run.log.open(
-                    "attempt",
-                    step=action.id,
-                    attempt=s.attempt,
-                    signal={"transport": "lost"},
-                    verdict=Verdict(type="reconcile"),
-                    source="default",
-                    row="#11",
-                    note="process restarted mid-dispatch: the outcome is unknown; probe, "
-                    "never re-dispatch",
-                    input={"kind": "resume"},
-                )
-                run.log.set(handles_consumed=run.handles.presented(action))  # I4: spent
-                run.reconcile.start(action)
-                run.log.flush()
-        elif s.waiting.kind == "observe" and s.waiting.step:
-            action = run.action(s.waiting.step)
-            record = run.reconcile.pending(action.id)
-            if is_unkeyed_commit(action) and record is not None and record.status == "PENDING":
-                # Killed after the record was persisted, before the request left (C1.4):
-                # whether it left is unknown, so the record is probed before any dispatch.
-                record.before_redispatch = True
-                run.log.transition(
-                    action.id,
-                    "P3:unresolved",
-                    Verdict(type="reconcile"),
-                    "process restarted between persisting the correlation record and "
-                    "dispatch: probe before dispatching",
-                    input={"kind": "resume", "point": "before_dispatch"},
-                )
-                run.reconcile.start(action)
-                run.log.flush()
+        run.reconcile.after_restart()
+        run.log.flush()
         return run
 
     # --- what the run needs -------------------------------------------------
