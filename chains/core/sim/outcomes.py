@@ -285,6 +285,8 @@ class Outcomes(Part):
         if s.compensation is not None:
             run.compensation.failed(f"{origin.id}: rewind(to: {target})")
             return
+        if self.unknown_step(target, origin):
+            return
         if s.budgets.rewinds_left <= 0:
             self.give_up(origin, "max_rewinds_exhausted", "budget")
             return
@@ -306,6 +308,8 @@ class Outcomes(Part):
         s = self.snapshot
         if s.compensation is not None:
             self.run.compensation.failed(f"{origin.id}: {format_verdict(v)}")
+            return
+        if self.unknown_step(v.to or "", origin):
             return
         for left, name in (
             (s.budgets.rewinds_left, "rewinds"),
@@ -376,6 +380,8 @@ class Outcomes(Part):
         """Back to selection step ``target`` with the last pick excluded (I3)."""
         s = self.snapshot
         handles = self.run.handles
+        if self.unknown_step(target, origin):
+            return
         if s.budgets.rewinds_left <= 0:
             self.give_up(origin, "max_rewinds_exhausted", "budget")
             return
@@ -396,6 +402,19 @@ class Outcomes(Part):
         s.state = "escalated"
         s.waiting = Waiting(kind="nothing")
         s.outcome = {"escalated": v.audience or "operator", "step": action.id}
+
+    def unknown_step(self, target: str, origin: Action) -> bool:
+        """A verdict naming a step this chain does not have: a permanent dead end, not a crash.
+
+        The linter reports such a target; an imported chain can still carry one
+        (a row written for another scope's step), and a run must end cleanly on it.
+        """
+        if self.chain.action(target) is not None:
+            return False
+        verdict = dead(f"unknown_step_{target or 'none'}", True)
+        self.log.set(note=f"{target!r} is not a step of this chain")
+        self.dead_end(verdict, origin)
+        return True
 
     def give_up(self, action: Action, reason: str, row: str, note: str | None = None) -> None:
         """A dead end the run decides itself (a budget, no options), traced at ``row``."""

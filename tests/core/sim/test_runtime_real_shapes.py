@@ -399,3 +399,25 @@ def test_a_main_step_probe_may_present_the_handle_its_commit_spent():
     run.observe(OK)
     run.observe(OK)
     assert run.snapshot.state == "done"
+
+
+# A scope imported from a multi-chain document keeps a row that repairs a step
+# only the sibling chain has (the linter reports it; the run must still end).
+ROW_FOR_ANOTHER_SCOPE = """
+id: hold_scope
+actions:
+  - {id: hold_seat, effect: commit, idempotency: {mode: keyed},
+     confirmation: {probe: read_hold, signal: held}, compensation: {action: none}}
+  - {id: read_hold, effect: read, probe_only: true}
+verdict_table:
+  - {id: H1, signal: [code:CARD_DECLINED], verdict: "repair(to: pay_now, fields: [card])"}
+"""
+
+
+def test_a_verdict_naming_a_step_the_chain_lacks_ends_the_run_instead_of_crashing():
+    """SPEC §3 transitions need a target step; with none, the only safe end is a dead end
+    that says why (the explorer used to stop with an exception on such a chain)."""
+    run = Run.start(chain(ROW_FOR_ANOTHER_SCOPE))
+    run.observe(obs("http:402", "CARD_DECLINED"))
+    assert run.snapshot.state == "dead_end"
+    assert run.snapshot.outcome["reason"] == "unknown_step_pay_now"
