@@ -286,18 +286,8 @@ def test_a_violation_links_to_the_simulator_with_its_counterexample(client, unsa
     assert client.get(link.path, query).status_code == 200
 
 
-# A select whose handle no step's result fills: every walk dead-ends there, cleanly.
-NO_OPTIONS = """
-id: offers
-handles:
-  - {id: offer_request, minted_by: search}
-  - {id: offer_id, minted_by: external}
-  - {id: offer, minted_by: select_offer, derived_from: [offer_id]}
-actions:
-  - {id: search, effect: read, output: {handles: [offer_request]}}
-  - {id: select_offer, effect: select, input: {handles: [offer_id]}, output: {handles: [offer]}}
-  - {id: create_order, effect: commit, idempotency: {mode: keyed}, input: {handles: [offer]}}
-"""
+# A select whose handle no step's result fills (the explorer's coverage tests share it).
+NO_OPTIONS = (Path(__file__).resolve().parent / "core/sim/fixtures/no-options.yaml").read_text()
 
 
 @pytest.mark.django_db

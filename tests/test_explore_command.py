@@ -81,18 +81,8 @@ def test_bad_bounds_are_refused():
         explore(CARD, "--max-faults", "-1")
 
 
-# A select whose handle no step's result fills: the run dead-ends there, clean.
-NO_OPTIONS = """\
-id: offers
-handles:
-  - {id: offer_request, minted_by: search}
-  - {id: offer_id, minted_by: external}
-  - {id: offer, minted_by: select_offer, derived_from: [offer_id]}
-actions:
-  - {id: search, effect: read, output: {handles: [offer_request]}}
-  - {id: select_offer, effect: select, input: {handles: [offer_id]}, output: {handles: [offer]}}
-  - {id: create_order, effect: commit, idempotency: {mode: keyed}, input: {handles: [offer]}}
-"""
+# A select whose handle no step's result fills (the explorer's coverage tests share it).
+NO_OPTIONS = (Path(__file__).resolve().parent / "core/sim/fixtures/no-options.yaml").read_text()
 
 
 @pytest.fixture

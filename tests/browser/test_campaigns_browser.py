@@ -68,18 +68,8 @@ def test_a_campaign_is_followed_until_it_completes_and_its_counterexample_opens(
     expect(page.locator("#findings")).to_contain_text("book_room was dispatched again")
 
 
-# A select whose handle no step's result fills: every walk stops there, cleanly.
-NO_OPTIONS = """
-id: offers
-handles:
-  - {id: offer_request, minted_by: search}
-  - {id: offer_id, minted_by: external}
-  - {id: offer, minted_by: select_offer, derived_from: [offer_id]}
-actions:
-  - {id: search, effect: read, output: {handles: [offer_request]}}
-  - {id: select_offer, effect: select, input: {handles: [offer_id]}, output: {handles: [offer]}}
-  - {id: create_order, effect: commit, idempotency: {mode: keyed}, input: {handles: [offer]}}
-"""
+# A select whose handle no step's result fills (the explorer's coverage tests share it).
+NO_OPTIONS = (Path(__file__).resolve().parents[1] / "core/sim/fixtures/no-options.yaml").read_text()
 
 
 def test_a_clean_campaign_with_a_step_never_reached_reads_not_a_pass(page: Page, live_server, sent):
