@@ -181,7 +181,7 @@ class Monitor:
         if result == "not_landed":
             self.open.pop(step, None)
         elif result == "landed" and step in self.open:
-            self.open[step] = "the probe found it landed"
+            self.open[step] = "was found landed by the probe"
 
     def _gate_answer(self, row: str) -> list[Finding]:
         gate_id = row.removeprefix("gate:").rsplit(".", 1)[0]
@@ -208,7 +208,7 @@ class Monitor:
                 Finding(
                     "unkeyed_redispatch",
                     f"unkeyed commit {step} was dispatched again although its earlier "
-                    f"dispatch was unresolved ({self.open[step]})",
+                    f"dispatch {self.open[step]}",
                 )
             )
         limit = step_limits(self.chain, action).safe_reject_redispatch
@@ -271,9 +271,12 @@ class Monitor:
 
 
 def _why_open(event: Event) -> str:
+    """How an unkeyed commit's dispatch stands: landed, or never resolved."""
     signal = event.signal or {}
     seen = " ".join(str(signal[k]) for k in ("transport", "code") if signal.get(k))
-    return f"{seen or 'response'} -> {event.verdict or 'no verdict'}"
+    verdict = event.verdict or "no verdict"
+    how = "landed" if verdict == "ok" or verdict.startswith("ok(") else "was unresolved"
+    return f"{how} ({seen or 'response'} -> {verdict})"
 
 
 def _lineage(s: Snapshot, handle_ids: list[str]) -> list[Finding]:

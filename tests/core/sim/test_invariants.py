@@ -43,6 +43,16 @@ def test_an_unkeyed_commit_dispatched_again_after_a_timeout_breaks_exactly_once(
     assert "timeout -> reconcile" in found[0].message
 
 
+def test_a_second_dispatch_after_one_that_landed_says_the_first_landed():
+    """A rewind past a landed unkeyed commit books again (SPEC P3, I5): say it landed."""
+    trace = [attempt(1, "book"), attempt(2, "book")]
+    (finding,) = check(booking(), snapshot(state="done"), trace)
+    assert finding.message == (
+        "unkeyed commit book was dispatched again although its earlier dispatch "
+        "landed (http:200 -> ok)"
+    )
+
+
 def test_a_probe_that_proves_not_landed_allows_the_next_dispatch():
     trace = [
         attempt(1, "book", "timeout", "reconcile", "#7"),
