@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from .errors import ChainError
 from .formats import to_document
 from .graph import minters
-from .model import Action, Chain, VerdictRow, is_commit_class
+from .model import Action, Chain, VerdictRow, in_variant, is_commit_class
 from .signals import conjuncts, is_catch_all, normalize_atom, scope_applies_to
 from .sim.classifier import Classification, ClassifyContext, classify, row_label
 from .sim.state import Observation
@@ -290,8 +290,7 @@ def _per_config(
 
 
 def _row_in_scope(row: VerdictRow, step: Action, variant: str | None) -> bool:
-    in_variant = not row.only or (variant is not None and variant in row.only)
-    return in_variant and scope_applies_to(row.scope, step) is True
+    return in_variant(row.only, variant) and scope_applies_to(row.scope, step) is True
 
 
 def _unknown(unlisted: str) -> Observation:

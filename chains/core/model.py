@@ -49,10 +49,12 @@ __all__ = [
     "Source",
     "VerdictRow",
     "compensators",
+    "in_variant",
     "is_commit_class",
     "is_external",
     "is_keyed",
     "is_unkeyed_commit",
+    "main_steps",
     "parse_duration",
     "signal_terms",
 ]
@@ -886,6 +888,41 @@ class Chain(Element):
 
     def gate(self, gate_id: str) -> Gate | None:
         return next((g for g in self.gates if g.id == gate_id), None)
+
+
+def in_variant(only: list[str], variant: str | None) -> bool:
+    """Does an element scoped ``only: [...]`` belong to a run bound to ``variant``? (SPEC §2.7)
+
+    >>> in_variant([], None), in_variant(["NDC"], "NDC"), in_variant(["NDC"], None)
+    (True, True, False)
+    """
+    return not only or (variant is not None and variant in only)
+
+
+def main_steps(chain: Chain, variant: str | None = None) -> list[str]:
+    """The steps a run of ``chain`` bound to ``variant`` walks, in chain order.
+
+    Left out: ``probe_only`` reads (SPEC §2.1: they "exist only as
+    confirmation probes") and compensators, which run only when a dead end
+    unwinds a landed commit. A read that is also some commit's probe but not
+    ``probe_only`` stays: a reservation read carrying a precondition is a
+    real step.
+
+    >>> doc = Chain.model_validate({"id": "c", "actions": [
+    ...     {"id": "search", "effect": "read"},
+    ...     {"id": "find", "effect": "read", "probe_only": True},
+    ...     {"id": "book", "effect": "commit", "compensation": {"action": "cancel"}},
+    ...     {"id": "cancel", "effect": "compensate"}]})
+    >>> main_steps(doc)
+    ['search', 'book']
+    """
+    undo = {name for a in chain.actions for name in compensators(a)}
+    steps = (
+        a.id
+        for a in chain.actions
+        if not a.probe_only and a.id not in undo and in_variant(a.only, variant)
+    )
+    return list(dict.fromkeys(steps))
 
 
 StepPolicy.model_rebuild()

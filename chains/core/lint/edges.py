@@ -15,9 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..graph import independence_questions, missing_edges, selection_coupling_gaps
+from ..graph import (
+    GraphError,
+    independence_questions,
+    missing_edges,
+    repair_scope,
+    selection_coupling_gaps,
+)
 from ..graph import selection_handles as _selection_handles
-from ..model import Chain
+from ..model import Chain, main_steps
+from ..verdicts import Verdict
 from .context import LintContext, is_commit_class
 from .registry import rule
 from .structure import verdicts
@@ -108,6 +115,8 @@ def repair_skips_upstream_minter(chain: Chain, ctx: LintContext) -> Found:
     for where, verdict in verdicts(chain):
         if verdict.type != "repair" or verdict.to not in ctx.order:
             continue
+        if _replay_gaps(chain, ctx, verdict):
+            continue  # reported as an error by edges.repair-kills-replayed-input
         fields = set(verdict.fields)
         earlier = [
             a
@@ -125,3 +134,59 @@ def repair_skips_upstream_minter(chain: Chain, ctx: LintContext) -> Found:
                 f"{shared} and mints {', '.join(first.output.handles)}, which the repair "
                 "invalidates without re-minting.",
             )
+
+
+@rule(
+    "edges.repair-kills-replayed-input",
+    "warning",
+    "SPEC §4 I6",
+    hint="Repair from the step that mints the dead handle (its minting inputs include the "
+    "repaired field); if the two steps' fields of that name are different things (passenger "
+    "counts at the search, passport details at the booking), give them different names.",
+)
+def repair_kills_replayed_input(chain: Chain, ctx: LintContext) -> Found:
+    """A repair kills a handle that its own replay consumes before anything re-mints it.
+
+    I6 invalidates every handle whose minting inputs include a repaired field
+    (and, by I1, what derives from it); the replay starts at the repair's
+    target, so a main step of the replay that consumes such a handle would
+    run on a dead one (the explorer finds it as a dispatch without a live
+    handle). A warning, not an error: the text cannot tell whether two
+    steps' fields of one name are one thing; when they are, this is a bug.
+    """
+    for where, verdict in verdicts(chain):
+        if verdict.type != "repair" or verdict.to not in ctx.order:
+            continue
+        for step, handle in _replay_gaps(chain, ctx, verdict):
+            fields = ", ".join(verdict.fields)
+            yield (
+                where,
+                f"{where} repairs {fields} at {verdict.to}, which invalidates {handle} (SPEC I6: "
+                f"its minting inputs include a repaired field); the replay from {verdict.to} "
+                f"reaches {step}, which consumes {handle} before anything re-mints it, so it "
+                "would run on a dead handle.",
+            )
+
+
+def _replay_gaps(chain: Chain, ctx: LintContext, verdict: Verdict) -> list[tuple[str, str]]:
+    """(step, handle) pairs where the replay of a repair consumes a handle the repair killed.
+
+    The replay is the main path from the repair's target on, in any variant;
+    compensators and probe-only reads act on landed facts, not on the replay.
+    """
+    target = verdict.to
+    if target is None or target not in ctx.order:
+        return []
+    try:
+        dead = set(repair_scope(chain, target, verdict.fields).invalidated)
+    except GraphError:
+        return []  # unknown fields or step: the structure rules say so
+    variants: list[str | None] = [*chain.variants.values] if chain.variants else []
+    main = {s for v in (variants or [None]) for s in main_steps(chain, v)}
+    gaps = []
+    for action in chain.actions[ctx.order[target] :]:
+        if action.id not in main:
+            continue
+        gaps += [(action.id, h) for h in dict.fromkeys(action.input.handles) if h in dead]
+        dead -= set(action.output.handles)
+    return gaps

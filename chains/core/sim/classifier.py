@@ -24,7 +24,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..model import Action, AutoRepair, Chain, Handle, VerdictRow, is_commit_class
+from ..model import (
+    Action,
+    AutoRepair,
+    Chain,
+    Handle,
+    VerdictRow,
+    in_variant,
+    is_commit_class,
+)
 from ..model import is_unkeyed_commit as _unkeyed
 from ..signals import atom_covers, conjuncts, normalize_atom, scope_applies_to
 from ..verdicts import Verdict
@@ -108,10 +116,6 @@ def row_label(chain: Chain, row: VerdictRow) -> str:
     return row.id or f"domain#{chain.verdict_table.index(row) + 1}"
 
 
-def _in_variant(only: list[str], variant: str | None) -> bool:
-    return not only or (variant is not None and variant in only)
-
-
 def _transport(obs: Observation) -> str:
     return normalize_atom(obs.transport)
 
@@ -142,7 +146,7 @@ def classify(chain: Chain, ctx: ClassifyContext, step: Action, obs: Observation)
     if auto is not None:
         return auto
     for row in chain.verdict_table:
-        if not _in_variant(row.only, ctx.variant) or scope_applies_to(row.scope, step) is not True:
+        if not in_variant(row.only, ctx.variant) or scope_applies_to(row.scope, step) is not True:
             continue
         hit = next((a for a in row.signal if matches(a, obs, atoms)), None)
         unsafe = row.verdict.type == "retry" and not row.no_side_effect
@@ -271,7 +275,7 @@ def _declared_no_side_effect(
 ) -> bool:
     return any(
         row.no_side_effect
-        and _in_variant(row.only, ctx.variant)
+        and in_variant(row.only, ctx.variant)
         and scope_applies_to(row.scope, step) is True
         and any(matches(a, obs, atoms) for a in row.signal)
         for row in chain.verdict_table

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..model import Action, Chain, Gate
+from ..model import Action, Chain, Gate, in_variant
 from ..signals import conjuncts, scope_applies_to
 from ..verdicts import format_verdict
 from .classifier import row_label
@@ -125,8 +125,7 @@ def observation_choices(chain: Chain, snapshot: Snapshot, action: Action | None)
             )
         )
     for row in chain.verdict_table:
-        in_variant = not row.only or (snapshot.variant is not None and snapshot.variant in row.only)
-        if in_variant and scope_applies_to(row.scope, action) is True:
+        if in_variant(row.only, snapshot.variant) and scope_applies_to(row.scope, action) is True:
             where = f"row {row_label(chain, row)} → {format_verdict(row.verdict)}"
             found += [(_observation_for(atom), atom, "row", where) for atom in row.signal]
     for hid in action.input.handles:

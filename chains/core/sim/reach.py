@@ -39,7 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import Chain, compensators
+from ..model import Chain, compensators, in_variant, main_steps
 from ..signals import scope_applies_to
 from .classifier import row_label
 from .state import Event, Snapshot
@@ -49,26 +49,6 @@ __all__ = ["KINDS", "Declared", "Reach", "Recorder", "declared", "main_steps"]
 # The coverage block's kinds, and what each calls an element it saw.
 KINDS = {"steps": "reached", "rows": "fired", "outcomes": "taken", "compensations": "run"}
 _STOPS_KEPT = 3  # per step: the fewest-fault ways walks ended there, enough to say why
-
-
-def main_steps(chain: Chain, variant: str | None) -> list[str]:
-    """The steps a run of ``chain`` in ``variant`` walks, in order (see the module docstring).
-
-    >>> doc = Chain.model_validate({"id": "c", "actions": [
-    ...     {"id": "search", "effect": "read"},
-    ...     {"id": "find", "effect": "read", "probe_only": True},
-    ...     {"id": "book", "effect": "commit", "compensation": {"action": "cancel"}},
-    ...     {"id": "cancel", "effect": "compensate"}]})
-    >>> main_steps(doc, None)
-    ['search', 'book']
-    """
-    auxiliary = {c for a in chain.actions for c in compensators(a)}
-    steps: dict[str, None] = {}
-    for a in chain.actions:
-        if a.probe_only or a.id in auxiliary or not _in_variant(a.only, variant):
-            continue
-        steps.setdefault(a.id)
-    return list(steps)
 
 
 @dataclass(frozen=True)
@@ -123,8 +103,8 @@ def declared(chain: Chain) -> Declared:
     rows: dict[str, None] = {}
     for row in chain.verdict_table:
         if any(
-            _in_variant(row.only, v)
-            and _in_variant(a.only, v)
+            in_variant(row.only, v)
+            and in_variant(a.only, v)
             and scope_applies_to(row.scope, a) is True
             for v in variants
             for a in dispatched
@@ -132,10 +112,6 @@ def declared(chain: Chain) -> Declared:
             rows.setdefault(row_label(chain, row))
     outcomes = [f"{g.id}:{o}" for g in chain.gates for o in g.outcomes]
     return Declared(steps, list(rows), list(dict.fromkeys(outcomes)), list(comps), paths)
-
-
-def _in_variant(only: list[str], variant: str | None) -> bool:
-    return not only or (variant is not None and variant in only)
 
 
 @dataclass

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import Action, compensators, is_commit_class, is_keyed, is_unkeyed_commit
+from ..model import (
+    Action,
+    in_variant,
+    is_commit_class,
+    is_keyed,
+    is_unkeyed_commit,
+    main_steps,
+)
 from ..policy import step_limits
 from ..verdicts import Verdict
 from .classifier import ClassifyContext, classify
@@ -30,24 +37,11 @@ class Steps(Part):
     # --- which steps, which key ----------------------------------------------
 
     def in_variant(self, only: list[str]) -> bool:
-        return not only or (self.snapshot.variant is not None and self.snapshot.variant in only)
+        return in_variant(only, self.snapshot.variant)
 
     def main(self) -> list[str]:
-        """The main steps: not probe-only reads, not compensators, in this run's variant.
-
-        A read that some commit also uses as its confirmation probe stays on
-        the main path unless it is ``probe_only`` (SPEC §2.1: ``probe_only``
-        marks reads that "exist only as confirmation probes"); a reservation
-        read that carries a precondition is a real step.
-        """
-        auxiliary: set[str] = set()
-        for a in self.chain.actions:
-            auxiliary.update(compensators(a))
-        return [
-            a.id
-            for a in self.chain.actions
-            if not a.probe_only and a.id not in auxiliary and self.in_variant(a.only)
-        ]
+        """The main steps of this run's variant (:func:`~chains.core.model.main_steps`)."""
+        return main_steps(self.chain, self.snapshot.variant)
 
     def context(self, action: Action) -> ClassifyContext:
         """What the classifier needs to know about the run to classify ``action``'s response."""

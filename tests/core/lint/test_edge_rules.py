@@ -164,10 +164,48 @@ REPAIR_AFTER_SEARCH = """
 
 
 def test_a_repair_that_resumes_after_an_earlier_minter_of_the_field_is_warned_about():
-    doc = chain(REPAIR_AFTER_SEARCH.replace("TARGET", "hold_seats"))
+    """The killed handle is not needed by the replay: a warning (nothing re-mints it)."""
+    doc = chain(
+        REPAIR_AFTER_SEARCH.replace("TARGET", "hold_seats").replace(
+            "input: {intent: [travellers], handles: [search_id]}", "input: {intent: [travellers]}"
+        )
+    )
     (finding,) = found(doc, "edges.repair-skips-upstream-minter")
     assert finding.element == "verdict_table[D1]"
     assert "search (earlier) also takes travellers and mints search_id" in finding.message
+    assert found(doc, "edges.repair-kills-replayed-input") == []
+
+
+def test_a_repair_whose_replay_consumes_a_handle_it_killed_names_the_dead_handle():
+    """The shape of an order compile whose passport precondition repairs the order step:
+    the offer was minted from the passengers too, so I6 kills it and the order would run
+    on a dead offer (SPEC §4 I1, I6). A warning: the text cannot tell whether the two
+    steps' fields of one name are one thing."""
+    doc = chain(REPAIR_AFTER_SEARCH.replace("TARGET", "hold_seats"))
+    (finding,) = found(doc, "edges.repair-kills-replayed-input")
+    assert finding.element == "verdict_table[D1]"
+    assert finding.severity == "warning"
+    assert "invalidates search_id" in finding.message
+    assert "hold_seats, which consumes search_id before anything re-mints it" in finding.message
+    assert found(doc, "edges.repair-skips-upstream-minter") == []
+
+
+def test_a_compensator_consuming_a_handle_a_repair_killed_is_no_replay_gap():
+    """Compensators act on landed facts (I5); they are not part of a repair's replay."""
+    doc = chain(
+        REPAIR_AFTER_SEARCH.replace("TARGET", "hold_seats")
+        .replace(
+            "input: {intent: [travellers], handles: [search_id]}", "input: {intent: [travellers]}"
+        )
+        .replace(
+            "    verdict_table:",
+            "      - {id: release, effect: compensate, input: {handles: [search_id]}}\n"
+            "      - {id: book, effect: commit, input: {handles: [hold]},\n"
+            "         compensation: {action: release}}\n"
+            "    verdict_table:",
+        )
+    )
+    assert found(doc, "edges.repair-kills-replayed-input") == []
 
 
 def test_a_repair_from_the_first_step_taking_the_field_passes():
