@@ -255,6 +255,37 @@ def unkeyed_retried(chain: Chain, ctx: LintContext) -> Found:
             )
 
 
+@rule(
+    "commit.precondition-replays-landed-commit",
+    "error",
+    "SPEC §2.1",
+    hint="Check the condition before the commit dispatches: put the precondition on the read "
+    "that returns the data (or an entry gate), since a commit's own preconditions run only "
+    "after it landed; or make the precondition end the run (dead_end, a gate) instead.",
+)
+def precondition_replays_landed_commit(chain: Chain, ctx: LintContext) -> Found:
+    """An unkeyed commit's precondition sends the run back to a step at or before it.
+
+    Preconditions are evaluated after ``ok`` (SPEC §2.1), so the commit has
+    landed; the replay reaches the commit again and dispatches it a second
+    time without a key to deduplicate it (P3, §2.4: one uncertain dispatch).
+    """
+    for a in _commits(chain):
+        if not is_unkeyed_commit(a) or a.id not in ctx.order:
+            continue
+        for i, pre in enumerate(a.preconditions, 1):
+            v = pre.verdict
+            if v.type not in ("rewind", "repair", "reselect") or v.to not in ctx.order:
+                continue
+            if ctx.order[v.to] <= ctx.order[a.id]:
+                yield (
+                    f"actions[{a.id}].preconditions[{i}].verdict",
+                    f"actions[{a.id}].preconditions[{i}] answers {v} after {a.id} landed "
+                    f"(preconditions run on its ok response); the replay from {v.to} reaches "
+                    f"{a.id} again and dispatches it again with no key: a second booking.",
+                )
+
+
 _CORRELATION = re.compile(r"correlation[\s_-]+record", re.IGNORECASE)
 _SHIELD = re.compile(r"cancell?ation[\s_-]+shield", re.IGNORECASE)
 

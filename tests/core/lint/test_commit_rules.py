@@ -492,3 +492,47 @@ def test_the_sample_fixtures_have_no_commit_errors(path):
     (doc,) = formats.load(path.read_bytes(), filename=str(path)).chains
     errors = [f for f in lint(doc).findings if f.severity == "error"]
     assert [f for f in errors if f.rule.startswith("commit.")] == []
+
+
+# --- preconditions on a landed commit --------------------------------------------
+
+HOLD_WITH_PRECONDITION = """
+    id: c
+    handles:
+      - {id: fare, minted_by: quote}
+      - {id: pick, minted_by: choose, derived_from: [fare]}
+    actions:
+      - {id: quote, effect: read, output: {handles: [fare]}}
+      - {id: choose, effect: select, input: {handles: [fare]}, output: {handles: [pick]}}
+      - id: hold_seat
+        effect: commit
+        input: {handles: [pick]}
+        idempotency: {mode: MODE}
+        confirmation: {probe: quote}
+        preconditions:
+          - {when: "fare.instant_payment_only == true", verdict: "reselect(to: choose)"}
+"""
+
+
+def test_an_unkeyed_commit_whose_precondition_sends_the_run_back_before_it_is_invalid():
+    """SPEC §2.1: preconditions are "evaluated after ok", so the hold has landed; the
+    reselect replays the commit and holds twice (P3: exactly once). The shape of an
+    order compile's "offer cannot be held" check written on the hold itself."""
+    doc = chain(HOLD_WITH_PRECONDITION.replace("MODE", "none"))
+    (finding,) = found(doc, "commit.precondition-replays-landed-commit")
+    assert finding.element == "actions[hold_seat].preconditions[1].verdict"
+    assert "after hold_seat landed" in finding.message
+    assert "dispatches it again" in finding.message
+
+
+def test_a_keyed_commit_replayed_by_its_precondition_passes():
+    """The replay carries the same key, so the provider answers with the first result."""
+    doc = chain(HOLD_WITH_PRECONDITION.replace("MODE", "keyed"))
+    assert found(doc, "commit.precondition-replays-landed-commit") == []
+
+
+def test_a_precondition_that_ends_the_run_after_the_commit_passes():
+    doc = chain(
+        HOLD_WITH_PRECONDITION.replace("MODE", "none").replace('"reselect(to: choose)"', "dead_end")
+    )
+    assert found(doc, "commit.precondition-replays-landed-commit") == []
