@@ -9,9 +9,6 @@ P2 the 3-D Secure gate on ``status == requires_action``, P4 the hold expiry,
 P6/P7 the keyed retries and the cached-error replay. Each test plays one
 narrated behaviour through :func:`~chains.core.sim.scenario.simulate` and
 checks the states, verdicts, rows and dispatches the SPEC states for it.
-A test marked ``xfail(strict=True)`` fails today because of a simulator
-defect listed in issue 12; the fix turns it green and strict xfail then
-fails the suite until the mark is removed.
 """
 
 from __future__ import annotations

@@ -3,9 +3,7 @@
 One test per defect of issue 12's "Then fix the behaviour" list, each on a
 fixture in our own words under ``tests/core/sim/fixtures/`` (or the project
 fixtures that mirror SPEC §6/§7) and each citing the SPEC or CONFORMANCE
-clause that makes the expected behaviour true. A test marked
-``xfail(strict=True)`` fails today because of that defect; the fix turns it
-green, and strict xfail then fails the suite until the mark is removed.
+clause that makes the expected behaviour true. Each failed before its fix.
 """
 
 from __future__ import annotations
