@@ -18,10 +18,13 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 
-from ..model import Action, Chain, Compensation, VerdictRow
+from ..graph import action_verdicts
+from ..model import Action, Chain, Compensation, VerdictRow, main_steps
 from ..signals import scope_actions
+from ..verdicts import Verdict, parse_verdict
 from .context import LintContext, is_commit_class, is_keyed, is_unkeyed_commit
 from .registry import rule
+from .structure import row_element
 
 __all__: list[str] = []
 
@@ -284,6 +287,72 @@ def precondition_replays_landed_commit(chain: Chain, ctx: LintContext) -> Found:
                     f"(preconditions run on its ok response); the replay from {v.to} reaches "
                     f"{a.id} again and dispatches it again with no key: a second booking.",
                 )
+
+
+@rule(
+    "commit.rewind-past-landed-commit",
+    "warning",
+    "SPEC §2.1",
+    hint="Scope the row (or the handle's staleness) to the steps before the commit, mark a read "
+    "that exists only to confirm the commit probe_only, or point the verdict at a step after "
+    "the commit.",
+)
+def rewind_past_landed_commit(chain: Chain, ctx: LintContext) -> Found:
+    """A verdict that can fire after an unkeyed commit landed sends the run back before it.
+
+    The replay reaches the commit again and dispatches it with no key to
+    deduplicate it (P3, §2.4): a second booking. Counted: rows naming the
+    later step or a handle it consumes, the staleness of a handle it
+    consumes, and its own preconditions and empty route. Not counted: the
+    death of what the commit itself made (its outputs and what derives from
+    them) — then the first booking is gone and a new one is the point (SPEC
+    §7 P4) — and rows scoped to any step or by effect class, which say
+    nothing about this step in particular.
+    """
+    main = set(main_steps(chain))
+    flagged: set[str] = set()
+    for commit in (a for a in chain.actions if is_unkeyed_commit(a) and a.id in main):
+        at = ctx.order[commit.id]
+        made = set(commit.output.handles) | ({commit.mutates} if commit.mutates else set())
+        for step in (a for a in chain.actions[at + 1 :] if a.id in main):
+            for where, verdict in _verdicts_at(chain, ctx, step, made):
+                back = verdict.to if verdict.type in ("rewind", "repair", "reselect") else None
+                if where in flagged or back not in ctx.order or ctx.order[back] > at:
+                    continue
+                flagged.add(where)
+                yield (
+                    where,
+                    f"{where} can fire at {step.id}, after {commit.id} landed; {verdict} sends "
+                    f"the run back to {back}, and the replay dispatches {commit.id} again with "
+                    "no key: a second booking.",
+                )
+
+
+def _verdicts_at(
+    chain: Chain, ctx: LintContext, step: Action, made: set[str]
+) -> Iterator[tuple[str, Verdict]]:
+    """Verdicts that can fire at ``step`` for a reason other than the death of ``made``."""
+
+    def of_commit(handle: str) -> bool:
+        return handle in made or any(ctx.ancestry.derives_from(handle, m) for m in made)
+
+    for path, verdict in action_verdicts(step):
+        if not path.startswith("output.business_expiry"):
+            yield f"actions[{step.id}].{path}", verdict
+    for i, row in enumerate(chain.verdict_table, 1):
+        named = step.id in row.scope.steps or any(
+            h in step.input.handles and not of_commit(h) for h in row.scope.consumers_of
+        )
+        same_rail = not row.only or not step.only or set(row.only) & set(step.only)
+        if named and same_rail:
+            yield row_element(row, i), row.verdict
+    for handle in dict.fromkeys(step.input.handles):
+        declared = ctx.handles.get(handle)
+        stale = declared.staleness if declared is not None else None
+        if stale is None or not stale.detect or not stale.refresh or of_commit(handle):
+            continue
+        verdict = parse_verdict(f"rewind(to: {stale.refresh})")
+        yield f"handles[{handle}].staleness.refresh", verdict
 
 
 _CORRELATION = re.compile(r"correlation[\s_-]+record", re.IGNORECASE)

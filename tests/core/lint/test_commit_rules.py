@@ -536,3 +536,58 @@ def test_a_precondition_that_ends_the_run_after_the_commit_passes():
         HOLD_WITH_PRECONDITION.replace("MODE", "none").replace('"reselect(to: choose)"', "dead_end")
     )
     assert found(doc, "commit.precondition-replays-landed-commit") == []
+
+
+AFTER_THE_BOOKING = """
+    id: c
+    handles:
+      - {id: offer, minted_by: search, staleness: {detect: [http:410], refresh: search}}
+      - {id: booking, minted_by: book, derived_from: [offer],
+         staleness: {detect: [code:GONE], refresh: search}}
+    actions:
+      - {id: search, effect: read, output: {handles: [offer]}}
+      - id: book
+        effect: commit
+        input: {handles: [offer]}
+        output: {handles: [booking]}
+        idempotency: {mode: none}
+        confirmation: {probe: find_by_offer}
+      - {id: find_by_offer, effect: read, PROBE_ONLY input: {handles: [INPUT]}}
+"""
+
+
+def test_a_stale_offer_at_a_read_after_the_booking_rewinds_into_a_second_booking():
+    """The shape of an order compile's list-orders-by-offer read: not probe_only, so it runs
+    after the booking (SPEC §2.1), and the offer's staleness rewinds to the search; the replay
+    books again with no key (P3)."""
+    doc = chain(AFTER_THE_BOOKING.replace("PROBE_ONLY ", "").replace("INPUT", "offer"))
+    (finding,) = found(doc, "commit.rewind-past-landed-commit")
+    assert finding.element == "handles[offer].staleness.refresh"
+    assert "can fire at find_by_offer, after book landed" in finding.message
+    assert "dispatches book again with no key" in finding.message
+
+
+def test_a_probe_only_read_after_the_booking_is_not_a_step_of_the_run():
+    doc = chain(
+        AFTER_THE_BOOKING.replace("PROBE_ONLY", "probe_only: true,").replace("INPUT", "offer")
+    )
+    assert found(doc, "commit.rewind-past-landed-commit") == []
+
+
+def test_the_death_of_what_the_booking_made_may_send_the_run_back_for_a_new_one():
+    """When the booking itself is gone, booking again is the point (SPEC §7 P4's shape)."""
+    doc = chain(AFTER_THE_BOOKING.replace("PROBE_ONLY ", "").replace("INPUT", "booking"))
+    assert found(doc, "commit.rewind-past-landed-commit") == []
+
+
+def test_a_row_naming_a_read_after_the_booking_that_rewinds_before_it_is_warned_about():
+    text = AFTER_THE_BOOKING.replace("PROBE_ONLY ", "").replace("INPUT", "booking")
+    doc = chain(
+        text
+        + """
+    verdict_table:
+      - {id: X1, signal: [code:OFFER_GONE], scope: [find_by_offer], verdict: "rewind(to: search)"}
+"""
+    )
+    (finding,) = found(doc, "commit.rewind-past-landed-commit")
+    assert finding.element == "verdict_table[X1]"
