@@ -77,13 +77,17 @@ class Gates(Part):
                 f"gate {gate.id!r} has outcomes {list(gate.outcomes)}; got {outcome!r}"
             )
         spec = gate.outcomes[outcome]
+        traced = self.traced(params)
+        given = {"kind": "answer", "outcome": outcome, "params": traced}
         problems = self.check_params(spec, params, s.gate_context)
-        given = {"kind": "answer", "outcome": outcome, "params": params}
         if problems:
+            # The trace words the refusal with the sealed references; the person who
+            # typed the answer is told in their own words.
+            in_trace = self.check_params(spec, params, s.gate_context, shown_as=traced)
             self.log.transition(
                 s.gate_context.step,
                 None,
-                note=f"rejected answer to gate {gate.id}: {'; '.join(problems)}",
+                note=f"rejected answer to gate {gate.id}: {'; '.join(in_trace)}",
                 source=None,
                 input=given,
             )
@@ -99,8 +103,39 @@ class Gates(Part):
         )
         self.resume(gate, spec, params)
 
-    def check_params(self, spec: Outcome, params: dict[str, Any], ctx: GateContext) -> list[str]:
-        """What is wrong with ``params`` for this outcome; empty when nothing is."""
+    def traced(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``params`` as the trace holds them (C7.3): what the audience typed is sealed.
+
+        A value the gate presented (an option id, an item of the payload's
+        list for that param) was shown, not typed, and stays readable, so a
+        replay without the sealed store still checks it against what was shown.
+        """
+        s = self.snapshot
+        ctx = s.gate_context
+        shown = {o.id for o in ctx.options} if ctx else set()
+
+        def presented(name: str, value: Any) -> bool:
+            listed = ctx.payload.get(name) if ctx else None
+            return (isinstance(value, str) and value in shown) or (
+                isinstance(listed, list) and value in listed
+            )
+
+        typed = {k: v for k, v in params.items() if not presented(k, v)}
+        return {**params, **seal(s.sealed, s.run_id, typed)}
+
+    def check_params(
+        self,
+        spec: Outcome,
+        params: dict[str, Any],
+        ctx: GateContext,
+        shown_as: dict[str, Any] | None = None,
+    ) -> list[str]:
+        """What is wrong with ``params`` for this outcome; empty when nothing is.
+
+        ``shown_as`` gives each value as the message may show it (the trace's
+        sealed reference for a typed value, C7.3).
+        """
+        shown_as = shown_as or {}
         problems = []
         for name in params:
             if name not in spec.params:
@@ -110,12 +145,13 @@ class Gates(Part):
                 problems.append(f"param {name!r} is missing")
         ids = [o.id for o in ctx.options]
         for name, value in params.items():
+            said = shown_as.get(name, value)
             if self.run.handles.looks_like_handle(value):
                 problems.append(f"{name!r} carries a handle; handles are code-owned")
             elif ids and isinstance(value, str) and value not in ids:
-                problems.append(f"{name}={value!r} was not among the presented options {ids}")
+                problems.append(f"{name}={said!r} was not among the presented options {ids}")
             elif isinstance(ctx.payload.get(name), list) and value not in ctx.payload[name]:
-                problems.append(f"{name}={value!r} was not in the presented payload")
+                problems.append(f"{name}={said!r} was not in the presented payload")
         return problems
 
     def resume(self, gate: Gate, spec: Outcome, params: dict[str, Any]) -> None:

@@ -67,7 +67,7 @@ def _replay_input(run: Run, chain: Chain, event: Event) -> None:
         elif kind == "select":
             run.select(given["option"])
         elif kind == "answer":
-            run.answer(given["outcome"], given.get("params"))
+            run.answer(given["outcome"], unseal(run.snapshot.sealed, given.get("params") or {}))
         elif kind == "probe":
             cause = given.get("cause")
             run.probe(given["result"], Observation(**cause) if cause is not None else None)

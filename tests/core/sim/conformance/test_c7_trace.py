@@ -72,6 +72,18 @@ def gates_and_timeouts() -> Run:
     return run
 
 
+def a_typed_gate_answer() -> Run:
+    run = flight_to("initiate_hold")
+    run.observe(obs("http:409", "SEAT_NOT_AVAILABLE"))
+    run.answer("choose_other_seats", {"seats": TYPED_SEATS})
+    while not run.finished:
+        run.observe(OK)
+    return run
+
+
+TYPED_SEATS = "14C for Ada Lovelace, wheelchair"
+
+
 def compensation() -> Run:
     run = unwinding_cancel_flow()
     run.observe(obs(options=REFUNDS, predicates=["options.length > 0"]))
@@ -95,6 +107,7 @@ SCENARIOS: list[Callable[[], Run]] = [
     lost_response,
     retries_and_staleness,
     gates_and_timeouts,
+    a_typed_gate_answer,
     compensation,
     crash_and_resume,
 ]
@@ -137,6 +150,29 @@ def test_c7_3_handles_appear_in_the_trace_only_as_aliases(scenario):
             assert alias.match(name), name
     text = json.dumps([e.model_dump() for e in run.trace])
     assert "raw" not in text
+
+
+def test_c7_3_a_value_typed_at_a_gate_is_sealed_not_traced():
+    """A gate answer's param that binds an intent field is intent (SPEC §2.6) and may be PII:
+    the trace holds a reference, the snapshot's sealed part the value (C7.3, SPEC §2.5)."""
+    run = a_typed_gate_answer()
+    text = json.dumps([e.model_dump(mode="json") for e in run.trace])
+    assert TYPED_SEATS not in text
+    assert TYPED_SEATS in run.snapshot.sealed.values()
+
+
+def test_c7_3_an_answer_naming_a_presented_option_stays_readable():
+    """An option id the gate presented was shown, not typed: it stays as it is, so a
+    replay without the sealed store still checks it against the options."""
+    run = compensation()
+    answers = [e.input for e in run.trace if (e.input or {}).get("kind") == "answer"]
+    assert answers[-1]["params"] == {"option_id": "refund"}
+
+
+def test_c7_2_a_sealed_answer_re_derives_with_and_without_the_store():
+    run = a_typed_gate_answer()
+    assert check_replay(run.chain, run.trace, run.snapshot.sealed) == []
+    assert check_replay(run.chain, run.trace) == []
 
 
 @pytest.mark.parametrize("state", ["at_gate", "reconciling"])

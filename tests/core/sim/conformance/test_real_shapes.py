@@ -318,8 +318,7 @@ def test_c1_4_the_correlation_record_names_its_run_its_intent_and_the_probes_loo
 def test_c1_4_a_crash_while_the_hold_is_out_leaves_a_record_the_probe_resolves():
     """CONFORMANCE C1.4, the kill between dispatch and response: the resumed run finds
     the durable PENDING record, reconciles it and never dispatches again. (The kill
-    between persist and dispatch has no hook in the simulator yet: today the record
-    and the dispatch are written in one snapshot.)"""
+    between persist and dispatch is tested with the runtime's before_dispatch hook.)"""
     run = Run.start(shape("held-booking.yaml"), intent=HELD_INTENT)
     run.observe(OK)
     saved = Snapshot.model_validate_json(run.snapshot.model_dump_json())
