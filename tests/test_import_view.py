@@ -243,3 +243,10 @@ def test_the_usable_chains_go_to_the_team_chosen(team, people, signed_in):
     Team.objects.found("Second desk", owner=people["owner"], slug="second-desk")
     paste(signed_in(people["owner"]), team="second-desk", confirm=digest(LOCKERS))
     assert {c.team.slug for c in Chain.objects.all()} == {"second-desk"}
+
+
+def test_an_administrator_without_a_team_is_told_where_new_chains_go_not_that_they_cannot(client):
+    """The page works for an administrator with no team; it must not say it does not."""
+    page = client.get("/chains/import/").content.decode()
+    assert "You edit in no team yet" not in page
+    assert "belong to no team" in page
