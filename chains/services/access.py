@@ -1,0 +1,125 @@
+"""Who may reach a chain, and with which role: the one door the pages, the API and the CLI share.
+
+``chain_access(user, key, role)`` returns ``(chain, role)``: a person with no
+role on the chain gets :class:`~django.http.Http404` (its existence is not
+revealed), one whose role is too small gets
+:class:`~django.core.exceptions.PermissionDenied` naming the role needed. The
+pages turn those into their 404 and 403 pages, the API into its JSON errors.
+Around it live the other lookups every surface needs: a chain's head or a
+numbered revision, the team a new chain belongs to, and a revision's parsed
+document, cached by content hash.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+
+from chains.core import formats
+from chains.core.model import Chain as Document
+from chains.models import Chain, Revision, Role, Team, at_least
+
+__all__ = [
+    "NoTeam",
+    "Recent",
+    "chain_access",
+    "creating_team",
+    "document_of",
+    "get_head",
+    "get_revision",
+]
+
+
+def chain_access(user: Any, key: str, role: str = Role.VIEWER) -> tuple[Chain, str]:
+    """The chain ``key`` and ``user``'s role on it, if that role is at least ``role``."""
+    chain = get_object_or_404(Chain.objects.select_related("team"), key=key)
+    have = chain.role_of(user)
+    if have is None:
+        raise Http404(f"no chain {key!r} that you may see")
+    if not at_least(have, role):
+        raise PermissionDenied(f"this needs the {role} role on {key}; yours is {have}")
+    return chain, have
+
+
+class NoTeam(Exception):
+    """The person cannot say, or may not use, the team a new chain should belong to."""
+
+
+def creating_team(user: Any, slug: str | None) -> Team | None:
+    """The team a chain ``user`` creates belongs to: the one ``slug`` names.
+
+    One team to choose from needs no choice. Raises :class:`NoTeam` with what
+    to do instead; a superuser may leave the team out (the chain then has none).
+    """
+    allowed = Team.objects.creating(user)
+    if slug:
+        team = allowed.filter(slug=slug).first()
+        if team is None:
+            raise NoTeam(f"team: you may not create chains in {slug!r}")
+        return team
+    if user.is_superuser:
+        return None
+    choices = list(allowed[:2])
+    if len(choices) == 1:
+        return choices[0]
+    if not choices:
+        raise NoTeam("team: you edit in no team; found one on the Teams page or ask to be added")
+    raise NoTeam("team: choose the team the new chain belongs to")
+
+
+def get_head(chain: Chain) -> Revision:
+    head = chain.head()
+    if head is None:
+        raise Http404("this chain has no revision")
+    return head
+
+
+def get_revision(chain: Chain, number: int) -> Revision:
+    return get_object_or_404(Revision, chain=chain, number=number)
+
+
+class Recent:
+    """The last few dozen values computed from a revision's content, by content hash.
+
+    Revisions are immutable and core functions never change a document in
+    place, so what is derived from one content stays true; the workspace
+    reuses it across the clicks and edits of a session.
+    """
+
+    def __init__(self, size: int = 64):
+        self.size = size
+        self.values: OrderedDict[str, Any] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: str) -> Any:
+        with self.lock:
+            return self.values.get(key)
+
+    def put(self, key: str, value: Any) -> Any:
+        with self.lock:
+            self.values[key] = value
+            self.values.move_to_end(key)
+            while len(self.values) > self.size:
+                self.values.popitem(last=False)
+        return value
+
+
+_PARSED = Recent()
+
+
+def document_of(revision: Revision, known: Document | None = None) -> Document:
+    """The validated document of ``revision``, parsed once per content hash.
+
+    ``known`` primes the cache with a document just saved. Raises
+    :class:`DocumentError` like ``from_document``.
+    """
+    key = revision.content_hash
+    document = known or _PARSED.get(key)
+    if document is None:
+        document = formats.from_document(revision.document)
+    return _PARSED.put(key, document)
