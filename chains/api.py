@@ -3,10 +3,14 @@
 One router, mounted on the project's ``NinjaAPI`` (``designer/api.py``). Every
 operation takes a person from the session (browser, with CSRF on unsafe
 methods) or from a personal token (``Authorization: Bearer cd_…``), and
-reaches a chain only through ``views.common.get_chain`` with the role it
-needs, exactly as the pages do. Domain errors become JSON once, in
-``designer/api.py``: a machine-readable ``code``, a ``message`` and, where
-there is one, the ``location`` of the problem.
+reaches a chain only through ``services.access.chain_access`` with the role
+it needs, exactly as the pages do. Every operation declares the shape of its
+answers: an ``…Out`` schema for success and :class:`ErrorOut` for its errors,
+so ``/api/openapi.json`` describes every response and the fuzzer checks them.
+Output schemas refuse keys they do not declare, so an answer cannot silently
+lose a field. Domain errors become JSON once, in ``designer/api.py``: a
+machine-readable ``code``, a ``message`` and, where there is one, the
+``location`` of the problem.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any, Literal
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Field, Query, Router, Schema, Status
+from pydantic import BaseModel, ConfigDict
 
 from chains.core import formats
 from chains.core.diff import diff
@@ -39,15 +44,15 @@ from chains.models import (
     saved_scenarios,
     scenario_checks,
 )
-from chains.services.imports import import_document
-from chains.views.common import (
+from chains.services.access import (
     NoTeam,
+    chain_access,
     creating_team,
     document_of,
-    get_chain,
     get_head,
     get_revision,
 )
+from chains.services.imports import import_document
 
 router = Router(tags=["chains"])
 
@@ -62,10 +67,48 @@ class Refused(Exception):
         self.code, self.location, self.status = code, location, status
 
 
-# --- schemas ---------------------------------------------------------------------------
+# --- schemas: answers ------------------------------------------------------------------
 
 
-class ChainOut(Schema):
+class Out(Schema):
+    """The shape of an answer. A key it does not declare is an error, not a silent loss."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ErrorDetail(Out):
+    code: str = Field(description="machine-readable: not_found, invalid_document, ...")
+    message: str
+    location: str | None = Field(description="the field, path or line the error is about")
+
+
+class RequestProblemOut(Out):
+    message: str
+    location: str
+
+
+class ProblemOut(Out):
+    message: str
+    line: int | None
+    column: int | None
+    path: str | None
+    severity: Literal["error", "warning", "info"]
+
+
+class ErrorOut(Out):
+    """Every error: ``{"error": {...}}``, with ``problems`` for a document or body that fails."""
+
+    error: ErrorDetail
+    problems: list[ProblemOut] | list[RequestProblemOut] | None = Field(
+        None, description="invalid_document: each problem; invalid_request: each field"
+    )
+
+
+# The errors any operation may answer with (designer/api.py writes them).
+ERRORS: dict[int, type[Schema]] = {code: ErrorOut for code in (400, 401, 403, 404, 413, 422)}
+
+
+class ChainOut(Out):
     key: str
     title: str
     team: str | None
@@ -73,13 +116,219 @@ class ChainOut(Schema):
     status: str | None
 
 
-class RevisionOut(Schema):
+class RevisionOut(Out):
     number: int
     message: str
     content_hash: str
     status: str
     author: str | None
     created_at: str
+
+
+class RevisionDocumentOut(RevisionOut):
+    document: dict[str, Any] = Field(description="the chain document, as JSON")
+
+
+class ChangeOut(Out):
+    kind: Literal["added", "removed", "changed"]
+    element: str
+    id: str
+    fields: list[str]
+    summary: str
+
+
+class DiffOut(Out):
+    from_: int = Field(alias="from")
+    to: int
+    changes: list[ChangeOut]
+
+
+class ImportedChainOut(Out):
+    id: str
+    handles: int
+    actions: int
+    gates: int
+    verdict_rows: int
+
+
+class StoredOut(Out):
+    id: str
+    revision: int
+    created: bool = Field(description="false when the content equals the head: no new revision")
+
+
+class ImportOut(Out):
+    format: str | None
+    chains: list[ImportedChainOut] = Field(description="the usable chains the import read")
+    stored: list[StoredOut]
+    problems: list[ProblemOut] = Field(description="errors first, each with its line")
+
+
+class FindingOut(Out):
+    rule: str
+    severity: Literal["error", "warning", "info"]
+    element: str
+    message: str
+    hint: str
+    ref: str
+
+
+LintStatus = Literal["VALID", "WARNINGS", "INVALID", "BLOCKED"]
+
+
+class ChainLintOut(Out):
+    chain: str
+    status: LintStatus
+    findings: list[FindingOut]
+    unknowns: list[FindingOut]
+    cascades: dict[str, list[str]]
+
+
+class LintOut(Out):
+    status: LintStatus = Field(description="the worst status of the chains (INVALID if none)")
+    chains: list[ChainLintOut]
+    import_problems: list[ProblemOut]
+
+
+class RevisionLintOut(Out):
+    revision: int
+    status: LintStatus
+    findings: list[FindingOut]
+    unknowns: list[FindingOut]
+    cascades: dict[str, list[str]] = Field(description="each handle: the handles its re-mint kills")
+
+
+class CascadeOut(Out):
+    handle: str
+    invalidated: list[str]
+    facts: list[str]
+
+
+class RepairScopeOut(Out):
+    step: str
+    fields: list[str]
+    invalidated: list[str]
+    survives: list[str]
+
+
+class ExpectationOut(Out):
+    check: str
+    expected: Any
+    actual: Any
+    held: bool
+
+
+class ProposalOut(Out):
+    event: int
+    accepted: bool
+
+
+class SimulationOut(Out):
+    state: str
+    cursor: str | None
+    dispatches: dict[str, int]
+    commits_landed: list[str]
+    trace: list[dict[str, Any]] = Field(description="one entry per event, as the run saw it")
+    snapshot: dict[str, Any] = Field(description="the run's final snapshot")
+    expectations: list[ExpectationOut]
+    proposals: list[ProposalOut]
+
+
+class ScenarioCheckOut(Out):
+    name: str
+    held: bool
+    changes: list[str] = Field(description="one sentence per expectation that changed")
+    error: str | None = Field(description="why it no longer replays")
+
+
+class SavedScenarioOut(Out):
+    name: str
+    expect: dict[str, Any] | None
+
+
+class TestVectorsOut(Out):
+    format: str
+    version: int
+    chain: str
+    vectors: list[dict[str, Any]] = Field(description="one per saved scenario (scenarios.md)")
+    revision: int
+
+
+class ShardOut(Out):
+    index: int
+    status: str
+    states: int
+    claimed_by: str
+    heartbeat_at: str | None
+    stale: bool
+    attempts: int
+    error: str
+
+
+class CampaignOut(Out):
+    id: int
+    status: str
+    shard_count: int
+    shards_done: int
+    states: int
+    started_at: str | None
+    finished_at: str | None
+    error: str
+    shards: list[ShardOut]
+    revision: int
+    bounds: dict[str, Any]
+    result: dict[str, Any] | None = Field(
+        description="the explorer's merged result once finished (see docs/api.md)"
+    )
+
+
+class CommentOut(Out):
+    id: int
+    thread: int
+    anchor: str
+    revision: int
+    author: str | None
+    body: str
+    mentions: list[str]
+    created_at: str
+    resolved: bool
+    replies: list[CommentOut]
+
+
+class VoteOut(Out):
+    reviewer: str
+    decision: str
+    note: str
+
+
+class ReviewOut(Out):
+    id: int
+    revision: int
+    state: str
+    requested_by: str | None
+    note: str
+    votes: list[VoteOut]
+    approved: str | None = Field(description="the revision's tag once approved")
+
+
+class JsonSchemaOut(BaseModel):
+    """A JSON Schema document; only its frame is named here, the rest passes as it is.
+
+    (A plain pydantic model with no fields, so every key passes in its order;
+    ninja's ``Schema`` reads objects by field and would drop the keys it does
+    not name.)
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        json_schema_extra={
+            "properties": {"$schema": {"type": "string"}, "title": {"type": "string"}},
+            "required": ["$schema", "title"],
+        },
+    )
+
+
+# --- schemas: requests -----------------------------------------------------------------
 
 
 class DocumentIn(Schema):
@@ -93,35 +342,6 @@ class ImportIn(DocumentIn):
         False,
         description="store the usable chains even though the import has error problems",
     )
-
-
-class ProblemOut(Schema):
-    message: str
-    line: int | None
-    column: int | None
-    path: str | None
-    severity: Literal["error", "warning", "info"]
-
-
-class ImportedChainOut(Schema):
-    id: str
-    handles: int
-    actions: int
-    gates: int
-    verdict_rows: int
-
-
-class StoredOut(Schema):
-    id: str
-    revision: int
-    created: bool = Field(description="false when the content equals the head: no new revision")
-
-
-class ImportOut(Schema):
-    format: str | None
-    chains: list[ImportedChainOut] = Field(description="the usable chains the import read")
-    stored: list[StoredOut]
-    problems: list[ProblemOut] = Field(description="errors first, each with its line")
 
 
 class ScenarioIn(Schema):
@@ -145,7 +365,7 @@ class CampaignIn(Schema):
 # --- chains and revisions ---------------------------------------------------------------
 
 
-@router.get("/chains", response=list[ChainOut], summary="The chains you may see")
+@router.get("/chains", response={200: list[ChainOut], **ERRORS}, summary="The chains you may see")
 def list_chains(request: HttpRequest) -> list[dict[str, Any]]:
     chains = Chain.objects.visible_to(request.user).select_related("team").order_by("key")
     return [_chain_out(c) for c in chains]
@@ -153,7 +373,7 @@ def list_chains(request: HttpRequest) -> list[dict[str, Any]]:
 
 @router.post(
     "/chains",
-    response={201: ImportOut},
+    response={201: ImportOut, **ERRORS},
     summary="Import a document: its usable chains, with confirm when it has errors",
 )
 def import_chains(request: HttpRequest, body: ImportIn) -> Status:
@@ -178,29 +398,42 @@ def import_chains(request: HttpRequest, body: ImportIn) -> Status:
     return Status(201, {**imported.report(), "stored": imported.stored})
 
 
-@router.get("/chains/{key}", response=ChainOut, summary="One chain and its head")
+@router.get("/chains/{key}", response={200: ChainOut, **ERRORS}, summary="One chain and its head")
 def get_chain_summary(request: HttpRequest, key: str) -> dict[str, Any]:
-    return _chain_out(get_chain(request, key))
+    return _chain_out(_chain(request, key))
 
 
-@router.get("/chains/{key}/revisions", response=list[RevisionOut], summary="History, newest first")
+@router.get(
+    "/chains/{key}/revisions",
+    response={200: list[RevisionOut], **ERRORS},
+    summary="History, newest first",
+)
 def list_revisions(request: HttpRequest, key: str) -> list[dict[str, Any]]:
-    chain = get_chain(request, key)
+    chain = _chain(request, key)
     revisions = chain.revisions.select_related("author").order_by("-number")
     return [_revision_out(r) for r in revisions]
 
 
-@router.get("/chains/{key}/revisions/{number}", summary="A revision's document (JSON)")
+@router.get(
+    "/chains/{key}/revisions/{number}",
+    response={200: RevisionDocumentOut, **ERRORS},
+    summary="A revision's document (JSON)",
+)
 def get_revision_document(request: HttpRequest, key: str, number: int) -> dict[str, Any]:
-    revision = get_revision(get_chain(request, key), number)
+    revision = get_revision(_chain(request, key), number)
     return {**_revision_out(revision), "document": revision.document}
 
 
-@router.get("/chains/{key}/diff", summary="What changed between two revisions")
+@router.get(
+    "/chains/{key}/diff",
+    response={200: DiffOut, **ERRORS},
+    by_alias=True,
+    summary="What changed between two revisions",
+)
 def revision_diff(
     request: HttpRequest, key: str, from_: int = Query(..., alias="from"), to: int | None = None
 ) -> dict[str, Any]:
-    chain = get_chain(request, key)
+    chain = _chain(request, key)
     new = get_revision(chain, to) if to is not None else get_head(chain)
     old = get_revision(chain, from_)
     changes = diff(document_of(old), document_of(new))
@@ -210,7 +443,11 @@ def revision_diff(
 # --- checks and queries -----------------------------------------------------------------
 
 
-@router.post("/lint", summary="Lint a document without storing it (for CI)")
+@router.post(
+    "/lint",
+    response={200: LintOut, **ERRORS},
+    summary="Lint a document without storing it (for CI)",
+)
 def lint_document(request: HttpRequest, body: DocumentIn) -> dict[str, Any]:
     result = formats.load(_text(body.document, "document"), filename=body.filename)
     reports = [{"chain": c.id, **lint(c).as_dict()} for c in result.chains]
@@ -221,51 +458,73 @@ def lint_document(request: HttpRequest, body: DocumentIn) -> dict[str, Any]:
     }
 
 
-@router.get("/chains/{key}/lint", summary="Lint a stored revision (default: the head)")
+@router.get(
+    "/chains/{key}/lint",
+    response={200: RevisionLintOut, **ERRORS},
+    summary="Lint a stored revision (default: the head)",
+)
 def lint_revision(request: HttpRequest, key: str, revision: int | None = None) -> dict[str, Any]:
-    stored = _revision(get_chain(request, key), revision)
+    stored = _revision(_chain(request, key), revision)
     return {"revision": stored.number, **lint(document_of(stored)).as_dict()}
 
 
-@router.get("/chains/{key}/cascade/{handle}", summary="What dies if a handle is re-minted")
+@router.get(
+    "/chains/{key}/cascade/{handle}",
+    response={200: CascadeOut, **ERRORS},
+    summary="What dies if a handle is re-minted",
+)
 def handle_cascade(
     request: HttpRequest, key: str, handle: str, revision: int | None = None
 ) -> dict[str, Any]:
-    document = document_of(_revision(get_chain(request, key), revision))
+    document = document_of(_revision(_chain(request, key), revision))
     if document.handle(handle) is None:
         raise Refused("unknown_handle", f"the chain has no handle {handle!r}", "handle", 404)
     return asdict(cascade(document, handle))
 
 
-@router.get("/chains/{key}/repair-scope", summary="What a repair of intent fields at a step kills")
+@router.get(
+    "/chains/{key}/repair-scope",
+    response={200: RepairScopeOut, **ERRORS},
+    summary="What a repair of intent fields at a step kills",
+)
 def repair(
     request: HttpRequest, key: str, step: str, fields: str, revision: int | None = None
 ) -> dict[str, Any]:
-    document = document_of(_revision(get_chain(request, key), revision))
+    document = document_of(_revision(_chain(request, key), revision))
     if document.action(step) is None:
         raise Refused("unknown_step", f"the chain has no action {step!r}", "step", 404)
     names = [f.strip() for f in fields.split(",") if f.strip()]
     return asdict(repair_scope(document, step, names))
 
 
-@router.post("/chains/{key}/simulate", summary="Run a scenario; the trace and the outcome")
+@router.post(
+    "/chains/{key}/simulate",
+    response={200: SimulationOut, **ERRORS},
+    summary="Run a scenario; the trace and the outcome",
+)
 def run_scenario(request: HttpRequest, key: str, body: ScenarioIn) -> dict[str, Any]:
-    document = document_of(_revision(get_chain(request, key), body.revision))
+    document = document_of(_revision(_chain(request, key), body.revision))
     return simulate(document, _scenario(body.scenario)).as_dict()
 
 
 # --- scenarios --------------------------------------------------------------------------
 
 
-@router.get("/chains/{key}/scenarios", summary="Saved scenarios, replayed on the head")
+@router.get(
+    "/chains/{key}/scenarios",
+    response={200: list[ScenarioCheckOut], **ERRORS},
+    summary="Saved scenarios, replayed on the head",
+)
 def list_scenarios(request: HttpRequest, key: str) -> list[dict[str, Any]]:
-    chain = get_chain(request, key)
+    chain = _chain(request, key)
     return [c.as_dict() for c in scenario_checks(chain, document_of(get_head(chain)))]
 
 
-@router.post("/chains/{key}/scenarios", response={201: dict}, summary="Keep a scenario")
+@router.post(
+    "/chains/{key}/scenarios", response={201: SavedScenarioOut, **ERRORS}, summary="Keep a scenario"
+)
 def save_scenario(request: HttpRequest, key: str, body: ScenarioSave) -> Status:
-    chain = get_chain(request, key, Role.EDITOR)
+    chain = _chain(request, key, Role.EDITOR)
     scenario = _scenario(body.scenario)
     if body.record:
         scenario = recorded(document_of(_revision(chain, body.revision)), scenario)
@@ -274,9 +533,13 @@ def save_scenario(request: HttpRequest, key: str, body: ScenarioSave) -> Status:
     return Status(201, {"name": body.name, "expect": expect})
 
 
-@router.get("/chains/{key}/test-vectors", summary="Conformance test vectors of the head")
+@router.get(
+    "/chains/{key}/test-vectors",
+    response={200: TestVectorsOut, **ERRORS},
+    summary="Conformance test vectors of the head",
+)
 def vectors(request: HttpRequest, key: str) -> dict[str, Any]:
-    chain = get_chain(request, key)
+    chain = _chain(request, key)
     head = get_head(chain)
     return {**test_vectors(document_of(head), saved_scenarios(chain)), "revision": head.number}
 
@@ -284,9 +547,13 @@ def vectors(request: HttpRequest, key: str) -> dict[str, Any]:
 # --- campaigns --------------------------------------------------------------------------
 
 
-@router.post("/chains/{key}/campaigns", response={201: dict}, summary="Launch the explorer")
+@router.post(
+    "/chains/{key}/campaigns",
+    response={201: CampaignOut, 503: ErrorOut, **ERRORS},
+    summary="Launch the explorer",
+)
 def start_campaign(request: HttpRequest, key: str, body: CampaignIn) -> Status:
-    chain = get_chain(request, key, Role.EDITOR)
+    chain = _chain(request, key, Role.EDITOR)
     revision = _revision(chain, body.revision)
     document_of(revision)  # a revision that no longer validates is refused now, not by a worker
     bounds = Bounds(max_faults=body.max_faults, max_events=body.max_events, crashes=body.crashes)
@@ -294,16 +561,24 @@ def start_campaign(request: HttpRequest, key: str, body: CampaignIn) -> Status:
     return Status(201, _campaign_out(exploration))
 
 
-@router.get("/chains/{key}/campaigns/{pk}", summary="A campaign's progress, and its result")
+@router.get(
+    "/chains/{key}/campaigns/{pk}",
+    response={200: CampaignOut, **ERRORS},
+    summary="A campaign's progress, and its result",
+)
 def get_campaign(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
-    exploration = _campaign(get_chain(request, key), pk)
+    exploration = _campaign(_chain(request, key), pk)
     exploration.recover()
     return _campaign_out(exploration)
 
 
-@router.post("/chains/{key}/campaigns/{pk}/cancel", summary="Stop a campaign")
+@router.post(
+    "/chains/{key}/campaigns/{pk}/cancel",
+    response={200: CampaignOut, **ERRORS},
+    summary="Stop a campaign",
+)
 def cancel_campaign(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
-    exploration = _campaign(get_chain(request, key, Role.EDITOR), pk)
+    exploration = _campaign(_chain(request, key, Role.EDITOR), pk)
     exploration.cancel()
     return _campaign_out(exploration)
 
@@ -329,15 +604,21 @@ class VoteIn(Schema):
     note: str = ""
 
 
-@router.get("/chains/{key}/comments", summary="Comment threads, oldest first")
+@router.get(
+    "/chains/{key}/comments",
+    response={200: list[CommentOut], **ERRORS},
+    summary="Comment threads, oldest first",
+)
 def list_comments(request: HttpRequest, key: str) -> list[dict[str, Any]]:
-    chain = get_chain(request, key)
+    chain = _chain(request, key)
     return [_comment_out(c) for c in Comment.objects.threads(chain)]
 
 
-@router.post("/chains/{key}/comments", response={201: dict}, summary="Comment, or reply")
+@router.post(
+    "/chains/{key}/comments", response={201: CommentOut, **ERRORS}, summary="Comment, or reply"
+)
 def post_comment(request: HttpRequest, key: str, body: CommentIn) -> Status:
-    chain = get_chain(request, key, Role.REVIEWER)
+    chain = _chain(request, key, Role.REVIEWER)
     reply_to = _comment(chain, body.reply_to) if body.reply_to is not None else None
     comment = Comment.objects.post(
         _revision(chain, body.revision),
@@ -349,30 +630,44 @@ def post_comment(request: HttpRequest, key: str, body: CommentIn) -> Status:
     return Status(201, _comment_out(comment))
 
 
-@router.post("/chains/{key}/comments/{pk}/resolve", summary="Resolve a thread, or reopen it")
+@router.post(
+    "/chains/{key}/comments/{pk}/resolve",
+    response={200: CommentOut, **ERRORS},
+    summary="Resolve a thread, or reopen it",
+)
 def resolve_comment(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
-    chain = get_chain(request, key, Role.REVIEWER)
+    chain = _chain(request, key, Role.REVIEWER)
     return _comment_out(_comment(chain, pk).toggle(by=request.user))
 
 
-@router.get("/chains/{key}/reviews", summary="Reviews, newest first, with each decision")
+@router.get(
+    "/chains/{key}/reviews",
+    response={200: list[ReviewOut], **ERRORS},
+    summary="Reviews, newest first, with each decision",
+)
 def list_reviews(request: HttpRequest, key: str) -> list[dict[str, Any]]:
-    chain = get_chain(request, key)
+    chain = _chain(request, key)
     return [_review_out(r) for r in chain.reviews.order_by("-created_at")]
 
 
-@router.post("/chains/{key}/reviews", response={201: dict}, summary="Ask people to review")
+@router.post(
+    "/chains/{key}/reviews", response={201: ReviewOut, **ERRORS}, summary="Ask people to review"
+)
 def request_review(request: HttpRequest, key: str, body: ReviewIn) -> Status:
-    chain = get_chain(request, key, Role.EDITOR)
+    chain = _chain(request, key, Role.EDITOR)
     review = Review.objects.request(
         _revision(chain, body.revision), request.user, body.reviewers, body.note
     )
     return Status(201, _review_out(review))
 
 
-@router.post("/chains/{key}/reviews/{pk}/vote", summary="Approve, or request changes")
+@router.post(
+    "/chains/{key}/reviews/{pk}/vote",
+    response={200: ReviewOut, **ERRORS},
+    summary="Approve, or request changes",
+)
 def vote(request: HttpRequest, key: str, pk: int, body: VoteIn) -> dict[str, Any]:
-    chain = get_chain(request, key, Role.REVIEWER)
+    chain = _chain(request, key, Role.REVIEWER)
     review = get_object_or_404(Review, pk=pk, chain=chain)
     review.vote(request.user, body.vote, body.note)
     return _review_out(Review.objects.get(pk=review.pk))
@@ -389,9 +684,21 @@ EXPORTS = {
     "png": "image/png",
 }
 DRAWINGS = ("dot", "svg", "png")
+EXPORT_RESPONSE = {
+    "description": "the file; X-Revision and X-Content-Hash say which revision it is",
+    "content": {
+        kind: {"schema": {"type": "object"} if kind == "application/json" else {"type": "string"}}
+        for kind in EXPORTS.values()
+    },
+}
 
 
-@router.get("/chains/{key}/revisions/{number}/export", summary="A revision as a file")
+@router.get(
+    "/chains/{key}/revisions/{number}/export",
+    response=ERRORS,
+    openapi_extra={"responses": {"200": EXPORT_RESPONSE}},
+    summary="A revision as a file",
+)
 def export(
     request: HttpRequest,
     key: str,
@@ -399,7 +706,7 @@ def export(
     format: Literal["yaml", "json", "md", "dot", "svg", "png"] = "yaml",
     graph: Literal["handles", "flow"] = "handles",
 ) -> HttpResponse:
-    revision = get_revision(get_chain(request, key), number)
+    revision = get_revision(_chain(request, key), number)
     document = document_of(revision)
     content: str | bytes
     name = f"{revision.chain.key}-r{revision.number}"
@@ -418,7 +725,12 @@ def export(
     return response
 
 
-@router.get("/schema", auth=None, summary="The JSON Schema of chain documents")
+@router.get(
+    "/schema",
+    auth=None,
+    response=JsonSchemaOut,
+    summary="The JSON Schema of chain documents",
+)
 def schema(request: HttpRequest) -> dict[str, Any]:
     return formats.json_schema()
 
@@ -446,6 +758,10 @@ def _revision_out(revision: Revision) -> dict[str, Any]:
         "author": revision.author.username if revision.author else None,
         "created_at": revision.created_at.isoformat(),
     }
+
+
+def _chain(request: HttpRequest, key: str, role: str = Role.VIEWER) -> Chain:
+    return chain_access(request.user, key, role)[0]
 
 
 def _revision(chain: Chain, number: int | None) -> Revision:
