@@ -684,11 +684,17 @@ EXPORTS = {
     "png": "image/png",
 }
 DRAWINGS = ("dot", "svg", "png")
+# The YAML and JSON exports are the chain document (its JSON Schema: GET /api/schema).
+EXPORT_SCHEMAS: dict[str, dict[str, str]] = {
+    "yaml": {"type": "object"},
+    "json": {"type": "object"},
+    "png": {"type": "string", "format": "binary"},
+}
 EXPORT_RESPONSE = {
     "description": "the file; X-Revision and X-Content-Hash say which revision it is",
     "content": {
-        kind: {"schema": {"type": "object"} if kind == "application/json" else {"type": "string"}}
-        for kind in EXPORTS.values()
+        kind: {"schema": EXPORT_SCHEMAS.get(name, {"type": "string"})}
+        for name, kind in EXPORTS.items()
     },
 }
 
