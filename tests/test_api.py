@@ -114,6 +114,56 @@ def test_every_operation_of_the_api_has_an_access_rule():
     assert documented == {(m, template(p)) for m, p, _, _ in API_ACCESS}
 
 
+def resolve(schema: dict, document: dict) -> dict:
+    """``schema`` with a ``$ref`` to ``#/components/schemas/...`` followed."""
+    while "$ref" in schema:
+        schema = document["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
+    return schema
+
+
+def operations():
+    document = api.get_openapi_schema()
+    for path, methods in document["paths"].items():
+        for method, operation in methods.items():
+            responses = {str(code): answer for code, answer in operation["responses"].items()}
+            yield f"{method.upper()} {path}", responses, document
+
+
+@pytest.mark.parametrize(("operation", "responses", "document"), list(operations()))
+def test_every_operation_declares_the_shape_of_its_success(operation, responses, document):
+    """A JSON answer names its fields (after ``$ref`` and array items); a file says its types."""
+    success = {code: answer for code, answer in responses.items() if code.startswith("2")}
+    assert success, f"{operation} declares no 2xx response"
+    for answer in success.values():
+        content = answer.get("content", {})
+        assert content, f"{operation} declares no content for its answer"
+        if list(content) != ["application/json"]:  # a file: each media type has its schema
+            assert all(kind.get("schema") for kind in content.values()), operation
+            continue
+        schema = resolve(content["application/json"]["schema"], document)
+        schema = resolve(schema.get("items", schema), document)
+        assert schema.get("properties"), f"{operation} answers JSON of no declared shape"
+
+
+@pytest.mark.parametrize(("operation", "responses", "document"), list(operations()))
+def test_every_error_an_operation_declares_is_the_one_error_shape(operation, responses, document):
+    errors = {code: answer for code, answer in responses.items() if code[0] in "45"}
+    if operation != "GET /api/schema":  # the one operation without a sign-in or a parameter
+        assert {"401", "404", "422"} <= set(errors), operation
+    for answer in errors.values():
+        schema = answer["content"]["application/json"]["schema"]
+        assert schema == {"$ref": "#/components/schemas/ErrorOut"}, operation
+
+
+def test_the_api_reaches_chains_through_the_access_service_not_the_views():
+    """Pages, API and command line share ``services.access``; the API imports no view."""
+    source = (ROOT / "chains" / "api.py").read_text()
+    commands = (ROOT / "chains" / "management" / "commands").glob("*.py")
+    for text in [source, *(path.read_text() for path in commands)]:
+        assert "chains.views" not in text
+        assert "from chains import views" not in text
+
+
 def cases():
     for method, path, needed, body in API_ACCESS:
         if needed == "public":
