@@ -2,7 +2,8 @@
 
 Every error leaves as ``{"error": {"code", "message", "location"}}`` (plus
 ``problems`` for a document that does not load), so a pipeline can branch on
-``code`` and point a person at ``location``. The interactive docs are at
+``code`` and point a person at ``location``. That shape is ``ErrorOut`` in
+``chains/api.py``, which every operation declares for its errors. The interactive docs are at
 ``/api/docs`` and the OpenAPI document at ``/api/openapi.json``.
 """
 
