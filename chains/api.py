@@ -19,6 +19,7 @@ import json
 from dataclasses import asdict
 from typing import Any, Literal
 
+from django.db.models import OuterRef, Subquery
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Field, Query, Router, Schema, Status
@@ -367,8 +368,17 @@ class CampaignIn(Schema):
 
 @router.get("/chains", response={200: list[ChainOut], **ERRORS}, summary="The chains you may see")
 def list_chains(request: HttpRequest) -> list[dict[str, Any]]:
-    chains = Chain.objects.visible_to(request.user).select_related("team").order_by("key")
-    return [_chain_out(c) for c in chains]
+    newest = Revision.objects.filter(chain=OuterRef("pk")).order_by("-number")
+    chains = (
+        Chain.objects.visible_to(request.user)
+        .select_related("team")
+        .annotate(
+            head_number=Subquery(newest.values("number")[:1]),
+            head_status=Subquery(newest.values("status")[:1]),
+        )
+        .order_by("key")
+    )
+    return [_chain_out(c, c.head_number, c.head_status) for c in chains]
 
 
 @router.post(
@@ -744,14 +754,20 @@ def schema(request: HttpRequest) -> dict[str, Any]:
 # --- helpers ----------------------------------------------------------------------------
 
 
-def _chain_out(chain: Chain) -> dict[str, Any]:
-    head = chain.head()
+def _chain_out(
+    chain: Chain, head_number: int | None = None, head_status: str | None = None
+) -> dict[str, Any]:
+    """``head_number`` and ``head_status`` when the list query read them (one query in all)."""
+    if head_number is None or not head_status:  # not read, or a status never stored yet
+        head = chain.head()
+        head_number = head.number if head else None
+        head_status = head.lint_status() if head else None
     return {
         "key": chain.key,
         "title": chain.title,
         "team": chain.team.slug if chain.team else None,
-        "head": head.number if head else None,
-        "status": head.lint_status() if head else None,
+        "head": head_number,
+        "status": head_status,
     }
 
 

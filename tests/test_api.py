@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from chains.core import formats
 from chains.models import ApiToken, Chain, Comment, Exploration, Review, SavedScenario
@@ -244,6 +246,26 @@ def test_a_body_of_the_wrong_shape_is_422_naming_the_field(people):
     response = call(bearer(people["editor"]), "POST", "/api/lint", {"document": 5})
     assert response.status_code == 422
     assert response.json()["error"]["location"] == "body.body.document"
+
+
+def test_listing_chains_costs_the_same_queries_for_one_chain_as_for_many(team, people):
+    client = bearer(people["viewer"])
+
+    def listed() -> tuple[int, list]:
+        with CaptureQueriesContext(connection) as queries:
+            answer = client.get("/api/chains").json()
+        return len(queries), answer
+
+    Chain.objects.store({"id": "c0", "actions": [{"id": "a", "effect": "read"}]}, team=team)
+    one, _ = listed()
+    for n in range(1, 5):
+        Chain.objects.store({"id": f"c{n}", "actions": [{"id": "a", "effect": "read"}]}, team=team)
+    many, answer = listed()
+    assert many == one
+    heads = {chain.key: chain.head() for chain in Chain.objects.all()}
+    assert [(c["key"], c["head"], c["status"]) for c in answer] == [
+        (key, 1, heads[key].lint_status()) for key in sorted(heads)
+    ]
 
 
 def test_importing_stores_the_chain_in_the_callers_team(team, people):
