@@ -6,6 +6,11 @@ the database; the search is ``chains.core.sim.explorer`` and the bookkeeping
 is verbs on the models. A worker that starts recovers every active
 exploration (``Exploration.recover``), so work a dead worker abandoned or a
 message the broker lost resumes without anyone opening a page.
+
+The dependency goes one way: this module imports ``chains.models``, never the
+reverse. The models send a shard's task through the function given to
+``chains.models.connect_queue``; the app connects :func:`send_shard` when
+Django starts (``chains.apps.ChainsConfig.ready``).
 """
 
 from __future__ import annotations
@@ -85,6 +90,11 @@ def explore_shard(self, exploration_id: int, index: int) -> str:
         return "failed"
     shard.finish(result, stopped=pulse.stopped)
     return "stopped" if pulse.stopped else "done"
+
+
+def send_shard(exploration_id: int, index: int) -> None:
+    """Queue the task that runs one shard: what the models send through ``connect_queue``."""
+    explore_shard.delay(exploration_id, index)
 
 
 @shared_task(name="chains.reap_explorations")

@@ -1,0 +1,127 @@
+"""The stored state of the app, one module per area; import every name from here.
+
+- ``errors``: what the model verbs refuse.
+- ``people``: roles, teams, members, per-chain grants, personal API tokens.
+- ``scenarios``: scenarios saved with a chain, replayed as regression checks.
+- ``chains``: chains and their immutable revisions, storing, undo and redo, approval.
+- ``review``: comments on revisions, review requests and votes.
+- ``campaigns``: explorations (model-checker runs) and the shards workers claim.
+
+Each module imports (at run time) only those listed before it, and none imports
+``chains.tasks``: the tasks import the models. The campaign models reach the
+task queue through :func:`connect_queue`, which ``chains.apps`` calls with
+``chains.tasks.send_shard`` when Django starts.
+
+All models keep the app label ``chains`` and their tables, so splitting the
+module changed no migration.
+"""
+
+from chains.models.campaigns import (
+    ACTIVE,
+    HEARTBEAT_EVERY,
+    MAX_ATTEMPTS,
+    MAX_SHARDS,
+    STALE_AFTER,
+    Exploration,
+    ExplorationQuerySet,
+    ExplorationShard,
+    ExplorationStatus,
+    ShardQuerySet,
+    connect_queue,
+)
+from chains.models.chains import (
+    APPROVABLE,
+    Chain,
+    ChainQuerySet,
+    Revision,
+    content_hash,
+    document_status,
+    store_all,
+)
+from chains.models.errors import (
+    DuplicateScenario,
+    ImmutableRevision,
+    LastOwner,
+    NotApprovable,
+    NothingToUndo,
+    QueueDown,
+    ReviewError,
+    StaleRevision,
+)
+from chains.models.people import (
+    RANK,
+    ApiToken,
+    ApiTokenQuerySet,
+    ChainRole,
+    Membership,
+    Role,
+    Team,
+    TeamQuerySet,
+    at_least,
+)
+from chains.models.review import (
+    MAX_COMMENT,
+    VOTES,
+    Comment,
+    CommentQuerySet,
+    Decision,
+    Review,
+    ReviewQuerySet,
+    ReviewVote,
+)
+from chains.models.scenarios import (
+    SavedScenario,
+    SavedScenarioQuerySet,
+    saved_scenarios,
+    scenario_checks,
+)
+
+__all__ = [
+    "ACTIVE",
+    "APPROVABLE",
+    "HEARTBEAT_EVERY",
+    "MAX_ATTEMPTS",
+    "MAX_COMMENT",
+    "MAX_SHARDS",
+    "RANK",
+    "STALE_AFTER",
+    "VOTES",
+    "ApiToken",
+    "ApiTokenQuerySet",
+    "Chain",
+    "ChainQuerySet",
+    "ChainRole",
+    "Comment",
+    "CommentQuerySet",
+    "Decision",
+    "DuplicateScenario",
+    "Exploration",
+    "ExplorationQuerySet",
+    "ExplorationShard",
+    "ExplorationStatus",
+    "ImmutableRevision",
+    "LastOwner",
+    "Membership",
+    "NotApprovable",
+    "NothingToUndo",
+    "QueueDown",
+    "Review",
+    "ReviewError",
+    "ReviewQuerySet",
+    "ReviewVote",
+    "Revision",
+    "Role",
+    "SavedScenario",
+    "SavedScenarioQuerySet",
+    "ShardQuerySet",
+    "StaleRevision",
+    "Team",
+    "TeamQuerySet",
+    "at_least",
+    "connect_queue",
+    "content_hash",
+    "document_status",
+    "saved_scenarios",
+    "scenario_checks",
+    "store_all",
+]

@@ -1,0 +1,341 @@
+"""Stored chains: a Chain is a name, its Revisions are immutable documents.
+
+A revision holds one chain document as JSON (the output of
+``chains.core.formats.to_document``) and the sha256 of its canonical form, so
+storing the same content twice is a no-op and history is append-only. An
+approved revision is the team's sign-off and can be neither changed nor
+deleted; it may be approved only when its lint status is one of
+:data:`APPROVABLE` and every saved scenario of its chain still holds on it.
+
+Imports ``people`` (who may see and do what) and ``scenarios`` (the approval
+check); ``review`` and ``campaigns`` build on this module, never the reverse.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import models, transaction
+from django.db.models import Max
+from django.db.models.signals import pre_delete
+from django.dispatch import receiver
+from django.utils import timezone
+
+from chains.core import formats
+from chains.core.errors import DocumentError
+from chains.core.lint import lint
+from chains.models.errors import ImmutableRevision, NotApprovable, NothingToUndo, StaleRevision
+from chains.models.people import ChainRole, Membership, Role, Team
+from chains.models.scenarios import scenario_checks
+
+
+def content_hash(document: dict[str, Any]) -> str:
+    """sha256 hex of the canonical JSON form of a document (sorted keys, no spaces)."""
+    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def document_status(document: dict[str, Any]) -> str:
+    """The lint status of a stored document; INVALID when it no longer loads."""
+    try:
+        return lint(formats.from_document(document)).status
+    except DocumentError:
+        return "INVALID"
+
+
+APPROVABLE = ("VALID", "WARNINGS")
+
+
+class ChainQuerySet(models.QuerySet):
+    def visible_to(self, user: Any) -> ChainQuerySet:
+        """The chains ``user`` has any role on."""
+        if not getattr(user, "is_authenticated", False):
+            return self.none()
+        if user.is_superuser:
+            return self
+        # Subqueries, not joins: a join would multiply the rows an annotation counts.
+        teams = Membership.objects.filter(user=user).values("team")
+        granted = ChainRole.objects.filter(user=user).values("chain")
+        return self.filter(models.Q(team__in=teams) | models.Q(pk__in=granted))
+
+    def store(
+        self,
+        document: dict[str, Any],
+        message: str = "",
+        *,
+        base: int | None = None,
+        author: Any = None,
+        undo_target: Revision | None = None,
+        redo_target: Revision | None = None,
+        restores: bool = False,
+        status: str | None = None,
+        team: Team | None = None,
+    ) -> Revision:
+        """Save a document as the head of its chain (keyed by ``document["id"]``).
+
+        Creates the chain when new; appends a revision only when the content
+        differs from the head, and returns the head otherwise. With ``base``
+        (the revision number an edit started from) a head that has moved on
+        raises :class:`StaleRevision` and stores nothing: the other person's
+        edit is never overwritten. A new revision's undo target is the old
+        head unless ``restores`` says it is an undo or redo (see
+        :meth:`Chain.undo`). ``status`` is the document's lint status when
+        the caller has linted it already. ``team`` owns the chain when this
+        creates it (or when it has no team yet); who may store into an
+        existing chain is the caller's check.
+        """
+        key = document["id"]
+        digest = content_hash(document)
+        with transaction.atomic():
+            chain, _ = self.select_for_update().get_or_create(key=key, defaults={"team": team})
+            if team is not None and chain.team_id is None:  # adopted by the first team to store it
+                chain.team = team
+                chain.save(update_fields=["team"])
+            head = chain.head()
+            if base is not None and head is not None and head.number != base:
+                raise StaleRevision(head, base)
+            if head is not None and head.content_hash == digest:
+                return head
+            chain.title = str(document.get("title") or key)[:200]
+            chain.description = str(document.get("description") or "")
+            chain.save()
+            return chain.revisions.create(
+                number=head.number + 1 if head else 1,
+                document=document,
+                content_hash=digest,
+                message=message,
+                status=status or document_status(document),
+                author=author if getattr(author, "is_authenticated", False) else None,
+                parent=head,
+                undo_target=undo_target if restores else head,
+                redo_target=redo_target,
+            )
+
+
+class Chain(models.Model):
+    key = models.SlugField(max_length=200, unique=True)
+    # The team that owns it; a chain without one (stored from the command line
+    # without --team) is reachable by superusers only.
+    team = models.ForeignKey(
+        Team, null=True, blank=True, on_delete=models.PROTECT, related_name="chains"
+    )
+    title = models.CharField(max_length=200, blank=True)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ChainQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["key"]
+
+    def __str__(self) -> str:
+        return self.key
+
+    def head(self) -> Revision | None:
+        return self.revisions.order_by("-number").first()
+
+    def approved(self) -> Revision | None:
+        """The latest approved revision, or None."""
+        return self.revisions.filter(approved_at__isnull=False).order_by("-number").first()
+
+    def people(self) -> models.QuerySet:
+        """Everyone with a role here through the team or a grant of their own."""
+        members = models.Q(chain_roles__chain=self)
+        if self.team_id is not None:
+            members |= models.Q(memberships__team_id=self.team_id)
+        return get_user_model().objects.filter(members).distinct().order_by("username")
+
+    def role_of(self, user: Any) -> str | None:
+        """``user``'s role here: a grant on this chain, else their team role, else None."""
+        if not getattr(user, "is_authenticated", False):
+            return None
+        if user.is_superuser:
+            return Role.OWNER
+        granted = self.roles.filter(user=user).values_list("role", flat=True).first()
+        if granted is not None:
+            return granted
+        return self.team.role_of(user) if self.team is not None else None
+
+    def grant(self, user: Any, role: str | None) -> None:
+        """Give ``user`` ``role`` on this chain; ``None`` takes the grant away."""
+        if role is None:
+            self.roles.filter(user=user).delete()
+        else:
+            ChainRole.objects.update_or_create(chain=self, user=user, defaults={"role": Role(role)})
+
+    def undo(self, base: int, author: Any = None) -> Revision:
+        """A new head with the content before the last edit (itself undoable by redo).
+
+        Undo and redo never rewrite history: each appends a revision that
+        restores an earlier document, and remembers where the next undo and
+        redo lead, so repeated undos walk back edit by edit.
+        """
+        head = self._head_at(base)
+        target = head.undo_target
+        if target is None:
+            raise NothingToUndo("nothing to undo: this is the chain's first revision")
+        return Chain.objects.store(
+            target.document,
+            f"undo revision {head.number}",
+            base=base,
+            author=author,
+            undo_target=target.undo_target,
+            redo_target=head,
+            restores=True,
+        )
+
+    def redo(self, base: int, author: Any = None) -> Revision:
+        """A new head with the content the last undo took away."""
+        head = self._head_at(base)
+        target = head.redo_target
+        if target is None:
+            raise NothingToUndo("nothing to redo: the last change was not an undo")
+        return Chain.objects.store(
+            target.document,
+            f"redo revision {target.number}",
+            base=base,
+            author=author,
+            undo_target=target.undo_target,
+            redo_target=target.redo_target,
+            restores=True,
+        )
+
+    def _head_at(self, base: int) -> Revision:
+        head = self.head()
+        if head is None:
+            raise NothingToUndo("this chain has no revision")
+        if head.number != base:
+            raise StaleRevision(head, base)
+        return head
+
+
+class Revision(models.Model):
+    chain = models.ForeignKey(Chain, on_delete=models.CASCADE, related_name="revisions")
+    number = models.PositiveIntegerField()
+    document = models.JSONField()
+    content_hash = models.CharField(max_length=64)
+    message = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    # The lint status when stored (VALID, WARNINGS, INVALID, BLOCKED): the list page's badge.
+    status = models.CharField(max_length=16, blank=True)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    undo_target = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    redo_target = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Set once by approve(); an approved revision can be neither changed nor deleted.
+    approved_at = models.DateTimeField(null=True, blank=True)
+    approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    tag = models.CharField(max_length=40, blank=True)
+
+    class Meta:
+        ordering = ["chain", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["chain", "number"], name="unique_revision_number"),
+            models.UniqueConstraint(
+                fields=["chain", "tag"], condition=~models.Q(tag=""), name="unique_revision_tag"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.chain.key}@{self.number}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Store a new revision; a stored one never changes (history is append-only)."""
+        if not self._state.adding:
+            raise ImmutableRevision(f"{self} is stored already; a change is a new revision")
+        super().save(*args, **kwargs)
+
+    def lint_status(self) -> str:
+        """The stored status; revisions from before it was stored get it computed once."""
+        if not self.status:
+            self.status = document_status(self.document)
+            Revision.objects.filter(pk=self.pk).update(status=self.status)
+        return self.status
+
+    def approval_problems(self) -> list[str]:
+        """Why this revision may not be approved, one sentence per failed condition.
+
+        It may when its lint status is VALID or WARNINGS and every saved
+        scenario of its chain still holds on it; then the list is empty.
+        """
+        problems = []
+        status = self.lint_status()
+        if status not in APPROVABLE:
+            problems.append(
+                f"its lint status is {status}; only a VALID or WARNINGS revision can be approved"
+            )
+        try:
+            document = formats.from_document(self.document)
+        except DocumentError:
+            return problems
+        for check in scenario_checks(self.chain, document):
+            if not check.held:
+                why = "; ".join(check.changes) or check.error or "it no longer replays"
+                problems.append(f"saved scenario {check.name!r} no longer holds: {why}")
+        return problems
+
+    def approve(self, by: Any) -> Revision:
+        """Approve this revision as ``by`` and tag it ``approved-<number>``.
+
+        Raises :class:`NotApprovable` with every failed condition of
+        :meth:`approval_problems`. Approving twice changes nothing (the first
+        approval stays), and any revision may be approved, not only the head:
+        a team may sign off on r3 while r4 is being drafted.
+        """
+        if self.approved_at is not None:
+            return self
+        problems = self.approval_problems()
+        if problems:
+            raise NotApprovable(self, problems)
+        Revision.objects.filter(pk=self.pk, approved_at__isnull=True).update(
+            approved_at=timezone.now(),
+            approved_by=by if getattr(by, "is_authenticated", False) else None,
+            tag=f"approved-{self.number}",
+        )
+        self.refresh_from_db(fields=["approved_at", "approved_by", "tag"])
+        return self
+
+
+def store_all(
+    chains: list, message: str, author: Any = None, team: Team | None = None
+) -> list[dict[str, Any]]:
+    """Store every chain of one import, all or none; says which added a revision.
+
+    ``team`` owns the chains this creates.
+    """
+    stored = []
+    with transaction.atomic():
+        for chain in chains:
+            document = formats.to_document(chain)
+            before = Revision.objects.filter(chain__key=document["id"]).aggregate(n=Max("number"))
+            revision = Chain.objects.store(document, message=message, author=author, team=team)
+            stored.append(
+                {
+                    "id": document["id"],
+                    "revision": revision.number,
+                    "created": revision.number != before["n"],
+                }
+            )
+    return stored
+
+
+@receiver(pre_delete, sender=Revision)
+def _keep_approved_revisions(sender: Any, instance: Revision, **kwargs: Any) -> None:
+    # A signal, not Revision.delete(): queryset and cascading deletes skip the method.
+    if instance.approved_at is not None:
+        raise ImmutableRevision(f"{instance} is approved ({instance.tag}) and cannot be deleted")

@@ -1,0 +1,209 @@
+"""People: roles, teams and their members, per-chain grants, and personal API tokens.
+
+The bottom layer of the package: it imports no other model module but
+``errors`` (``ChainRole`` names ``Chain`` by string), and
+``chains.models.chains`` asks it who may do what.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from typing import Any
+
+from django.conf import settings
+from django.db import models, transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from chains.models.errors import LastOwner
+
+
+class Role(models.TextChoices):
+    """What a person may do with a chain; each role may do everything the ones before it may."""
+
+    VIEWER = "viewer"  # read, simulate, export
+    REVIEWER = "reviewer"  # and comment, approve or request changes
+    EDITOR = "editor"  # and edit, save scenarios, run and cancel campaigns
+    OWNER = "owner"  # and grant roles
+
+
+RANK = {role: n for n, role in enumerate(Role, 1)}
+
+
+def at_least(role: str | None, needed: str) -> bool:
+    """Whether ``role`` may do what ``needed`` may (``None``: no access at all)."""
+    return role is not None and RANK[Role(role)] >= RANK[Role(needed)]
+
+
+class TeamQuerySet(models.QuerySet):
+    def of(self, user: Any) -> TeamQuerySet:
+        """The teams ``user`` belongs to (every team, for a superuser)."""
+        if not getattr(user, "is_authenticated", False):
+            return self.none()
+        if user.is_superuser:
+            return self
+        return self.filter(pk__in=Membership.objects.filter(user=user).values("team"))
+
+    def creating(self, user: Any) -> TeamQuerySet:
+        """The teams ``user`` may create chains in: where they are an editor or an owner."""
+        if getattr(user, "is_superuser", False):
+            return self.all()
+        editing = Membership.objects.filter(user=user, role__in=[Role.EDITOR, Role.OWNER])
+        return self.filter(pk__in=editing.values("team"))
+
+    def found(self, name: str, owner: Any, slug: str | None = None) -> Team:
+        """A new team with ``owner`` as its first owner; the slug is made unique if not given."""
+        with transaction.atomic():
+            if slug is None:
+                base = slugify(name)[:50] or "team"
+                slug, n = base, 1
+                while self.filter(slug=slug).exists():
+                    n += 1
+                    slug = f"{base}-{n}"
+            team = self.create(name=name, slug=slug)
+            team.add(owner, Role.OWNER)
+        return team
+
+
+class Team(models.Model):
+    """People who own chains together; a member's role holds on every chain of the team."""
+
+    slug = models.SlugField(max_length=60, unique=True)
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = TeamQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def role_of(self, user: Any) -> str | None:
+        if not getattr(user, "is_authenticated", False):
+            return None
+        if user.is_superuser:
+            return Role.OWNER
+        found = self.memberships.filter(user=user).values_list("role", flat=True).first()
+        return found
+
+    def add(self, user: Any, role: str = Role.VIEWER) -> Membership:
+        """Make ``user`` a member with ``role`` (or change the role of a member).
+
+        Raises :class:`LastOwner` when that would leave the team without an owner.
+        """
+        with transaction.atomic():
+            if role != Role.OWNER:
+                self._keep_an_owner(user)
+            membership, _ = Membership.objects.update_or_create(
+                team=self, user=user, defaults={"role": Role(role)}
+            )
+        return membership
+
+    def remove(self, user: Any) -> None:
+        """Take ``user`` out of the team; raises :class:`LastOwner` for its last owner."""
+        with transaction.atomic():
+            self._keep_an_owner(user)
+            self.memberships.filter(user=user).delete()
+
+    def _keep_an_owner(self, leaving: Any) -> None:
+        owners = self.memberships.select_for_update().filter(role=Role.OWNER)
+        if owners.exists() and not owners.exclude(user=leaving).exists():
+            raise LastOwner(
+                f"{leaving} is the last owner of {self.name}; make someone else owner first"
+            )
+
+
+class Membership(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.VIEWER)
+
+    class Meta:
+        ordering = ["team", "user__username"]
+        constraints = [models.UniqueConstraint(fields=["team", "user"], name="unique_team_member")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.team} ({self.role})"
+
+
+class ChainRole(models.Model):
+    """A role on one chain for one person, which replaces the role their team gives them."""
+
+    chain = models.ForeignKey("Chain", on_delete=models.CASCADE, related_name="roles")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chain_roles"
+    )
+    role = models.CharField(max_length=10, choices=Role.choices)
+
+    class Meta:
+        ordering = ["chain", "user__username"]
+        constraints = [models.UniqueConstraint(fields=["chain", "user"], name="unique_chain_role")]
+
+    def __str__(self) -> str:
+        return f"{self.user} on {self.chain} ({self.role})"
+
+
+# --- personal API tokens --------------------------------------------------------------
+
+
+class ApiTokenQuerySet(models.QuerySet):
+    def issue(self, user: Any, name: str) -> tuple[ApiToken, str]:
+        """A new token for ``user``; returns it with its secret, which is shown this once.
+
+        Only a sha256 of the secret is stored; the short prefix finds the row.
+        """
+        prefix = secrets.token_hex(4)
+        secret = f"cd_{prefix}_{secrets.token_urlsafe(24)}"
+        token = self.create(user=user, name=name[:100], prefix=prefix, digest=_digest(secret))
+        return token, secret
+
+    def authenticate(self, secret: str) -> ApiToken | None:
+        """The live token ``secret`` is, or None; records when it was last used."""
+        parts = secret.split("_")
+        if len(parts) < 3 or parts[0] != "cd":
+            return None
+        token = self.filter(prefix=parts[1], revoked_at__isnull=True).select_related("user").first()
+        if token is None or not hmac.compare_digest(token.digest, _digest(secret)):
+            return None
+        if not token.user.is_active:
+            return None
+        self.filter(pk=token.pk).update(last_used_at=timezone.now())
+        return token
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class ApiToken(models.Model):
+    """A personal token for tooling: acts as its user, until revoked."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=8, unique=True)
+    digest = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ApiTokenQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.user}, cd_{self.prefix}_…)"
+
+    def revoke(self) -> None:
+        ApiToken.objects.filter(pk=self.pk, revoked_at__isnull=True).update(
+            revoked_at=timezone.now()
+        )
+        self.refresh_from_db()
