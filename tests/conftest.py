@@ -23,7 +23,7 @@ import copy
 import functools
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -51,7 +51,7 @@ hypothesis_settings.register_profile("ci", hypothesis_settings())
 hypothesis_settings.register_profile("dev", max_examples=10, deadline=None)
 
 
-def hypothesis_profile(environ: os._Environ[str] | dict[str, str] = os.environ) -> str:
+def hypothesis_profile(environ: Mapping[str, str] = os.environ) -> str:
     """``HYPOTHESIS_PROFILE`` if set, else ``ci`` on CI (``.ci/run`` sets CI), else ``dev``."""
     if environ.get("HYPOTHESIS_PROFILE"):
         return environ["HYPOTHESIS_PROFILE"]
