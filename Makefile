@@ -1,5 +1,6 @@
 # Chain Designer: `make run` serves the app, `make test` runs the checks CI runs.
 # Both install what they need on a fresh Debian machine and skip what is already there.
+# `make test-fast` is the quick local loop: every test but the browser ones, in parallel.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -20,7 +21,11 @@ define apt_install
 	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y $(1); }; }
 endef
 
-.PHONY: run test graphviz chromium static clean
+.PHONY: run test test-fast graphviz chromium static clean
+
+# Test processes (pytest-xdist); `make test-fast WORKERS=auto`. Each has its own test
+# database and Celery queue (tests/conftest.py).
+WORKERS ?= 2
 
 run: $(VENV)/.installed $(HTMX) graphviz
 	DEBUG=1 $(BIN)/python manage.py migrate --noinput
@@ -41,7 +46,11 @@ test: $(VENV)/.installed-test $(HTMX) graphviz chromium
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(WORKERS) -m "not browser"
+	$(BIN)/pytest -m browser
+
+test-fast: $(VENV)/.installed-test $(HTMX) graphviz
+	$(BIN)/pytest -q -n $(WORKERS) -m "not browser"
 
 static: $(HTMX)
 

@@ -5,12 +5,27 @@ so a test about something else need not arrange permissions. Tests about
 permissions use the named people: ``owner``, ``editor``, ``reviewer`` and
 ``viewer`` of ``team`` (each with that role on every chain of the team), and
 ``outsider``, who belongs to another team; ``signed_in(user)`` gives a client.
+
+Fast feedback (``make test-fast``): the fixture files are parsed once per test
+process (``fixture_chains``; the parsed models are never mutated, documents are
+handed out as fresh copies), ``flight`` is the one stored flight chain, and
+``wait_until`` is the one way a test waits for something to happen.
+Hypothesis runs the ``dev`` profile (few examples, no deadline) unless CI is
+set, which selects ``ci`` (hypothesis's own defaults, as CI always ran);
+``HYPOTHESIS_PROFILE`` names either explicitly. A test that wants more than the
+profile's count asks for a multiple of it (``settings().max_examples * 2``), so
+its count follows the profile too.
 """
 
 from __future__ import annotations
 
+import copy
+import functools
 import os
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from celery.contrib.testing.worker import start_worker
@@ -19,14 +34,61 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import connections
 from django.test import Client
+from hypothesis import settings as hypothesis_settings
 
 from chains.core import formats
 from chains.models import Chain, Role, Team
 from designer.celery import app
 
+if TYPE_CHECKING:  # the parsed (pydantic) chain model, not the stored one
+    from chains.core.model import Chain as ChainSpec
+
 # Playwright's sync API runs an event loop in the test thread; Django would then
 # refuse ORM calls from fixtures and tests as "async unsafe". They are not.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+hypothesis_settings.register_profile("ci", hypothesis_settings())
+hypothesis_settings.register_profile("dev", max_examples=10, deadline=None)
+
+
+def hypothesis_profile(environ: Mapping[str, str] = os.environ) -> str:
+    """``HYPOTHESIS_PROFILE`` if set, else ``ci`` on CI (``.ci/run`` sets CI), else ``dev``."""
+    if environ.get("HYPOTHESIS_PROFILE"):
+        return environ["HYPOTHESIS_PROFILE"]
+    return "ci" if environ.get("CI", "").lower() not in ("", "0", "false") else "dev"
+
+
+hypothesis_settings.load_profile(hypothesis_profile())
+
+
+def pytest_report_header(config) -> str:
+    return f"hypothesis profile: {hypothesis_profile()}"
+
+
+# Parallel test processes (pytest-xdist) share the broker, filesystem or Redis; each
+# sends to and consumes from a queue of its own, so one's worker never takes another's
+# tasks. Each process has its own test database too (pytest-django adds the suffix).
+if XDIST_WORKER := os.environ.get("PYTEST_XDIST_WORKER"):
+    app.conf.task_default_queue = f"celery-tests-{XDIST_WORKER}"
+
+
+def wait_until(
+    predicate: Callable[[], object],
+    timeout: float = 60.0,
+    interval: float = 0.1,
+    message: str = "timed out",
+) -> None:
+    """Poll ``predicate`` until it is true; fail the test after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"{message} (after {timeout:g} s)"
+        time.sleep(interval)
+
+
+@pytest.fixture(name="wait_until")
+def wait_until_fixture() -> Callable[..., None]:
+    """``wait_until(predicate, timeout=60, interval=0.1)``: the one way a test waits."""
+    return wait_until
 
 
 @pytest.fixture(scope="module")
@@ -116,9 +178,38 @@ def signed_in():
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
+@functools.cache
+def fixture_chains(name: str) -> tuple[ChainSpec, ...]:
+    """The chains of ``fixtures/<name>``, parsed once per test process. Do not mutate them."""
+    path = FIXTURES / name
+    result = formats.load(path.read_bytes(), filename=path.name)
+    assert result.chains, [str(p) for p in result.problems]
+    return tuple(result.chains)
+
+
+@functools.cache
+def _fixture_document(name: str) -> dict:
+    return formats.to_document(fixture_chains(name)[0])
+
+
+def fixture_document(name: str) -> dict:
+    """The first chain of ``fixtures/<name>`` as a document: a fresh copy, free to change."""
+    return copy.deepcopy(_fixture_document(name))
+
+
+@pytest.fixture(scope="session")
+def flight_spec() -> ChainSpec:
+    """The flight-booking fixture as a parsed chain model (shared: do not mutate)."""
+    return fixture_chains("flight-roundtrip.yaml")[0]
+
+
 @pytest.fixture
-def flight(team) -> Chain:
+def flight_document() -> dict:
+    """The flight-booking fixture as a document (a fresh copy per test)."""
+    return fixture_document("flight-roundtrip.yaml")
+
+
+@pytest.fixture
+def flight(team, flight_document) -> Chain:
     """The flight-booking fixture, stored as a chain of ``team`` (revision 1)."""
-    path = FIXTURES / "flight-roundtrip.yaml"
-    document = formats.to_document(formats.load(path.read_bytes(), filename=path.name).chains[0])
-    return Chain.objects.store(document, "import", team=team).chain
+    return Chain.objects.store(flight_document, "import", team=team).chain

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import textwrap
 import threading
-import time
 from dataclasses import asdict
 from datetime import timedelta
 from pathlib import Path
@@ -59,13 +58,6 @@ def explored(result: dict) -> dict:
     same = ("states", "terminals", "violations", "truncated")
     covered = ("coverage", "not_covered", "complete", "warnings", "happy_path")
     return {key: result[key] for key in (*same, *covered)}
-
-
-def wait_until(condition, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.1)
 
 
 @pytest.fixture
@@ -425,7 +417,7 @@ def test_the_recover_task_counts_the_shards_it_took_back_or_sent_again(revision,
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_worker_runs_two_shards_to_the_unsharded_result(celery_worker, revision):
+def test_a_worker_runs_two_shards_to_the_unsharded_result(celery_worker, revision, wait_until):
     exploration = Exploration.objects.launch(revision, SMALL, shards=2)
     wait_until(lambda: finished(exploration))
     assert exploration.status == "done", exploration.progress()
@@ -434,7 +426,7 @@ def test_a_worker_runs_two_shards_to_the_unsharded_result(celery_worker, revisio
 
 
 @pytest.mark.django_db(transaction=True)
-def test_cancel_stops_a_running_exploration_with_a_truncated_result(celery_worker):
+def test_cancel_stops_a_running_exploration_with_a_truncated_result(celery_worker, wait_until):
     loaded = formats.load(FLIGHT.read_bytes(), filename=FLIGHT.name)
     revision = Chain.objects.store(formats.to_document(loaded.chains[0]))
     exploration = Exploration.objects.launch(revision, LARGE, shards=2)

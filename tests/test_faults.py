@@ -15,7 +15,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -113,6 +112,7 @@ def start_worker_process(name: str) -> subprocess.Popen:
             "worker",
             "--pool=solo",
             f"--hostname={name}@%h",
+            f"--queues={app.conf.task_default_queue}",  # this test process's (see conftest)
             "--loglevel=WARNING",
         ],
         cwd=ROOT,
@@ -122,39 +122,30 @@ def start_worker_process(name: str) -> subprocess.Popen:
     )
 
 
-def wait_for(condition, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.2)
-
-
 @pytest.mark.django_db(transaction=True)
-def test_a_worker_killed_mid_campaign_leaves_its_shard_to_the_next_worker(team):
+def test_a_worker_killed_mid_campaign_leaves_its_shard_to_the_next_worker(
+    team, flight_document, wait_until
+):
     if connection.vendor != "postgresql":
         pytest.skip("worker processes need a shared server database (CI=true runs it)")
-    flight = Chain.objects.store(
-        formats.to_document(
-            formats.load(
-                (ROOT / "fixtures" / "flight-roundtrip.yaml").read_bytes(), format="yaml"
-            ).chains[0]
-        ),
-        team=team,
-    ).chain
+    flight = Chain.objects.store(flight_document, team=team).chain
     campaign = Exploration.objects.launch(flight.head(), {"max_faults": 4})  # minutes of work
     shard = campaign.shards.get()
     first = start_worker_process("doomed")
     try:
-        wait_for(lambda: ExplorationShard.objects.get(pk=shard.pk).states > 0)
+        wait_until(lambda: ExplorationShard.objects.get(pk=shard.pk).states > 0, interval=0.2)
         doomed = ExplorationShard.objects.get(pk=shard.pk).claimed_by
     finally:
         first.send_signal(signal.SIGKILL)  # no goodbye: no result, no more heartbeats
         first.wait(30)
-    time.sleep(1.5)
+    wait_until(lambda: campaign.shards.stale(timedelta(seconds=1)).exists(), timeout=10)
     assert campaign.recover(stale_after=timedelta(seconds=1)) == 1  # a page's next poll
     second = start_worker_process("heir")
     try:
-        wait_for(lambda: ExplorationShard.objects.get(pk=shard.pk).claimed_by not in ("", doomed))
+        wait_until(
+            lambda: ExplorationShard.objects.get(pk=shard.pk).claimed_by not in ("", doomed),
+            interval=0.2,
+        )
         taken = ExplorationShard.objects.get(pk=shard.pk)
         assert taken.status == "running" and taken.attempts == 2
         assert taken.claimed_by.startswith("heir@")

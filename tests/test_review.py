@@ -25,7 +25,6 @@ from chains.models import (
 pytestmark = pytest.mark.django_db
 
 ROOT = Path(__file__).resolve().parent.parent
-FLIGHT = ROOT / "fixtures" / "flight-roundtrip.yaml"
 HAPPY = ROOT / "fixtures" / "scenarios" / "flight-happy-path.yaml"
 HTMX = {"HTTP_HX_REQUEST": "true"}
 # Lints INVALID: a selection handle without a rematch rule.
@@ -43,11 +42,6 @@ actions:
 def store(text: str, team=None, **fields) -> Revision:
     document = formats.to_document(formats.load(text, format="yaml").chains[0])
     return Chain.objects.store({**document, **fields}, team=team)
-
-
-@pytest.fixture
-def flight(team) -> Chain:
-    return store(FLIGHT.read_text(), team=team).chain
 
 
 @pytest.fixture

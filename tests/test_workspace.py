@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -12,18 +11,12 @@ from chains.models import Chain, Revision
 
 pytestmark = pytest.mark.django_db
 
-FLIGHT = Path(__file__).resolve().parent.parent / "fixtures" / "flight-roundtrip.yaml"
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 def store(text: str) -> Chain:
     chain = formats.load(text, format="yaml").chains[0]
     return Chain.objects.store(formats.to_document(chain), message="import").chain
-
-
-@pytest.fixture
-def flight() -> Chain:
-    return store(FLIGHT.read_text())
 
 
 @pytest.fixture

@@ -23,8 +23,9 @@ def fixture(name: str):
 
 
 @pytest.fixture(scope="module")
-def flight():
-    return coverage(fixture("flight-roundtrip.yaml"))
+def flight_matrix(flight_spec):
+    """The flight fixture's coverage matrix."""
+    return coverage(flight_spec)
 
 
 NO_DOMAIN_ROWS = """
@@ -64,42 +65,42 @@ def test_the_columns_come_in_the_documented_order():
     ]
 
 
-def test_a_staleness_column_is_labelled_with_its_atom(flight):
-    labels = {c.key: c.label for c in flight.columns}
+def test_a_staleness_column_is_labelled_with_its_atom(flight_matrix):
+    labels = {c.key: c.label for c in flight_matrix.columns}
     assert labels["stale:code:SEARCH_TOKEN_EXPIRED"] == "stale: code:SEARCH_TOKEN_EXPIRED"
 
 
-def test_probe_only_actions_are_not_steps(flight):
-    assert "find_trips_by_reference" not in flight.steps
-    assert flight.steps[:3] == ["outbound_search", "select_outbound", "return_search"]
+def test_probe_only_actions_are_not_steps(flight_matrix):
+    assert "find_trips_by_reference" not in flight_matrix.steps
+    assert flight_matrix.steps[:3] == ["outbound_search", "select_outbound", "return_search"]
 
 
-def test_a_timeout_of_the_unkeyed_booking_is_reconciled_by_row_f17(flight):
-    cell = flight.cells[("book_trip", "timeout")]
+def test_a_timeout_of_the_unkeyed_booking_is_reconciled_by_row_f17(flight_matrix):
+    cell = flight_matrix.cells[("book_trip", "timeout")]
     assert (cell.verdict, cell.row, cell.source) == ("reconcile", "F17", "table")
 
 
-def test_a_timeout_of_a_read_falls_to_generic_retry_row_6(flight):
-    cell = flight.cells[("outbound_search", "timeout")]
+def test_a_timeout_of_a_read_falls_to_generic_retry_row_6(flight_matrix):
+    cell = flight_matrix.cells[("outbound_search", "timeout")]
     assert (cell.verdict, cell.row, cell.source) == ("retry", "#6", "table")
 
 
-def test_a_rate_limit_on_a_read_falls_to_generic_retry_row_4(flight):
-    cell = flight.cells[("seat_map", "http_429")]
+def test_a_rate_limit_on_a_read_falls_to_generic_retry_row_4(flight_matrix):
+    cell = flight_matrix.cells[("seat_map", "http_429")]
     assert (cell.verdict, cell.row) == ("retry", "#4")
 
 
-def test_success_is_decided_by_row_3(flight):
-    cell = flight.cells[("price_quote", "success")]
+def test_success_is_decided_by_row_3(flight_matrix):
+    cell = flight_matrix.cells[("price_quote", "success")]
     assert (cell.verdict, cell.row) == ("ok", "#3")
 
 
-def test_the_valid_empty_cell_is_none_for_a_step_without_a_valid_empty(flight):
-    assert flight.cells[("price_quote", "valid_empty")] is None
+def test_the_valid_empty_cell_is_none_for_a_step_without_a_valid_empty(flight_matrix):
+    assert flight_matrix.cells[("price_quote", "valid_empty")] is None
 
 
-def test_a_valid_empty_is_decided_by_row_2_and_names_its_route(flight):
-    cell = flight.cells[("seat_map", "valid_empty")]
+def test_a_valid_empty_is_decided_by_row_2_and_names_its_route(flight_matrix):
+    cell = flight_matrix.cells[("seat_map", "valid_empty")]
     assert (cell.verdict, cell.row) == ("ok(empty)", "#2")
     assert cell.reason.endswith("routed to ok")
 
@@ -122,9 +123,9 @@ def test_a_valid_empty_on_an_error_transport_is_still_an_empty_answer():
     assert (cell.verdict, cell.row) == ("ok(empty)", "#2")
 
 
-def test_a_staleness_column_applies_only_to_consumers_of_a_handle_detecting_it(flight):
+def test_a_staleness_column_applies_only_to_consumers_of_a_handle_detecting_it(flight_matrix):
     key = "stale:code:SEARCH_TOKEN_EXPIRED"
-    applicable = [s for s in flight.steps if flight.cells[(s, key)] is not None]
+    applicable = [s for s in flight_matrix.steps if flight_matrix.cells[(s, key)] is not None]
     assert applicable == ["return_search"]
 
 
@@ -133,8 +134,9 @@ def test_a_staleness_signal_without_a_domain_row_rewinds_by_row_1():
     assert (cell.verdict, cell.row, cell.source) == ("rewind(to: search)", "#1", "table")
 
 
-def test_a_selection_step_is_never_classified(flight):
-    assert all(flight.cells[("select_outbound", c.key)] is None for c in flight.columns)
+def test_a_selection_step_is_never_classified(flight_matrix):
+    cells = flight_matrix.cells
+    assert all(cells[("select_outbound", c.key)] is None for c in flight_matrix.columns)
 
 
 def test_a_commit_without_domain_rows_reconciles_an_unknown_code_by_row_11():
@@ -165,19 +167,19 @@ def test_gaps_are_exactly_the_cells_the_defaults_decide():
     ]
 
 
-def test_terms_changed_is_observed_through_a_gate_row_in_scope(flight):
-    cell = flight.cells[("revalidate", "terms_changed")]
+def test_terms_changed_is_observed_through_a_gate_row_in_scope(flight_matrix):
+    cell = flight_matrix.cells[("revalidate", "terms_changed")]
     assert (cell.verdict, cell.row) == ("gate(price_change_consent)", "F8")
 
 
-def test_terms_changed_without_a_gate_row_in_scope_says_it_falls_to_the_defaults(flight):
-    cell = flight.cells[("book_trip", "terms_changed")]
+def test_terms_changed_without_a_gate_row_in_scope_says_it_falls_to_the_defaults(flight_matrix):
+    cell = flight_matrix.cells[("book_trip", "terms_changed")]
     assert (cell.verdict, cell.row, cell.source) == ("reconcile", "#11", "default")
     assert cell.reason.startswith("no gate row in scope")
 
 
-def test_a_deterministic_reject_is_observed_through_a_dead_end_row_in_scope(flight):
-    cell = flight.cells[("book_trip", "deterministic_reject")]
+def test_a_deterministic_reject_is_observed_through_a_dead_end_row_in_scope(flight_matrix):
+    cell = flight_matrix.cells[("book_trip", "deterministic_reject")]
     assert (cell.row, cell.verdict) == (
         "F13",
         "dead_end(reason: carrier_rejected, permanent: true)",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import functools
 from pathlib import Path
 
 import pytest
@@ -668,10 +669,17 @@ def test_apply_refuses_something_that_is_not_a_chain():
 FIXTURES = sorted((Path(__file__).parents[2] / "fixtures").glob("*.yaml"))
 
 
+@functools.cache
+def parsed(path: Path) -> Chain:
+    """A fixture file's chain, parsed once (``apply`` returns a new chain, never changes it)."""
+    (doc,) = formats.load(path.read_bytes(), filename=path.name).chains
+    return doc
+
+
 def _renames() -> list:
     out = []
     for path in FIXTURES:
-        (doc,) = formats.load(path.read_bytes(), filename=path.name).chains
+        doc = parsed(path)
         for op, elements in (
             ("update_action", doc.actions),
             ("update_handle", doc.handles),
@@ -683,7 +691,7 @@ def _renames() -> list:
 
 @pytest.mark.parametrize(("path", "op", "old"), _renames())
 def test_renaming_any_fixture_element_leaves_the_findings_as_they_were(path, op, old):
-    (doc,) = formats.load(path.read_bytes(), filename=path.name).chains
+    doc = parsed(path)
     renamed = apply(doc, op, {"id": old, "fields": {"id": f"{old}_x"}})
     before = sorted((f.rule, f.severity) for f in lint(doc).findings)
     assert sorted((f.rule, f.severity) for f in lint(renamed).findings) == before

@@ -35,18 +35,13 @@ def fixture(name: str) -> Chain:
 
 
 @pytest.fixture(scope="module")
-def flight() -> Chain:
-    return fixture("flight-roundtrip.yaml")
+def flight_handles(flight_spec: Chain) -> dict[str, ET.Element]:
+    return by_id(handle_graph_svg(flight_spec))
 
 
 @pytest.fixture(scope="module")
-def flight_handles(flight: Chain) -> dict[str, ET.Element]:
-    return by_id(handle_graph_svg(flight))
-
-
-@pytest.fixture(scope="module")
-def flight_flow(flight: Chain) -> dict[str, ET.Element]:
-    return by_id(flow_svg(flight))
+def flight_flow(flight_spec: Chain) -> dict[str, ET.Element]:
+    return by_id(flow_svg(flight_spec))
 
 
 @pytest.fixture(scope="module")
@@ -85,22 +80,25 @@ def test_the_module_doctests_pass():
 # --- the handle graph: keys ----------------------------------------------------------
 
 
-def test_every_handle_and_action_has_an_svg_element_with_its_graph_key(flight, flight_handles):
-    keys = [f"handle:{h.id}" for h in flight.handles] + [f"action:{a.id}" for a in flight.actions]
+def test_every_handle_and_action_has_an_svg_element_with_its_graph_key(flight_spec, flight_handles):
+    keys = [f"handle:{h.id}" for h in flight_spec.handles]
+    keys += [f"action:{a.id}" for a in flight_spec.actions]
     assert [k for k in keys if k not in flight_handles] == []
 
 
-def test_every_derived_from_edge_has_an_svg_element_keyed_child_then_parent(flight, flight_handles):
-    keys = [f"edge:derived_from:{h.id}:{p}" for h in flight.handles for p in h.derived_from]
+def test_every_derived_from_edge_has_an_svg_element_keyed_child_then_parent(
+    flight_spec, flight_handles
+):
+    keys = [f"edge:derived_from:{h.id}:{p}" for h in flight_spec.handles for p in h.derived_from]
     assert keys
     assert [k for k in keys if k not in flight_handles] == []
 
 
 def test_every_consumes_and_mints_edge_has_an_svg_element_with_its_graph_key(
-    flight, flight_handles
+    flight_spec, flight_handles
 ):
-    keys = [f"edge:consumes:{a.id}:{h}" for a in flight.actions for h in a.input.handles]
-    keys += [f"edge:mints:{a.id}:{h}" for a in flight.actions for h in a.output.handles]
+    keys = [f"edge:consumes:{a.id}:{h}" for a in flight_spec.actions for h in a.input.handles]
+    keys += [f"edge:mints:{a.id}:{h}" for a in flight_spec.actions for h in a.output.handles]
     assert [k for k in keys if k not in flight_handles] == []
 
 
@@ -173,8 +171,8 @@ def test_a_long_description_is_cut_short_in_the_tooltip():
     assert len(tip) <= 200 and tip.endswith("…")
 
 
-def test_derived_from_edges_are_bold_and_their_arrow_points_at_the_parent(flight):
-    dot = handle_graph_dot(flight)
+def test_derived_from_edges_are_bold_and_their_arrow_points_at_the_parent(flight_spec):
+    dot = handle_graph_dot(flight_spec)
     line = next(
         ln for ln in dot.splitlines() if "edge:derived_from:outbound_pick:search_token" in ln
     )
@@ -219,30 +217,31 @@ def test_mint_and_consume_edges_are_solid(flight_handles):
 # --- marks ---------------------------------------------------------------------------
 
 
-def test_marks_add_their_class_to_the_marked_nodes_and_edges(flight):
+def test_marks_add_their_class_to_the_marked_nodes_and_edges(flight_spec):
     marks = {
         "handle:quote_id": "cascade",
         "handle:trip_locator": "fact",
         "edge:consumes:book_trip:price_lock": "changed",
     }
-    svg = by_id(handle_graph_svg(flight, marks))
+    svg = by_id(handle_graph_svg(flight_spec, marks))
     assert {key: marks[key] in classes(svg[key]) for key in marks} == dict.fromkeys(marks, True)
     assert "cascade" not in classes(svg["handle:search_token"])
 
 
-def test_marks_apply_to_the_flow_too(flight):
-    svg = by_id(flow_svg(flight, {"action:revalidate": "repair-scope"}))
+def test_marks_apply_to_the_flow_too(flight_spec):
+    svg = by_id(flow_svg(flight_spec, {"action:revalidate": "repair-scope"}))
     assert "repair-scope" in classes(svg["action:revalidate"])
 
 
-def test_a_mark_for_a_key_the_drawing_lacks_is_ignored(flight):
-    assert handle_graph_dot(flight, {"handle:gone": "removed"}) == handle_graph_dot(flight)
+def test_a_mark_for_a_key_the_drawing_lacks_is_ignored(flight_spec):
+    marked = handle_graph_dot(flight_spec, {"handle:gone": "removed"})
+    assert marked == handle_graph_dot(flight_spec)
 
 
 @pytest.mark.parametrize("mark", ["", 'x" onload="alert(1)', "<b>", "1st"])
-def test_a_mark_that_is_not_a_css_class_name_is_refused(flight, mark):
+def test_a_mark_that_is_not_a_css_class_name_is_refused(flight_spec, mark):
     with pytest.raises(RenderError, match="not a CSS class name"):
-        handle_graph_dot(flight, {"handle:quote_id": mark})
+        handle_graph_dot(flight_spec, {"handle:quote_id": mark})
 
 
 # --- escaping ------------------------------------------------------------------------
@@ -408,8 +407,9 @@ def test_the_same_document_always_gives_the_same_dot_text(draw):
 # --- the flow ----------------------------------------------------------------------------
 
 
-def test_every_action_and_gate_has_an_element_in_the_flow(flight, flight_flow):
-    keys = [f"action:{a.id}" for a in flight.actions] + [f"gate:{g.id}" for g in flight.gates]
+def test_every_action_and_gate_has_an_element_in_the_flow(flight_spec, flight_flow):
+    keys = [f"action:{a.id}" for a in flight_spec.actions]
+    keys += [f"gate:{g.id}" for g in flight_spec.gates]
     assert [k for k in keys if k not in flight_flow] == []
 
 

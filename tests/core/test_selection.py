@@ -3,44 +3,37 @@
 from __future__ import annotations
 
 import doctest
-from pathlib import Path
 
-from chains.core import formats, selection
+from chains.core import selection
 from chains.core.selection import finding_key, select
-
-FLIGHT = Path(__file__).resolve().parents[2] / "fixtures" / "flight-roundtrip.yaml"
-
-
-def flight():
-    return formats.load(FLIGHT.read_bytes(), filename=FLIGHT.name).chains[0]
 
 
 def test_the_module_examples_hold():
     assert doctest.testmod(selection).failed == 0
 
 
-def test_selecting_a_handle_marks_its_cascade_and_the_facts_that_survive():
-    s = select(flight(), "handle:search_token")
+def test_selecting_a_handle_marks_its_cascade_and_the_facts_that_survive(flight_spec):
+    s = select(flight_spec, "handle:search_token")
     assert s.marks["handle:search_token"] == "selected"
     assert s.marks["handle:outbound_pick"] == "cascade"
     assert "outbound_pick" in s.invalidated
     assert all(s.marks[f"handle:{h}"] == "fact" for h in s.survives)
 
 
-def test_selecting_an_intent_field_marks_its_repair_scope():
-    s = select(flight(), "intent:travellers")
+def test_selecting_an_intent_field_marks_its_repair_scope(flight_spec):
+    s = select(flight_spec, "intent:travellers")
     assert s.step == "initiate_hold"
     assert s.marks["action:initiate_hold"] == "selected"
     assert "hold_session" in s.invalidated
     assert all(s.marks[f"handle:{h}"] == "repair-scope" for h in s.invalidated)
 
 
-def test_an_intent_field_no_action_takes_is_a_problem_not_an_error():
-    assert "no action takes" in (select(flight(), "intent:nope").problem or "")
+def test_an_intent_field_no_action_takes_is_a_problem_not_an_error(flight_spec):
+    assert "no action takes" in (select(flight_spec, "intent:nope").problem or "")
 
 
-def test_an_unknown_handle_is_a_problem_not_an_error():
-    s = select(flight(), "handle:nope")
+def test_an_unknown_handle_is_a_problem_not_an_error(flight_spec):
+    s = select(flight_spec, "handle:nope")
     assert s.problem and s.marks == {"handle:nope": "selected"}
 
 

@@ -152,13 +152,13 @@ def test_only_ok_can_be_empty():
         Verdict(type="retry", empty=True)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=settings().max_examples * 3, deadline=None)  # 300 on CI
 @given(verdict=verdicts())
 def test_any_verdict_prints_to_text_that_parses_back_equal(verdict):
     assert parse_verdict(format_verdict(verdict)) == verdict
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=settings().max_examples * 3, deadline=None)  # 300 on CI
 @given(verdict=verdicts())
 def test_printing_a_reparsed_verdict_gives_the_same_text(verdict):
     text = format_verdict(verdict)

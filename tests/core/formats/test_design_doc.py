@@ -99,7 +99,7 @@ def test_the_fixtures_include_the_yaml_chains_and_both_chains_of_the_compile():
 
 
 @settings(
-    max_examples=150,
+    max_examples=settings().max_examples * 3 // 2,  # 150 on CI (the ci profile), 15 locally
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

@@ -12,7 +12,7 @@ from ..strategies import chains
 
 @pytest.mark.parametrize("fmt", ["yaml", "json"])
 @settings(
-    max_examples=200,
+    max_examples=settings().max_examples * 2,  # 200 on CI (the ci profile), 20 locally
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
