@@ -1,0 +1,88 @@
+"""The chain document: pydantic models of the SPEC v0.4 §2 grammar.
+
+This package is the one source of truth for what a chain document holds; the
+loaders, the JSON Schema, the API and the database all go through it. It is
+cut by concern — :mod:`.fields` (durations, verdict expressions),
+:mod:`.elements` (evidence and the element base), :mod:`.handles`,
+:mod:`.actions`, :mod:`.table` (verdict rows and their signals),
+:mod:`.gates`, :mod:`.policy` and :mod:`.chain` — and every name is imported
+from here, ``from chains.core.model import Chain``.
+
+Assumptions worth knowing before editing:
+
+* Documents are validated strictly (wrong types and unknown enum values fail
+  with a path), but keys the grammar does not know are *kept*: every element
+  moves them into its ``extras`` map, and the import report lists them.
+* Collections are lists of elements with an ``id`` (handles, actions, gates,
+  verdict rows) so that duplicates survive loading and can be reported by the
+  linter; the SPEC's mapping form (``handles: {search_id: {...}}``) is
+  accepted on input.
+* Verdicts are :class:`~chains.core.verdicts.Verdict` values and durations are
+  :class:`Duration` values; both are written as their canonical text.
+* Evidence (``source``) may sit on any element.
+"""
+
+# Every name the single module ``chains/core/model.py`` had is importable from
+# here (``from chains.core.model import Scope``); ``__all__`` is unchanged, so
+# the names outside it are re-exports, not unused imports.
+# ruff: noqa: F401
+from .actions import (
+    Action,
+    ActionInput,
+    ActionOutput,
+    AsyncFinality,
+    AutoRepair,
+    BusinessExpiry,
+    ByKeyReplay,
+    Compensation,
+    Confirmation,
+    Empty,
+    Idempotency,
+    IntentField,
+    LadderRung,
+    Precondition,
+    Revocation,
+    Sweep,
+    compensators,
+    is_commit_class,
+    is_keyed,
+    is_unkeyed_commit,
+)
+from .chain import Chain, Independence, Variants, in_variant, main_steps
+from .elements import EVIDENCE_TAGS, Element, Source, Variant, source_from_text
+from .fields import Duration, DurationText, StrList, VerdictExpr, parse_duration
+from .gates import Gate, GateTimeout, Outcome, PayloadExpiry
+from .handles import Handle, Rematch, Staleness, is_external
+from .policy import Backoff, EscalationStep, PerChain, Policy, StepPolicy
+from .table import (
+    SIGNAL_TERMS_LIMIT,
+    KnownUnmatched,
+    Scope,
+    SignalTerms,
+    VerdictRow,
+    scope_from_text,
+    signal_terms,
+)
+
+__all__ = [
+    "EVIDENCE_TAGS",
+    "Action",
+    "Chain",
+    "Duration",
+    "Element",
+    "Gate",
+    "Handle",
+    "Independence",
+    "Policy",
+    "Source",
+    "VerdictRow",
+    "compensators",
+    "in_variant",
+    "is_commit_class",
+    "is_external",
+    "is_keyed",
+    "is_unkeyed_commit",
+    "main_steps",
+    "parse_duration",
+    "signal_terms",
+]

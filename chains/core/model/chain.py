@@ -1,0 +1,136 @@
+"""The chain document: the unit that is stored, linted, simulated and exported.
+
+:class:`Chain` gathers the handles, actions, gates, verdict table, policy and
+variants of one document, accepts the SPEC's mapping form for id'd
+collections, and offers the lookups every later layer uses. :func:`in_variant`
+and :func:`main_steps` tell which elements and steps a run bound to a variant
+(SPEC §2.7) walks.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from .actions import Action, compensators
+from .elements import Element
+from .fields import StrList
+from .gates import Gate
+from .handles import Handle
+from .policy import Policy
+from .table import KnownUnmatched, VerdictRow
+
+
+class Variants(Element):
+    axis: str
+    values: StrList = Field(default_factory=list)
+
+
+class Independence(Element):
+    """A reviewer's answer to an "unverified independence" question.
+
+    Two handles that some action consumes together, with no derivation path
+    between them, may hide a missing ``derived_from`` edge (SKILL Step 2,
+    "verify by contradiction"). Confirming they are independent records who
+    checked and why, so the question stops being a finding.
+    """
+
+    handles: StrList = Field(min_length=2, max_length=2, description="the two handles")
+    independent: Literal["confirmed"] = "confirmed"
+    note: str | None = Field(None, description="why re-minting one leaves the other valid")
+
+
+def _keyed_list(value: Any) -> Any:
+    """Accept the SPEC's mapping form ``{id: {...}}`` for an id'd collection."""
+    if isinstance(value, dict):
+        out = []
+        for key, body in value.items():
+            if body is None:  # ``search_id:`` with nothing under it
+                out.append({"id": key})
+            elif isinstance(body, dict):
+                out.append({"id": key, **body})
+            else:
+                out.append({"id": key, "value": body})
+        return out
+    return [] if value is None else value
+
+
+class Chain(Element):
+    """One chain document: the unit that is stored, linted, simulated and exported."""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$", max_length=200)
+    title: str | None = None
+    description: str | None = None
+    spec_version: str = "0.4"
+    variants: Variants | None = None
+    run_key: str | None = Field(None, description="how callers derive run_key (SPEC §2.8)")
+    handles: list[Handle] = Field(default_factory=list)
+    actions: list[Action] = Field(default_factory=list)
+    gates: list[Gate] = Field(default_factory=list)
+    verdict_table: list[VerdictRow] = Field(default_factory=list)
+    known_unmatched: list[KnownUnmatched] = Field(default_factory=list)
+    policy: Policy = Field(default_factory=Policy)
+    independence: list[Independence] = Field(
+        default_factory=list, description="reviewed pairs of handles without a derivation path"
+    )
+
+    @field_validator("handles", "gates", mode="before")
+    @classmethod
+    def _mapping_form(cls, value: Any) -> Any:
+        return _keyed_list(value)
+
+    @field_validator("actions", "verdict_table", "known_unmatched", "independence", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: Any) -> Any:
+        return [] if value is None else value
+
+    @field_validator("policy", mode="before")
+    @classmethod
+    def _none_policy(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+    # Lookups used by every later layer; plain loops keep them obvious.
+    def handle(self, handle_id: str) -> Handle | None:
+        return next((h for h in self.handles if h.id == handle_id), None)
+
+    def action(self, action_id: str) -> Action | None:
+        return next((a for a in self.actions if a.id == action_id), None)
+
+    def gate(self, gate_id: str) -> Gate | None:
+        return next((g for g in self.gates if g.id == gate_id), None)
+
+
+def in_variant(only: list[str], variant: str | None) -> bool:
+    """Does an element scoped ``only: [...]`` belong to a run bound to ``variant``? (SPEC §2.7)
+
+    >>> in_variant([], None), in_variant(["NDC"], "NDC"), in_variant(["NDC"], None)
+    (True, True, False)
+    """
+    return not only or (variant is not None and variant in only)
+
+
+def main_steps(chain: Chain, variant: str | None = None) -> list[str]:
+    """The steps a run of ``chain`` bound to ``variant`` walks, in chain order.
+
+    Left out: ``probe_only`` reads (SPEC §2.1: they "exist only as
+    confirmation probes") and compensators, which run only when a dead end
+    unwinds a landed commit. A read that is also some commit's probe but not
+    ``probe_only`` stays: a reservation read carrying a precondition is a
+    real step.
+
+    >>> doc = Chain.model_validate({"id": "c", "actions": [
+    ...     {"id": "search", "effect": "read"},
+    ...     {"id": "find", "effect": "read", "probe_only": True},
+    ...     {"id": "book", "effect": "commit", "compensation": {"action": "cancel"}},
+    ...     {"id": "cancel", "effect": "compensate"}]})
+    >>> main_steps(doc)
+    ['search', 'book']
+    """
+    undo = {name for a in chain.actions for name in compensators(a)}
+    steps = (
+        a.id
+        for a in chain.actions
+        if not a.probe_only and a.id not in undo and in_variant(a.only, variant)
+    )
+    return list(dict.fromkeys(steps))

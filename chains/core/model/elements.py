@@ -1,0 +1,142 @@
+"""The element base: evidence on any element, and unknown keys kept.
+
+:class:`Element` is the base of every document element: its fields are strict,
+but a key the grammar does not know is moved into ``extras`` rather than
+rejected, so nothing written against another grammar version is lost.
+:class:`Variant` adds what top-level elements share (``only:`` variant scoping,
+SPEC §2.7, and the authors' notes). Evidence (``source``, a :class:`Source`
+with one of the :data:`EVIDENCE_TAGS`) may sit on any element and is read from
+free text by :func:`source_from_text`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .fields import StrList
+
+EVIDENCE_TAGS = (
+    "documented",
+    "observed",
+    "assumed",
+    "spec-example",
+    "documented-by-omission",
+    "documented(search-snippet)",
+)
+
+
+# --- evidence --------------------------------------------------------------
+
+_URL = re.compile(r"https?://[^\s)>\]`'\"]+")
+
+
+class Source(BaseModel):
+    """Evidence for a claim: a tag, the citations, and what was said."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tag: str | None = None
+    urls: list[str] = Field(default_factory=list)
+    note: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return source_from_text(value)
+        return value
+
+    @field_validator("tag")
+    @classmethod
+    def _known_tag(cls, tag: str | None) -> str | None:
+        if tag is not None and tag not in EVIDENCE_TAGS:
+            raise ValueError(f"expected {' | '.join(EVIDENCE_TAGS)}")
+        return tag
+
+
+def source_from_text(text: str) -> dict[str, Any]:
+    """Split free evidence text into its tag, URLs and the rest.
+
+    >>> source_from_text("documented (https://example.com/a) TEST")["tag"]
+    'documented'
+    """
+    text = text.strip()
+    lowered = text.lower()
+    tag = None
+    for candidate in sorted(EVIDENCE_TAGS, key=len, reverse=True):
+        if lowered.startswith(candidate):
+            tag = candidate
+            break
+    urls = _URL.findall(text)
+    note = text if tag is None or text.lower() != tag else None
+    return {"tag": tag, "urls": [u.rstrip(".,;") for u in urls], "note": note}
+
+
+# --- the element base ------------------------------------------------------
+
+
+class Element(BaseModel):
+    """Base of every document element: strict fields, unknown keys kept.
+
+    Unknown keys are moved into ``extras`` instead of being rejected or
+    dropped, so a document written against a newer or older grammar loses
+    nothing; the import report lists them.
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    source: Source | None = None
+    extras: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keep_unknown_keys(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        known = _known_keys(cls)
+        if "extras" not in data and all(key in known for key in data):
+            return data  # the common case: nothing to move
+        given = data.get("extras")
+        if given is not None and not isinstance(given, dict):
+            return data  # let validation report ``extras`` as the wrong type
+        extras = dict(given or {})
+        kept = {}
+        for key, value in data.items():
+            if key in known:
+                kept[key] = value
+            else:
+                extras[str(key)] = value
+        if extras:
+            kept["extras"] = extras
+        return kept
+
+
+_KNOWN: dict[type, frozenset[str]] = {}
+
+
+def _known_keys(cls: type[BaseModel]) -> frozenset[str]:
+    """Field names and aliases of ``cls``, computed once per class (validation is hot)."""
+    known = _KNOWN.get(cls)
+    if known is None:
+        names = set()
+        for name, field in cls.model_fields.items():
+            names.add(name)
+            if field.alias:
+                names.add(field.alias)
+        known = _KNOWN[cls] = frozenset(names)
+    return known
+
+
+class Variant(Element):
+    """A top-level element: variant scoping (SPEC §2.7, ``only: [NDC]``) and notes.
+
+    ``notes`` keeps the authors' remarks about the element, such as the YAML
+    comments of an imported compile, which often carry the reasoning and the
+    evidence a reviewer needs.
+    """
+
+    only: StrList = Field(default_factory=list)
+    notes: StrList = Field(default_factory=list, description="authors' remarks, kept as written")

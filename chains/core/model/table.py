@@ -1,0 +1,222 @@
+"""The verdict table (SPEC §3): rows of signal, scope and verdict.
+
+A :class:`VerdictRow` matches a signal (stored as a list of atoms any of which
+matches; :func:`signal_terms` reads the ``{all: [...]}`` / ``{any: [...]}``
+forms) on the attempts its :class:`Scope` names, and routes them to a verdict.
+A scope written as prose in a table cell is read by :func:`scope_from_text`.
+:class:`KnownUnmatched` lists signals the authors know no row matches.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
+
+from .elements import Element, Variant
+from .fields import StrList, VerdictExpr
+
+# --- signal forms ----------------------------------------------------------
+
+SIGNAL_TERMS_LIMIT = 64  # a product of alternatives wider than this is a typo, not a signal
+
+
+def signal_terms(value: Any) -> list[str]:
+    """A row signal as the list of atoms any of which matches (its stored form).
+
+    An atom may itself be a conjunction, ``a && b``: it matches only when
+    all of its parts hold. Besides a list of atoms (or one atom as a string),
+    a signal may be written ``{all: [...]}`` or ``{any: [...]}``, nested;
+    ``all`` of alternatives is multiplied out, so the stored form is always
+    "any of these conjunctions".
+
+    >>> signal_terms({"all": ["http:402", "code:card_declined"]})
+    ['http:402 && code:card_declined']
+    >>> signal_terms({"all": ["http:422", {"any": ["code:A", "code:B"]}]})
+    ['http:422 && code:A', 'http:422 && code:B']
+    >>> signal_terms(["timeout", {"all": ["http:409", "code:X"]}])
+    ['timeout', 'http:409 && code:X']
+    """
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return _any_of(value)
+    if isinstance(value, dict):
+        if set(value) == {"any"}:
+            return _any_of(_listed(value["any"], "any"))
+        if set(value) == {"all"}:
+            return _all_of(_listed(value["all"], "all"))
+        raise ValueError(
+            f"a signal mapping takes exactly one key, all or any; got {', '.join(map(str, value))}"
+        )
+    raise ValueError(f"a signal is an atom, a list of atoms, or {{all|any: [...]}}; got {value!r}")
+
+
+def _listed(parts: Any, key: str) -> list:
+    if isinstance(parts, str):
+        parts = [parts]
+    if not isinstance(parts, list) or not parts:
+        raise ValueError(f"signal {{{key}: [...]}} needs a non-empty list of atoms")
+    return parts
+
+
+def _any_of(parts: list) -> list[str]:
+    terms: list[str] = []
+    for part in parts:
+        terms += signal_terms(part)
+    return terms
+
+
+def _all_of(parts: list) -> list[str]:
+    terms = [""]
+    for part in parts:
+        options = signal_terms(part)
+        terms = [f"{t} && {o}" if t else o for t in terms for o in options]
+        if len(terms) > SIGNAL_TERMS_LIMIT:
+            raise ValueError(
+                f"signal {{all: [...]}} multiplies out to more than {SIGNAL_TERMS_LIMIT} atoms"
+            )
+    return terms
+
+
+_SIGNAL_ITEM = {"anyOf": [{"type": "string"}, {"type": "object"}]}
+_SIGNAL_SCHEMA = {
+    "description": (
+        "signals any of which matches: http:410, code:X, timeout, webhook:x, or a payload "
+        "predicate (status == requires_action). An atom joined with && matches only when all "
+        "its parts hold. Also written {all: [...]} (every part holds) or {any: [...]} "
+        "(one of them), nested; stored and written as a list of atoms"
+    ),
+    "anyOf": [
+        {"type": "string"},
+        {"type": "array", "items": _SIGNAL_ITEM},
+        {
+            "type": "object",
+            "properties": {"all": {"type": "array", "items": _SIGNAL_ITEM, "minItems": 1}},
+            "required": ["all"],
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "properties": {"any": {"type": "array", "items": _SIGNAL_ITEM, "minItems": 1}},
+            "required": ["any"],
+            "additionalProperties": False,
+        },
+    ],
+    "examples": [
+        ["http:410", "code:SEARCH_EXPIRED"],
+        {"all": ["http:402", "code:card_declined", "decline_code in {stolen_card, lost_card}"]},
+    ],
+}
+
+SignalTerms = Annotated[list[str], BeforeValidator(signal_terms), WithJsonSchema(_SIGNAL_SCHEMA)]
+
+
+# --- rows and scopes -------------------------------------------------------
+
+
+class Scope(Element):
+    """Which attempts a verdict row applies to."""
+
+    steps: StrList = Field(default_factory=list, description="action ids")
+    consumers_of: StrList = Field(default_factory=list, description="handles whose consumers")
+    effects: StrList = Field(
+        default_factory=list, description="effect classes, e.g. read, mint, keyed_commit"
+    )
+    any: bool = False
+    text: str | None = Field(None, description="the scope as written, when it was prose")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return {"steps": value}
+        if isinstance(value, str):
+            return scope_from_text(value)
+        return value
+
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_EFFECT_WORDS = {
+    "read",
+    "mint",
+    "commit",
+    "compensate",
+    "select",
+    "keyed_commit",
+    "unkeyed_commit",
+    "keyed commit",
+    "unkeyed commit",
+    "any keyed",
+}
+
+
+def scope_from_text(text: str) -> dict[str, Any]:
+    """Read a scope written as a table cell.
+
+    >>> scope_from_text("checkout, revalidate")["steps"]
+    ['checkout', 'revalidate']
+    >>> scope_from_text("any consumer of `search_id`")["consumers_of"]
+    ['search_id']
+    >>> scope_from_text("any")["any"]
+    True
+    """
+    raw = text.strip()
+    clean = raw.replace("`", "").strip()
+    if clean.lower() in ("any", "all", "any step", "all steps", "*"):
+        return {"any": True}
+    consumer = re.match(r"^(?:any )?consumers? of\s+(.+)$", clean, re.IGNORECASE)
+    if consumer:
+        names = [n.strip() for n in re.split(r"[,/]|\band\b", consumer[1]) if n.strip()]
+        if all(_IDENT.match(n) for n in names):
+            return {"consumers_of": names}
+    parts = [p.strip() for p in re.split(r"\s*[,/;]\s*|\s+and\s+", clean) if p.strip()]
+    lowered = [p.lower().replace(" ", "_") for p in parts]
+    if parts and all(p.lower() in _EFFECT_WORDS or p in _EFFECT_WORDS for p in parts):
+        return {"effects": lowered}
+    if parts and all(_IDENT.match(p) for p in parts):
+        return {"steps": parts}
+    return {"text": raw}
+
+
+class VerdictRow(Variant):
+    """One matcher of the verdict table: signal, scope, verdict."""
+
+    id: str | None = None
+    signal: SignalTerms = Field(default_factory=list)
+    description: str | None = Field(None, description="the signal as written, when prose")
+    scope: Scope = Field(default_factory=Scope)
+    verdict: VerdictExpr
+    no_side_effect: bool = False
+    fragile: str | None = Field(None, description="e.g. prose-match")
+    note: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _aliases(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            data = dict(data)
+            if "rejected_before_execution" in data:  # v0.3 name
+                legacy = data.pop("rejected_before_execution")
+                data.setdefault("no_side_effect", legacy)
+            if data.get("fragile") is True:
+                data["fragile"] = "prose-match"
+            elif data.get("fragile") is False:
+                data["fragile"] = None
+            for key in ("applies_to", "step_scope"):
+                if key in data:
+                    data.setdefault("scope", data.pop(key))
+        return data
+
+
+class KnownUnmatched(Element):
+    signal: str
+    note: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"signal": value}
+        return value
