@@ -165,7 +165,7 @@ class Fanout:
         refresh = run.handles.refresh(hid)
         if refresh is None:
             return False
-        run.outcomes.rewind(refresh, arriving, in_process=True)
+        run.backtrack.rewind(refresh, arriving, in_process=True)
         return True
 
     def adopt_instead(self, run: Run, target: str) -> bool:

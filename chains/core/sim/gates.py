@@ -193,7 +193,7 @@ class Gates(Part):
         if v.type == "repair":
             if spec.set:
                 self.log.set(proposal_source="code")
-            run.outcomes.repair(v, action, values)
+            run.backtrack.repair(v, action, values)
             return
         s.intent.update(values)
         if v.type == "ok":
@@ -312,7 +312,7 @@ class Gates(Part):
                 input=given,
                 proposal_source="user" if w.audience == "user" else "model",
             )
-            run.outcomes.apply_repair(verdict, dict(p.fields))
+            run.backtrack.apply_repair(verdict, dict(p.fields))
         elif p.kind == "select":
             run.steps.select(str(p.value), "model", given)
         elif p.kind == "answer":

@@ -1,18 +1,17 @@
-"""Applying verdicts: ok, retry, rewind, repair, reselect, escalate, dead end (SPEC §3).
+"""Applying verdicts: ok, retry, escalate, dead end, and routing the rest (SPEC §3).
 
 The classifier decides a verdict for a response; this module does what the
 verdict says to the snapshot: mints and records landings on ``ok``, spends
-attempts and backs off on ``retry``, spends the rewind and repair budgets
-(C4), restarts the run in external mode (SPEC §2.3), and starts the unwind
-when a dead end finds landed commits (P5).
+attempts and backs off on ``retry``, ends the run on ``escalate`` and
+``dead_end``, and starts the unwind when a dead end finds landed commits
+(P5). Rewind, repair and reselect, which spend the run's budgets (C4), are
+:mod:`.backtrack`'s.
 """
 
 from __future__ import annotations
 
 import random
-from typing import Any
 
-from ..graph import GraphError, repair_scope
 from ..model import Action, is_commit_class, is_keyed, is_unkeyed_commit
 from ..policy import step_limits
 from ..verdicts import Verdict, format_verdict
@@ -46,7 +45,7 @@ class Outcomes(Part):
                 f"auto_repair applied: {sorted(values)}",
                 proposal_source="code",
             )
-            self.repair(v, action, values)
+            self.run.backtrack.repair(v, action, values)
             return
         if v.type == "ok":
             self.on_ok(action, obs, empty=v.empty)
@@ -74,11 +73,11 @@ class Outcomes(Part):
         elif v.type == "gate" and v.gate:
             run.gates.park(v.gate, action, "raised", obs)
         elif v.type == "rewind" and v.to:
-            self.rewind(v.to, action)
+            run.backtrack.rewind(v.to, action)
         elif v.type == "repair":
-            self.repair(v, action, None)
+            run.backtrack.repair(v, action, None)
         elif v.type == "reselect" and v.to:
-            self.reselect(v.to, action)
+            run.backtrack.reselect(v.to, action)
         elif v.type == "reconcile":
             run.reconcile.start(action)
         elif v.type == "escalate":
@@ -232,7 +231,7 @@ class Outcomes(Part):
                     Verdict(type="rewind", to=target),
                     f"attempts exhausted; re-mint the newest input {newest}",
                 )
-                self.rewind(target, action)
+                self.run.backtrack.rewind(target, action)
                 return
         self.give_up(
             action,
@@ -275,125 +274,6 @@ class Outcomes(Part):
         if s.compensation is None and self.run.deadlines.wall_exhausted():
             return
         self.run.steps.dispatch(action)
-
-    # --- rewind, repair, reselect -------------------------------------------------------
-
-    def rewind(self, target: str, origin: Action, in_process: bool = False) -> None:
-        """Rewind to ``target``; ``in_process`` even in external mode (an I4 re-mint)."""
-        s = self.snapshot
-        run = self.run
-        if s.compensation is not None:
-            run.compensation.failed(f"{origin.id}: rewind(to: {target})")
-            return
-        if self.unknown_step(target, origin):
-            return
-        if s.budgets.rewinds_left <= 0:
-            self.give_up(origin, "max_rewinds_exhausted", "budget")
-            return
-        s.budgets.rewinds_left -= 1
-        to = run.action(target)
-        minted = run.handles.minted_by(target)
-        if run.fanout is not None:
-            if (in_process or s.mode == "internal") and run.fanout.adopt_instead(run, target):
-                return  # a sibling already re-minted it: the re-mint happens once (I7)
-            run.fanout.discovered_dead(run, minted)
-        run.handles.invalidate(minted, including_roots=not is_commit_class(to))
-        if s.mode == "external" and not in_process:
-            self.restart(target, None, f"rewind(to: {target}) from {origin.id}")
-            return
-        run.steps.arrive(target)
-
-    def repair(self, v: Verdict, origin: Action, values: dict[str, Any] | None) -> None:
-        """Spend a rewind and a repair; apply ``values`` or wait for a repair proposal."""
-        s = self.snapshot
-        if s.compensation is not None:
-            self.run.compensation.failed(f"{origin.id}: {format_verdict(v)}")
-            return
-        if self.unknown_step(v.to or "", origin):
-            return
-        for left, name in (
-            (s.budgets.rewinds_left, "rewinds"),
-            (s.budgets.repairs_left, "repairs"),
-        ):
-            if left <= 0:
-                self.give_up(origin, f"max_{name}_exhausted", "budget")
-                return
-        s.budgets.rewinds_left -= 1
-        s.budgets.repairs_left -= 1
-        if s.mode == "external":
-            s.intent.update(values or {})
-            self.invalidate_for_repair(v)
-            self.restart(v.to or "", list(v.fields), f"{format_verdict(v)} from {origin.id}")
-            return
-        if values is not None and set(v.fields) <= set(values):
-            self.apply_repair(v, values)
-            return
-        if values:
-            s.intent.update(values)
-        s.state = "running"
-        s.waiting = Waiting(
-            kind="repair", step=v.to, fields=list(v.fields), audience=self.repair_audience()
-        )
-
-    def repair_audience(self) -> str:
-        for step in self.chain.policy.escalation:
-            if any("repair" in m.lower() for m in step.may):
-                return step.audience
-        return "model"
-
-    def apply_repair(self, v: Verdict, values: dict[str, Any]) -> None:
-        self.snapshot.intent.update(values)
-        self.invalidate_for_repair(v)
-        self.run.steps.arrive(v.to or "")
-
-    def invalidate_for_repair(self, v: Verdict) -> None:
-        """I6: what the repaired fields fed, and everything derived from it; never facts."""
-        handles = self.run.handles
-        target = v.to or ""
-        try:
-            dead_ids = repair_scope(self.chain, target, v.fields).invalidated
-        except GraphError:
-            dead_ids = handles.minted_by(target)
-        facts = {
-            h
-            for h in dead_ids
-            if (m := self.chain.handle(h)) and m.minted_by and handles.is_fact(m.minted_by)
-        }
-        handles.invalidate([h for h in dead_ids if h not in facts])
-
-    def restart(self, target: str, fields: list[str] | None, reason: str) -> None:
-        """External mode: end the run with a typed restart the planner acts on (SPEC §2.3)."""
-        s = self.snapshot
-        b = s.budgets
-        s.state = "restart_required"
-        s.waiting = Waiting(kind="nothing")
-        s.outcome = {
-            "restart_required": {
-                "rewind_to": target,
-                "repair_fields": fields,
-                "reason": reason,
-                "budgets_remaining": {"rewinds": b.rewinds_left, "repairs": b.repairs_left},
-            }
-        }
-
-    def reselect(self, target: str, origin: Action) -> None:
-        """Back to selection step ``target`` with the last pick excluded (I3)."""
-        s = self.snapshot
-        handles = self.run.handles
-        if self.unknown_step(target, origin):
-            return
-        if s.budgets.rewinds_left <= 0:
-            self.give_up(origin, "max_rewinds_exhausted", "budget")
-            return
-        s.budgets.rewinds_left -= 1
-        for hid in handles.minted_by(target):
-            state = s.handles.get(hid)
-            if state is not None and state.option is not None:
-                s.excluded.setdefault(target, []).append(state.option.id)
-        handles.invalidate(handles.minted_by(target))
-        if target not in s.fresh:
-            s.fresh.append(target)
-        self.run.steps.arrive(target)
 
     # --- the ends -------------------------------------------------------------------------
 

@@ -1,9 +1,9 @@
 """What every concern of a run shares: the run it belongs to, and small helpers.
 
 A :class:`~.runtime.Run` is a thin facade over one collaborator per concern
-(:mod:`.steps`, :mod:`.outcomes`, :mod:`.gates`, :mod:`.reconcile`,
-:mod:`.compensation`, :mod:`.handles`, :mod:`.deadlines`, and the event log
-:mod:`.events`). Each collaborator holds no state of its own: everything a
+(:mod:`.steps`, :mod:`.outcomes`, :mod:`.backtrack`, :mod:`.gates`,
+:mod:`.reconcile`, :mod:`.compensation`, :mod:`.handles`, :mod:`.deadlines`,
+and the event log :mod:`.events`). Each collaborator holds no state of its own: everything a
 run knows is in its snapshot and trace, so copying the snapshot copies the
 run. A collaborator reaches the others through the run (``self.run.steps``),
 which keeps the modules free of import cycles.

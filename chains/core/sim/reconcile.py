@@ -242,7 +242,7 @@ class Reconcile(Part):
                 source="config",
                 row="reconcile:not_landed",
             )
-            run.outcomes.rewind(target, action)
+            run.backtrack.rewind(target, action)
             return
         verdict = dead("commit_not_landed", False)
         self.log.set(verdict=verdict, source="config", row="reconcile:not_landed")

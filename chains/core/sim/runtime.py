@@ -13,10 +13,11 @@ it (:func:`~.replay.replay`).
 
 ``Run`` is a thin facade: each input is applied by the collaborator that
 owns its concern — :mod:`.steps` (arrive, dispatch, advance, selection),
-:mod:`.outcomes` (what each verdict does), :mod:`.gates` (gates and
-proposals), :mod:`.reconcile` (P3 probes, revocations), :mod:`.compensation`
-(P5 unwinds), :mod:`.handles` (I1–I5), :mod:`.deadlines` (wall clock,
-business expiry) — and written to the trace by :mod:`.events`.
+:mod:`.outcomes` (what each verdict does), :mod:`.backtrack` (rewind,
+repair, reselect), :mod:`.gates` (gates and proposals), :mod:`.reconcile`
+(P3 probes, revocations), :mod:`.compensation` (P5 unwinds),
+:mod:`.handles` (I1–I5), :mod:`.deadlines` (wall clock, business expiry) —
+and written to the trace by :mod:`.events`.
 
 Time is virtual: :meth:`Run.wait` advances it, and backoff, gate timeouts,
 business deadlines, async deadlines and the wall clock are read from it.
@@ -35,6 +36,7 @@ from typing import Any, Literal, cast
 
 from ..model import Action, Chain, Gate, is_commit_class
 from ..policy import DEFAULT_MAX_REPAIRS, DEFAULT_MAX_REWINDS
+from .backtrack import Backtrack
 from .compensation import Compensation
 from .deadlines import Deadlines
 from .events import EventLog
@@ -86,6 +88,7 @@ class Run:
         self.log = EventLog(me)
         self.steps = Steps(me)
         self.outcomes = Outcomes(me)
+        self.backtrack = Backtrack(me)
         self.gates = Gates(me)
         self.reconcile = Reconcile(me)
         self.compensation = Compensation(me)

@@ -107,7 +107,7 @@ class Steps(Part):
                 f"{s.handles[spent[0]].alias} is spent; never re-presented",
             )
             if target:
-                run.outcomes.rewind(target, action, in_process=True)
+                run.backtrack.rewind(target, action, in_process=True)
             else:
                 run.outcomes.dead_end(dead(f"spent_{spent[0]}"), action)
             return

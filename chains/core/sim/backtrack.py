@@ -1,0 +1,148 @@
+"""Moving back: rewind, repair and reselect, each spending the run's budgets (SPEC §3, C4).
+
+A verdict that sends the run back to an earlier step spends a rewind (a
+repair also spends a repair), invalidates what the target minted (I3, I4,
+I6; facts are never invalidated), and arrives there again, or, in external
+mode, ends the run with a typed restart the planner acts on (SPEC §2.3).
+A target the chain does not have, or a spent-out budget, is a dead end the
+run decides itself, through :class:`~.outcomes.Outcomes`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..graph import GraphError, repair_scope
+from ..model import Action, is_commit_class
+from ..verdicts import Verdict, format_verdict
+from .part import Part
+from .state import Waiting
+
+__all__ = ["Backtrack"]
+
+
+class Backtrack(Part):
+    """Rewind, repair and reselect: budgeted moves back, with invalidation."""
+
+    __slots__ = ()
+
+    def rewind(self, target: str, origin: Action, in_process: bool = False) -> None:
+        """Rewind to ``target``; ``in_process`` even in external mode (an I4 re-mint)."""
+        s = self.snapshot
+        run = self.run
+        if s.compensation is not None:
+            run.compensation.failed(f"{origin.id}: rewind(to: {target})")
+            return
+        if not self.spend(target, origin):
+            return
+        to = run.action(target)
+        minted = run.handles.minted_by(target)
+        if run.fanout is not None:
+            if (in_process or s.mode == "internal") and run.fanout.adopt_instead(run, target):
+                return  # a sibling already re-minted it: the re-mint happens once (I7)
+            run.fanout.discovered_dead(run, minted)
+        run.handles.invalidate(minted, including_roots=not is_commit_class(to))
+        if s.mode == "external" and not in_process:
+            self.restart(target, None, f"rewind(to: {target}) from {origin.id}")
+            return
+        run.steps.arrive(target)
+
+    def repair(self, v: Verdict, origin: Action, values: dict[str, Any] | None) -> None:
+        """Spend a rewind and a repair; apply ``values`` or wait for a repair proposal."""
+        s = self.snapshot
+        if s.compensation is not None:
+            self.run.compensation.failed(f"{origin.id}: {format_verdict(v)}")
+            return
+        if not self.spend(v.to or "", origin, repair=True):
+            return
+        if s.mode == "external":
+            s.intent.update(values or {})
+            self.invalidate_for_repair(v)
+            self.restart(v.to or "", list(v.fields), f"{format_verdict(v)} from {origin.id}")
+            return
+        if values is not None and set(v.fields) <= set(values):
+            self.apply_repair(v, values)
+            return
+        if values:
+            s.intent.update(values)
+        s.state = "running"
+        s.waiting = Waiting(
+            kind="repair", step=v.to, fields=list(v.fields), audience=self.repair_audience()
+        )
+
+    def repair_audience(self) -> str:
+        for step in self.chain.policy.escalation:
+            if any("repair" in m.lower() for m in step.may):
+                return step.audience
+        return "model"
+
+    def apply_repair(self, v: Verdict, values: dict[str, Any]) -> None:
+        self.snapshot.intent.update(values)
+        self.invalidate_for_repair(v)
+        self.run.steps.arrive(v.to or "")
+
+    def invalidate_for_repair(self, v: Verdict) -> None:
+        """I6: what the repaired fields fed, and everything derived from it; never facts."""
+        handles = self.run.handles
+        target = v.to or ""
+        try:
+            dead_ids = repair_scope(self.chain, target, v.fields).invalidated
+        except GraphError:
+            dead_ids = handles.minted_by(target)
+        facts = {
+            h
+            for h in dead_ids
+            if (m := self.chain.handle(h)) and m.minted_by and handles.is_fact(m.minted_by)
+        }
+        handles.invalidate([h for h in dead_ids if h not in facts])
+
+    def restart(self, target: str, fields: list[str] | None, reason: str) -> None:
+        """External mode: end the run with a typed restart the planner acts on (SPEC §2.3)."""
+        s = self.snapshot
+        b = s.budgets
+        s.state = "restart_required"
+        s.waiting = Waiting(kind="nothing")
+        s.outcome = {
+            "restart_required": {
+                "rewind_to": target,
+                "repair_fields": fields,
+                "reason": reason,
+                "budgets_remaining": {"rewinds": b.rewinds_left, "repairs": b.repairs_left},
+            }
+        }
+
+    def reselect(self, target: str, origin: Action) -> None:
+        """Back to selection step ``target`` with the last pick excluded (I3)."""
+        s = self.snapshot
+        handles = self.run.handles
+        if not self.spend(target, origin):
+            return
+        for hid in handles.minted_by(target):
+            state = s.handles.get(hid)
+            if state is not None and state.option is not None:
+                s.excluded.setdefault(target, []).append(state.option.id)
+        handles.invalidate(handles.minted_by(target))
+        if target not in s.fresh:
+            s.fresh.append(target)
+        self.run.steps.arrive(target)
+
+    def spend(self, target: str, origin: Action, repair: bool = False) -> bool:
+        """Spend a rewind (and a repair) to move back to ``target``; False when the run cannot.
+
+        An unknown ``target`` or an exhausted budget (the rewinds checked
+        first) ends the run as a dead end, and nothing is spent.
+        """
+        outcomes = self.run.outcomes
+        b = self.snapshot.budgets
+        if outcomes.unknown_step(target, origin):
+            return False
+        if b.rewinds_left <= 0:
+            outcomes.give_up(origin, "max_rewinds_exhausted", "budget")
+            return False
+        if repair and b.repairs_left <= 0:
+            outcomes.give_up(origin, "max_repairs_exhausted", "budget")
+            return False
+        b.rewinds_left -= 1
+        if repair:
+            b.repairs_left -= 1
+        return True
