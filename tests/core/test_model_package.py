@@ -66,33 +66,6 @@ def test_every_name_of_the_single_module_is_importable_from_the_package():
     assert [name for name in NAMES if not hasattr(model, name)] == []
 
 
-def test_the_package_declares_the_same_all_as_the_single_module():
-    assert sorted(model.__all__) == sorted(
-        [
-            "EVIDENCE_TAGS",
-            "Action",
-            "Chain",
-            "Duration",
-            "Element",
-            "Gate",
-            "Handle",
-            "Independence",
-            "Policy",
-            "Source",
-            "VerdictRow",
-            "compensators",
-            "in_variant",
-            "is_commit_class",
-            "is_external",
-            "is_keyed",
-            "is_unkeyed_commit",
-            "main_steps",
-            "parse_duration",
-            "signal_terms",
-        ]
-    )
-
-
 def test_a_self_referencing_step_policy_validates_its_keyed_split():
     policy = model.StepPolicy.model_validate({"keyed": {"attempts": 3}, "unkeyed": {}})
     assert policy.keyed is not None and policy.keyed.attempts == 3
