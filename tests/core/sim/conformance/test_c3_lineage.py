@@ -16,6 +16,17 @@ RESORTED = [  # a re-search: same flights, new provider ids, new order
 ]
 
 
+def two_branches() -> tuple[Run, Run, Run]:
+    """A shared search (search_id#1) and two branches, a picking o1 and b o2 (I7)."""
+    prefix = start_booking()
+    prefix.observe(obs(options=OPTIONS))
+    group = Fanout(prefix)
+    a, b = group.branch(), group.branch()
+    a.select("o1")
+    b.select("o2")
+    return prefix, a, b
+
+
 def at_lock_price():
     run = start_booking()
     run.observe(obs(options=OPTIONS))
@@ -127,12 +138,7 @@ def test_c3_5_reselect_excludes_the_failed_option():
 
 
 def test_c3_6_shared_handle_death_propagates_across_branches():
-    prefix = start_booking()
-    prefix.observe(obs(options=OPTIONS))  # the shared read: search_id#1
-    group = Fanout(prefix)
-    a, b = group.branch(), group.branch()
-    a.select("o1")
-    b.select("o2")
+    prefix, a, b = two_branches()
     a.observe(OK)  # quote
     b.observe(OK)  # quote; b's lock_price dispatch is out before anyone knows
     a.observe(obs("http:410", "SEARCH_EXPIRED"))  # a discovers the shared handle is stale
@@ -154,12 +160,7 @@ def test_c3_6_shared_handle_death_propagates_across_branches():
 
 def test_c3_6_a_sibling_arriving_mid_re_mint_waits_for_the_re_share():
     """I7: "the re-mint is performed once, by whichever run acts first, and re-shared"."""
-    prefix = start_booking()
-    prefix.observe(obs(options=OPTIONS))
-    group = Fanout(prefix)
-    a, b = group.branch(), group.branch()
-    a.select("o1")
-    b.select("o2")
+    prefix, a, b = two_branches()
     a.observe(OK)
     a.observe(obs("http:410", "SEARCH_EXPIRED"))  # a marks it dead; its re-search is out
     b.observe(OK)  # quote done; arriving at lock_price with a dead shared handle
@@ -176,12 +177,7 @@ def test_c3_6_a_sibling_arriving_mid_re_mint_waits_for_the_re_share():
 
 
 def test_c3_6_with_no_live_sibling_re_minting_a_branch_re_mints_itself():
-    prefix = start_booking()
-    prefix.observe(obs(options=OPTIONS))
-    group = Fanout(prefix)
-    a, b = group.branch(), group.branch()
-    a.select("o1")
-    b.select("o2")
+    prefix, a, b = two_branches()
     a.observe(OK)
     a.observe(obs("http:410", "SEARCH_EXPIRED"))  # a marks it dead, then gives up
     for _ in range(3):
@@ -197,12 +193,7 @@ def test_c3_6_with_no_live_sibling_re_minting_a_branch_re_mints_itself():
 def test_c3_6_the_group_lives_in_the_snapshots_and_resumes_from_them():
     """C3.6 + C7.4: the shared store is in the parent's snapshot, each branch names its
     parent; JSON copies of the snapshots alone resume the group mid re-mint."""
-    prefix = start_booking()
-    prefix.observe(obs(options=OPTIONS))
-    group = Fanout(prefix)
-    a, b = group.branch(), group.branch()
-    a.select("o1")
-    b.select("o2")
+    prefix, a, b = two_branches()
     a.observe(OK)
     a.observe(obs("http:410", "SEARCH_EXPIRED"))
     b.observe(OK)  # b waits for a's re-share
@@ -225,12 +216,7 @@ def test_c3_6_the_group_lives_in_the_snapshots_and_resumes_from_them():
 def test_c3_6_a_sibling_whose_own_step_finds_the_handle_stale_adopts_the_re_share():
     """I7: a sibling re-minted search_id#2 while b's lock_price was out; b's own 410
     rewinds b, which takes the re-shared handle instead of searching a second time."""
-    prefix = start_booking()
-    prefix.observe(obs(options=OPTIONS))
-    group = Fanout(prefix)
-    a, b = group.branch(), group.branch()
-    a.select("o1")
-    b.select("o2")
+    prefix, a, b = two_branches()
     a.observe(OK)
     b.observe(OK)  # both wait for lock_price on search_id#1
     a.observe(obs("http:410", "SEARCH_EXPIRED"))
