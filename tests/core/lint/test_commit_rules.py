@@ -8,6 +8,7 @@ import pytest
 
 from chains.core import formats
 from chains.core.lint import lint
+from chains.core.model import Chain
 
 from .helpers import chain, elements, found
 
@@ -136,19 +137,28 @@ def test_a_read_probe_is_accepted():
     assert found(chain(UNKEYED_BOOK_WITH_PROBE), "commit.probe-not-read") == []
 
 
+# An unkeyed booking probed by get-by-locator, the locator being the booking's own output.
+LOCATOR_PROBE = """
+    id: c
+    handles:
+      - {id: locator, minted_by: book, staleness: {ttl_hint: n/a}}
+    actions:
+      - {id: get_booking, effect: read, input: {handles: [locator]}, notes: [READ_NOTES]}
+      - id: book
+        effect: commit
+        idempotency: {mode: none}
+        output: {handles: [locator]}
+        confirmation: {probe: get_booking, signal: booking.status == 'CONFIRMED'}
+        notes: [BOOK_NOTES]
+"""
+
+
+def locator_probe(read_notes: str = "", book_notes: str = "") -> Chain:
+    return chain(LOCATOR_PROBE.replace("READ_NOTES", read_notes).replace("BOOK_NOTES", book_notes))
+
+
 def test_a_commit_whose_only_probe_is_get_by_locator_on_the_commits_own_output_is_blocked():
-    doc = chain("""
-        id: c
-        handles:
-          - {id: locator, minted_by: book, staleness: {ttl_hint: n/a}}
-        actions:
-          - {id: get_booking, effect: read, input: {handles: [locator]}}
-          - id: book
-            effect: commit
-            idempotency: {mode: none}
-            output: {handles: [locator]}
-            confirmation: {probe: get_booking, signal: booking.status == 'CONFIRMED'}
-    """)
+    doc = locator_probe()
     assert elements(doc, "commit.probe-needs-commit-output") == ["actions[book].confirmation"]
     assert lint(doc).status == "BLOCKED"
 
@@ -239,21 +249,9 @@ def test_the_warning_names_the_lookup_the_document_describes():
 
 def test_an_unkeyed_commit_with_a_documented_correlation_lookup_is_warned_not_blocked():
     """SPEC §2.1: the correlation record carrying lookup keys is the other way out."""
-    doc = chain("""
-        id: c
-        handles:
-          - {id: locator, minted_by: book, staleness: {ttl_hint: n/a}}
-        actions:
-          - id: get_booking
-            effect: read
-            input: {handles: [locator]}
-            notes: [when the locator is lost, list bookings by agency_ref from the record]
-          - id: book
-            effect: commit
-            idempotency: {mode: none}
-            output: {handles: [locator]}
-            confirmation: {probe: get_booking, signal: booking.status == 'CONFIRMED'}
-    """)
+    doc = locator_probe(
+        read_notes="when the locator is lost, list bookings by agency_ref from the record"
+    )
     assert found(doc, "commit.probe-needs-commit-output") == []
     (finding,) = found(doc, "commit.probe-lookup-undeclared")
     assert "list bookings by agency_ref" in finding.message
@@ -261,21 +259,10 @@ def test_an_unkeyed_commit_with_a_documented_correlation_lookup_is_warned_not_bl
 
 def test_an_unkeyed_commit_whose_notes_deny_any_lookup_stays_blocked():
     """A correlation record that no read can search is no lookup (SPEC §2.1)."""
-    doc = chain("""
-        id: c
-        handles:
-          - {id: locator, minted_by: book, staleness: {ttl_hint: n/a}}
-        actions:
-          - {id: get_booking, effect: read, input: {handles: [locator]}}
-          - id: book
-            effect: commit
-            idempotency: {mode: none}
-            output: {handles: [locator]}
-            confirmation: {probe: get_booking, signal: booking found at the locator}
-            notes:
-              - correlation record {run_id, cart_id} persisted before dispatch
-              - there is no documented listing of bookings by traveller or date
-    """)
+    doc = locator_probe(
+        book_notes='"correlation record {run_id, cart_id} persisted before dispatch", '
+        '"there is no documented listing of bookings by traveller or date"'
+    )
     assert elements(doc, "commit.probe-needs-commit-output") == ["actions[book].confirmation"]
     assert lint(doc).status == "BLOCKED"
 
