@@ -34,3 +34,21 @@ def shape(name: str) -> Chain:
 @cache
 def ours(name: str) -> Chain:
     return _load(OURS / name)
+
+
+# The card fixture's run up to the consent gate's answer, with intent values that must
+# never reach a trace (C7.3); scenarios append their own events to it.
+CARD_PREFIX = """
+chain: card_payment_manual_capture
+intent:
+  email: payer@example.com
+  full_name: Payer Example
+  amount: 4200
+  currency: EUR
+  instrument: pm_first_card
+  amount_to_capture: 4200
+events:
+  - observe: "http:200"           # create_customer
+  - observe: "http:200"           # create_intent
+  - answer: {gate: payment_consent, outcome: approve}
+"""

@@ -18,7 +18,7 @@ import textwrap
 from chains.core.sim.scenario import SimulationResult, load_scenario, simulate
 from chains.core.sim.state import Event, Observation
 
-from .shapes import ours
+from .shapes import CARD_PREFIX, ours
 
 FLIGHT_PREFIX = """
 chain: flight_roundtrip
@@ -45,21 +45,6 @@ events:
   - observe: "http:200"           # price_quote
   - observe: "http:200"           # seat_map
   - observe: "http:200"           # initiate_hold
-"""
-
-CARD_PREFIX = """
-chain: card_payment_manual_capture
-intent:
-  email: payer@example.com
-  full_name: Payer Example
-  amount: 4200
-  currency: EUR
-  instrument: pm_first_card
-  amount_to_capture: 4200
-events:
-  - observe: "http:200"           # create_customer
-  - observe: "http:200"           # create_intent
-  - answer: {gate: payment_consent, outcome: approve}
 """
 
 # How the card fixture's rows are written; the simulator matches predicates by name.

@@ -19,7 +19,7 @@ from chains.core.sim.scenario import load_scenario, simulate
 from chains.core.sim.state import Observation, Option, Snapshot
 
 from ..builders import OK, OPTIONS, obs, start_booking
-from ..shapes import ours, shape
+from ..shapes import CARD_PREFIX, ours, shape
 from .test_c3_lineage import RESORTED
 
 OFFERS = [
@@ -252,19 +252,9 @@ def test_a_payment_deadline_that_passed_while_parked_fires_on_resume(deadline):
 
 # --- C7.3: the trace holds references, never intent values ------------------------------------
 
-CARD_SCENARIO = """
-chain: card_payment_manual_capture
-intent:
-  email: payer@example.com
-  full_name: Payer Example
-  amount: 4200
-  currency: EUR
-  instrument: pm_first_card
-  amount_to_capture: 4200
-events:
-  - observe: "http:200"           # create_customer
-  - observe: "http:200"           # create_intent
-  - answer: approve
+CARD_SCENARIO = (
+    CARD_PREFIX
+    + """\
   - observe:                      # confirm_intent: declined
       transport: "http:402"
       code: card_declined
@@ -278,6 +268,7 @@ expect:
   state: done
   dispatches: {confirm_intent: 2}
 """
+)
 INTENT_VALUES = ["payer@example.com", "Payer Example", "pm_first_card", "pm_second_card"]
 
 
