@@ -7,7 +7,7 @@ from pydantic import ValidationError
 
 from chains.core.errors import DocumentError
 from chains.core.formats import validate_chain
-from chains.core.model import Chain, Compensation, IntentField, Source, VerdictRow
+from chains.core.model import Chain, Compensation, IntentField, Source, StepPolicy, VerdictRow
 from chains.core.verdicts import parse_verdict
 
 
@@ -438,3 +438,9 @@ def test_the_json_schema_shows_the_all_and_any_forms_of_a_signal():
     schema = json_schema()["$defs"]["VerdictRow"]["properties"]["signal"]
     keys = [next(iter(o["properties"])) for o in schema["anyOf"] if o.get("type") == "object"]
     assert keys == ["all", "any"]
+
+
+def test_a_self_referencing_step_policy_validates_its_keyed_split():
+    """The policy module rebuilds StepPolicy once its own keyed/unkeyed fields exist."""
+    policy = StepPolicy.model_validate({"keyed": {"attempts": 3}, "unkeyed": {}})
+    assert policy.keyed is not None and policy.keyed.attempts == 3
