@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from chains.core import formats
-from chains.core.model import Chain
+from chains.core.model import ChainSpec
 from chains.core.sim.explorer import Bounds, ExploreResult, _apply, _fork, _Search, explore, merge
 from chains.core.sim.scenario import Scenario, simulate
 
@@ -48,16 +48,16 @@ NAMES = [
 ]
 
 
-def load(name: str) -> Chain:
+def load(name: str) -> ChainSpec:
     return formats.load((FIXTURES / name).read_text(), format="yaml").chains[0]
 
 
-def timed(chain: Chain, bounds: Bounds, runs: int) -> tuple[ExploreResult, float]:
+def timed(chain: ChainSpec, bounds: Bounds, runs: int) -> tuple[ExploreResult, float]:
     results = [explore(chain, bounds) for _ in range(runs)]
     return results[-1], statistics.median(r.seconds for r in results)
 
 
-def branch_costs(chain: Chain, samples: int = 300) -> tuple[float, float]:
+def branch_costs(chain: ChainSpec, samples: int = 300) -> tuple[float, float]:
     """Mean seconds per branch: copy-the-run versus re-simulate-the-prefix."""
     search = _Search(chain, Bounds(max_faults=1), None, None)
     queue = deque(search.start())
@@ -84,7 +84,7 @@ def branch_costs(chain: Chain, samples: int = 300) -> tuple[float, float]:
 
 
 def run_sharded(
-    chain: Chain, bounds: Bounds, shards: int, map_fn: Callable[..., Any] = map
+    chain: ChainSpec, bounds: Bounds, shards: int, map_fn: Callable[..., Any] = map
 ) -> ExploreResult:
     """Every shard through ``map_fn`` (``map`` here, Celery's group on the other side), merged."""
     return merge(list(map_fn(lambda i: explore(chain, bounds, shard=(i, shards)), range(shards))))

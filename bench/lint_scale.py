@@ -22,10 +22,10 @@ import networkx as nx
 
 from chains.core.graph import derivation_graph
 from chains.core.lint import lint
-from chains.core.model import Chain
+from chains.core.model import ChainSpec
 
 
-def generate(n: int, segment: int | None = None) -> Chain:
+def generate(n: int, segment: int | None = None) -> ChainSpec:
     """A well-formed chain with ``n`` handles and actions, rows and gates in proportion.
 
     Without ``segment`` every handle derives from the one before it and from
@@ -102,7 +102,7 @@ def generate(n: int, segment: int | None = None) -> Chain:
                     "verdict": f"dead_end(reason: reject_{i}, permanent: true)",
                 }
             )
-    return Chain.model_validate(
+    return ChainSpec.model_validate(
         {
             "id": f"scale-{n}",
             "handles": handles,

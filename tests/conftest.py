@@ -41,7 +41,7 @@ from chains.models import Chain, Role, Team
 from designer.celery import app
 
 if TYPE_CHECKING:  # the parsed (pydantic) chain model, not the stored one
-    from chains.core.model import Chain as ChainSpec
+    from chains.core.model import ChainSpec
 
 # Playwright's sync API runs an event loop in the test thread; Django would then
 # refuse ORM calls from fixtures and tests as "async unsafe". They are not.

@@ -12,7 +12,7 @@ import pytest
 
 from chains.core import formats
 from chains.core.lint import lint
-from chains.core.model import Chain
+from chains.core.model import ChainSpec
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 YAML_FIXTURES = sorted(FIXTURES.glob("*.yaml"))
@@ -24,7 +24,7 @@ def load(path: Path) -> formats.ImportResult:
     return formats.load(path.read_bytes(), filename=str(path))
 
 
-def lint_errors(chain: Chain) -> list[str]:
+def lint_errors(chain: ChainSpec) -> list[str]:
     return [
         f"{f.element}: {f.message} [{f.rule}]"
         for f in lint(chain).findings

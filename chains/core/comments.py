@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from .errors import ChainError
-from .model import Chain
+from .model import ChainSpec
 from .render import flow_dot, handle_graph_dot
 from .selection import intent_fields
 
@@ -37,10 +37,10 @@ class UnknownAnchor(ChainError):
     """A comment names an element the revision does not have."""
 
 
-def anchors(doc: Chain) -> set[str]:
+def anchors(doc: ChainSpec) -> set[str]:
     """Every key a comment on ``doc`` may be anchored to, ``chain`` included.
 
-    >>> doc = Chain.model_validate({"id": "c",
+    >>> doc = ChainSpec.model_validate({"id": "c",
     ...     "handles": [{"id": "a", "minted_by": "s"}, {"id": "b", "derived_from": ["a"]}],
     ...     "actions": [{"id": "s", "effect": "read", "output": {"handles": ["a"]}}]})
     >>> sorted(k for k in anchors(doc) if k.startswith("edge:"))
@@ -60,7 +60,7 @@ def anchors(doc: Chain) -> set[str]:
     return keys
 
 
-def check_anchor(doc: Chain, key: str) -> str:
+def check_anchor(doc: ChainSpec, key: str) -> str:
     """``key`` when ``doc`` has that element; :class:`UnknownAnchor` naming it otherwise."""
     if key not in anchors(doc):
         raise UnknownAnchor(f"anchor: {doc.id} has no element {key!r} in this revision")

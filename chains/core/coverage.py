@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from .errors import ChainError
 from .formats import to_document
 from .graph import minters
-from .model import Action, Chain, VerdictRow, in_variant, is_commit_class
+from .model import Action, ChainSpec, VerdictRow, in_variant, is_commit_class
 from .signals import conjuncts, is_catch_all, normalize_atom, scope_applies_to
 from .sim.classifier import Classification, ClassifyContext, classify, row_label
 from .sim.state import Observation
@@ -102,12 +102,12 @@ class Matrix:
         ]
 
 
-def coverage(doc: Chain, variant: str | None = None) -> Matrix:
+def coverage(doc: ChainSpec, variant: str | None = None) -> Matrix:
     """The coverage matrix of ``doc``, optionally in one variant.
 
     Steps are the chain's actions in order, probe-only reads left out.
 
-    >>> doc = Chain.model_validate({"id": "c", "actions": [
+    >>> doc = ChainSpec.model_validate({"id": "c", "actions": [
     ...     {"id": "search", "effect": "read"},
     ...     {"id": "book", "effect": "commit", "idempotency": {"mode": "none"}}]})
     >>> m = coverage(doc)
@@ -135,7 +135,7 @@ def coverage(doc: Chain, variant: str | None = None) -> Matrix:
 # --- preconditions and layout ------------------------------------------------
 
 
-def _check_variant(doc: Chain, variant: str | None) -> None:
+def _check_variant(doc: ChainSpec, variant: str | None) -> None:
     if variant is None:
         return
     if doc.variants is None:
@@ -146,7 +146,7 @@ def _check_variant(doc: Chain, variant: str | None) -> None:
         )
 
 
-def _steps(doc: Chain, variant: str | None) -> list[Action]:
+def _steps(doc: ChainSpec, variant: str | None) -> list[Action]:
     seen: set[str] = set()
     steps = []
     for action in doc.actions:
@@ -159,7 +159,7 @@ def _steps(doc: Chain, variant: str | None) -> list[Action]:
     return steps
 
 
-def _stale_atoms(doc: Chain) -> list[str]:
+def _stale_atoms(doc: ChainSpec) -> list[str]:
     atoms: dict[str, None] = {}
     for handle in doc.handles:
         if handle.staleness is not None:
@@ -167,7 +167,7 @@ def _stale_atoms(doc: Chain) -> list[str]:
     return list(atoms)
 
 
-def _unlisted_code(doc: Chain) -> str:
+def _unlisted_code(doc: ChainSpec) -> str:
     text = json.dumps(to_document(doc))
     code, n = "UNLISTED_CODE", 1
     while code in text:
@@ -199,7 +199,7 @@ def _columns(stale: list[str], unlisted: str) -> list[Column]:
     ]
 
 
-def _live(doc: Chain) -> dict[str, int]:
+def _live(doc: ChainSpec) -> dict[str, int]:
     """Every handle live, numbered in mint order (the order the steps mint them)."""
     position = {a.id: i for i, a in reversed(list(enumerate(doc.actions)))}
     minted = minters(doc)
@@ -217,7 +217,7 @@ def _live(doc: Chain) -> dict[str, int]:
 
 
 def _cell(
-    doc: Chain, ctx: ClassifyContext, step: Action, column: Column, unlisted: str
+    doc: ChainSpec, ctx: ClassifyContext, step: Action, column: Column, unlisted: str
 ) -> Cell | None:
     key = column.key
     if key == "valid_empty":
@@ -241,13 +241,13 @@ def _cell(
 
 
 def _classified(
-    doc: Chain, ctx: ClassifyContext, step: Action, obs: Observation, note: str = ""
+    doc: ChainSpec, ctx: ClassifyContext, step: Action, obs: Observation, note: str = ""
 ) -> Cell:
     c: Classification = classify(doc, ctx, step, obs)
     return Cell(verdict=str(c.verdict), row=c.row, source=c.source, reason=note + c.reason)
 
 
-def _valid_empty(doc: Chain, ctx: ClassifyContext, step: Action) -> Cell | None:
+def _valid_empty(doc: ChainSpec, ctx: ClassifyContext, step: Action) -> Cell | None:
     empty = step.output.empty
     if empty is None or not empty.valid:
         return None
@@ -260,7 +260,7 @@ def _valid_empty(doc: Chain, ctx: ClassifyContext, step: Action) -> Cell | None:
     return cell
 
 
-def _consumes_detecting(doc: Chain, step: Action, atom: str) -> bool:
+def _consumes_detecting(doc: ChainSpec, step: Action, atom: str) -> bool:
     for handle_id in step.input.handles:
         handle = doc.handle(handle_id)
         detect = handle.staleness.detect if handle and handle.staleness else []
@@ -270,7 +270,7 @@ def _consumes_detecting(doc: Chain, step: Action, atom: str) -> bool:
 
 
 def _per_config(
-    doc: Chain, ctx: ClassifyContext, step: Action, verdict: str, unlisted: str
+    doc: ChainSpec, ctx: ClassifyContext, step: Action, verdict: str, unlisted: str
 ) -> Cell:
     """SPEC §3 rows 8–10: only a domain row can say what this class looks like."""
     candidates = []

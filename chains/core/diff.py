@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .formats import to_document
-from .model import Chain
+from .model import ChainSpec
 from .signals import normalize_atom
 
 __all__ = ["Change", "diff", "graph_marks"]
@@ -68,7 +68,7 @@ class Change:
     summary: str = ""
 
 
-def diff(old: Chain, new: Chain) -> list[Change]:
+def diff(old: ChainSpec, new: ChainSpec) -> list[Change]:
     """What changed from ``old`` to ``new``, in a stable order.
 
     Chain fields first, then handles, edges, actions, rows, gates, policy,
@@ -76,9 +76,9 @@ def diff(old: Chain, new: Chain) -> list[Change]:
     removed elements (in ``old``'s order) come before added and changed ones
     (in ``new``'s order). Identical chains give ``[]``.
 
-    >>> a = Chain.model_validate({"id": "c", "verdict_table": [
+    >>> a = ChainSpec.model_validate({"id": "c", "verdict_table": [
     ...     {"id": "R1", "signal": ["http:410"], "verdict": "rewind(to: s)"}]})
-    >>> b = Chain.model_validate({"id": "c", "verdict_table": [
+    >>> b = ChainSpec.model_validate({"id": "c", "verdict_table": [
     ...     {"id": "R1", "signal": ["http:410"], "verdict": "dead_end"}]})
     >>> [c.summary for c in diff(a, b)]
     ['row R1: verdict rewind(to: s) → dead_end']
@@ -298,7 +298,7 @@ def _moves(old: list[str], new: list[str]) -> dict[str, tuple[int, int]]:
 # --- edges -------------------------------------------------------------------
 
 
-def _edge_list(chain: Chain) -> dict[str, str]:
+def _edge_list(chain: ChainSpec) -> dict[str, str]:
     """Graph key → summary text of every edge, in document order."""
     out: dict[str, str] = {}
     for handle in chain.handles:
@@ -314,7 +314,7 @@ def _edge_list(chain: Chain) -> dict[str, str]:
     return out
 
 
-def _edges(old: Chain, new: Chain) -> list[Change]:
+def _edges(old: ChainSpec, new: ChainSpec) -> list[Change]:
     before, after = _edge_list(old), _edge_list(new)
     changes = []
     for kind in _EDGE_KINDS:

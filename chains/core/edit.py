@@ -5,7 +5,7 @@ updating, renaming and deleting actions, handles, gates and verdict rows,
 the three kinds of graph edge (``derived_from``, ``consumes``, ``mints``),
 and the policy and top-level fields. Each function works on the document
 form (:func:`~chains.core.formats.to_document`) of its input, validates the
-result again and returns a new :class:`~chains.core.model.Chain`; the input
+result again and returns a new :class:`~chains.core.model.ChainSpec`; the input
 is never changed. Anything it cannot do is an :class:`EditError` naming the
 place (``actions[3].effect``, ``handles.search_token``, or for a malformed
 call the argument) and saying what to do about it.
@@ -19,7 +19,7 @@ references written inside ``fields`` are the linter's business
 is refused. Rows without an id are addressed by position as ``#n``
 (1-based), the way the linter names them.
 
->>> doc = Chain(id="c")
+>>> doc = ChainSpec(id="c")
 >>> doc = add_action(doc, "search", output={"handles": []})
 >>> doc = add_handle(doc, "search_id", minted_by="search")
 >>> doc.action("search").output.handles
@@ -45,7 +45,7 @@ from .errors import ChainError, DocumentError, Problem
 from .formats import from_document, to_document
 from .graph import derivation_cycles, derivation_graph
 from .lint.structure import EFFECT_CLASSES, EXTERNAL
-from .model import Action, Chain, Gate, Handle, Policy, VerdictRow
+from .model import Action, ChainSpec, Gate, Handle, Policy, VerdictRow
 from .verdicts import format_verdict, parse_verdict
 
 __all__ = [
@@ -182,12 +182,12 @@ def _check_new_id(data: Data, section: str, new_id: Any, name: str) -> str:
 
 
 def _document(doc: Any) -> Data:
-    if not isinstance(doc, Chain):
+    if not isinstance(doc, ChainSpec):
         raise EditError("doc", f"expected a chain, got {type(doc).__name__}")
     return to_document(doc)
 
 
-def _validated(data: Data) -> Chain:
+def _validated(data: Data) -> ChainSpec:
     try:
         return from_document(data)
     except DocumentError as exc:
@@ -372,7 +372,7 @@ def _still_used(kind: str, ident: str, uses: list[_Slot], path: str) -> EditErro
     return EditError(path, f"{kind} {ident!r} is still used by: {places}")
 
 
-def _refuse_new_cycles(before: Chain, after: Chain, path: str) -> None:
+def _refuse_new_cycles(before: ChainSpec, after: ChainSpec, path: str) -> None:
     old = derivation_cycles(before)
     new = [c for c in derivation_cycles(after) if c not in old]
     if new:
@@ -383,7 +383,7 @@ def _refuse_new_cycles(before: Chain, after: Chain, path: str) -> None:
 # --- actions -----------------------------------------------------------------
 
 
-def add_action(doc: Chain, id: str, effect: str = "read", **fields: Any) -> Chain:
+def add_action(doc: ChainSpec, id: str, effect: str = "read", **fields: Any) -> ChainSpec:
     """Append an action; ``fields`` are other keys of its document form."""
     data = _document(doc)
     _check_new_id(data, "actions", id, "id")
@@ -414,10 +414,10 @@ def _rename_action(data: Data, old: str, new: str) -> None:
         policy["per_step"] = {new if k == old else k: v for k, v in per_step.items()}
 
 
-def update_action(doc: Chain, id: str, fields: dict[str, Any]) -> Chain:
+def update_action(doc: ChainSpec, id: str, fields: dict[str, Any]) -> ChainSpec:
     """Replace top-level keys of an action; a new ``id`` renames it everywhere.
 
-    >>> doc = Chain.model_validate({"id": "c", "actions": [
+    >>> doc = ChainSpec.model_validate({"id": "c", "actions": [
     ...     {"id": "get", "effect": "read"},
     ...     {"id": "book", "effect": "commit", "confirmation": {"probe": "get"}}]})
     >>> update_action(doc, "get", {"id": "lookup"}).action("book").confirmation.probe
@@ -429,7 +429,7 @@ def update_action(doc: Chain, id: str, fields: dict[str, Any]) -> Chain:
     return _validated(data)
 
 
-def delete_action(doc: Chain, id: str) -> Chain:
+def delete_action(doc: ChainSpec, id: str) -> ChainSpec:
     """Remove an action nothing else names; otherwise list every place that does.
 
     The handles it mints name it too (``minted_by``): they are listed, not
@@ -475,7 +475,7 @@ def _set_minter(data: Data, handle: Data, minter: str | None) -> None:
             outputs.append(hid)
 
 
-def add_handle(doc: Chain, id: str, minted_by: str | None = None, **fields: Any) -> Chain:
+def add_handle(doc: ChainSpec, id: str, minted_by: str | None = None, **fields: Any) -> ChainSpec:
     """Append a handle; when ``minted_by`` names an action, that action outputs it."""
     data = _document(doc)
     _check_new_id(data, "handles", id, "id")
@@ -488,7 +488,7 @@ def add_handle(doc: Chain, id: str, minted_by: str | None = None, **fields: Any)
     return after
 
 
-def update_handle(doc: Chain, id: str, fields: dict[str, Any]) -> Chain:
+def update_handle(doc: ChainSpec, id: str, fields: dict[str, Any]) -> ChainSpec:
     """Replace top-level keys of a handle; a new ``id`` renames it everywhere.
 
     A new ``minted_by`` moves the handle to that action's ``output.handles``
@@ -506,7 +506,7 @@ def update_handle(doc: Chain, id: str, fields: dict[str, Any]) -> Chain:
     return after
 
 
-def delete_handle(doc: Chain, id: str) -> Chain:
+def delete_handle(doc: ChainSpec, id: str) -> ChainSpec:
     """Remove a handle and the edges to it; refuse while a scope or ``mutates`` names it.
 
     Other handles' ``derived_from``, actions' input and output handles and
@@ -543,7 +543,7 @@ def _need_kind(kind: Any) -> str:
     return kind
 
 
-def _cycle_text(doc: Chain, child: str, parent: str) -> str | None:
+def _cycle_text(doc: ChainSpec, child: str, parent: str) -> str | None:
     """The cycle ``child derived_from parent`` would close, parent to child, or ``None``."""
     graph = derivation_graph(doc)
     if child not in graph or parent not in graph or not nx.has_path(graph, child, parent):
@@ -552,13 +552,13 @@ def _cycle_text(doc: Chain, child: str, parent: str) -> str | None:
     return " → ".join([parent, *path])
 
 
-def add_edge(doc: Chain, kind: str, source: str, target: str) -> Chain:
+def add_edge(doc: ChainSpec, kind: str, source: str, target: str) -> ChainSpec:
     """Add one graph edge: ``derived_from`` (child → parent), ``consumes`` or ``mints``.
 
     ``consumes`` and ``mints`` go from an action to a handle; minting a
     handle another action minted moves it to ``source``.
 
-    >>> doc = Chain.model_validate({"id": "c", "handles": [
+    >>> doc = ChainSpec.model_validate({"id": "c", "handles": [
     ...     {"id": "a"}, {"id": "b", "derived_from": ["a"]}]})
     >>> add_edge(doc, "derived_from", "a", "b")
     Traceback (most recent call last):
@@ -605,7 +605,7 @@ def add_edge(doc: Chain, kind: str, source: str, target: str) -> Chain:
     return _validated(data)
 
 
-def remove_edge(doc: Chain, kind: str, source: str, target: str) -> Chain:
+def remove_edge(doc: ChainSpec, kind: str, source: str, target: str) -> ChainSpec:
     """Remove one graph edge added by :func:`add_edge` (or written in the document)."""
     data = _document(doc)
     _need_kind(kind)
@@ -647,7 +647,7 @@ def _need_position(name: str, index: Any, size: int) -> int:
     return int(index)
 
 
-def add_row(doc: Chain, fields: dict[str, Any], index: int | None = None) -> Chain:
+def add_row(doc: ChainSpec, fields: dict[str, Any], index: int | None = None) -> ChainSpec:
     """Insert a verdict row at ``index`` (appended when ``None``); ``fields`` needs an ``id``."""
     data = _document(doc)
     if isinstance(fields, dict) and "id" not in fields:
@@ -659,7 +659,7 @@ def add_row(doc: Chain, fields: dict[str, Any], index: int | None = None) -> Cha
     return _validated(data)
 
 
-def update_row(doc: Chain, id: str, fields: dict[str, Any]) -> Chain:
+def update_row(doc: ChainSpec, id: str, fields: dict[str, Any]) -> ChainSpec:
     """Replace top-level keys of a verdict row (``id`` or ``#n``)."""
     data = _document(doc)
     at = _position(data, "verdict_table", id)
@@ -678,7 +678,7 @@ def _fresh_row_id(data: Data, base: str) -> str:
     return candidate
 
 
-def duplicate_row(doc: Chain, id: str, new_id: str | None = None) -> Chain:
+def duplicate_row(doc: ChainSpec, id: str, new_id: str | None = None) -> ChainSpec:
     """Copy a verdict row right after itself, as ``new_id`` or ``<id>_copy``, ``<id>_copy2`` ...
 
     A row without an id is copied without one unless ``new_id`` is given.
@@ -694,7 +694,7 @@ def duplicate_row(doc: Chain, id: str, new_id: str | None = None) -> Chain:
     return _validated(data)
 
 
-def delete_row(doc: Chain, id: str) -> Chain:
+def delete_row(doc: ChainSpec, id: str) -> ChainSpec:
     """Remove a verdict row (``id`` or ``#n``); nothing else refers to rows."""
     data = _document(doc)
     at = _position(data, "verdict_table", id)
@@ -702,10 +702,10 @@ def delete_row(doc: Chain, id: str) -> Chain:
     return _validated(data)
 
 
-def move_row(doc: Chain, id: str, index: int) -> Chain:
+def move_row(doc: ChainSpec, id: str, index: int) -> ChainSpec:
     """Move a verdict row so that it ends up at ``index`` (counted once it is taken out).
 
-    >>> doc = Chain.model_validate({"id": "c", "verdict_table": [
+    >>> doc = ChainSpec.model_validate({"id": "c", "verdict_table": [
     ...     {"id": "A", "verdict": "retry"}, {"id": "B", "verdict": "retry"},
     ...     {"id": "C", "verdict": "retry"}]})
     >>> [r.id for r in move_row(doc, "A", 2).verdict_table]
@@ -721,7 +721,7 @@ def move_row(doc: Chain, id: str, index: int) -> Chain:
 # --- gates -------------------------------------------------------------------
 
 
-def add_gate(doc: Chain, id: str, **fields: Any) -> Chain:
+def add_gate(doc: ChainSpec, id: str, **fields: Any) -> ChainSpec:
     """Append a gate; ``fields`` are other keys of its document form (``audience`` is required)."""
     data = _document(doc)
     _check_new_id(data, "gates", id, "id")
@@ -729,7 +729,7 @@ def add_gate(doc: Chain, id: str, **fields: Any) -> Chain:
     return _validated(data)
 
 
-def update_gate(doc: Chain, id: str, fields: dict[str, Any]) -> Chain:
+def update_gate(doc: ChainSpec, id: str, fields: dict[str, Any]) -> ChainSpec:
     """Replace top-level keys of a gate; a new ``id`` renames its ``gate(...)`` verdicts too."""
     data = _document(doc)
     changes = _changes(data, "gates", id, fields, Gate)
@@ -737,7 +737,7 @@ def update_gate(doc: Chain, id: str, fields: dict[str, Any]) -> Chain:
     return _validated(data)
 
 
-def delete_gate(doc: Chain, id: str) -> Chain:
+def delete_gate(doc: ChainSpec, id: str) -> ChainSpec:
     """Remove a gate nothing raises; otherwise list every place that does."""
     data = _document(doc)
     at = _position(data, "gates", id)
@@ -761,10 +761,10 @@ def _merge(base: Data, patch: Data) -> None:
             base[key] = value
 
 
-def update_policy(doc: Chain, fields: dict[str, Any]) -> Chain:
+def update_policy(doc: ChainSpec, fields: dict[str, Any]) -> ChainSpec:
     """Deep-merge ``fields`` into the policy; a ``None`` value removes its key.
 
-    >>> doc = Chain.model_validate({"id": "c", "policy": {"per_step": {
+    >>> doc = ChainSpec.model_validate({"id": "c", "policy": {"per_step": {
     ...     "commit": {"attempts": 1, "keyed": {"attempts": 3}}}}})
     >>> new = update_policy(doc, {"per_step": {"commit": {"keyed": None, "unkeyed": {"attempts": 1}}}})
     >>> new.policy.per_step["commit"].keyed is None, new.policy.per_step["commit"].attempts
@@ -777,7 +777,7 @@ def update_policy(doc: Chain, fields: dict[str, Any]) -> Chain:
     return _validated(data)
 
 
-def update_chain(doc: Chain, fields: dict[str, Any]) -> Chain:
+def update_chain(doc: ChainSpec, fields: dict[str, Any]) -> ChainSpec:
     """Replace the chain's own fields (title, description, run_key, known_unmatched ...).
 
     Handles, actions, gates, verdict rows and the policy have edits of their own.
@@ -787,7 +787,7 @@ def update_chain(doc: Chain, fields: dict[str, Any]) -> Chain:
             if key in fields:
                 raise EditError(key, f"{key} cannot be replaced wholesale; use {ops}")
     data = _document(doc)
-    _replace(data, _need_fields(fields, Chain, "chain"))
+    _replace(data, _need_fields(fields, ChainSpec, "chain"))
     return _validated(data)
 
 
@@ -800,7 +800,7 @@ _RENAMES: dict[str, Callable[[Data, str, str], None]] = {
 
 # --- dispatch ----------------------------------------------------------------
 
-OPS: dict[str, Callable[..., Chain]] = {
+OPS: dict[str, Callable[..., ChainSpec]] = {
     f.__name__: f
     for f in (
         add_action,
@@ -825,10 +825,10 @@ OPS: dict[str, Callable[..., Chain]] = {
 }
 
 
-def apply(doc: Chain, op: str, args: dict[str, Any]) -> Chain:
+def apply(doc: ChainSpec, op: str, args: dict[str, Any]) -> ChainSpec:
     """Run the edit ``op`` with ``args`` (decoded JSON): the one entry point for the web.
 
-    >>> apply(Chain(id="c"), "add_action", {"id": "search", "colour": "red"})  # doctest: +ELLIPSIS
+    >>> apply(ChainSpec(id="c"), "add_action", {"id": "search", "colour": "red"})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     chains.core.edit.EditError: actions.search.colour: action has no field 'colour'; known fields: ...

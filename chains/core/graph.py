@@ -24,7 +24,7 @@ from typing import NamedTuple, NoReturn
 import networkx as nx
 
 from .errors import ChainError
-from .model import Action, Chain, Independence, compensators, is_commit_class
+from .model import Action, ChainSpec, Independence, compensators, is_commit_class
 from .signals import scope_applies_to
 from .verdicts import Verdict
 
@@ -62,21 +62,21 @@ class GraphError(ChainError):
 # --- building blocks -------------------------------------------------------
 
 
-def _first_actions(chain: Chain) -> dict[str, Action]:
+def _first_actions(chain: ChainSpec) -> dict[str, Action]:
     out: dict[str, Action] = {}
     for action in chain.actions:
         out.setdefault(action.id, action)
     return out
 
 
-def minters(chain: Chain) -> dict[str, str]:
+def minters(chain: ChainSpec) -> dict[str, str]:
     """Handle id → id of the action that mints it.
 
     ``minted_by`` wins when it names an action of the chain; otherwise the
     first action that lists the handle in ``output.handles``.
 
-    >>> from chains.core.model import Chain
-    >>> doc = Chain.model_validate({"id": "c",
+    >>> from chains.core.model import ChainSpec
+    >>> doc = ChainSpec.model_validate({"id": "c",
     ...     "handles": [{"id": "h", "minted_by": "a"}],
     ...     "actions": [{"id": "a", "effect": "read", "output": {"handles": ["h"]}}]})
     >>> minters(doc)
@@ -93,13 +93,13 @@ def minters(chain: Chain) -> dict[str, str]:
     return out
 
 
-def selection_handles(chain: Chain) -> set[str]:
+def selection_handles(chain: ChainSpec) -> set[str]:
     """Ids of the selection pseudo-handles: handles minted by an ``effect: select`` action."""
     actions = _first_actions(chain)
     return {h for h, a in minters(chain).items() if actions[a].effect == "select"}
 
 
-def derivation_graph(chain: Chain) -> nx.DiGraph:
+def derivation_graph(chain: ChainSpec) -> nx.DiGraph:
     """The invalidation graph: an edge parent → child for every ``derived_from`` entry.
 
     Every defined handle is a node with ``defined=True``, its ``minted_by``
@@ -107,8 +107,8 @@ def derivation_graph(chain: Chain) -> nx.DiGraph:
     a name used in ``derived_from`` but never defined is a node with
     ``defined=False``.
 
-    >>> from chains.core.model import Chain
-    >>> doc = Chain.model_validate({"id": "c", "handles": [
+    >>> from chains.core.model import ChainSpec
+    >>> doc = ChainSpec.model_validate({"id": "c", "handles": [
     ...     {"id": "search_id"}, {"id": "pick", "derived_from": ["search_id", "ghost"]}]})
     >>> g = derivation_graph(doc)
     >>> sorted(g.edges), g.nodes["ghost"]["defined"]
@@ -157,7 +157,7 @@ def action_verdicts(action: Action) -> list[tuple[str, Verdict]]:
     return [(path, v) for path, v in out if v is not None]
 
 
-def flow_graph(chain: Chain) -> nx.MultiDiGraph:
+def flow_graph(chain: ChainSpec) -> nx.MultiDiGraph:
     """Actions, handles and gates with every relation between them, for drawing.
 
     Nodes are ``("action", id)`` (with ``order``, the chain position, and
@@ -170,8 +170,8 @@ def flow_graph(chain: Chain) -> nx.MultiDiGraph:
     verdicts or by verdict rows scoped to it) and next (action → the next
     action in chain order).
 
-    >>> from chains.core.model import Chain
-    >>> doc = Chain.model_validate({"id": "c",
+    >>> from chains.core.model import ChainSpec
+    >>> doc = ChainSpec.model_validate({"id": "c",
     ...     "handles": [{"id": "h", "minted_by": "a"}],
     ...     "actions": [{"id": "a", "effect": "read", "output": {"handles": ["h"]}},
     ...                 {"id": "b", "effect": "read", "input": {"handles": ["h"]}}]})
@@ -301,7 +301,7 @@ def _cycle_text(cycle: list[str]) -> str:
     return " → ".join([*cycle, cycle[0]])
 
 
-def cascade(chain: Chain, handle_id: str) -> Cascade:
+def cascade(chain: ChainSpec, handle_id: str) -> Cascade:
     """What dies when ``handle_id`` is re-minted: SPEC §4 I1, bounded by I5.
 
     ``invalidated`` lists, in topological order, every handle with a
@@ -314,8 +314,8 @@ def cascade(chain: Chain, handle_id: str) -> Cascade:
 
     The round trip of SPEC §6.4: the user changes the outbound pick.
 
-    >>> from chains.core.model import Chain
-    >>> doc = Chain.model_validate({"id": "trip",
+    >>> from chains.core.model import ChainSpec
+    >>> doc = ChainSpec.model_validate({"id": "trip",
     ...     "handles": [
     ...         {"id": "search_id", "minted_by": "search"},
     ...         {"id": "pick", "minted_by": "select", "derived_from": ["search_id"]},
@@ -336,7 +336,7 @@ def cascade(chain: Chain, handle_id: str) -> Cascade:
     return _Lineage(derivation_graph(chain)).cascade(handle_id)
 
 
-def cascades(chain: Chain) -> dict[str, Cascade]:
+def cascades(chain: ChainSpec) -> dict[str, Cascade]:
     """:func:`cascade` for every defined handle, in one topological pass.
 
     Each handle's descendants are a bit set over the topological order,
@@ -394,7 +394,7 @@ class RepairScope:
     survives: list[str] = field(default_factory=list)
 
 
-def repair_scope(chain: Chain, step: str, fields: Iterable[str]) -> RepairScope:
+def repair_scope(chain: ChainSpec, step: str, fields: Iterable[str]) -> RepairScope:
     """Which handles a repair of intent ``fields`` at ``step`` invalidates: SPEC §4 I6.
 
     Invalidated: every handle ``step`` mints, every handle minted by an
@@ -406,8 +406,8 @@ def repair_scope(chain: Chain, step: str, fields: Iterable[str]) -> RepairScope:
     :class:`GraphError` for an unknown step or a field that no action takes
     as intent.
 
-    >>> from chains.core.model import Chain
-    >>> doc = Chain.model_validate({"id": "c",
+    >>> from chains.core.model import ChainSpec
+    >>> doc = ChainSpec.model_validate({"id": "c",
     ...     "handles": [{"id": "search_id", "minted_by": "search"},
     ...                 {"id": "hold", "minted_by": "hold_seats", "derived_from": ["search_id"]},
     ...                 {"id": "lock", "minted_by": "revalidate", "derived_from": ["hold"]}],
@@ -505,7 +505,7 @@ class Ancestry:
 _BITSET_LIMIT = 20_000
 
 
-def missing_edges(chain: Chain) -> list[MissingEdge]:
+def missing_edges(chain: ChainSpec) -> list[MissingEdge]:
     """Minted handles that do not derive from what their action consumed (SKILL Step 2).
 
     When an action consumes A and mints C, C's validity almost always
@@ -514,8 +514,8 @@ def missing_edges(chain: Chain) -> list[MissingEdge]:
     Selection steps are included: a pick must derive from the results it
     picks from.
 
-    >>> from chains.core.model import Chain
-    >>> doc = Chain.model_validate({"id": "c",
+    >>> from chains.core.model import ChainSpec
+    >>> doc = ChainSpec.model_validate({"id": "c",
     ...     "handles": [{"id": "quote"}, {"id": "seats"},
     ...                 {"id": "hold", "derived_from": ["quote"]}],
     ...     "actions": [{"id": "initiate", "effect": "mint",
@@ -542,7 +542,7 @@ class SelectionGap(NamedTuple):
     minted: str
 
 
-def selection_coupling_gaps(chain: Chain) -> list[SelectionGap]:
+def selection_coupling_gaps(chain: ChainSpec) -> list[SelectionGap]:
     """Results coupled to a selection that do not derive from it (SPEC §4 I3).
 
     A subset of :func:`missing_edges`: those where the consumed handle is a
@@ -568,7 +568,7 @@ class IndependenceQuestion(NamedTuple):
     answered: Independence | None = None
 
 
-def independence_questions(chain: Chain) -> list[IndependenceQuestion]:
+def independence_questions(chain: ChainSpec) -> list[IndependenceQuestion]:
     """Pairs of handles some action consumes together, unrelated by any derivation path.
 
     Only co-consumed pairs are asked about (never all pairs of the chain);
@@ -576,8 +576,8 @@ def independence_questions(chain: Chain) -> list[IndependenceQuestion]:
     consuming actions in chain order. ``answered`` is the chain's
     ``independence`` entry for the pair, in either order, if any.
 
-    >>> from chains.core.model import Chain
-    >>> doc = Chain.model_validate({"id": "c",
+    >>> from chains.core.model import ChainSpec
+    >>> doc = ChainSpec.model_validate({"id": "c",
     ...     "handles": [{"id": "address"}, {"id": "instance"}],
     ...     "actions": [{"id": "bind", "effect": "commit",
     ...                  "input": {"handles": ["instance", "address"]}}]})
@@ -605,11 +605,11 @@ def independence_questions(chain: Chain) -> list[IndependenceQuestion]:
 # --- cycles ----------------------------------------------------------------
 
 
-def derivation_cycles(chain: Chain) -> list[list[str]]:
+def derivation_cycles(chain: ChainSpec) -> list[list[str]]:
     """The ``derived_from`` cycles (at most ``MAX_CYCLES``), parent to child, smallest id first.
 
-    >>> from chains.core.model import Chain
-    >>> doc = Chain.model_validate({"id": "c", "handles": [
+    >>> from chains.core.model import ChainSpec
+    >>> doc = ChainSpec.model_validate({"id": "c", "handles": [
     ...     {"id": "b", "derived_from": ["a"]}, {"id": "a", "derived_from": ["b"]}]})
     >>> derivation_cycles(doc)
     [['a', 'b']]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .model import Action, Backoff, Chain, StepPolicy, is_commit_class, is_unkeyed_commit
+from .model import Action, Backoff, ChainSpec, StepPolicy, is_commit_class, is_unkeyed_commit
 
 __all__ = [
     "DEFAULT_ATTEMPTS",
@@ -80,7 +80,7 @@ def effect_class(action: Action) -> str:
     return action.effect
 
 
-def _layers(chain: Chain, action: Action) -> list[StepPolicy]:
+def _layers(chain: ChainSpec, action: Action) -> list[StepPolicy]:
     """Policy entries that speak for ``action``, most specific first."""
     per_step = chain.policy.per_step
     layers = []
@@ -96,7 +96,7 @@ def _layers(chain: Chain, action: Action) -> list[StepPolicy]:
     return layers
 
 
-def attempts(chain: Chain, action: Action) -> int:
+def attempts(chain: ChainSpec, action: Action) -> int:
     """Attempts the policy gives ``action``: override, then class, then SPEC default."""
     for layer in _layers(chain, action):
         if layer.attempts is not None:
@@ -115,11 +115,11 @@ def _backoff(layers: list[StepPolicy], default: BackoffPolicy) -> BackoffPolicy:
     return BackoffPolicy(base, factor, top, jitter)
 
 
-def step_limits(chain: Chain, action: Action) -> StepLimits:
+def step_limits(chain: ChainSpec, action: Action) -> StepLimits:
     """Everything the runtime needs to pace one action's attempts.
 
-    >>> from chains.core.model import Chain
-    >>> doc = Chain.model_validate({"id": "c", "actions": [{"id": "a", "effect": "read"}],
+    >>> from chains.core.model import ChainSpec
+    >>> doc = ChainSpec.model_validate({"id": "c", "actions": [{"id": "a", "effect": "read"}],
     ...     "policy": {"per_step": {"read": {"attempts": 5}}}})
     >>> step_limits(doc, doc.actions[0]).attempts
     5

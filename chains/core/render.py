@@ -76,7 +76,7 @@ from dataclasses import dataclass, field
 from .errors import ChainError
 from .graph import action_verdicts
 from .lint.structure import row_element
-from .model import Action, Chain, Gate, Handle, compensators, is_external
+from .model import Action, ChainSpec, Gate, Handle, compensators, is_external
 from .signals import scope_applies_to
 from .verdicts import Verdict, format_verdict
 
@@ -281,7 +281,7 @@ def _action_node(
 # --- the handle graph -------------------------------------------------------------
 
 
-def handle_graph_dot(doc: Chain, marks: Mapping[str, str] | None = None) -> str:
+def handle_graph_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
     """The handle graph of ``doc`` as DOT: who mints, consumes and derives from what.
 
     Handles are ovals, actions boxes filled by effect class, laid out left to
@@ -289,7 +289,7 @@ def handle_graph_dot(doc: Chain, marks: Mapping[str, str] | None = None) -> str:
     docstring) to extra CSS classes. Names that nothing defines are drawn
     as ``undefined`` nodes. The same document always gives the same text.
 
-    >>> doc = Chain.model_validate({"id": "c",
+    >>> doc = ChainSpec.model_validate({"id": "c",
     ...     "handles": [{"id": "h", "minted_by": "a"}],
     ...     "actions": [{"id": "a", "effect": "read", "output": {"handles": ["h"]}}]})
     >>> dot = handle_graph_dot(doc, {"handle:h": "cascade"})
@@ -416,7 +416,7 @@ def _compensator(d: _Drawing, commit_id: str, step_key: str, label: str | None =
 # --- the flow ---------------------------------------------------------------------
 
 
-def flow_dot(doc: Chain, marks: Mapping[str, str] | None = None) -> str:
+def flow_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
     """The chain as a flow, as DOT: steps in order, gates, routes back, probes, compensation.
 
     The main line holds the steps that are neither ``probe_only`` nor part
@@ -427,7 +427,7 @@ def flow_dot(doc: Chain, marks: Mapping[str, str] | None = None) -> str:
     compensation steps hang off their commit. Keys and classes are listed in
     the module docstring; ``marks`` adds a CSS class to a key.
 
-    >>> doc = Chain.model_validate({"id": "c", "actions": [
+    >>> doc = ChainSpec.model_validate({"id": "c", "actions": [
     ...     {"id": "a", "effect": "read"},
     ...     {"id": "b", "effect": "read", "output": {"empty": {"route": "rewind(to: a)"}}}]})
     >>> dot = flow_dot(doc)
@@ -729,11 +729,11 @@ def start_svg(dot_source: str, timeout: float = 10.0) -> Future[str]:
     return _LAYOUTS.submit(to_svg, dot_source, timeout)
 
 
-def handle_graph_svg(doc: Chain, marks: Mapping[str, str] | None = None) -> str:
+def handle_graph_svg(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
     """:func:`handle_graph_dot` laid out as an inline ``<svg>`` element (see :func:`to_svg`)."""
     return to_svg(handle_graph_dot(doc, marks))
 
 
-def flow_svg(doc: Chain, marks: Mapping[str, str] | None = None) -> str:
+def flow_svg(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
     """:func:`flow_dot` laid out as an inline ``<svg>`` element (see :func:`to_svg`)."""
     return to_svg(flow_dot(doc, marks))

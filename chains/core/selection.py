@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from .graph import GraphError, cascade, repair_scope
-from .model import Chain
+from .model import ChainSpec
 
 __all__ = ["Selection", "finding_key", "intent_fields", "select"]
 
@@ -43,7 +43,7 @@ def finding_key(element: str) -> str | None:
     return f"{_KINDS[m.group(1)]}:{m.group(2)}" if m else None
 
 
-def intent_fields(doc: Chain) -> dict[str, str]:
+def intent_fields(doc: ChainSpec) -> dict[str, str]:
     """Each intent field and the first action that takes it (where a repair of it starts)."""
     fields: dict[str, str] = {}
     for action in doc.actions:
@@ -52,11 +52,11 @@ def intent_fields(doc: Chain) -> dict[str, str]:
     return fields
 
 
-def select(doc: Chain, key: str | None) -> Selection:
+def select(doc: ChainSpec, key: str | None) -> Selection:
     """Marks for ``key``: a handle shows what dies if it is re-minted (I1, facts kept by I5);
     an intent field shows its repair scope (I6); anything else is marked selected.
 
-    >>> doc = Chain.model_validate({"id": "c",
+    >>> doc = ChainSpec.model_validate({"id": "c",
     ...     "handles": [{"id": "a", "minted_by": "s"}, {"id": "b", "derived_from": ["a"]}],
     ...     "actions": [{"id": "s", "effect": "read", "output": {"handles": ["a"]}}]})
     >>> select(doc, "handle:a").marks

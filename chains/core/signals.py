@@ -34,7 +34,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from .model import Action, Chain, Scope, is_commit_class, is_keyed, is_unkeyed_commit
+from .model import Action, ChainSpec, Scope, is_commit_class, is_keyed, is_unkeyed_commit
 
 __all__ = [
     "atom_covers",
@@ -280,7 +280,7 @@ def scope_applies_to(scope: Scope, action: Action) -> bool | None:
     )
 
 
-def scope_actions(scope: Scope, chain: Chain) -> frozenset[str] | None:
+def scope_actions(scope: Scope, chain: ChainSpec) -> frozenset[str] | None:
     """The ids of the actions a scope applies to; ``None`` when it is prose.
 
     Ids in ``steps`` that name no action are kept, so a scope naming a
@@ -301,7 +301,7 @@ def _applies_to_any(scope: Scope) -> bool:
     return scope.any or not (scope.steps or scope.consumers_of or scope.effects or scope.text)
 
 
-def scope_covers(wider: Scope, narrower: Scope, chain: Chain) -> bool:
+def scope_covers(wider: Scope, narrower: Scope, chain: ChainSpec) -> bool:
     """Does ``wider`` apply to every step ``narrower`` applies to?
 
     Prose scopes and scopes that resolve to no step cannot be judged (False),
@@ -315,7 +315,7 @@ def scope_covers(wider: Scope, narrower: Scope, chain: Chain) -> bool:
     return n <= w
 
 
-def scopes_overlap(a: Scope, b: Scope, chain: Chain) -> bool:
+def scopes_overlap(a: Scope, b: Scope, chain: ChainSpec) -> bool:
     """Is there a step both scopes apply to? False when either cannot be judged."""
     sa, sb = scope_actions(a, chain), scope_actions(b, chain)
     return bool(sa and sb and sa & sb)

@@ -29,7 +29,7 @@ from chains.core import formats
 from chains.core.errors import DocumentError
 from chains.core.lint import lint
 from chains.models.errors import ImmutableRevision, NotApprovable, NothingToUndo, StaleRevision
-from chains.models.people import ChainRole, Membership, Role, Team
+from chains.models.people import ChainRole, Membership, Role, Team, at_least
 from chains.models.scenarios import scenario_checks
 
 
@@ -130,6 +130,10 @@ class Chain(models.Model):
 
     objects = ChainQuerySet.as_manager()
 
+    # The role of the person this instance was opened for, set by
+    # ``services.access.chain_access`` (not stored): pages offer what it allows.
+    viewer_role: str | None = None
+
     class Meta:
         ordering = ["key"]
 
@@ -149,6 +153,10 @@ class Chain(models.Model):
         if self.team_id is not None:
             members |= models.Q(memberships__team_id=self.team_id)
         return get_user_model().objects.filter(members).distinct().order_by("username")
+
+    def viewer_may(self, role: str) -> bool:
+        """Whether the person this chain was opened for has at least ``role`` on it."""
+        return at_least(self.viewer_role, role)
 
     def role_of(self, user: Any) -> str | None:
         """``user``'s role here: a grant on this chain, else their team role, else None."""

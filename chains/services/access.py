@@ -21,7 +21,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from chains.core import formats
-from chains.core.model import Chain as Document
+from chains.core.model import ChainSpec
 from chains.models import Chain, Revision, Role, Team, at_least
 
 __all__ = [
@@ -43,6 +43,7 @@ def chain_access(user: Any, key: str, role: str = Role.VIEWER) -> tuple[Chain, s
         raise Http404(f"no chain {key!r} that you may see")
     if not at_least(have, role):
         raise PermissionDenied(f"this needs the {role} role on {key}; yours is {have}")
+    chain.viewer_role = have
     return chain, have
 
 
@@ -112,7 +113,7 @@ class Recent:
 _PARSED = Recent()
 
 
-def document_of(revision: Revision, known: Document | None = None) -> Document:
+def document_of(revision: Revision, known: ChainSpec | None = None) -> ChainSpec:
     """The validated document of ``revision``, parsed once per content hash.
 
     ``known`` primes the cache with a document just saved. Raises

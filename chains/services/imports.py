@@ -17,7 +17,7 @@ from typing import Any
 from chains.core import formats
 from chains.core.errors import DocumentError, Problem
 from chains.core.formats import Format
-from chains.core.model import Chain as Document
+from chains.core.model import ChainSpec
 from chains.models import Chain, Role, Team, at_least, store_all
 
 __all__ = ["Imported", "digest", "import_document"]
@@ -35,7 +35,7 @@ class Imported:
 
     format: str | None
     text: str | None
-    chains: list[Document] = field(default_factory=list)
+    chains: list[ChainSpec] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     stored: list[dict[str, Any]] | None = None
 

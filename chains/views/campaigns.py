@@ -37,7 +37,6 @@ from chains.models import (
     QueueDown,
     Revision,
     Role,
-    at_least,
 )
 from chains.views.common import get_chain, get_head
 
@@ -135,7 +134,7 @@ def _list(
     context = {
         "chain": chain,
         "head": head,
-        "can_launch": at_least(getattr(request, "chain_role", None), Role.EDITOR),
+        "can_launch": chain.viewer_may(Role.EDITOR),
         "typed": typed,
         "inputs": [
             {"name": n, "label": n.replace("_", " ").capitalize(), "value": typed[n], **spec}
@@ -219,7 +218,7 @@ def campaign_context(
     result = exploration.result()
     return {
         "chain": chain,
-        "can_cancel": at_least(getattr(request, "chain_role", None), Role.EDITOR),
+        "can_cancel": chain.viewer_may(Role.EDITOR),
         "exploration": exploration,
         "revision": revision,
         "bounds": exploration.get_bounds(),

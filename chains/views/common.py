@@ -3,8 +3,8 @@
 ``get_chain(request, key, role)`` is the pages' door to a chain, through
 ``services.access.chain_access``: a person with no role on it gets 404 (its
 existence is not revealed), one whose role is too small gets 403 naming the
-role needed. The role found is kept on the request (``request.chain_role``)
-so templates can offer only what it allows.
+role needed. The role found is kept on the chain (``chain.viewer_role``,
+``chain.viewer_may(role)``) so templates can offer only what it allows.
 """
 
 from __future__ import annotations
@@ -35,6 +35,4 @@ __all__ = [
 
 def get_chain(request: HttpRequest, key: str, role: str = Role.VIEWER) -> Chain:
     """The chain ``key`` if the signed-in user has at least ``role`` on it."""
-    chain, have = chain_access(request.user, key, role)
-    request.chain_role = have  # type: ignore[attr-defined]
-    return chain
+    return chain_access(request.user, key, role)[0]

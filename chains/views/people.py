@@ -20,7 +20,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import slugify
 from django.views.decorators.http import require_http_methods, require_POST
 
-from chains.models import ApiToken, LastOwner, Role, Team, at_least
+from chains.models import ApiToken, LastOwner, Role, Team
 from chains.views.common import get_chain
 
 ROLES = [role.value for role in Role]
@@ -110,7 +110,7 @@ def chain_people(request: HttpRequest, key: str) -> HttpResponse:
             error, status = str(exc), 400
     context = {
         "chain": chain,
-        "can_grant": at_least(request.chain_role, Role.OWNER),  # type: ignore[attr-defined]
+        "can_grant": chain.viewer_may(Role.OWNER),
         "team_members": chain.team.memberships.select_related("user") if chain.team else [],
         "grants": chain.roles.select_related("user"),
         "roles": ROLES,

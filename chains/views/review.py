@@ -173,7 +173,7 @@ def _comments_page(
         "threads": threads.filter(anchor=anchor) if anchor else threads,
         "anchor": anchor,
         "anchors": known,
-        "can_comment": at_least(getattr(request, "chain_role", None), Role.REVIEWER),
+        "can_comment": chain.viewer_may(Role.REVIEWER),
         **extra,
     }
     template = "chains/comments.html#comments" if request.htmx else "chains/comments.html"
@@ -197,7 +197,7 @@ def _reviews_page(
         .select_related("revision", "requested_by")
         .prefetch_related("votes__reviewer"),
         "eligible": eligible,
-        "can_request": at_least(getattr(request, "chain_role", None), Role.EDITOR),
+        "can_request": chain.viewer_may(Role.EDITOR),
         "typed": _typed_request(request),
         **extra,
     }
@@ -225,7 +225,7 @@ def _review_page(
     mine = next((v for v in votes if v.reviewer_id == request.user.pk), None)
     state = review.state()
     approved = chain.approved()
-    can_review = at_least(getattr(request, "chain_role", None), Role.REVIEWER)
+    can_review = chain.viewer_may(Role.REVIEWER)
     context = {
         "chain": chain,
         "head": get_head(chain),

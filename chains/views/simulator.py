@@ -25,7 +25,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from chains.core import formats
 from chains.core.errors import ChainError, DocumentError
-from chains.core.model import Chain as Document
+from chains.core.model import ChainSpec
 from chains.core.render import RenderError, handle_graph_svg
 from chains.core.sim.classifier import row_label
 from chains.core.sim.invariants import Monitor
@@ -34,7 +34,7 @@ from chains.core.sim.regression import recorded
 from chains.core.sim.scenario import Scenario, ScenarioMismatch
 from chains.core.sim.session import Session, SessionError, decode, encode, gauges, play, run_marks
 from chains.core.verdicts import GENERIC_ROWS, format_verdict
-from chains.models import Chain, DuplicateScenario, Revision, Role, SavedScenario, at_least
+from chains.models import Chain, DuplicateScenario, Revision, Role, SavedScenario
 from chains.views.common import document_of, get_chain, get_head, get_revision
 
 MAX_FIELD = 100_000  # characters of one posted JSON value
@@ -111,7 +111,7 @@ def save_scenario(request: HttpRequest, key: str) -> HttpResponse:
 # --- reading the request --------------------------------------------------------------
 
 
-def _opened(chain: Chain, raw: str) -> tuple[Revision, Document]:
+def _opened(chain: Chain, raw: str) -> tuple[Revision, ChainSpec]:
     """The revision ``?r=`` names (the head by default) and its document.
 
     Raises :class:`Unrunnable` when that revision no longer validates.
@@ -123,11 +123,11 @@ def _opened(chain: Chain, raw: str) -> tuple[Revision, Document]:
         raise Unrunnable(f"revision {revision.number} no longer validates: {exc}") from None
 
 
-def _fresh(document: Document) -> Scenario:
+def _fresh(document: ChainSpec) -> Scenario:
     return Scenario(chain=document.id, intent=default_intent(document))
 
 
-def _scenario(document: Document, token: str) -> Scenario:
+def _scenario(document: ChainSpec, token: str) -> Scenario:
     if not token:
         return _fresh(document)
     scenario = decode(token)
@@ -136,7 +136,7 @@ def _scenario(document: Document, token: str) -> Scenario:
     return scenario
 
 
-def _with_input(document: Document, scenario: Scenario, post: Any) -> Session:
+def _with_input(document: ChainSpec, scenario: Scenario, post: Any) -> Session:
     """The run of ``scenario`` with the posted input added after the first ``at`` events.
 
     ``kind=restart`` is the exception: a new run from the posted ``intent``.
@@ -154,7 +154,7 @@ def _with_input(document: Document, scenario: Scenario, post: Any) -> Session:
     return result
 
 
-def _restarted(document: Document, text: str) -> Session:
+def _restarted(document: ChainSpec, text: str) -> Session:
     """A run with no input yet, from the intent typed as a JSON object."""
     intent = _json_field(text, "intent")
     if not isinstance(intent, dict):
@@ -234,7 +234,7 @@ def _url(chain: Chain, revision: Revision, scenario: Scenario) -> str:
     return f"{reverse('chains:simulate', args=[chain.key])}?{query}"
 
 
-def _json(document: Document, scenario: Scenario) -> JsonResponse:
+def _json(document: ChainSpec, scenario: Scenario) -> JsonResponse:
     run = play(document, scenario).run
     data = {
         "snapshot": run.snapshot.model_dump(mode="json"),
@@ -247,7 +247,7 @@ def _page(
     request: HttpRequest,
     chain: Chain,
     revision: Revision,
-    document: Document,
+    document: ChainSpec,
     run: Scenario | Session,
     status: int = 200,
     **extra: Any,
@@ -259,13 +259,13 @@ def _page(
         session, status = play(document, _fresh(document)), 400
         extra["error"] = f"the simulation cannot start on this revision: {exc}"
     context = simulator_context(chain, revision, document, session, **extra)
-    context["can_save"] = at_least(getattr(request, "chain_role", None), Role.EDITOR)
+    context["can_save"] = chain.viewer_may(Role.EDITOR)
     template = "chains/simulator.html#sim" if request.htmx else "chains/simulator.html"
     return render(request, template, context, status=status)
 
 
 def simulator_context(
-    chain: Chain, revision: Revision, document: Document, session: Session, **extra: Any
+    chain: Chain, revision: Revision, document: ChainSpec, session: Session, **extra: Any
 ) -> dict[str, Any]:
     """Everything the page shows about the run ``session`` replayed."""
     run = session.run
@@ -307,7 +307,7 @@ def simulator_context(
     return context
 
 
-def _palette(document: Document, session: Session) -> list[dict[str, Any]]:
+def _palette(document: ChainSpec, session: Session) -> list[dict[str, Any]]:
     """The choices grouped for the page, each with its event as JSON for its button.
 
     Gate outcomes are left to their own forms (:func:`_answers`), where params are typed.
@@ -321,7 +321,7 @@ def _palette(document: Document, session: Session) -> list[dict[str, Any]]:
     return [{"title": t, "items": items} for t, items in groups.items()]
 
 
-def _answers(document: Document, session: Session) -> list[dict[str, Any]]:
+def _answers(document: ChainSpec, session: Session) -> list[dict[str, Any]]:
     """One form per outcome of the gate the run waits at, params filled with a valid guess."""
     w = session.run.snapshot.waiting
     gate = document.gate(w.gate) if w.kind == "answer" and w.gate else None
@@ -345,7 +345,7 @@ def _answers(document: Document, session: Session) -> list[dict[str, Any]]:
     ]
 
 
-def _proposal_example(document: Document, session: Session) -> str:
+def _proposal_example(document: ChainSpec, session: Session) -> str:
     """A proposal that fits what the run waits for, to edit in the proposal box."""
     w = session.run.snapshot.waiting
     if w.kind == "answer" and w.outcomes:
@@ -368,7 +368,7 @@ def _timeline(chain: Chain, revision: Revision, session: Session) -> list[dict[s
     ]
 
 
-def _rows(document: Document, matched: str | None) -> list[dict[str, Any]]:
+def _rows(document: ChainSpec, matched: str | None) -> list[dict[str, Any]]:
     """The verdict table as the run reads it: domain rows, then the generic ones."""
     rows = [
         {

@@ -29,8 +29,7 @@ from chains.core.errors import ChainError, DocumentError
 from chains.core.formats.yamlio import parse_yaml
 from chains.core.lint import lint
 from chains.core.lint.fixes import fixes_for
-from chains.core.model import EVIDENCE_TAGS, Action, Gate
-from chains.core.model import Chain as Document
+from chains.core.model import EVIDENCE_TAGS, Action, ChainSpec, Gate
 from chains.core.render import RenderError, flow_dot, handle_graph_dot, start_svg
 from chains.core.selection import Selection, finding_key, intent_fields, select
 from chains.core.verdicts import GENERIC_ROWS, VERDICT_TYPES, build_verdict
@@ -41,7 +40,6 @@ from chains.models import (
     Revision,
     Role,
     StaleRevision,
-    at_least,
     scenario_checks,
 )
 from chains.views.common import Recent, document_of, get_chain, get_head
@@ -115,7 +113,7 @@ def workspace_context(
     chain: Chain,
     head: Revision,
     params: Any,
-    document: Document | None = None,
+    document: ChainSpec | None = None,
     report: Any = None,
     drawing: tuple[Selection, Future[str]] | None = None,
     **extra: Any,
@@ -174,7 +172,7 @@ def workspace_context(
 
 
 def _draw(
-    document: Document, params: Any, commented: Iterable[str] = ()
+    document: ChainSpec, params: Any, commented: Iterable[str] = ()
 ) -> tuple[Selection, Future[str]]:
     """The selection and the graph's layout, started at once so other work overlaps it.
 
@@ -188,7 +186,7 @@ def _draw(
     return selection, start_svg(dot(document, marks))
 
 
-def _findings(head: Revision, document: Document, report: Any) -> list[dict]:
+def _findings(head: Revision, document: ChainSpec, report: Any) -> list[dict]:
     """Each finding with the element it points at and its quick fixes.
 
     Every fix is tried before it is offered (tens of ms on a large compile),
@@ -213,7 +211,7 @@ def _findings(head: Revision, document: Document, report: Any) -> list[dict]:
     )
 
 
-def _rows(document: Document, report: Any) -> list[dict]:
+def _rows(document: ChainSpec, report: Any) -> list[dict]:
     """Domain rows with the findings about each; a row without an id is ``#n`` (1-based)."""
     marks: dict[str, list[Any]] = {}
     for f in report.findings:
@@ -227,7 +225,7 @@ def _rows(document: Document, report: Any) -> list[dict]:
     return rows
 
 
-def _element(document: Document, key: str | None) -> dict | None:
+def _element(document: ChainSpec, key: str | None) -> dict | None:
     """The selected element and its document form, for the side panel's editor."""
     if not key or ":" not in key:
         return None
@@ -252,7 +250,7 @@ def _element(document: Document, key: str | None) -> dict | None:
     return {"kind": kind, "op": kind, "id": name, "key": key, "yaml": _yaml(found), "value": value}
 
 
-def _model_of(document: Document, kind: str, name: str) -> Any:
+def _model_of(document: ChainSpec, kind: str, name: str) -> Any:
     """The element ``kind:name``; a verdict row without an id is ``#n`` (1-based), as lint says."""
     if kind == "row":
         rows = document.verdict_table
@@ -260,7 +258,7 @@ def _model_of(document: Document, kind: str, name: str) -> Any:
     return {"action": document.action, "handle": document.handle, "gate": document.gate}[kind](name)
 
 
-def _settings(document: Document) -> dict[str, str]:
+def _settings(document: ChainSpec) -> dict[str, str]:
     """The policy, and the chain's own fields, as YAML for the Policy tab's two editors."""
     data = formats.to_document(document)
     own = {k: v for k, v in data.items() if k not in CHAIN_SECTIONS}
@@ -337,7 +335,7 @@ def _parse(text: str, name: str, kind: str) -> Any:
         raise BadRequest(f"{name}: not valid {kind}: {exc}") from None
 
 
-def _head_document(head: Revision) -> Document:
+def _head_document(head: Revision) -> ChainSpec:
     try:
         return document_of(head)
     except DocumentError as exc:
@@ -364,8 +362,9 @@ def _state(request: HttpRequest) -> dict[str, str]:
 
 def render_workspace(request: HttpRequest, context: dict, status: int = 200) -> HttpResponse:
     """The workspace page, or its partial for htmx, with what the user's role lets them do."""
-    context["can_edit"] = at_least(getattr(request, "chain_role", None), Role.EDITOR)
-    context["can_comment"] = at_least(getattr(request, "chain_role", None), Role.REVIEWER)
+    chain = context["chain"]
+    context["can_edit"] = chain.viewer_may(Role.EDITOR)
+    context["can_comment"] = chain.viewer_may(Role.REVIEWER)
     template = "chains/workspace.html#workspace" if request.htmx else "chains/workspace.html"
     return render(request, template, context, status=status)
 

@@ -24,7 +24,7 @@ from chains.core.model import (
     Backoff,
     BusinessExpiry,
     ByKeyReplay,
-    Chain,
+    ChainSpec,
     Compensation,
     Confirmation,
     Empty,
@@ -478,8 +478,8 @@ policies = element(
 
 # --- the chain ------------------------------------------------------------------
 
-chains: st.SearchStrategy[Chain] = element(
-    Chain,
+chains: st.SearchStrategy[ChainSpec] = element(
+    ChainSpec,
     id=st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,20}", fullmatch=True),
     title=st.none() | texts,
     description=st.none() | texts,

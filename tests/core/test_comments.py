@@ -8,9 +8,9 @@ import pytest
 
 from chains.core import comments
 from chains.core.comments import UnknownAnchor, anchors, check_anchor, mentions, split_mentions
-from chains.core.model import Chain
+from chains.core.model import ChainSpec
 
-SMALL = Chain.model_validate(
+SMALL = ChainSpec.model_validate(
     {
         "id": "small",
         "handles": [

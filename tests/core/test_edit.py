@@ -12,7 +12,7 @@ from chains.core import edit, formats
 from chains.core.edit import OPS, EditError, apply
 from chains.core.formats import to_document
 from chains.core.lint import lint
-from chains.core.model import Chain
+from chains.core.model import ChainSpec
 
 from .lint.helpers import chain
 
@@ -656,7 +656,7 @@ def test_any_json_value_in_any_argument_gives_a_chain_or_an_edit_error(doc, op, 
     ],
 )
 def test_addressing_an_element_of_an_empty_chain_is_refused(op, args):
-    err = refused(apply, Chain(id="c"), op, args)
+    err = refused(apply, ChainSpec(id="c"), op, args)
     assert err.message.endswith("does not exist")
 
 
@@ -670,7 +670,7 @@ FIXTURES = sorted((Path(__file__).parents[2] / "fixtures").glob("*.yaml"))
 
 
 @functools.cache
-def parsed(path: Path) -> Chain:
+def parsed(path: Path) -> ChainSpec:
     """A fixture file's chain, parsed once (``apply`` returns a new chain, never changes it)."""
     (doc,) = formats.load(path.read_bytes(), filename=path.name).chains
     return doc

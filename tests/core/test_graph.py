@@ -483,9 +483,9 @@ def _long_chain(n: int):
     ]
     for handle, action in zip(handles, actions, strict=True):
         handle["minted_by"] = action["id"]
-    from chains.core.model import Chain
+    from chains.core.model import ChainSpec
 
-    return Chain.model_validate({"id": "long", "handles": handles, "actions": actions})
+    return ChainSpec.model_validate({"id": "long", "handles": handles, "actions": actions})
 
 
 def test_every_cascade_of_a_thousand_deep_chain_is_answered_at_once():

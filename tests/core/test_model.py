@@ -7,12 +7,12 @@ from pydantic import ValidationError
 
 from chains.core.errors import DocumentError
 from chains.core.formats import validate_chain
-from chains.core.model import Chain, Compensation, IntentField, Source, StepPolicy, VerdictRow
+from chains.core.model import ChainSpec, Compensation, IntentField, Source, StepPolicy, VerdictRow
 from chains.core.verdicts import parse_verdict
 
 
 def chain(**body):
-    return Chain.model_validate({"id": "c", **body})
+    return ChainSpec.model_validate({"id": "c", **body})
 
 
 def action(**body):
@@ -378,7 +378,7 @@ def test_a_wrong_type_is_an_error_with_its_path(body, path, message):
 @pytest.mark.parametrize("chain_id", ["", "has space", "-lead", "x" * 201])
 def test_a_chain_id_must_be_a_short_slug(chain_id):
     with pytest.raises(ValidationError):
-        Chain(id=chain_id)
+        ChainSpec(id=chain_id)
 
 
 def test_lookups_find_elements_by_id():

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from chains.core import formats, render
-from chains.core.model import Chain
+from chains.core.model import ChainSpec
 from chains.core.render import (
     EFFECT_FILLS,
     RenderError,
@@ -29,18 +29,18 @@ XSS = "<script>alert(1)</script>"
 ATTRIBUTE_BREAKOUT = 'x" onload="alert(1)'
 
 
-def fixture(name: str) -> Chain:
+def fixture(name: str) -> ChainSpec:
     path = FIXTURES / name
     return formats.load(path.read_bytes(), filename=path.name).chains[0]
 
 
 @pytest.fixture(scope="module")
-def flight_handles(flight_spec: Chain) -> dict[str, ET.Element]:
+def flight_handles(flight_spec: ChainSpec) -> dict[str, ET.Element]:
     return by_id(handle_graph_svg(flight_spec))
 
 
 @pytest.fixture(scope="module")
-def flight_flow(flight_spec: Chain) -> dict[str, ET.Element]:
+def flight_flow(flight_spec: ChainSpec) -> dict[str, ET.Element]:
     return by_id(flow_svg(flight_spec))
 
 
@@ -316,7 +316,7 @@ def test_no_element_links_anywhere():
     ],
 )
 def test_any_id_survives_exactly_as_the_svg_id(name):
-    doc = Chain.model_validate(
+    doc = ChainSpec.model_validate(
         {
             "id": "c",
             "handles": [{"id": name, "minted_by": name}],
@@ -393,7 +393,7 @@ def test_a_handle_minted_by_another_chain_of_its_document_is_drawn_external():
 
 
 def test_an_empty_chain_renders():
-    assert set(by_id(flow_svg(Chain(id="empty")))) == {"flow-graph"}
+    assert set(by_id(flow_svg(ChainSpec(id="empty")))) == {"flow-graph"}
 
 
 # --- determinism -------------------------------------------------------------------------
@@ -537,7 +537,7 @@ def test_a_dot_program_that_hangs_raises_render_error(monkeypatch, tmp_path):
 
 
 def test_control_characters_become_replacement_characters_so_the_svg_stays_xml():
-    doc = Chain.model_validate(
+    doc = ChainSpec.model_validate(
         {"id": "c", "handles": [{"id": "bell\x07", "description": "nul\x00 here"}]}
     )
     node = by_id(handle_graph_svg(doc))["handle:bell\ufffd"]

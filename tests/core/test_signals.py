@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chains.core.model import Chain, Scope
+from chains.core.model import ChainSpec, Scope
 from chains.core.signals import (
     atom_covers,
     atoms_overlap,
@@ -18,7 +18,7 @@ from chains.core.signals import (
     variants_cover,
 )
 
-DOC = Chain(
+DOC = ChainSpec(
     id="c",
     actions=[
         {"id": "search", "effect": "read", "output": {"handles": ["sid"]}},

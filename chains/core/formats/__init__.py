@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from ..errors import DocumentError, Problem
-from ..model import Chain
+from ..model import ChainSpec
 from .yamlio import MAX_DEPTH, comment_notes, comments, parse_yaml, refuse_nul
 
 __all__ = [
@@ -47,7 +47,7 @@ Format = Literal["auto", "yaml", "json", "md"]
 class ImportResult:
     """What an import found: the chains, and every problem with its place."""
 
-    chains: list[Chain] = field(default_factory=list)
+    chains: list[ChainSpec] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     format: str | None = None
 
@@ -272,7 +272,9 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def validate_chain(data: Any, where: dict | None = None, *, first_line: int | None = None) -> Chain:
+def validate_chain(
+    data: Any, where: dict | None = None, *, first_line: int | None = None
+) -> ChainSpec:
     """Validate plain data as a chain; problems carry the path and line.
 
     >>> validate_chain({"id": "c", "actions": [{"id": "a", "effect": "x"}]})  # doctest: +ELLIPSIS
@@ -284,7 +286,7 @@ def validate_chain(data: Any, where: dict | None = None, *, first_line: int | No
         kind = "nothing" if data is None else type(data).__name__
         raise DocumentError([Problem(f"a chain document is a mapping, got {kind}", first_line)])
     try:
-        return Chain.model_validate(data)
+        return ChainSpec.model_validate(data)
     except ValidationError as exc:
         raise DocumentError(validation_problems(exc, data, where or {})) from None
 
@@ -365,7 +367,9 @@ def _message(err: Any) -> str:
     return msg[0].lower() + msg[1:] if msg else kind
 
 
-def extras_problems(chain: Chain, where: dict | None = None, *, line: int | None = None) -> list:
+def extras_problems(
+    chain: ChainSpec, where: dict | None = None, *, line: int | None = None
+) -> list:
     """List the keys the grammar does not know, kept in ``extras``: one info each."""
     found: list[Problem] = []
 
@@ -449,7 +453,7 @@ def unreadable_problems(element: Any, where: dict | None = None) -> list[Problem
     return found
 
 
-def to_document(chain: Chain) -> dict[str, Any]:
+def to_document(chain: ChainSpec) -> dict[str, Any]:
     """The JSON-ready document of ``chain`` (what is stored and exported).
 
     Canonical: key order fixed, defaults left out (see :mod:`.canonical`).
@@ -459,12 +463,12 @@ def to_document(chain: Chain) -> dict[str, Any]:
     return canonical_document(chain)
 
 
-def from_document(document: dict[str, Any]) -> Chain:
+def from_document(document: dict[str, Any]) -> ChainSpec:
     """Validate a stored document; raises :class:`DocumentError`."""
     return validate_chain(document)
 
 
-def dump(chain: Chain, format: Literal["yaml", "json", "md"] = "yaml") -> str:
+def dump(chain: ChainSpec, format: Literal["yaml", "json", "md"] = "yaml") -> str:
     """Write ``chain`` as canonical YAML or JSON, or as its Markdown design document.
 
     Re-importing any of them gives an equal chain (``md``: see :mod:`.design_doc`).
@@ -484,7 +488,7 @@ def dump(chain: Chain, format: Literal["yaml", "json", "md"] = "yaml") -> str:
 
 def json_schema() -> dict[str, Any]:
     """JSON Schema (draft 2020-12) of a chain document, from the pydantic models."""
-    schema = Chain.model_json_schema(by_alias=True, mode="validation")
+    schema = ChainSpec.model_json_schema(by_alias=True, mode="validation")
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "Chain document (chain-re-action SPEC v0.4)"
     return schema

@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
-from ..model import Chain
+from ..model import ChainSpec
 
 __all__ = ["canonical_document", "dump_json", "dump_yaml"]
 
@@ -67,10 +67,10 @@ def _reorder(value: Any, data: Any) -> Any:
     return data
 
 
-def canonical_document(chain: Chain) -> dict[str, Any]:
+def canonical_document(chain: ChainSpec) -> dict[str, Any]:
     """The JSON-ready document of ``chain`` in canonical key order.
 
-    >>> chain = Chain(id="c", handles=[{"id": "h", "source": "assumed", "minted_by": "a"}])
+    >>> chain = ChainSpec(id="c", handles=[{"id": "h", "source": "assumed", "minted_by": "a"}])
     >>> list(canonical_document(chain)["handles"][0])
     ['id', 'minted_by', 'source']
     """
@@ -173,7 +173,7 @@ def _flow_lists(data: Any) -> Any:
     return data
 
 
-def dump_yaml(chain: Chain) -> str:
+def dump_yaml(chain: ChainSpec) -> str:
     """Canonical YAML of ``chain``."""
     document = {key: _flow_lists(value) for key, value in canonical_document(chain).items()}
     return yaml.dump(
@@ -189,6 +189,6 @@ def dump_yaml(chain: Chain) -> str:
 # --- JSON --------------------------------------------------------------------
 
 
-def dump_json(chain: Chain) -> str:
+def dump_json(chain: ChainSpec) -> str:
     """Canonical JSON of ``chain``: two-space indent, non-ASCII kept as is."""
     return json.dumps(canonical_document(chain), indent=2, ensure_ascii=False) + "\n"

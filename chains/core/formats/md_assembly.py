@@ -1,7 +1,7 @@
 """Assembly of a compile document's chains from the contexts it was read into.
 
 :func:`assemble` validates every element the document gives, then builds
-one :class:`~chains.core.model.Chain` per scope (or one for a document
+one :class:`~chains.core.model.ChainSpec` per scope (or one for a document
 without scopes) by :class:`_Assembler`: a chain's own items, what its prose
 says it shares with other scopes, what it uses of theirs (the sharing rules
 of :mod:`.md_scopes`), the shared verdict rows narrowed to its steps and the
@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..model import Chain, compensators
+from ..model import ChainSpec, compensators
 from ..verdicts import parse_verdict
 from . import _message
 from .md_items import SECTIONS, Context, Item, item_name, validate_item
@@ -37,7 +37,7 @@ from .md_scopes import (
 __all__ = ["assemble", "externalize"]
 
 
-def assemble(layout: Layout) -> list[Chain]:
+def assemble(layout: Layout) -> list[ChainSpec]:
     """The chains of ``layout``'s document, its contexts filled by :mod:`.md_reading`.
 
     Problems go to ``layout.problems``; a scope that does not validate is
@@ -57,7 +57,7 @@ class _Assembler:
         self.action_ids: set[str] = set()  # every action the document defines, any scope
         self.handle_ids: set[str] = set()
 
-    def assemble(self) -> list[Chain]:
+    def assemble(self) -> list[ChainSpec]:
         everywhere = [self.shared, *self.contexts]
         extend_partial_definitions(everywhere, self.problems)
         split_policy_by_chain(everywhere, self.problems)
@@ -241,7 +241,7 @@ class _Assembler:
                     break
         return out
 
-    def build(self, ctx: Context, contexts: list[Context], used: set[int]) -> Chain | None:
+    def build(self, ctx: Context, contexts: list[Context], used: set[int]) -> ChainSpec | None:
         own, copied = self.gather(ctx, contexts, used)
         for section in ("handles", "actions", "gates"):
             # Document order, wherever a definition came from: a copied step
@@ -285,7 +285,7 @@ class _Assembler:
             for extra in variants[1:]:
                 self.problem("a second variants block; the first one is used", extra.line)
         try:
-            chain = Chain.model_validate(document)
+            chain = ChainSpec.model_validate(document)
         except ValidationError as exc:
             for err in exc.errors(include_url=False):
                 path = ".".join(map(str, err["loc"]))
@@ -339,7 +339,7 @@ class _Assembler:
             result = deep_merge(result or {}, dumped)
         return result
 
-    def report_unused(self, chains: list[Chain], used: set[int]) -> None:
+    def report_unused(self, chains: list[ChainSpec], used: set[int]) -> None:
         """Shared definitions no chain took: add them to every chain, say so."""
         if not chains:
             return

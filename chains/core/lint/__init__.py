@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..model import Chain
+from ..model import ChainSpec
 from . import (  # noqa: F401
     commit,
     edges,
@@ -56,7 +56,7 @@ class LintReport:
         }
 
 
-def lint(chain: Chain) -> LintReport:
+def lint(chain: ChainSpec) -> LintReport:
     """Run every rule on ``chain``; findings sorted by severity, then rule, then element."""
     ctx = LintContext(chain)
     findings: list[Finding] = []
@@ -94,7 +94,7 @@ def _status(findings: list[Finding], blocked: bool) -> Status:
     return "VALID"
 
 
-def _cascades(chain: Chain) -> dict[str, list[str]]:
+def _cascades(chain: ChainSpec) -> dict[str, list[str]]:
     from ..graph import GraphError, cascades
 
     try:

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from ..graph import action_verdicts
-from ..model import Action, Chain, Compensation, VerdictRow, main_steps
+from ..model import Action, ChainSpec, Compensation, VerdictRow, main_steps
 from ..signals import scope_actions
 from ..verdicts import Verdict, parse_verdict
 from .context import LintContext, is_commit_class, is_keyed, is_unkeyed_commit
@@ -31,7 +31,7 @@ __all__: list[str] = []
 Found = Iterator[tuple[str, str]]
 
 
-def _commits(chain: Chain) -> Iterator[Action]:
+def _commits(chain: ChainSpec) -> Iterator[Action]:
     return (a for a in chain.actions if is_commit_class(a))
 
 
@@ -54,7 +54,7 @@ def _no_stance(comp: Compensation | None) -> bool:
     "and its signal, or by_key_replay with its justification for a keyed synchronous commit.",
     blocks=True,
 )
-def missing_confirmation(chain: Chain, ctx: LintContext) -> Found:
+def missing_confirmation(chain: ChainSpec, ctx: LintContext) -> Found:
     """Every commit and compensator declares how to learn whether it landed."""
     for a in _commits(chain):
         if a.confirmation is None:
@@ -73,7 +73,7 @@ def missing_confirmation(chain: Chain, ctx: LintContext) -> Found:
     "by_key_replay alone is enough only for keyed synchronous commits.",
     blocks=True,
 )
-def missing_probe(chain: Chain, ctx: LintContext) -> Found:
+def missing_probe(chain: ChainSpec, ctx: LintContext) -> Found:
     """Unkeyed and async-finality commits declare a probe; key replay suffices only when keyed."""
     for a in _commits(chain):
         conf = a.confirmation
@@ -97,7 +97,7 @@ def missing_probe(chain: Chain, ctx: LintContext) -> Found:
     hint="Point confirmation.probe at a read-class action (effect: read); a probe must be "
     "free to repeat.",
 )
-def probe_not_read(chain: Chain, ctx: LintContext) -> Found:
+def probe_not_read(chain: ChainSpec, ctx: LintContext) -> Found:
     """A confirmation probe is a read-class action."""
     for a in _commits(chain):
         probe = ctx.actions.get(a.confirmation.probe or "") if a.confirmation else None
@@ -170,7 +170,7 @@ def documented_lookup(
     return None
 
 
-def _lookup(action: Action, probe: str, chain: Chain, ctx: LintContext) -> str | None:
+def _lookup(action: Action, probe: str, chain: ChainSpec, ctx: LintContext) -> str | None:
     rows = (row for row in chain.verdict_table if action.id in row.scope.steps)
     return documented_lookup(action, ctx.actions[probe], rows)
 
@@ -184,7 +184,7 @@ def _lookup(action: Action, probe: str, chain: Chain, ctx: LintContext) -> str |
     "the chain cannot be made safe.",
     blocks=True,
 )
-def probe_needs_commit_output(chain: Chain, ctx: LintContext) -> Found:
+def probe_needs_commit_output(chain: ChainSpec, ctx: LintContext) -> Found:
     """An unkeyed commit's probe needs its lost output, and no lookup is documented.
 
     SPEC §2.1 blocks only "if neither exists": a keyed commit recovers its
@@ -212,7 +212,7 @@ def probe_needs_commit_output(chain: Chain, ctx: LintContext) -> Found:
     "in the correlation record, or a list over the dispatch window) and name it in "
     "confirmation.probe; an async-finality commit still needs that probe.",
 )
-def probe_lookup_undeclared(chain: Chain, ctx: LintContext) -> Found:
+def probe_lookup_undeclared(chain: ChainSpec, ctx: LintContext) -> Found:
     """A keyed or lookup-documented commit's probe still needs the commit's output."""
     for a in _commits(chain):
         needs = _outputs_probe_needs(a, ctx)
@@ -246,7 +246,7 @@ def probe_lookup_undeclared(chain: Chain, ctx: LintContext) -> Found:
     hint="Give unkeyed commits attempts: 1 (policy.per_step.commit.unkeyed and any per-step "
     "override); only no_side_effect signals may re-dispatch, via safe_reject_redispatch.",
 )
-def unkeyed_retried(chain: Chain, ctx: LintContext) -> Found:
+def unkeyed_retried(chain: ChainSpec, ctx: LintContext) -> Found:
     """An unkeyed commit gets exactly one attempt."""
     for a in _commits(chain):
         attempts = ctx.attempts(a)
@@ -266,7 +266,7 @@ def unkeyed_retried(chain: Chain, ctx: LintContext) -> Found:
     "that returns the data (or an entry gate), since a commit's own preconditions run only "
     "after it landed; or make the precondition end the run (dead_end, a gate) instead.",
 )
-def precondition_replays_landed_commit(chain: Chain, ctx: LintContext) -> Found:
+def precondition_replays_landed_commit(chain: ChainSpec, ctx: LintContext) -> Found:
     """An unkeyed commit's precondition sends the run back to a step at or before it.
 
     Preconditions are evaluated after ``ok`` (SPEC §2.1), so the commit has
@@ -297,7 +297,7 @@ def precondition_replays_landed_commit(chain: Chain, ctx: LintContext) -> Found:
     "that exists only to confirm the commit probe_only, or point the verdict at a step after "
     "the commit.",
 )
-def rewind_past_landed_commit(chain: Chain, ctx: LintContext) -> Found:
+def rewind_past_landed_commit(chain: ChainSpec, ctx: LintContext) -> Found:
     """A verdict that can fire after an unkeyed commit landed sends the run back before it.
 
     The replay reaches the commit again and dispatches it with no key to
@@ -329,7 +329,7 @@ def rewind_past_landed_commit(chain: Chain, ctx: LintContext) -> Found:
 
 
 def _verdicts_at(
-    chain: Chain, ctx: LintContext, step: Action, made: set[str]
+    chain: ChainSpec, ctx: LintContext, step: Action, made: set[str]
 ) -> Iterator[tuple[str, Verdict]]:
     """Verdicts that can fire at ``step`` for a reason other than the death of ``made``."""
 
@@ -367,7 +367,7 @@ _SHIELD = re.compile(r"cancell?ation[\s_-]+shield", re.IGNORECASE)
     "record is persisted before dispatch, so it survives process death, and that the "
     "in-flight attempt runs under a cancellation shield.",
 )
-def unkeyed_without_p3_mechanics(chain: Chain, ctx: LintContext) -> Found:
+def unkeyed_without_p3_mechanics(chain: ChainSpec, ctx: LintContext) -> Found:
     """Unkeyed commits note a correlation record and a cancellation shield."""
     # The grammar has no field for either, so look for them in every text the
     # action carries (description, notes, unknown keys kept in extras).
@@ -414,7 +414,7 @@ def _existence_only(signal: str) -> bool:
     hint="Make confirmation.signal compare the mutated content (new size, status, amount) "
     "with what was requested; the object existed before the commit.",
 )
-def mutates_existence_signal(chain: Chain, ctx: LintContext) -> Found:
+def mutates_existence_signal(chain: ChainSpec, ctx: LintContext) -> Found:
     """An in-place commit is confirmed by content, not by existence."""
     for a in chain.actions:
         if not a.mutates or not is_commit_class(a):
@@ -438,7 +438,7 @@ def mutates_existence_signal(chain: Chain, ctx: LintContext) -> Found:
     hint="Declare compensation: an action, a chain or a ladder that undoes the change, or "
     "action: none with the pre-commit safety named in ordering_note.",
 )
-def mutates_without_compensation_stance(chain: Chain, ctx: LintContext) -> Found:
+def mutates_without_compensation_stance(chain: ChainSpec, ctx: LintContext) -> Found:
     """An in-place commit states how it is undone, or that it cannot be."""
     for a in chain.actions:
         if a.mutates and is_commit_class(a) and _no_stance(a.compensation):
@@ -455,7 +455,7 @@ def mutates_without_compensation_stance(chain: Chain, ctx: LintContext) -> Found
     hint="Put the protection before the commit: an entry_gate (usually consent) and an "
     "ordering_note naming it.",
 )
-def irreversible_mutation_unprotected(chain: Chain, ctx: LintContext) -> Found:
+def irreversible_mutation_unprotected(chain: ChainSpec, ctx: LintContext) -> Found:
     """An in-place commit with no undo names its pre-commit safety."""
     for a in chain.actions:
         comp = a.compensation
@@ -476,7 +476,7 @@ def irreversible_mutation_unprotected(chain: Chain, ctx: LintContext) -> Found:
     hint="Declare idempotency.key_retention from the provider's docs (often ~24h); past it "
     "the commit is effectively unkeyed and must be probed, not replayed.",
 )
-def keyed_without_retention(chain: Chain, ctx: LintContext) -> Found:
+def keyed_without_retention(chain: ChainSpec, ctx: LintContext) -> Found:
     """A keyed commit says how long the provider keeps its key."""
     for a in _commits(chain):
         if is_keyed(a) and a.idempotency and a.idempotency.key_retention is None:
@@ -493,7 +493,7 @@ def keyed_without_retention(chain: Chain, ctx: LintContext) -> Found:
     hint="Declare idempotency.replay_semantics: returns_cached (a replay returns the stored "
     "response, errors included) or reexecutes.",
 )
-def keyed_without_replay_semantics(chain: Chain, ctx: LintContext) -> Found:
+def keyed_without_replay_semantics(chain: ChainSpec, ctx: LintContext) -> Found:
     """A keyed commit says what replaying its key does."""
     for a in _commits(chain):
         if is_keyed(a) and a.idempotency and a.idempotency.replay_semantics is None:
@@ -510,7 +510,7 @@ def keyed_without_replay_semantics(chain: Chain, ctx: LintContext) -> Found:
     hint="Drop no_side_effect, or scope the row to the unkeyed commits it protects; the flag "
     "only ever permits re-dispatching an unkeyed commit.",
 )
-def no_side_effect_outside_unkeyed(chain: Chain, ctx: LintContext) -> Found:
+def no_side_effect_outside_unkeyed(chain: ChainSpec, ctx: LintContext) -> Found:
     """A no_side_effect row applies to at least one unkeyed commit."""
     for n, row in enumerate(chain.verdict_table, 1):
         if not row.no_side_effect:
@@ -530,7 +530,7 @@ def no_side_effect_outside_unkeyed(chain: Chain, ctx: LintContext) -> Found:
     hint="Declare compensation: the undoing action, chain or ladder, or action: none with "
     "the reason in ordering_note.",
 )
-def compensation_not_declared(chain: Chain, ctx: LintContext) -> Found:
+def compensation_not_declared(chain: ChainSpec, ctx: LintContext) -> Found:
     """A commit states its compensation stance; `none` must be explicit."""
     # In-place commits get the stronger error from mutates-without-compensation-stance.
     for a in chain.actions:

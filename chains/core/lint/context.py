@@ -19,7 +19,7 @@ import networkx as nx
 
 from ..model import (
     Action,
-    Chain,
+    ChainSpec,
     Element,
     Gate,
     Handle,
@@ -50,7 +50,7 @@ def walk(node: Element, path: str = "chain") -> Iterator[tuple[str, Element]]:
     itself is ``chain`` and its children start without a prefix.
     """
     yield path, node
-    prefix = "" if isinstance(node, Chain) else f"{path}."
+    prefix = "" if isinstance(node, ChainSpec) else f"{path}."
     for name, field in type(node).model_fields.items():
         if name not in ("source", "extras"):
             yield from _walk_value(getattr(node, name), prefix + (field.alias or name))
@@ -73,7 +73,7 @@ def _walk_value(value: Any, path: str) -> Iterator[tuple[str, Element]]:
 class LintContext:
     """Indexes over one chain, built lazily."""
 
-    def __init__(self, chain: Chain):
+    def __init__(self, chain: ChainSpec):
         self.chain = chain
         self.actions: dict[str, Action] = {}
         self.handles: dict[str, Handle] = {}

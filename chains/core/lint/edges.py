@@ -23,7 +23,7 @@ from ..graph import (
     selection_coupling_gaps,
 )
 from ..graph import selection_handles as _selection_handles
-from ..model import Chain, main_steps
+from ..model import ChainSpec, main_steps
 from ..verdicts import Verdict
 from .context import LintContext, is_commit_class
 from .registry import rule
@@ -41,7 +41,7 @@ Found = Iterator[tuple[str, str]]
     hint="Add the consumed handle to the minted handle's derived_from (or derive it from a "
     "handle that does), so re-minting the input invalidates the output (SPEC §4 I1).",
 )
-def missing_derivation(chain: Chain, ctx: LintContext) -> Found:
+def missing_derivation(chain: ChainSpec, ctx: LintContext) -> Found:
     """A handle is minted from an input it does not derive from (commit outputs excepted)."""
     picks = _selection_handles(chain)
     for gap in missing_edges(chain):
@@ -63,7 +63,7 @@ def missing_derivation(chain: Chain, ctx: LintContext) -> Found:
     hint="Results coupled to a selection must list the selection pseudo-handle in "
     "derived_from, so a fresh pick invalidates them.",
 )
-def selection_coupling(chain: Chain, ctx: LintContext) -> Found:
+def selection_coupling(chain: ChainSpec, ctx: LintContext) -> Found:
     """A result is computed from a selection but does not derive from it."""
     for gap in selection_coupling_gaps(chain):
         if is_commit_class(ctx.actions[gap.action]):
@@ -84,7 +84,7 @@ def selection_coupling(chain: Chain, ctx: LintContext) -> Found:
     "chain: independence: [{handles: [A, B], independent: confirmed, note: why}]; "
     "otherwise add the missing derived_from edge.",
 )
-def unverified_independence(chain: Chain, ctx: LintContext) -> Found:
+def unverified_independence(chain: ChainSpec, ctx: LintContext) -> Found:
     """Two handles consumed together have no derivation path between them."""
     for question in independence_questions(chain):
         if question.answered is not None:
@@ -105,7 +105,7 @@ def unverified_independence(chain: Chain, ctx: LintContext) -> Found:
     hint="Repair from the earliest step whose intent includes the field, or give the two "
     "inputs different names if they are different things.",
 )
-def repair_skips_upstream_minter(chain: Chain, ctx: LintContext) -> Found:
+def repair_skips_upstream_minter(chain: ChainSpec, ctx: LintContext) -> Found:
     """A repair resumes after a step that also takes a repaired field and mints a handle.
 
     I6 invalidates every handle whose minting inputs include a repaired field,
@@ -144,7 +144,7 @@ def repair_skips_upstream_minter(chain: Chain, ctx: LintContext) -> Found:
     "repaired field); if the two steps' fields of that name are different things (passenger "
     "counts at the search, passport details at the booking), give them different names.",
 )
-def repair_kills_replayed_input(chain: Chain, ctx: LintContext) -> Found:
+def repair_kills_replayed_input(chain: ChainSpec, ctx: LintContext) -> Found:
     """A repair kills a handle that its own replay consumes before anything re-mints it.
 
     I6 invalidates every handle whose minting inputs include a repaired field
@@ -168,7 +168,7 @@ def repair_kills_replayed_input(chain: Chain, ctx: LintContext) -> Found:
             )
 
 
-def _replay_gaps(chain: Chain, ctx: LintContext, verdict: Verdict) -> list[tuple[str, str]]:
+def _replay_gaps(chain: ChainSpec, ctx: LintContext, verdict: Verdict) -> list[tuple[str, str]]:
     """(step, handle) pairs where the replay of a repair consumes a handle the repair killed.
 
     The replay is the main path from the repair's target on, in any variant;

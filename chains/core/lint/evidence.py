@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..model import Chain
+from ..model import ChainSpec
 from .context import LintContext
 from .registry import rule
 
@@ -43,7 +43,7 @@ def _sourced(ctx: LintContext, *tags: str) -> Iterator[tuple[str, str]]:
     "the behaviour, then change its source tag to documented or observed.",
     unknown=True,
 )
-def assumed(chain: Chain, ctx: LintContext) -> Found:
+def assumed(chain: ChainSpec, ctx: LintContext) -> Found:
     """An assumed or search-snippet claim is a question, not evidence."""
     for where, note in _sourced(ctx, "assumed"):
         yield (
@@ -66,7 +66,7 @@ def assumed(chain: Chain, ctx: LintContext) -> Found:
     "the signals in known_unmatched.",
     unknown=True,
 )
-def spec_example(chain: Chain, ctx: LintContext) -> Found:
+def spec_example(chain: ChainSpec, ctx: LintContext) -> Found:
     """A claim taken from the SPEC's worked examples is never evidence."""
     for where, note in _sourced(ctx, "spec-example"):
         yield (
@@ -84,7 +84,7 @@ def spec_example(chain: Chain, ctx: LintContext) -> Found:
     "it) in compensation.ordering_note.",
     unknown=True,
 )
-def no_compensation(chain: Chain, ctx: LintContext) -> Found:
+def no_compensation(chain: ChainSpec, ctx: LintContext) -> Found:
     """A commit with compensation none needs someone to accept that it is final."""
     for a in chain.actions:
         comp = a.compensation

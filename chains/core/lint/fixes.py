@@ -21,7 +21,7 @@ from typing import Any
 from .. import edit
 from ..formats import to_document
 from ..graph import minters, missing_edges, selection_coupling_gaps, selection_handles
-from ..model import Chain, VerdictRow
+from ..model import ChainSpec, VerdictRow
 from ..signals import conjuncts
 from .registry import Finding
 
@@ -46,7 +46,7 @@ class Fix:
     args: dict[str, Any]
 
 
-Fixer = Callable[[Chain, Finding], Iterator[Fix]]
+Fixer = Callable[[ChainSpec, Finding], Iterator[Fix]]
 _FIXERS: dict[str, Fixer] = {}
 
 
@@ -59,11 +59,11 @@ def _fixes(*rule_ids: str) -> Callable[[Fixer], Fixer]:
     return register
 
 
-def fixes_for(doc: Chain, finding: Finding) -> list[Fix]:
+def fixes_for(doc: ChainSpec, finding: Finding) -> list[Fix]:
     """The fixes for ``finding`` on ``doc``; empty when no mechanical fix exists.
 
     >>> from chains.core.lint import lint
-    >>> doc = Chain.model_validate({"id": "c", "gates": [
+    >>> doc = ChainSpec.model_validate({"id": "c", "gates": [
     ...     {"id": "consent", "audience": "user", "outcomes": {"yes": "ok"}}]})
     >>> finding, = [f for f in lint(doc).findings if f.rule == "gates.no-timeout"]
     >>> [fix.title for fix in fixes_for(doc, finding)]
@@ -75,12 +75,12 @@ def fixes_for(doc: Chain, finding: Finding) -> list[Fix]:
     return [fix for fix in fixer(doc, finding) if _applies(doc, fix)]
 
 
-def apply_fix(doc: Chain, fix: Fix) -> Chain:
+def apply_fix(doc: ChainSpec, fix: Fix) -> ChainSpec:
     """``doc`` with ``fix`` applied; :class:`~chains.core.edit.EditError` if it no longer fits."""
     return edit.apply(doc, fix.op, fix.args)
 
 
-def _applies(doc: Chain, fix: Fix) -> bool:
+def _applies(doc: ChainSpec, fix: Fix) -> bool:
     # A fix that the edit would refuse (say, an edge closing a cycle) is no fix.
     try:
         apply_fix(doc, fix)
@@ -118,14 +118,14 @@ def _edge_fixes(finding: Finding, gaps: list[tuple[str, str]], mention: str) -> 
 
 
 @_fixes("edges.missing-derivation")
-def _missing_derivation(doc: Chain, finding: Finding) -> Iterator[Fix]:
+def _missing_derivation(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
     picks = selection_handles(doc)
     gaps = [(g.minted, g.consumed) for g in missing_edges(doc) if g.consumed not in picks]
     return _edge_fixes(finding, gaps, "from handles[{}] ")
 
 
 @_fixes("edges.selection-coupling")
-def _selection_coupling(doc: Chain, finding: Finding) -> Iterator[Fix]:
+def _selection_coupling(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
     gaps = [(g.minted, g.selection) for g in selection_coupling_gaps(doc)]
     return _edge_fixes(finding, gaps, "the selection handles[{}] ")
 
@@ -143,7 +143,7 @@ def _one_attempt(finding: Finding, path: list[str], title: str) -> Fix:
 
 
 @_fixes("commit.unkeyed-retried")
-def _unkeyed_retried(doc: Chain, finding: Finding) -> Iterator[Fix]:
+def _unkeyed_retried(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
     action = doc.action(_named(finding.element, "actions") or "")
     if action is None:
         return
@@ -157,7 +157,7 @@ def _unkeyed_retried(doc: Chain, finding: Finding) -> Iterator[Fix]:
 
 
 @_fixes("policy.unkeyed-commit-retried")
-def _policy_unkeyed_retried(doc: Chain, finding: Finding) -> Iterator[Fix]:
+def _policy_unkeyed_retried(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
     key = finding.element.removeprefix("policy.per_step.")
     bucket = key.removesuffix(".unkeyed")
     if bucket in ("commit", "compensate"):
@@ -171,7 +171,7 @@ def _policy_unkeyed_retried(doc: Chain, finding: Finding) -> Iterator[Fix]:
 # --- the verdict table ---------------------------------------------------------
 
 
-def _row(doc: Chain, element: str) -> tuple[str, VerdictRow] | None:
+def _row(doc: ChainSpec, element: str) -> tuple[str, VerdictRow] | None:
     """The row an element path names, by id or as ``#n``, with the id the edits take."""
     name = _named(element, "verdict_table")
     if name is None:
@@ -183,7 +183,7 @@ def _row(doc: Chain, element: str) -> tuple[str, VerdictRow] | None:
 
 
 @_fixes("table.fragile-without-fallback")
-def _fragile_without_fallback(doc: Chain, finding: Finding) -> Iterator[Fix]:
+def _fragile_without_fallback(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
     found = _row(doc, finding.element)
     if found is None:
         return
@@ -205,7 +205,7 @@ def _fragile_without_fallback(doc: Chain, finding: Finding) -> Iterator[Fix]:
 
 
 @_fixes("table.prose-match-not-fragile")
-def _prose_match_not_fragile(doc: Chain, finding: Finding) -> Iterator[Fix]:
+def _prose_match_not_fragile(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
     found = _row(doc, finding.element)
     if found is not None:
         name = found[0]
@@ -222,7 +222,7 @@ def _prose_match_not_fragile(doc: Chain, finding: Finding) -> Iterator[Fix]:
 
 
 @_fixes("handles.selection-without-rematch")
-def _selection_without_rematch(doc: Chain, finding: Finding) -> Iterator[Fix]:
+def _selection_without_rematch(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
     handle = doc.handle(_named(finding.element, "handles") or "")
     if handle is None:
         return
@@ -244,7 +244,7 @@ def _selection_without_rematch(doc: Chain, finding: Finding) -> Iterator[Fix]:
 
 
 @_fixes("gates.no-timeout")
-def _gate_no_timeout(doc: Chain, finding: Finding) -> Iterator[Fix]:
+def _gate_no_timeout(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
     gate = doc.gate(_named(finding.element, "gates") or "")
     if gate is not None:
         yield Fix(
@@ -257,7 +257,7 @@ def _gate_no_timeout(doc: Chain, finding: Finding) -> Iterator[Fix]:
 
 
 @_fixes("policy.repairs-exceed-rewinds")
-def _repairs_exceed_rewinds(doc: Chain, finding: Finding) -> Iterator[Fix]:
+def _repairs_exceed_rewinds(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
     rewinds = doc.policy.per_chain.max_rewinds
     if rewinds is not None:
         yield Fix(

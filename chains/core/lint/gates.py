@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 
 from ..graph import action_verdicts
-from ..model import Chain, Gate
+from ..model import ChainSpec, Gate
 from ..signals import scope_actions
 from .context import LintContext
 from .registry import rule
@@ -27,7 +27,7 @@ __all__: list[str] = []
 OUTCOME_VERDICTS = ("ok", "repair", "rewind", "reselect", "dead_end")
 
 
-def _outcomes(chain: Chain) -> Iterator[tuple[str, Gate, str]]:
+def _outcomes(chain: ChainSpec) -> Iterator[tuple[str, Gate, str]]:
     for gate in chain.gates:
         for name in gate.outcomes:
             yield f"gates[{gate.id}].outcomes.{name}", gate, name
@@ -39,7 +39,7 @@ def _outcomes(chain: Chain) -> Iterator[tuple[str, Gate, str]]:
     "SPEC §2.6",
     hint="Declare the answers the gate accepts, each with its verdict (approve: ok, ...).",
 )
-def no_outcomes(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def no_outcomes(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
     """A gate declares no outcome, so a parked run can never resume."""
     for gate in chain.gates:
         if not gate.outcomes:
@@ -52,7 +52,7 @@ def no_outcomes(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
     "SPEC §2.6",
     hint="Use ok, repair(...), rewind(...), reselect(...) or dead_end as the outcome's verdict.",
 )
-def outcome_verdict_not_allowed(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def outcome_verdict_not_allowed(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
     """An outcome maps to a verdict a resumed gate may not take (retry, reconcile, gate ...)."""
     for element, gate, name in _outcomes(chain):
         verdict = gate.outcomes[name].verdict
@@ -66,7 +66,7 @@ def outcome_verdict_not_allowed(chain: Chain, ctx: LintContext) -> Iterator[tupl
     "SKILL Step 7",
     hint="Add timeout: {after: <duration>, outcome: <name>} or {after: ..., verdict: ...}.",
 )
-def no_timeout(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def no_timeout(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
     """A gate has no timeout and the policy sets no ``per_chain.gate_timeout``.
 
     The run could stay parked forever.
@@ -84,7 +84,7 @@ def no_timeout(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
     "SPEC §2.6",
     hint="Give the gate its own timeout naming the outcome or verdict that fires.",
 )
-def default_timeout_only(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def default_timeout_only(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
     """A gate relies on ``policy.per_chain.gate_timeout`` alone.
 
     The chain default bounds how long the run parks but declares no outcome,
@@ -108,7 +108,7 @@ def default_timeout_only(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, 
     "SPEC §2.6",
     hint="Give the timeout exactly one of outcome: <declared name> or verdict: <verdict>.",
 )
-def timeout_unresolved(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def timeout_unresolved(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
     """A gate timeout names no outcome or verdict, both, or an outcome that needs an answer.
 
     Nobody answers at a timeout, so an outcome that carries ``params`` has no
@@ -150,7 +150,7 @@ def _gate_text(gate: Gate) -> str:
     "SPEC §2.6",
     hint="Set audience: user (or operator); money and consent are never model-answerable.",
 )
-def model_answers_money_or_consent(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def model_answers_money_or_consent(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
     """A gate about money or consent is answered by the model.
 
     A gate is about money or consent when it is some action's ``entry_gate``
@@ -172,7 +172,7 @@ def model_answers_money_or_consent(chain: Chain, ctx: LintContext) -> Iterator[t
         yield f"gates[{gate.id}]", f"gates[{gate.id}] is {why} but the model answers it."
 
 
-def raising_steps(chain: Chain, gate_id: str) -> set[str]:
+def raising_steps(chain: ChainSpec, gate_id: str) -> set[str]:
     """Ids of the actions that can park the run at ``gate_id``.
 
     An action raises a gate that is its ``entry_gate`` or that one of its own
@@ -191,7 +191,7 @@ def raising_steps(chain: Chain, gate_id: str) -> set[str]:
     return out
 
 
-def _readers_after(chain: Chain, ctx: LintContext, steps: set[str]) -> set[str]:
+def _readers_after(chain: ChainSpec, ctx: LintContext, steps: set[str]) -> set[str]:
     """Intent fields read by ``steps`` or by any action listed after the first of them."""
     known = [ctx.order[s] for s in steps if s in ctx.order]
     first = min(known) if known else 0
@@ -204,7 +204,7 @@ def _readers_after(chain: Chain, ctx: LintContext, steps: set[str]) -> set[str]:
     "SPEC §2.6",
     hint="Bind the answer into an intent field the raising step or a later step reads.",
 )
-def bind_not_intent(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def bind_not_intent(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
     """An outcome binds into something that is not an intent field the run still reads.
 
     ``bind`` targets must be intent fields of a step that runs after the
@@ -240,7 +240,7 @@ def bind_not_intent(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]
     "SPEC §2.6",
     hint="Make the outcome's verdict repair(to: <step>, fields: [<the set fields>]).",
 )
-def set_without_repair(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def set_without_repair(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
     """An outcome with ``set`` does not resume with a repair.
 
     Declared constant assignments are a config-proposed repair; any other
@@ -261,7 +261,7 @@ def set_without_repair(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, st
     "SPEC §2.6",
     hint="List exactly the set and bound fields in the repair's fields.",
 )
-def repair_fields_mismatch(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def repair_fields_mismatch(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
     """An outcome's repair fields differ from the fields it sets and binds.
 
     With ``set``, the repair covers exactly the set and bound fields; with
@@ -289,7 +289,7 @@ def repair_fields_mismatch(chain: Chain, ctx: LintContext) -> Iterator[tuple[str
     "SPEC §2.6",
     hint="Add bind: [<intent field>] so the answer's values reach the run.",
 )
-def params_without_bind(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def params_without_bind(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
     """An outcome declares params but binds them nowhere, so the answer's values are dropped."""
     for element, gate, name in _outcomes(chain):
         outcome = gate.outcomes[name]
@@ -303,7 +303,7 @@ def params_without_bind(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, s
     "SPEC §2.6",
     hint="Raise the gate from a verdict row, precondition, empty route or entry_gate; or drop it.",
 )
-def unreachable(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def unreachable(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
     """A gate is never raised: no verdict anywhere names it and no action enters through it."""
     raised = {v.gate for _, v in verdicts(chain) if v.type == "gate"}
     raised |= {a.entry_gate for a in chain.actions if a.entry_gate}
@@ -327,7 +327,7 @@ _RE_ARRIVING = ("repair", "rewind", "reselect")
     "that change what the gate asks next time. An entry gate parks the run on every arrival, "
     "so it is never 'already satisfied this pass'.",
 )
-def entry_outcome_loops(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def entry_outcome_loops(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
     """An entry gate's outcome re-enters its own gated step, and no answer lets it dispatch.
 
     A repair back into the gated step is fine beside an ``ok`` answer (change

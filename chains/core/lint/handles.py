@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..model import Chain, Handle
+from ..model import ChainSpec, Handle
 from .context import LintContext, is_commit_class
 from .registry import rule
 from .values import is_placeholder
@@ -97,7 +97,7 @@ def _detectable(handle: Handle) -> bool:
     hint="Add rematch.key: the intent-level fields (carrier, flight numbers, times, fare "
     "brand), never the provider's option id, and on_ambiguous: model or gate.",
 )
-def selection_without_rematch(chain: Chain, ctx: LintContext) -> Found:
+def selection_without_rematch(chain: ChainSpec, ctx: LintContext) -> Found:
     """A selection pseudo-handle says how to re-find the pick after a rewind."""
     for h in chain.handles:
         if _is_selection(h, ctx) and h.rematch is None:
@@ -115,7 +115,7 @@ def selection_without_rematch(chain: Chain, ctx: LintContext) -> Found:
     hint="Name the intent-level fields that identify the pick (carrier, flight numbers, "
     "times, fare brand), never a placeholder and never the provider's option id.",
 )
-def rematch_key_placeholder(chain: Chain, ctx: LintContext) -> Found:
+def rematch_key_placeholder(chain: ChainSpec, ctx: LintContext) -> Found:
     """A rematch key is empty or only placeholders, so no re-selection can ever match."""
     for h in chain.handles:
         if h.rematch is None:
@@ -137,7 +137,7 @@ def rematch_key_placeholder(chain: Chain, ctx: LintContext) -> Found:
     hint="List the signals a call with an expired handle returns in staleness.detect, or "
     "mark the handle durable with ttl_hint: n/a if it never expires.",
 )
-def commit_input_undetectable(chain: Chain, ctx: LintContext) -> Found:
+def commit_input_undetectable(chain: ChainSpec, ctx: LintContext) -> Found:
     """A handle a commit consumes is durable or has staleness signals."""
     for h in chain.handles:
         commits = [
@@ -167,7 +167,7 @@ def _spenders(h: Handle, ctx: LintContext) -> list[str]:
     hint="Let exactly one commit consume a single_use handle; a second commit must work from "
     "a freshly minted one.",
 )
-def single_use_spent_twice(chain: Chain, ctx: LintContext) -> Found:
+def single_use_spent_twice(chain: ChainSpec, ctx: LintContext) -> Found:
     """A single_use handle is spent by at most one commit."""
     for h in chain.handles:
         spenders = _spenders(h, ctx) if h.single_use else []
@@ -186,7 +186,7 @@ def single_use_spent_twice(chain: Chain, ctx: LintContext) -> Found:
     hint="single_use means a commit spends the handle; drop the flag or name the commit that "
     "consumes it.",
 )
-def single_use_never_spent(chain: Chain, ctx: LintContext) -> Found:
+def single_use_never_spent(chain: ChainSpec, ctx: LintContext) -> Found:
     """A single_use handle is consumed by a commit; otherwise the flag means nothing."""
     for h in chain.handles:
         if h.single_use and not _spenders(h, ctx):
@@ -200,7 +200,7 @@ def single_use_never_spent(chain: Chain, ctx: LintContext) -> Found:
     hint="After the commit that spends it, re-mint the handle (rewind) instead of presenting it "
     "again; only the commit's confirmation probe may still name it.",
 )
-def spent_handle_reused(chain: Chain, ctx: LintContext) -> Found:
+def spent_handle_reused(chain: ChainSpec, ctx: LintContext) -> Found:
     """No step after the spending commit presents a spent single_use handle again."""
     for h in chain.handles:
         spenders = _spenders(h, ctx) if h.single_use else []
@@ -229,7 +229,7 @@ def spent_handle_reused(chain: Chain, ctx: LintContext) -> Found:
     "returns and list it in staleness.detect; if it never expires, set ttl_hint: n/a.",
     unknown=True,
 )
-def staleness_undetectable(chain: Chain, ctx: LintContext) -> Found:
+def staleness_undetectable(chain: ChainSpec, ctx: LintContext) -> Found:
     """A handle that can expire has staleness signals (UNKNOWN otherwise)."""
     for h in chain.handles:
         if _exempt(h, ctx) or _detectable(h):
@@ -275,7 +275,7 @@ def is_ttl_timer(predicate: str) -> bool:
     return bool(_AGE.search(predicate) and timed)
 
 
-def _predicates(chain: Chain) -> Iterator[tuple[str, str]]:
+def _predicates(chain: ChainSpec) -> Iterator[tuple[str, str]]:
     """Every condition a runtime evaluates, with where it is written."""
     for h in chain.handles:
         for signal in h.staleness.detect if h.staleness else []:
@@ -307,7 +307,7 @@ def _predicates(chain: Chain) -> Iterator[tuple[str, str]]:
     "and a rewind row); keep ttl_hint for planning only. Deadlines the provider returns in a "
     "response (expires_at) may be compared.",
 )
-def ttl_enforced(chain: Chain, ctx: LintContext) -> Found:
+def ttl_enforced(chain: ChainSpec, ctx: LintContext) -> Found:
     """No TTL is used as an enforcement timer: expiry is discovered, not scheduled."""
     for where, text in _predicates(chain):
         if is_ttl_timer(text):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..model import Chain, StepPolicy
+from ..model import ChainSpec, StepPolicy
 from .context import LintContext, is_unkeyed_commit, walk
 from .registry import rule
 
@@ -32,7 +32,7 @@ _COMMIT_CLASSES = ("commit", "compensate")
     hint="Set policy.per_chain.max_rewinds and max_repairs; the SPEC's defaults (3 and 2) "
     "are unreviewed placeholders, and a budget nobody chose is not reviewed.",
 )
-def missing_budget(chain: Chain, ctx: LintContext) -> Found:
+def missing_budget(chain: ChainSpec, ctx: LintContext) -> Found:
     """The run's rewind and repair budgets are declared."""
     per_chain = chain.policy.per_chain
     for name in ("max_rewinds", "max_repairs"):
@@ -46,7 +46,7 @@ def missing_budget(chain: Chain, ctx: LintContext) -> Found:
     "SPEC §2.4",
     hint="Lower max_repairs to at most max_rewinds: every repair also spends a rewind.",
 )
-def repairs_exceed_rewinds(chain: Chain, ctx: LintContext) -> Found:
+def repairs_exceed_rewinds(chain: ChainSpec, ctx: LintContext) -> Found:
     """max_repairs is a subset of max_rewinds, so never larger."""
     per_chain = chain.policy.per_chain
     rewinds, repairs = per_chain.max_rewinds, per_chain.max_repairs
@@ -65,7 +65,7 @@ def repairs_exceed_rewinds(chain: Chain, ctx: LintContext) -> Found:
     hint="Set policy.per_chain.wall_clock, e.g. the larger of 3x the summed latency hints "
     "and 2x the slowest step's timeout; parked time is excluded.",
 )
-def missing_wall_clock(chain: Chain, ctx: LintContext) -> Found:
+def missing_wall_clock(chain: ChainSpec, ctx: LintContext) -> Found:
     """The run has a wall-clock budget."""
     if chain.policy.per_chain.wall_clock is None:
         yield "policy.per_chain", "policy.per_chain declares no wall_clock budget."
@@ -78,7 +78,7 @@ def missing_wall_clock(chain: Chain, ctx: LintContext) -> Found:
     hint="Set attempts: 1 for unkeyed commits (commit.unkeyed, compensate.unkeyed and every "
     "per-step override of an unkeyed commit); this number is not tunable.",
 )
-def unkeyed_commit_retried(chain: Chain, ctx: LintContext) -> Found:
+def unkeyed_commit_retried(chain: ChainSpec, ctx: LintContext) -> Found:
     """No bucket or override gives an unkeyed commit more than one attempt."""
     for key, step in chain.policy.per_step.items():
         where = f"policy.per_step.{key}"
@@ -117,7 +117,7 @@ def _unkeyed(action_id: str, ctx: LintContext) -> bool:
     hint="Set safe_reject_redispatch only under commit.unkeyed or compensate.unkeyed (or on "
     "an unkeyed commit's own entry); other steps may already retry.",
 )
-def misplaced_safe_reject_redispatch(chain: Chain, ctx: LintContext) -> Found:
+def misplaced_safe_reject_redispatch(chain: ChainSpec, ctx: LintContext) -> Found:
     """safe_reject_redispatch sits only where unkeyed commits read it."""
     for where, step in _step_policies(chain):
         if step.safe_reject_redispatch is None:
@@ -132,7 +132,7 @@ def misplaced_safe_reject_redispatch(chain: Chain, ctx: LintContext) -> Found:
         )
 
 
-def _step_policies(chain: Chain) -> Iterator[tuple[str, StepPolicy]]:
+def _step_policies(chain: ChainSpec) -> Iterator[tuple[str, StepPolicy]]:
     for where, element in walk(chain.policy, "policy"):
         if isinstance(element, StepPolicy):
             yield where, element
@@ -144,7 +144,7 @@ def _step_policies(chain: Chain) -> Iterator[tuple[str, StepPolicy]]:
     "SPEC §2.4",
     hint="Use a positive number: attempts at least 1, budgets and counts at least 0.",
 )
-def value_out_of_range(chain: Chain, ctx: LintContext) -> Found:
+def value_out_of_range(chain: ChainSpec, ctx: LintContext) -> Found:
     """Policy numbers are not negative, and attempts are at least 1."""
     for where, element in walk(chain.policy, "policy"):
         for name in type(element).model_fields:

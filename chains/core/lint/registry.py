@@ -19,13 +19,13 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from ..model import Chain
+    from ..model import ChainSpec
     from .context import LintContext
 
 __all__ = ["RULES", "Finding", "Rule", "Severity", "rule"]
 
 Severity = Literal["error", "warning", "info"]
-Check = Callable[["Chain", "LintContext"], Iterable[tuple[str, str]]]
+Check = Callable[["ChainSpec", "LintContext"], Iterable[tuple[str, str]]]
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class Rule:
     blocks: bool = False
     unknown: bool = False
 
-    def run(self, chain: Chain, ctx: LintContext) -> list[Finding]:
+    def run(self, chain: ChainSpec, ctx: LintContext) -> list[Finding]:
         return [
             Finding(self.id, self.severity, element, message, self.hint, self.ref)
             for element, message in self.check(chain, ctx)

@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Container, Iterator
 
 from ..graph import action_verdicts, derivation_cycles
-from ..model import Chain, VerdictRow, is_external
+from ..model import ChainSpec, VerdictRow, is_external
 from ..verdicts import Verdict
 from .context import LintContext
 from .registry import rule
@@ -44,7 +44,7 @@ def row_element(row: VerdictRow, index: int) -> str:
     return f"verdict_table[{row.id}]" if row.id else f"verdict_table[#{index}]"
 
 
-def verdicts(chain: Chain) -> Iterator[tuple[str, Verdict]]:
+def verdicts(chain: ChainSpec) -> Iterator[tuple[str, Verdict]]:
     """Every verdict written in ``chain``, with the element path where it was written."""
     for action in chain.actions:
         for path, verdict in action_verdicts(action):
@@ -67,7 +67,7 @@ def verdicts(chain: Chain) -> Iterator[tuple[str, Verdict]]:
     hint="Declare the chain's actions (reads, mints, commits); a chain with none has nothing "
     "to run, so nothing here can be reviewed or approved.",
 )
-def no_actions(chain: Chain, ctx: LintContext) -> Found:
+def no_actions(chain: ChainSpec, ctx: LintContext) -> Found:
     """The chain declares no actions."""
     if not chain.actions:
         yield "actions", f"chain {chain.id} declares no actions: there is nothing to run."
@@ -79,7 +79,7 @@ def no_actions(chain: Chain, ctx: LintContext) -> Found:
     "SPEC §2.1",
     hint="Give every action, handle, gate and verdict row its own id; merge or rename the copy.",
 )
-def duplicate_id(chain: Chain, ctx: LintContext) -> Found:
+def duplicate_id(chain: ChainSpec, ctx: LintContext) -> Found:
     """Two actions, handles, gates or verdict rows share an id."""
     collections = {
         "actions": [a.id for a in chain.actions],
@@ -99,7 +99,7 @@ def duplicate_id(chain: Chain, ctx: LintContext) -> Found:
     "SPEC §2",
     hint="Define the missing element or correct the name; ids are case-sensitive.",
 )
-def dangling_reference(chain: Chain, ctx: LintContext) -> Found:
+def dangling_reference(chain: ChainSpec, ctx: LintContext) -> Found:
     """A name points at something the chain does not define.
 
     Actions, handles, gates, a gate's own outcomes, the intent fields a
@@ -179,7 +179,7 @@ def dangling_reference(chain: Chain, ctx: LintContext) -> Found:
             yield from need("policy.per_chain.compensation_order", "action", step, actions)
 
 
-def _variant_scopes(chain: Chain) -> Iterator[tuple[str, list[str]]]:
+def _variant_scopes(chain: ChainSpec) -> Iterator[tuple[str, list[str]]]:
     for h in chain.handles:
         yield f"handles[{h.id}]", h.only
     for a in chain.actions:
@@ -199,7 +199,7 @@ def _variant_scopes(chain: Chain) -> Iterator[tuple[str, list[str]]]:
     hint="If the row comes from a verdict-table core shared with other chains, nothing is "
     "wrong here; otherwise correct the misspelt step id, or the row misses that step.",
 )
-def scope_names_absent_steps(chain: Chain, ctx: LintContext) -> Found:
+def scope_names_absent_steps(chain: ChainSpec, ctx: LintContext) -> Found:
     """A row's scope names steps this chain lacks, next to steps it has."""
     for i, row in enumerate(chain.verdict_table, 1):
         here = [s for s in row.scope.steps if s in ctx.actions]
@@ -220,7 +220,7 @@ def scope_names_absent_steps(chain: Chain, ctx: LintContext) -> Found:
     hint="Nothing to fix if the handle really comes from another chain; its minting, "
     "staleness and lineage are checked there, not here.",
 )
-def external_handle(chain: Chain, ctx: LintContext) -> Found:
+def external_handle(chain: ChainSpec, ctx: LintContext) -> Found:
     """A handle is minted outside this chain (``minted_by: external``, or ``external(origin)``)."""
     for h in chain.handles:
         if is_external(h):
@@ -237,7 +237,7 @@ def external_handle(chain: Chain, ctx: LintContext) -> Found:
     hint="derived_from edges point from a handle to what it was made from; "
     "remove the edge that points back downstream.",
 )
-def derivation_cycle(chain: Chain, ctx: LintContext) -> Found:
+def derivation_cycle(chain: ChainSpec, ctx: LintContext) -> Found:
     """The ``derived_from`` edges form a cycle, so invalidation has no order."""
     for cycle in derivation_cycles(chain):
         text = " → ".join(f"handles[{h}]" for h in [*cycle, cycle[0]])
@@ -251,7 +251,7 @@ def derivation_cycle(chain: Chain, ctx: LintContext) -> Found:
     hint="A handle's minted_by action must list it in output.handles, "
     "and an action may only output handles that say it mints them.",
 )
-def minted_by_mismatch(chain: Chain, ctx: LintContext) -> Found:
+def minted_by_mismatch(chain: ChainSpec, ctx: LintContext) -> Found:
     """A handle's ``minted_by`` and the actions' ``output.handles`` disagree."""
     for h in chain.handles:
         minter = ctx.actions.get(h.minted_by or "")
@@ -292,7 +292,7 @@ def _minter(ctx: LintContext, handle_id: str) -> str | None:
     hint="Move the consuming action after the action that mints the handle, "
     "or mark the handle minted_by: external if it comes from another chain.",
 )
-def consumed_before_minted(chain: Chain, ctx: LintContext) -> Found:
+def consumed_before_minted(chain: ChainSpec, ctx: LintContext) -> Found:
     """An action consumes a handle before (in chain order) the action that mints it.
 
     A handle another chain made (``minted_by: external(...)``) exists before
@@ -319,7 +319,7 @@ def consumed_before_minted(chain: Chain, ctx: LintContext) -> Found:
     hint="staleness.refresh must name the minting action or an earlier action "
     "whose replay reaches it.",
 )
-def refresh_does_not_remint(chain: Chain, ctx: LintContext) -> Found:
+def refresh_does_not_remint(chain: ChainSpec, ctx: LintContext) -> Found:
     """Rewinding to a handle's refresh step would not re-mint the handle."""
     for h in chain.handles:
         refresh = h.staleness.refresh if h.staleness is not None else None
@@ -347,7 +347,7 @@ def refresh_does_not_remint(chain: Chain, ctx: LintContext) -> Found:
     hint="reselect(to: …) must name an effect: select pseudo-step; use rewind or repair "
     "to re-run an ordinary action.",
 )
-def reselect_target_not_select(chain: Chain, ctx: LintContext) -> Found:
+def reselect_target_not_select(chain: ChainSpec, ctx: LintContext) -> Found:
     """A ``reselect`` verdict targets an action that is not a selection step."""
     for element, verdict in verdicts(chain):
         target = ctx.actions.get(verdict.to or "")

@@ -15,7 +15,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 
-from ..model import Action, Chain, VerdictRow
+from ..model import Action, ChainSpec, VerdictRow
 from ..signals import (
     atom_covers,
     atoms_overlap,
@@ -43,7 +43,7 @@ def _is(ctx: LintContext, step: str, test: Callable[[Action], bool]) -> bool:
     return action is not None and test(action)
 
 
-def _rows(chain: Chain) -> Iterator[tuple[str, VerdictRow]]:
+def _rows(chain: ChainSpec) -> Iterator[tuple[str, VerdictRow]]:
     for i, row in enumerate(chain.verdict_table, 1):
         yield row_element(row, i), row
 
@@ -54,7 +54,7 @@ def _rows(chain: Chain) -> Iterator[tuple[str, VerdictRow]]:
     "SPEC §3",
     hint="Move the narrower row above the one that catches its signal first, or delete it.",
 )
-def shadowed_row(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def shadowed_row(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
     """A row can never match: earlier rows catch all of its signals for its whole scope.
 
     First match wins, so a later row is dead when every one of its atoms is
@@ -81,7 +81,7 @@ def _caught_by(
     by_first_part: dict[str, list[int]],
     atom: str,
     row: VerdictRow,
-    chain: Chain,
+    chain: ChainSpec,
 ) -> str | None:
     """The first earlier row that catches ``atom`` on all of ``row``'s steps and variants."""
     candidates = {
@@ -109,7 +109,7 @@ def _caught_by(
     "webhook:x, or a payload predicate such as status == 'requires_action'); keep the prose "
     "as the row's description.",
 )
-def row_without_signal(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def row_without_signal(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
     """A row has no machine-readable signal (at most prose), so it can never match.
 
     A warning, not an error: what the row meant to catch falls to the fixed
@@ -133,7 +133,7 @@ def row_without_signal(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, st
     "SPEC §2.3",
     hint="Name the intent fields to repair, or use reselect(to: ...) or rewind(to: ...) instead.",
 )
-def repair_without_fields(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def repair_without_fields(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
     """A repair verdict names no fields (a repair with nothing to repair)."""
     for element, verdict in verdicts(chain):
         if verdict.type == "repair" and not verdict.fields:
@@ -162,7 +162,7 @@ def _is_catch_all_row(row: VerdictRow) -> bool:
     "SPEC §3",
     hint="Delete the row: unmatched signals reconcile when a commit is in flight, else dead_end.",
 )
-def catch_all_row(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def catch_all_row(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
     """A catch-all row routes unmatched signals anywhere but the fixed rows 11-12.
 
     A row whose signal is a catch-all (``*``, ``unmatched``, ``any other
@@ -211,7 +211,7 @@ def _says_model_decides(text: str | None) -> bool:
     "SPEC §5",
     hint="Classify the signal in code: a gate answered by a user or operator, or a repair.",
 )
-def model_classifies(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def model_classifies(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
     """A row hands the classification of a signal to the model.
 
     Signal → verdict is code's job (SPEC §5). A row does hand it over when
@@ -242,7 +242,7 @@ def _prose_matched(row: VerdictRow) -> bool:
     "SPEC §3",
     hint="Mark the row fragile: prose-match and keep a known_unmatched fallback for its code.",
 )
-def prose_match_not_fragile(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def prose_match_not_fragile(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
     """A row matches on message text but is not marked ``fragile``.
 
     Message text compared in an atom (``error.message contains '...'``), a
@@ -254,7 +254,7 @@ def prose_match_not_fragile(chain: Chain, ctx: LintContext) -> Iterator[tuple[st
             yield element, f"{element} matches on message text but is not marked fragile."
 
 
-def _has_fallback(row: VerdictRow, chain: Chain) -> bool:
+def _has_fallback(row: VerdictRow, chain: ChainSpec) -> bool:
     known = [k.signal for k in chain.known_unmatched]
     keyed = [p for a in row.signal for p in conjuncts(a) if p.startswith(("code:", "http:"))]
     if not keyed:
@@ -268,7 +268,7 @@ def _has_fallback(row: VerdictRow, chain: Chain) -> bool:
     "SPEC §3",
     hint="List the row's error code in known_unmatched so other messages fall to the defaults.",
 )
-def fragile_without_fallback(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def fragile_without_fallback(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
     """A fragile (prose-match) row has no ``known_unmatched`` fallback for its signal.
 
     The fallback is a known_unmatched entry overlapping the row's code or
@@ -295,7 +295,7 @@ def _is_success_row(row: VerdictRow) -> bool:
     "SPEC §3",
     hint="Move staleness and payload rows above the transport-success row.",
 )
-def payload_row_after_success(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def payload_row_after_success(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
     """A staleness or payload row comes after an unconditional transport-success row.
 
     A 2xx can carry an expiry or error code; once a bare ``http:200`` /
@@ -320,7 +320,7 @@ def payload_row_after_success(chain: Chain, ctx: LintContext) -> Iterator[tuple[
     "SPEC §3",
     hint="Route the signal to reconcile, or mark it no_side_effect: true on provider evidence.",
 )
-def retry_on_unkeyed_commit(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def retry_on_unkeyed_commit(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
     """A row retries an unkeyed commit on a signal not declared ``no_side_effect``.
 
     An unkeyed commit (commit or compensate with idempotency none or
@@ -342,7 +342,7 @@ def retry_on_unkeyed_commit(chain: Chain, ctx: LintContext) -> Iterator[tuple[st
     "SKILL Step 4",
     hint="Map the provider's documented error codes to verdicts, or list them in known_unmatched.",
 )
-def no_domain_rows(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def no_domain_rows(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
     """A chain with a commit has an empty verdict table.
 
     Only the generic rows would classify its failures, so every provider
@@ -363,7 +363,9 @@ _AMBIGUOUS = re.compile(r"^(timeout|conn_reset|conn_drop|http:5xx|http:50[024])$
     hint="Drop no_side_effect: a timeout or dropped connection carries no response, so the "
     "commit may have landed; route it to reconcile and let the probe decide.",
 )
-def no_side_effect_on_ambiguous_signal(chain: Chain, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def no_side_effect_on_ambiguous_signal(
+    chain: ChainSpec, ctx: LintContext
+) -> Iterator[tuple[str, str]]:
     """A lost or ambiguous response is never declared free of side effects."""
     for where, row in _rows(chain):
         if not row.no_side_effect:

@@ -1,4 +1,4 @@
-"""The chain document: pydantic models of the SPEC v0.4 §2 grammar.
+"""The chain spec: pydantic models of the SPEC v0.4 §2 grammar.
 
 This package is the one source of truth for what a chain document holds; the
 loaders, the JSON Schema, the API and the database all go through it. It is
@@ -6,7 +6,11 @@ cut by concern — :mod:`.fields` (durations, verdict expressions),
 :mod:`.elements` (evidence and the element base), :mod:`.handles`,
 :mod:`.actions`, :mod:`.table` (verdict rows and their signals),
 :mod:`.gates`, :mod:`.policy` and :mod:`.chain` — and every name is imported
-from here, ``from chains.core.model import Chain``.
+from here, ``from chains.core.model import ChainSpec``.
+
+Vocabulary: a *document* is plain data (a dict, as stored, posted or
+exported); a :class:`ChainSpec` is a validated document, the object every
+later layer works on.
 
 Assumptions worth knowing before editing:
 
@@ -48,7 +52,7 @@ from .actions import (
     is_keyed,
     is_unkeyed_commit,
 )
-from .chain import Chain, Independence, Variants, in_variant, main_steps
+from .chain import ChainSpec, Independence, Variants, in_variant, main_steps
 from .elements import EVIDENCE_TAGS, Element, Source, Variant, source_from_text
 from .fields import Duration, DurationText, StrList, VerdictExpr, parse_duration
 from .gates import Gate, GateTimeout, Outcome, PayloadExpiry

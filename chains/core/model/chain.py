@@ -1,6 +1,6 @@
 """The chain document: the unit that is stored, linted, simulated and exported.
 
-:class:`Chain` gathers the handles, actions, gates, verdict table, policy and
+:class:`ChainSpec` gathers the handles, actions, gates, verdict table, policy and
 variants of one document, accepts the SPEC's mapping form for id'd
 collections, and offers the lookups every later layer uses. :func:`in_variant`
 and :func:`main_steps` tell which elements and steps a run bound to a variant
@@ -56,8 +56,8 @@ def _keyed_list(value: Any) -> Any:
     return [] if value is None else value
 
 
-class Chain(Element):
-    """One chain document: the unit that is stored, linted, simulated and exported."""
+class ChainSpec(Element):
+    """One validated chain document: the unit that is stored, linted, simulated and exported."""
 
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$", max_length=200)
     title: str | None = None
@@ -110,7 +110,7 @@ def in_variant(only: list[str], variant: str | None) -> bool:
     return not only or (variant is not None and variant in only)
 
 
-def main_steps(chain: Chain, variant: str | None = None) -> list[str]:
+def main_steps(chain: ChainSpec, variant: str | None = None) -> list[str]:
     """The steps a run of ``chain`` bound to ``variant`` walks, in chain order.
 
     Left out: ``probe_only`` reads (SPEC §2.1: they "exist only as
@@ -119,7 +119,7 @@ def main_steps(chain: Chain, variant: str | None = None) -> list[str]:
     ``probe_only`` stays: a reservation read carrying a precondition is a
     real step.
 
-    >>> doc = Chain.model_validate({"id": "c", "actions": [
+    >>> doc = ChainSpec.model_validate({"id": "c", "actions": [
     ...     {"id": "search", "effect": "read"},
     ...     {"id": "find", "effect": "read", "probe_only": True},
     ...     {"id": "book", "effect": "commit", "compensation": {"action": "cancel"}},

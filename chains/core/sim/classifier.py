@@ -27,7 +27,7 @@ from typing import Any, Literal
 from ..model import (
     Action,
     AutoRepair,
-    Chain,
+    ChainSpec,
     Handle,
     VerdictRow,
     in_variant,
@@ -112,7 +112,7 @@ def matches(atom: str, obs: Observation, atoms: set[str] | None = None) -> bool:
     return all(any(atom_covers(part, o) for o in seen) for part in conjuncts(atom))
 
 
-def row_label(chain: Chain, row: VerdictRow) -> str:
+def row_label(chain: ChainSpec, row: VerdictRow) -> str:
     return row.id or f"domain#{chain.verdict_table.index(row) + 1}"
 
 
@@ -129,11 +129,13 @@ def _is_fault(obs: Observation) -> bool:
     return t in _FAULTS or bool(re.fullmatch(r"http:5\d\d", t))
 
 
-def classify(chain: Chain, ctx: ClassifyContext, step: Action, obs: Observation) -> Classification:
+def classify(
+    chain: ChainSpec, ctx: ClassifyContext, step: Action, obs: Observation
+) -> Classification:
     """Classify one observation of ``step``: SPEC §3, first match wins.
 
-    >>> from chains.core.model import Chain
-    >>> doc = Chain.model_validate({"id": "c", "actions": [{"id": "s", "effect": "read"}]})
+    >>> from chains.core.model import ChainSpec
+    >>> doc = ChainSpec.model_validate({"id": "c", "actions": [{"id": "s", "effect": "read"}]})
     >>> c = classify(doc, ClassifyContext(), doc.actions[0], Observation(transport="timeout"))
     >>> str(c.verdict), c.source, c.row
     ('retry', 'table', '#6')
@@ -222,7 +224,7 @@ def auto_repair_transform(ar: AutoRepair, n: int) -> dict[str, Any]:
 
 
 def _generic(
-    chain: Chain, ctx: ClassifyContext, step: Action, obs: Observation, atoms: set[str]
+    chain: ChainSpec, ctx: ClassifyContext, step: Action, obs: Observation, atoms: set[str]
 ) -> Classification:
     stale = _staleness(chain, ctx, step, obs, atoms)
     if stale is not None:
@@ -271,7 +273,7 @@ def _unkeyed_now(step: Action, ctx: ClassifyContext) -> bool:
 
 
 def _declared_no_side_effect(
-    chain: Chain, ctx: ClassifyContext, step: Action, obs: Observation, atoms: set[str]
+    chain: ChainSpec, ctx: ClassifyContext, step: Action, obs: Observation, atoms: set[str]
 ) -> bool:
     return any(
         row.no_side_effect
@@ -283,7 +285,7 @@ def _declared_no_side_effect(
 
 
 def _staleness(
-    chain: Chain, ctx: ClassifyContext, step: Action, obs: Observation, atoms: set[str]
+    chain: ChainSpec, ctx: ClassifyContext, step: Action, obs: Observation, atoms: set[str]
 ) -> Classification | None:
     """Row 1: a consumed live handle's ``staleness.detect`` matched.
 
@@ -319,7 +321,7 @@ def _staleness(
     return Classification(found.verdict, found.source, found.row, found.reason, stale_key=key)
 
 
-def _rewind_for(chain: Chain, handle_id: str, row: str, reason: str) -> Classification:
+def _rewind_for(chain: ChainSpec, handle_id: str, row: str, reason: str) -> Classification:
     h = chain.handle(handle_id)
     target = (h.staleness.refresh if h and h.staleness else None) or (h.minted_by if h else None)
     if not target:

@@ -43,7 +43,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import Action, Chain
+from ..model import Action, ChainSpec
 from .invariants import Finding, Monitor
 from .palette import Choice, choices, default_intent, observation_choices, revocation_watches
 from .reach import Reach, Recorder
@@ -249,7 +249,7 @@ class _Node:
 
 
 class _Search:
-    def __init__(self, chain: Chain, bounds: Bounds, should_stop, progress):
+    def __init__(self, chain: ChainSpec, bounds: Bounds, should_stop, progress):
         self.chain = chain
         self.bounds = bounds
         self.should_stop = should_stop
@@ -391,7 +391,7 @@ def _fork(run: Run) -> Run:
     return child
 
 
-def _apply(chain: Chain, run: Run, event: dict[str, Any]) -> Run:
+def _apply(chain: ChainSpec, run: Run, event: dict[str, Any]) -> Run:
     """Apply one scenario event exactly as :func:`~.scenario.simulate` does."""
     kind, value = next(iter(event.items()))
     if kind == "observe":
@@ -416,7 +416,7 @@ def _apply(chain: Chain, run: Run, event: dict[str, Any]) -> Run:
 
 
 def explore(
-    chain: Chain,
+    chain: ChainSpec,
     bounds: Bounds = Bounds(),
     *,
     shard: tuple[int, int] | None = None,
@@ -434,8 +434,8 @@ def explore(
     ``should_stop`` is polled every 50 expansions and ends the
     search with ``truncated=True``; ``progress`` gets the states so far.
 
-    >>> from chains.core.model import Chain
-    >>> doc = Chain.model_validate({"id": "c", "actions": [{"id": "s", "effect": "read"}]})
+    >>> from chains.core.model import ChainSpec
+    >>> doc = ChainSpec.model_validate({"id": "c", "actions": [{"id": "s", "effect": "read"}]})
     >>> r = explore(doc, Bounds(max_faults=1, crashes=False))
     >>> r.terminals, r.violations
     ({'done': 2, 'dead_end': 1}, [])

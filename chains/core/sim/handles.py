@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from ..graph import GraphError, cascade, cascades
-from ..model import Action, Chain, is_commit_class
+from ..model import Action, ChainSpec, is_commit_class
 from .part import Part
 from .state import HandleState, Option
 
@@ -23,10 +23,10 @@ _ALIAS = re.compile(r"^([A-Za-z_][\w.\-]*)#\d+$")
 
 
 # Descendants by handle, per chain: the explorer builds thousands of runs of one chain.
-_LINEAGE: dict[int, tuple[Chain, dict[str, list[str]]]] = {}
+_LINEAGE: dict[int, tuple[ChainSpec, dict[str, list[str]]]] = {}
 
 
-def _descendants(chain: Chain) -> dict[str, list[str]]:
+def _descendants(chain: ChainSpec) -> dict[str, list[str]]:
     """Every handle derived from each handle, through commit-minted ones too (I1)."""
     hit = _LINEAGE.get(id(chain))
     if hit is not None and hit[0] is chain:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..model import Chain, Gate, is_commit_class, is_unkeyed_commit
+from ..model import ChainSpec, Gate, is_commit_class, is_unkeyed_commit
 from ..policy import step_limits
 from .runtime import TERMINAL, Run
 from .state import Event, Snapshot
@@ -60,14 +60,14 @@ class Finding:
     message: str
 
 
-def is_money_or_consent_gate(chain: Chain, gate: Gate) -> bool:
+def is_money_or_consent_gate(chain: ChainSpec, gate: Gate) -> bool:
     """Whether ``gate`` decides about money or consent (SPEC §2.6, §5: never the model's).
 
     A gate counts when it guards a commit as its entry gate, when its payload
     shows money, or when its id or description speaks of consent, approval,
     spend, price, payment, charge or cost.
 
-    >>> doc = Chain.model_validate({"id": "c", "gates": [
+    >>> doc = ChainSpec.model_validate({"id": "c", "gates": [
     ...     {"id": "seat_pick", "audience": "model", "outcomes": {"ok": "ok"}},
     ...     {"id": "price_ok", "audience": "user", "outcomes": {"ok": "ok"}}]})
     >>> [is_money_or_consent_gate(doc, g) for g in doc.gates]
@@ -93,7 +93,7 @@ class Monitor:
     second use); ``minted`` is every handle id minted so far.
     """
 
-    chain: Chain
+    chain: ChainSpec
     open: dict[str, str] = field(default_factory=dict)
     streak: dict[str, int] = field(default_factory=dict)
     spent: dict[str, tuple[str, str | None]] = field(default_factory=dict)
@@ -308,7 +308,7 @@ def _budgets(s: Snapshot) -> list[Finding]:
     return found
 
 
-def _terminal(chain: Chain, s: Snapshot) -> list[Finding]:
+def _terminal(chain: ChainSpec, s: Snapshot) -> list[Finding]:
     if s.state not in TERMINAL:
         if s.waiting.kind == "nothing":
             return [Finding("bad_terminal", f"the run is {s.state} but waits for nothing")]
@@ -332,7 +332,7 @@ def _terminal(chain: Chain, s: Snapshot) -> list[Finding]:
     return found
 
 
-def check(chain: Chain, snapshot: Snapshot, trace: list[Event]) -> list[Finding]:
+def check(chain: ChainSpec, snapshot: Snapshot, trace: list[Event]) -> list[Finding]:
     """Every finding on a whole run: its trace read in order, then its final snapshot.
 
     Findings that hold on a state persist in the final snapshot only if the

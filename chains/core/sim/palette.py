@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..model import Action, Chain, Gate, in_variant
+from ..model import Action, ChainSpec, Gate, in_variant
 from ..signals import conjuncts, scope_applies_to
 from ..verdicts import format_verdict
 from .classifier import row_label
@@ -63,10 +63,10 @@ class Choice:
     detail: str = ""
 
 
-def choices(chain: Chain, run: Run) -> list[Choice]:
+def choices(chain: ChainSpec, run: Run) -> list[Choice]:
     """Every input the chain tells apart for what ``run`` waits on; empty once it has finished.
 
-    >>> doc = Chain.model_validate({"id": "c", "actions": [{"id": "s", "effect": "read"}]})
+    >>> doc = ChainSpec.model_validate({"id": "c", "actions": [{"id": "s", "effect": "read"}]})
     >>> [c.label for c in choices(doc, Run.start(doc))][:3]
     ['success', 'timeout', 'HTTP 503']
     """
@@ -91,7 +91,9 @@ def choices(chain: Chain, run: Run) -> list[Choice]:
     return []
 
 
-def observation_choices(chain: Chain, snapshot: Snapshot, action: Action | None) -> list[Choice]:
+def observation_choices(
+    chain: ChainSpec, snapshot: Snapshot, action: Action | None
+) -> list[Choice]:
     """Every observation of ``action`` the chain tells apart now, success first.
 
     Two signals that would be observed the same way are offered once, under
@@ -170,7 +172,7 @@ def observation_choices(chain: Chain, snapshot: Snapshot, action: Action | None)
     return list(unique.values())
 
 
-def default_intent(chain: Chain) -> dict[str, Any]:
+def default_intent(chain: ChainSpec) -> dict[str, Any]:
     """A value for every required intent field; the runtime matches predicates by name only."""
     intent: dict[str, Any] = {}
     for action in chain.actions:
@@ -180,7 +182,7 @@ def default_intent(chain: Chain) -> dict[str, Any]:
     return intent
 
 
-def revocation_watches(chain: Chain, snapshot: Snapshot) -> list[str]:
+def revocation_watches(chain: ChainSpec, snapshot: Snapshot) -> list[str]:
     """The signals the revocation watches of landed commits still listen for."""
     atoms: list[str] = []
     for lc in [*snapshot.commits_landed, *snapshot.compensators_landed]:
@@ -194,7 +196,7 @@ def revocation_watches(chain: Chain, snapshot: Snapshot) -> list[str]:
     return atoms
 
 
-def _answers(chain: Chain, snapshot: Snapshot, gate: Gate | None) -> list[Choice]:
+def _answers(chain: ChainSpec, snapshot: Snapshot, gate: Gate | None) -> list[Choice]:
     if gate is None or not gate.outcomes:
         return []
     w = snapshot.waiting
@@ -242,7 +244,7 @@ def _answers(chain: Chain, snapshot: Snapshot, gate: Gate | None) -> list[Choice
     return out
 
 
-def _probes(chain: Chain, snapshot: Snapshot, action: Action | None) -> list[Choice]:
+def _probes(chain: ChainSpec, snapshot: Snapshot, action: Action | None) -> list[Choice]:
     out = [
         Choice({"probe": {"result": "landed"}}, False, "landed", "probe"),
         Choice({"probe": {"result": "not_landed"}}, True, "not landed", "probe"),
@@ -281,7 +283,7 @@ def _probes(chain: Chain, snapshot: Snapshot, action: Action | None) -> list[Cho
     return out
 
 
-def _feeds_selection(chain: Chain, action: Action) -> bool:
+def _feeds_selection(chain: ChainSpec, action: Action) -> bool:
     return any(
         a.effect == "select" and set(a.input.handles) & set(action.output.handles)
         for a in chain.actions

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ChainError
-from ..model import Chain
+from ..model import ChainSpec
 from ..verdicts import Verdict
 from .state import Snapshot
 
@@ -39,7 +39,7 @@ class Part:
         self.run = run
 
     @property
-    def chain(self) -> Chain:
+    def chain(self) -> ChainSpec:
         return self.run.chain
 
     @property

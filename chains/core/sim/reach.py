@@ -39,7 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import Chain, compensators, in_variant, main_steps
+from ..model import ChainSpec, compensators, in_variant, main_steps
 from ..signals import scope_applies_to
 from .classifier import row_label
 from .state import Event, Snapshot
@@ -81,10 +81,10 @@ class Declared:
         )
 
 
-def declared(chain: Chain) -> Declared:
+def declared(chain: ChainSpec) -> Declared:
     """The denominators of ``chain``'s coverage, explored in all its variants.
 
-    >>> doc = Chain.model_validate({"id": "c",
+    >>> doc = ChainSpec.model_validate({"id": "c",
     ...     "actions": [{"id": "s", "effect": "read"}],
     ...     "gates": [{"id": "g", "audience": "user", "outcomes": {"yes": "ok", "no": "ok"}}],
     ...     "verdict_table": [{"signal": ["code:X"], "verdict": "retry"}]})
@@ -277,7 +277,7 @@ class Reach:
 class Recorder:
     """Fills a :class:`Reach` from a search: the events of each input, then how walks end."""
 
-    def __init__(self, chain: Chain):
+    def __init__(self, chain: ChainSpec):
         self.reach = Reach(declared(chain))
         d = self.reach.declared
         self._steps = set(d.steps)

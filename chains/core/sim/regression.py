@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ChainError
-from ..model import Chain
+from ..model import ChainSpec
 from ..verdicts import format_verdict, parse_verdict
 from .runtime import Run
 from .scenario import (
@@ -65,7 +65,7 @@ def expect_from(run: Run) -> Expectations:
     )
 
 
-def recorded(chain: Chain, scenario: Scenario) -> Scenario:
+def recorded(chain: ChainSpec, scenario: Scenario) -> Scenario:
     """``scenario`` with the outcome it has on ``chain`` as its ``expect``, ready to save.
 
     Raises :class:`~.scenario.ScenarioMismatch` when it does not replay.
@@ -96,7 +96,7 @@ class ScenarioCheck:
         }
 
 
-def check_scenario(chain: Chain, name: str, scenario: Scenario) -> ScenarioCheck:
+def check_scenario(chain: ChainSpec, name: str, scenario: Scenario) -> ScenarioCheck:
     """Replay ``scenario`` against ``chain`` and describe what changed.
 
     A scenario without ``expect`` holds as long as it replays.
@@ -124,12 +124,12 @@ def _ended_early(name: str, scenario: Scenario, run: Run, applied: int) -> Scena
     return ScenarioCheck(name, False, tuple(changes))
 
 
-def check_all(chain: Chain, scenarios: Mapping[str, Scenario]) -> list[ScenarioCheck]:
+def check_all(chain: ChainSpec, scenarios: Mapping[str, Scenario]) -> list[ScenarioCheck]:
     """:func:`check_scenario` for every scenario, in name order."""
     return [check_scenario(chain, name, scenarios[name]) for name in sorted(scenarios)]
 
 
-def test_vectors(chain: Chain, scenarios: Mapping[str, Scenario]) -> dict[str, Any]:
+def test_vectors(chain: ChainSpec, scenarios: Mapping[str, Scenario]) -> dict[str, Any]:
     """A JSON-ready conformance test-vector file of ``scenarios`` replayed on ``chain``.
 
     One vector per scenario, sorted by name: where the run starts, the events

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import Chain
+from ..model import ChainSpec
 from .runtime import Run, SimulationError
 from .sealed import unseal
 from .state import Event, Observation, Proposal, Snapshot
@@ -20,7 +20,9 @@ from .state import Event, Observation, Proposal, Snapshot
 __all__ = ["check_replay", "replay"]
 
 
-def replay(chain: Chain, trace: list[Event], sealed: dict[str, Any] | None = None) -> list[Event]:
+def replay(
+    chain: ChainSpec, trace: list[Event], sealed: dict[str, Any] | None = None
+) -> list[Event]:
     """Re-derive a run from its trace's inputs alone; returns the re-derived trace.
 
     Each event that applied an outside input carries it (``input``); virtual
@@ -58,7 +60,7 @@ def replay(chain: Chain, trace: list[Event], sealed: dict[str, Any] | None = Non
     return run.trace
 
 
-def _replay_input(run: Run, chain: Chain, event: Event) -> None:
+def _replay_input(run: Run, chain: ChainSpec, event: Event) -> None:
     given = event.input or {}
     kind = given.get("kind")
     try:
@@ -85,7 +87,7 @@ def _replay_input(run: Run, chain: Chain, event: Event) -> None:
 
 
 def check_replay(
-    chain: Chain, trace: list[Event], sealed: dict[str, Any] | None = None
+    chain: ChainSpec, trace: list[Event], sealed: dict[str, Any] | None = None
 ) -> list[str]:
     """Differences between ``trace`` and its re-derivation; empty when they agree."""
     again = replay(chain, trace, sealed)

@@ -34,7 +34,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Literal, cast
 
-from ..model import Action, Chain, Gate, is_commit_class
+from ..model import Action, ChainSpec, Gate, is_commit_class
 from ..policy import DEFAULT_MAX_REPAIRS, DEFAULT_MAX_REWINDS
 from .backtrack import Backtrack
 from .compensation import Compensation
@@ -72,7 +72,7 @@ _CARRIED = (
 class Run:
     """One execution of a chain. Build it with :meth:`start` or :meth:`resume`."""
 
-    def __init__(self, chain: Chain, snapshot: Snapshot, trace: list[Event]):
+    def __init__(self, chain: ChainSpec, snapshot: Snapshot, trace: list[Event]):
         self.chain = chain
         self.snapshot = snapshot
         self.trace = trace
@@ -100,7 +100,7 @@ class Run:
     @classmethod
     def start(
         cls,
-        chain: Chain,
+        chain: ChainSpec,
         *,
         intent: dict | None = None,
         run_key: str | None = None,
@@ -166,7 +166,7 @@ class Run:
     @classmethod
     def _continue(
         cls,
-        chain: Chain,
+        chain: ChainSpec,
         previous: Snapshot,
         intent: dict | None,
         run_key: str | None,
@@ -226,7 +226,7 @@ class Run:
         return run
 
     @classmethod
-    def resume(cls, chain: Chain, snapshot: Snapshot, trace: list[Event]) -> Run:
+    def resume(cls, chain: ChainSpec, snapshot: Snapshot, trace: list[Event]) -> Run:
         """Continue a run after a crash, from its snapshot and trace alone.
 
         A dispatch of an unkeyed commit that was out when the process died
@@ -339,7 +339,7 @@ class RunRegistry:
         self._runs: dict[str, Run] = {}
         self._lock = threading.Lock()
 
-    def create(self, chain: Chain, *, run_key: str, **kwargs: Any) -> Run:
+    def create(self, chain: ChainSpec, *, run_key: str, **kwargs: Any) -> Run:
         """Start a run for ``run_key``, or return the one that already exists."""
         if not run_key:
             raise SimulationError("run creation needs a run_key derived from the user's task")

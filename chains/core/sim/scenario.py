@@ -37,7 +37,7 @@ from pydantic import (
 from ..errors import ChainError, DocumentError, Problem
 from ..formats import decode, detect_format, parse_json, validation_problems
 from ..formats.yamlio import parse_yaml
-from ..model import Chain, parse_duration
+from ..model import ChainSpec, parse_duration
 from ..verdicts import VERDICT_TYPES, format_verdict, parse_verdict
 from .runtime import Run, SimulationError
 from .state import Event, Observation, Proposal, RunState, Snapshot, Waiting
@@ -437,7 +437,9 @@ class SimulationResult:
 _ANSWERING = frozenset({"observe", "select", "answer", "probe"})
 
 
-def simulate(chain: Chain, scenario: Scenario, *, run_id: str | None = None) -> SimulationResult:
+def simulate(
+    chain: ChainSpec, scenario: Scenario, *, run_id: str | None = None
+) -> SimulationResult:
     """Run ``scenario`` against ``chain``; raise :class:`ScenarioMismatch` on a divergence.
 
     Events are applied in order. ``observe``, ``select``, ``answer`` and
@@ -470,7 +472,7 @@ def simulate(chain: Chain, scenario: Scenario, *, run_id: str | None = None) -> 
 
 
 def apply_event(
-    chain: Chain, run: Run, event: _ScenarioEvent, index: int
+    chain: ChainSpec, run: Run, event: _ScenarioEvent, index: int
 ) -> tuple[Run, bool | None]:
     """Apply scenario event number ``index`` to ``run``; the run to go on with, and a
     proposal's verdict (``None`` for other events).
@@ -494,7 +496,7 @@ def apply_event(
         ) from exc
 
 
-def _check_fits(chain: Chain, scenario: Scenario) -> None:
+def _check_fits(chain: ChainSpec, scenario: Scenario) -> None:
     if scenario.chain is not None and scenario.chain != chain.id:
         raise ScenarioMismatch(f"the scenario is for chain {scenario.chain}, not {chain.id}")
     if scenario.expect is not None:
@@ -541,7 +543,7 @@ def _apply(run: Run, event: _ScenarioEvent) -> bool | None:
 _TRACE = TypeAdapter(list[Event])
 
 
-def _crash_and_resume(chain: Chain, run: Run) -> Run:
+def _crash_and_resume(chain: ChainSpec, run: Run) -> Run:
     """A new run built from JSON copies of the snapshot and trace: nothing else survives."""
     snapshot = Snapshot.model_validate_json(run.snapshot.model_dump_json())
     trace = _TRACE.validate_json(_TRACE.dump_json(run.trace))

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import ChainError, DocumentError
-from ..model import Chain
+from ..model import ChainSpec
 from ..policy import DEFAULT_MAX_REPAIRS, DEFAULT_MAX_REWINDS
 from .explorer import scenario_dict
 from .runtime import Run
@@ -94,7 +94,7 @@ class Session:
         return _validated(data)
 
 
-def play(chain: Chain, scenario: Scenario) -> Session:
+def play(chain: ChainSpec, scenario: Scenario) -> Session:
     """Replay ``scenario`` on ``chain`` one event at a time, stopping at the first misfit.
 
     The events that applied stay applied (the session shows the run they
@@ -102,7 +102,7 @@ def play(chain: Chain, scenario: Scenario) -> Session:
     dropped and the reason kept in ``refused``. A scenario that cannot start
     at all raises :class:`~.scenario.ScenarioMismatch`.
 
-    >>> doc = Chain.model_validate({"id": "c", "actions": [{"id": "s", "effect": "read"}]})
+    >>> doc = ChainSpec.model_validate({"id": "c", "actions": [{"id": "s", "effect": "read"}]})
     >>> s = play(doc, Scenario(events=[{"observe": "timeout"}, {"observe": "http:200"}]))
     >>> [step.description for step in s.steps], s.run.snapshot.state
     (['observes timeout', 'observes http:200'], 'done')
@@ -160,7 +160,7 @@ def _validated(data: dict[str, Any] | bytes, prefix: str = "") -> Scenario:
     return scenario
 
 
-def run_marks(chain: Chain, run: Run) -> dict[str, str]:
+def run_marks(chain: ChainSpec, run: Run) -> dict[str, str]:
     """CSS classes for the handle graph (:func:`chains.core.render.handle_graph_dot`).
 
     ``action:<id>``: ``sim-cursor`` on the step the run waits on, ``sim-landed`` on
@@ -197,7 +197,7 @@ class Gauge:
     unit: str = ""
 
 
-def gauges(chain: Chain, run: Run) -> list[Gauge]:
+def gauges(chain: ChainSpec, run: Run) -> list[Gauge]:
     """The run's budgets: attempts on the current step, rewinds, repairs, wall clock."""
     s = run.snapshot
     b = s.budgets

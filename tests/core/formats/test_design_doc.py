@@ -14,14 +14,14 @@ from chains.core import formats
 from chains.core.formats import design_doc
 from chains.core.formats.design_doc import design_document
 from chains.core.formats.md_outline import outline
-from chains.core.model import Chain
+from chains.core.model import ChainSpec
 
 from ..strategies import chains
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 
 
-def fixture_chains() -> list[Chain]:
+def fixture_chains() -> list[ChainSpec]:
     found = []
     for path in sorted(FIXTURES.glob("*.yaml")):
         found += formats.load(path.read_bytes(), filename=path.name).chains
@@ -32,13 +32,13 @@ def fixture_chains() -> list[Chain]:
 FIXTURE_CHAINS = {c.id: c for c in fixture_chains()}
 
 
-def reimported(chain: Chain) -> tuple[Chain, formats.ImportResult]:
+def reimported(chain: ChainSpec) -> tuple[ChainSpec, formats.ImportResult]:
     result = formats.load(design_document(chain), format="md")
     assert len(result.chains) == 1, result.problems
     return result.chains[0], result
 
 
-def assert_round_trips(chain: Chain) -> None:
+def assert_round_trips(chain: ChainSpec) -> None:
     again, result = reimported(chain)
     assert result.errors == []
     assert formats.to_document(again) == formats.to_document(chain)
@@ -81,8 +81,8 @@ def small_doc(**extra) -> dict:
     return doc
 
 
-def small_chain(**extra) -> Chain:
-    return Chain.model_validate(small_doc(**extra))
+def small_chain(**extra) -> ChainSpec:
+    return ChainSpec.model_validate(small_doc(**extra))
 
 
 # --- the round trip --------------------------------------------------------------------
@@ -109,11 +109,11 @@ def test_generated_chains_round_trip_through_their_design_document(chain):
 
 
 def test_a_chain_with_nothing_in_it_yet_round_trips():
-    assert_round_trips(Chain(id="fresh", title="New chain"))
+    assert_round_trips(ChainSpec(id="fresh", title="New chain"))
 
 
 def test_a_chain_without_a_title_does_not_take_the_heading_as_its_title():
-    again, _ = reimported(Chain(id="untitled", actions=[{"id": "a", "effect": "read"}]))
+    again, _ = reimported(ChainSpec(id="untitled", actions=[{"id": "a", "effect": "read"}]))
     assert again.title is None
 
 
@@ -153,7 +153,7 @@ def test_hostile_strings_in_descriptions_and_ids_survive_the_round_trip(text):
     doc["handles"][0]["id"] = text
     doc["handles"][1]["derived_from"] = [text]
     doc["handles"][0]["source"] = {"tag": "observed", "note": text, "urls": [text]}
-    assert_round_trips(Chain.model_validate(doc))
+    assert_round_trips(ChainSpec.model_validate(doc))
 
 
 @pytest.mark.parametrize("text", HOSTILE)
@@ -238,7 +238,7 @@ def test_the_fit_test_section_names_the_properties_the_chain_shows():
 def test_the_evidence_log_lists_each_claims_tag_and_urls():
     doc = small_doc()
     doc["actions"][0]["source"] = {"tag": "documented", "urls": ["https://example.com/search"]}
-    log = section(design_document(Chain.model_validate(doc)), 3)
+    log = section(design_document(ChainSpec.model_validate(doc)), 3)
     assert "| `actions[search]` | `documented` | `https://example.com/search` |" in log
 
 
@@ -254,7 +254,7 @@ def test_the_handle_graph_draws_each_handle_under_the_one_it_derives_from():
 
 
 def test_handles_on_a_derived_from_cycle_are_still_sketched():
-    chain = Chain.model_validate(
+    chain = ChainSpec.model_validate(
         {
             "id": "loop",
             "handles": [{"id": "a", "derived_from": ["b"]}, {"id": "b", "derived_from": ["a"]}],
@@ -267,7 +267,9 @@ def test_handles_on_a_derived_from_cycle_are_still_sketched():
 def test_a_lineage_deeper_than_the_recursion_limit_is_still_sketched():
     depth = sys.getrecursionlimit() + 100
     handles = [{"id": f"h{i}", "derived_from": [f"h{i - 1}"] if i else []} for i in range(depth)]
-    graph = section(design_document(Chain.model_validate({"id": "deep", "handles": handles})), 4)
+    graph = section(
+        design_document(ChainSpec.model_validate({"id": "deep", "handles": handles})), 4
+    )
     assert f"[level {depth - 1}] h{depth - 1}" in graph
 
 
@@ -308,7 +310,7 @@ def test_a_walkthrough_keeps_a_handle_minted_by_a_commit_as_a_fact():
 
 
 def test_a_derived_from_cycle_is_reported_instead_of_a_walkthrough():
-    chain = Chain.model_validate(
+    chain = ChainSpec.model_validate(
         {
             "id": "loop",
             "handles": [{"id": "a", "derived_from": ["b"]}, {"id": "b", "derived_from": ["a"]}],
@@ -322,13 +324,13 @@ def test_a_derived_from_cycle_is_reported_instead_of_a_walkthrough():
 def test_the_unknowns_list_an_assumed_claim():
     doc = small_doc()
     doc["handles"][0]["source"] = {"tag": "assumed", "note": "tokens live an hour"}
-    unknowns = section(design_document(Chain.model_validate(doc)), 10)
+    unknowns = section(design_document(ChainSpec.model_validate(doc)), 10)
     assert "`handles[search_id]`" in unknowns
     assert "tokens live an hour" in unknowns
 
 
 def test_a_chain_with_no_unknowns_says_none():
-    chain = Chain(id="bare", actions=[{"id": "a", "effect": "read"}])
+    chain = ChainSpec(id="bare", actions=[{"id": "a", "effect": "read"}])
     assert "None:" in section(design_document(chain), 10)
 
 
@@ -376,5 +378,5 @@ def test_repair_fields_a_gate_answer_binds_are_not_model_touchpoints():
 
 
 def test_a_chain_without_model_touchpoints_says_none():
-    chain = Chain(id="bare", actions=[{"id": "a", "effect": "read"}])
+    chain = ChainSpec(id="bare", actions=[{"id": "a", "effect": "read"}])
     assert "Model touchpoints: none." in section(design_document(chain), 11)

@@ -6,7 +6,7 @@ matches more than its author wrote steals the signals of the rows below it.
 
 from chains.core import formats
 from chains.core.formats.markdown import load_markdown
-from chains.core.model import Chain
+from chains.core.model import ChainSpec
 from chains.core.sim.classifier import ClassifyContext, classify
 from chains.core.sim.state import Observation
 
@@ -33,7 +33,7 @@ DECLINES = """
 """
 
 
-def chain() -> Chain:
+def chain() -> ChainSpec:
     (result,) = load_markdown("# Charge\n" + ACTIONS + DECLINES).chains
     return result
 

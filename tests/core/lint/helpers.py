@@ -6,22 +6,22 @@ import textwrap
 
 from chains.core import formats
 from chains.core.lint import Finding, lint
-from chains.core.model import Chain
+from chains.core.model import ChainSpec
 
 
-def chain(text: str) -> Chain:
+def chain(text: str) -> ChainSpec:
     """Validate a YAML chain document; fails the test loudly when it does not load."""
     result = formats.load(textwrap.dedent(text), format="yaml")
     assert result.chains, [str(p) for p in result.problems]
     return result.chains[0]
 
 
-def found(doc: Chain, rule_id: str) -> list[Finding]:
+def found(doc: ChainSpec, rule_id: str) -> list[Finding]:
     """The findings of one rule on ``doc``."""
     return [f for f in lint(doc).findings if f.rule == rule_id]
 
 
-def elements(doc: Chain, rule_id: str) -> list[str]:
+def elements(doc: ChainSpec, rule_id: str) -> list[str]:
     return [f.element for f in found(doc, rule_id)]
 
 

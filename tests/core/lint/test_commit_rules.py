@@ -8,7 +8,7 @@ import pytest
 
 from chains.core import formats
 from chains.core.lint import lint
-from chains.core.model import Chain
+from chains.core.model import ChainSpec
 
 from .helpers import chain, elements, found
 
@@ -153,7 +153,7 @@ LOCATOR_PROBE = """
 """
 
 
-def locator_probe(read_notes: str = "", book_notes: str = "") -> Chain:
+def locator_probe(read_notes: str = "", book_notes: str = "") -> ChainSpec:
     return chain(LOCATOR_PROBE.replace("READ_NOTES", read_notes).replace("BOOK_NOTES", book_notes))
 
 

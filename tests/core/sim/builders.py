@@ -6,21 +6,21 @@ import textwrap
 from pathlib import Path
 
 from chains.core import formats
-from chains.core.model import Chain
+from chains.core.model import ChainSpec
 from chains.core.sim.runtime import Run
 from chains.core.sim.state import Event, Observation, Option
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 
 
-def chain(text: str) -> Chain:
+def chain(text: str) -> ChainSpec:
     """Validate a YAML chain document; fails the test loudly when it does not load."""
     result = formats.load(textwrap.dedent(text), format="yaml")
     assert result.chains, [str(p) for p in result.problems]
     return result.chains[0]
 
 
-def fixture(name: str) -> Chain:
+def fixture(name: str) -> ChainSpec:
     result = formats.load((FIXTURES / name).read_text(), format="yaml")
     assert result.chains, [str(p) for p in result.problems]
     return result.chains[0]
@@ -123,12 +123,12 @@ OPTIONS = [
 ]
 
 
-def booking(**changes) -> Chain:
+def booking(**changes) -> ChainSpec:
     doc = chain(BOOKING)
     return doc.model_copy(update=changes) if changes else doc
 
 
-def start_booking(doc: Chain | None = None, **kw) -> Run:
+def start_booking(doc: ChainSpec | None = None, **kw) -> Run:
     kw.setdefault("intent", {"dates": "2026-12-01", "card": "visa"})
     return Run.start(doc or booking(), **kw)
 

@@ -13,26 +13,26 @@ from functools import cache
 from pathlib import Path
 
 from chains.core import formats
-from chains.core.model import Chain
+from chains.core.model import ChainSpec
 
 HERE = Path(__file__).resolve().parent
 SHAPES = HERE / "fixtures"
 OURS = HERE.parents[2] / "fixtures"
 
 
-def _load(path: Path) -> Chain:
+def _load(path: Path) -> ChainSpec:
     result = formats.load(path.read_text(), format="yaml")
     assert result.chains, [str(p) for p in result.problems]
     return result.chains[0]
 
 
 @cache
-def shape(name: str) -> Chain:
+def shape(name: str) -> ChainSpec:
     return _load(SHAPES / name)
 
 
 @cache
-def ours(name: str) -> Chain:
+def ours(name: str) -> ChainSpec:
     return _load(OURS / name)
 
 

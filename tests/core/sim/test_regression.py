@@ -7,7 +7,7 @@ import json
 import pytest
 
 from chains.core import formats
-from chains.core.model import Chain
+from chains.core.model import ChainSpec
 from chains.core.sim.regression import (
     TEST_VECTOR_FORMAT,
     ScenarioCheck,
@@ -33,13 +33,13 @@ events:
 """
 
 
-def saved(doc: Chain, text: str) -> Scenario:
+def saved(doc: ChainSpec, text: str) -> Scenario:
     """The scenario with the outcome of its replay on ``doc`` saved as its expect."""
     scenario = load_scenario(text)
     return scenario.model_copy(update={"expect": expect_from(simulate(doc, scenario).run)})
 
 
-def with_row_verdict(doc: Chain, row: str, verdict: str) -> Chain:
+def with_row_verdict(doc: ChainSpec, row: str, verdict: str) -> ChainSpec:
     """A new revision of ``doc`` in which verdict-table row ``row`` says ``verdict``."""
     document = formats.to_document(doc)
     for r in document["verdict_table"]:
@@ -48,7 +48,7 @@ def with_row_verdict(doc: Chain, row: str, verdict: str) -> Chain:
     return formats.from_document(document)
 
 
-def flight_happy_path() -> tuple[Chain, Scenario]:
+def flight_happy_path() -> tuple[ChainSpec, Scenario]:
     flight = formats.load((FIXTURES / "flight-roundtrip.yaml").read_bytes(), format="yaml")
     path = FIXTURES / "scenarios" / "flight-happy-path.yaml"
     return flight.chains[0], load_scenario(path.read_bytes(), path.name)
@@ -170,7 +170,7 @@ def test_check_all_reports_every_scenario_in_name_order():
 
 
 @pytest.fixture
-def vectors_input() -> tuple[Chain, dict[str, Scenario]]:
+def vectors_input() -> tuple[ChainSpec, dict[str, Scenario]]:
     flight, happy = flight_happy_path()
     broken = happy.model_copy(update={"events": happy.events[:2] + happy.events[3:]})
     return flight, {"happy path": happy, "broken": broken, "no events": Scenario()}
