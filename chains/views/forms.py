@@ -1,0 +1,60 @@
+"""Posted forms read through the same pydantic schemas the API takes.
+
+``read_form(Schema, request.POST)`` fills a schema from a form the way a
+browser sends it: one value per field, every value for list fields (a
+multi-select, repeated checkboxes), and an empty box counted as left out so
+the schema's default applies. A value the schema refuses raises
+:class:`FormError` naming the field, which the views answer with a 400 that
+keeps what was typed.
+"""
+
+from __future__ import annotations
+
+import typing
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from chains.core.errors import ChainError
+
+__all__ = ["FormError", "read_form"]
+
+S = TypeVar("S", bound=BaseModel)
+
+
+class FormError(ChainError):
+    """A posted field is missing or has a value its schema refuses."""
+
+
+def read_form(schema: type[S], post: Any) -> S:
+    """The form ``post`` (a QueryDict) as an instance of ``schema``."""
+    data: dict[str, Any] = {}
+    for name, field in schema.model_fields.items():
+        key = field.alias or name
+        if _is_list(field.annotation):
+            values = [v for v in post.getlist(key) if v != ""]
+            if values or key in post:
+                data[key] = values
+        elif post.get(key, "") != "":
+            data[key] = post[key]
+    try:
+        return schema.model_validate(data)
+    except ValidationError as exc:
+        raise FormError(_described(exc)) from None
+
+
+def _is_list(annotation: Any) -> bool:
+    """Whether a field holds a list (``list[str]``, ``list[str] | None``)."""
+    if typing.get_origin(annotation) is list:
+        return True
+    return any(typing.get_origin(arg) is list for arg in typing.get_args(annotation))
+
+
+def _described(exc: ValidationError) -> str:
+    """Every refused field as ``field: reason``, joined with ``; ``."""
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "form"
+        reason = "required" if err["type"] == "missing" else err["msg"]
+        parts.append(f"{where}: {reason.removeprefix('Value error, ')}")
+    return "; ".join(parts)
