@@ -31,7 +31,6 @@ from chains.core.errors import DocumentError, Problem
 from chains.core.graph import cascade, repair_scope
 from chains.core.lint import lint, worst_status
 from chains.core.render import flow_dot, handle_graph_dot, to_png, to_svg
-from chains.core.sim.explorer import Bounds
 from chains.core.sim.regression import recorded, test_vectors
 from chains.core.sim.scenario import Scenario, load_scenario, simulate
 from chains.models import (
@@ -45,6 +44,7 @@ from chains.models import (
     saved_scenarios,
     scenario_checks,
 )
+from chains.services import campaigns
 from chains.services.access import (
     NoTeam,
     chain_access,
@@ -53,6 +53,7 @@ from chains.services.access import (
     get_head,
     get_revision,
 )
+from chains.services.campaigns import CampaignIn
 from chains.services.imports import import_document
 
 router = Router(tags=["chains"])
@@ -355,14 +356,6 @@ class ScenarioSave(ScenarioIn):
     record: bool = Field(True, description="replay it and keep its outcome as its expect")
 
 
-class CampaignIn(Schema):
-    max_faults: int = Field(2, ge=0, le=6)
-    max_events: int = Field(60, ge=1, le=500)
-    crashes: bool = True
-    shards: int = Field(1, ge=1, le=16)
-    revision: int | None = None
-
-
 # --- chains and revisions ---------------------------------------------------------------
 
 
@@ -563,11 +556,7 @@ def vectors(request: HttpRequest, key: str) -> dict[str, Any]:
     summary="Launch the explorer",
 )
 def start_campaign(request: HttpRequest, key: str, body: CampaignIn) -> Status:
-    chain = _chain(request, key, Role.EDITOR)
-    revision = _revision(chain, body.revision)
-    document_of(revision)  # a revision that no longer validates is refused now, not by a worker
-    bounds = Bounds(max_faults=body.max_faults, max_events=body.max_events, crashes=body.crashes)
-    exploration = Exploration.objects.launch(revision, bounds, shards=body.shards)
+    exploration = campaigns.launch_campaign(_chain(request, key, Role.EDITOR), body)
     return Status(201, _campaign_out(exploration))
 
 
@@ -577,9 +566,7 @@ def start_campaign(request: HttpRequest, key: str, body: CampaignIn) -> Status:
     summary="A campaign's progress, and its result",
 )
 def get_campaign(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
-    exploration = _campaign(_chain(request, key), pk)
-    exploration.recover()
-    return _campaign_out(exploration)
+    return _campaign_out(campaigns.watch_campaign(_chain(request, key), pk))
 
 
 @router.post(
@@ -588,9 +575,7 @@ def get_campaign(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
     summary="Stop a campaign",
 )
 def cancel_campaign(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
-    exploration = _campaign(_chain(request, key, Role.EDITOR), pk)
-    exploration.cancel()
-    return _campaign_out(exploration)
+    return _campaign_out(campaigns.cancel_campaign(_chain(request, key, Role.EDITOR), pk))
 
 
 # --- comments and review ----------------------------------------------------------------
@@ -825,12 +810,6 @@ def _review_out(review: Review) -> dict[str, Any]:
         ],
         "approved": review.revision.tag or None,
     }
-
-
-def _campaign(chain: Chain, pk: int) -> Exploration:
-    return get_object_or_404(
-        Exploration.objects.select_related("revision"), pk=pk, revision__chain=chain
-    )
 
 
 def _campaign_out(exploration: Exploration) -> dict[str, Any]:
