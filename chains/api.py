@@ -31,7 +31,7 @@ from chains.core.errors import DocumentError, Problem
 from chains.core.graph import cascade, repair_scope
 from chains.core.lint import lint, worst_status
 from chains.core.render import flow_dot, handle_graph_dot, to_png, to_svg
-from chains.core.sim.regression import recorded, test_vectors
+from chains.core.sim.regression import test_vectors
 from chains.core.sim.scenario import Scenario, load_scenario, simulate
 from chains.models import (
     Chain,
@@ -40,11 +40,10 @@ from chains.models import (
     Review,
     Revision,
     Role,
-    SavedScenario,
     saved_scenarios,
     scenario_checks,
 )
-from chains.services import campaigns
+from chains.services import campaigns, scenarios
 from chains.services.access import (
     NoTeam,
     chain_access,
@@ -55,6 +54,7 @@ from chains.services.access import (
 )
 from chains.services.campaigns import CampaignIn
 from chains.services.imports import import_document
+from chains.services.scenarios import ScenarioName
 
 router = Router(tags=["chains"])
 
@@ -352,7 +352,7 @@ class ScenarioIn(Schema):
 
 
 class ScenarioSave(ScenarioIn):
-    name: str = Field(min_length=1, max_length=200)
+    name: ScenarioName
     record: bool = Field(True, description="replay it and keep its outcome as its expect")
 
 
@@ -527,13 +527,16 @@ def list_scenarios(request: HttpRequest, key: str) -> list[dict[str, Any]]:
     "/chains/{key}/scenarios", response={201: SavedScenarioOut, **ERRORS}, summary="Keep a scenario"
 )
 def save_scenario(request: HttpRequest, key: str, body: ScenarioSave) -> Status:
-    chain = _chain(request, key, Role.EDITOR)
-    scenario = _scenario(body.scenario)
-    if body.record:
-        scenario = recorded(document_of(_revision(chain, body.revision)), scenario)
-    SavedScenario.objects.keep(chain, body.name, scenario, author=request.user, replace=True)
-    expect = scenario.expect.model_dump(exclude_none=True) if scenario.expect else None
-    return Status(201, {"name": body.name, "expect": expect})
+    saved = scenarios.save_scenario(
+        _chain(request, key, Role.EDITOR),
+        body.name,
+        _scenario(body.scenario),
+        author=request.user,
+        record=body.record,
+        revision=body.revision,
+        replace=True,  # a pipeline re-running its script updates the scenario it keeps
+    )
+    return Status(201, {"name": saved.name, "expect": saved.document.get("expect")})
 
 
 @router.get(
