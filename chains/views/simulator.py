@@ -6,7 +6,8 @@ button or a shared link shows the same run. Every input is one POST that adds
 an event after the first ``at`` events (a checkpoint; all of them by default)
 and answers with the new run: a redirect for a plain form, the ``sim``
 partial plus ``HX-Push-Url`` for htmx. Nothing is stored until the user saves
-the simulation as a scenario. An input the run does not wait for is a 400
+the simulation as a scenario (``services.scenarios.save_scenario``, as the API
+and the command line do). An input the run does not wait for is a 400
 naming it, and the run before it is shown unchanged.
 """
 
@@ -110,20 +111,26 @@ def save_scenario(request: HttpRequest, key: str) -> HttpResponse:
     except SessionError as exc:
         return page(_fresh(document), error=str(exc), status=400)
     try:
-        name = read_form(SaveForm, request.POST).name
-        # replace=False: a person is refused a name already kept rather than overwrite it.
-        scenarios.save_scenario(
-            chain,
-            name,
-            scenario,
-            author=_author(request),
-            record=True,
-            revision=revision.number,
-            replace=False,
-        )
+        name = _save(request, chain, revision, scenario)
     except (FormError, ScenarioMismatch, DuplicateScenario) as exc:
         return page(scenario, error=str(exc), status=400)
     return _answer(request, page, _url(chain, revision, scenario), scenario, saved=name)
+
+
+def _save(request: HttpRequest, chain: Chain, revision: Revision, scenario: Scenario) -> str:
+    """Keep ``scenario`` recorded on ``revision`` under the posted name; the name."""
+    name = read_form(SaveForm, request.POST).name
+    # A person is refused a name already kept rather than overwrite it (replace=False).
+    scenarios.save_scenario(
+        chain,
+        name,
+        scenario,
+        author=_author(request),
+        record=True,
+        revision=revision.number,
+        replace=False,
+    )
+    return name
 
 
 # --- reading the request --------------------------------------------------------------
