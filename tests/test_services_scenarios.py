@@ -77,3 +77,12 @@ def test_recording_a_scenario_that_does_not_replay_keeps_nothing(flight, happy):
     with pytest.raises(ScenarioMismatch):
         save_scenario(flight, "wrong", other, author=None, record=True, replace=True)
     assert not SavedScenario.objects.exists()
+
+
+def test_recording_on_a_revision_that_no_longer_validates_is_refused_naming_it(happy):
+    outdated = Chain.objects.store(
+        {"id": "old", "actions": [{"id": "a", "effect": "teleport"}]}, message="old"
+    ).chain
+    with pytest.raises(BadScenario, match=r"^revision: revision 1 no longer validates: "):
+        save_scenario(outdated, "old", happy, author=None, record=True, replace=True)
+    assert not SavedScenario.objects.exists()

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints, TypeAdapter, ValidationError
 
-from chains.core.errors import ChainError
+from chains.core.errors import ChainError, DocumentError
 from chains.core.sim.regression import recorded
 from chains.core.sim.scenario import Scenario
 from chains.models import Chain, SavedScenario
@@ -52,7 +52,8 @@ def save_scenario(
     ``author`` is the person saving (None: the operator at the command line).
     ``record`` replays it on ``revision`` (the head when None) and keeps the
     outcome as its ``expect``; it raises ``ScenarioMismatch`` when it does not
-    replay. ``replace`` has no default because the doors differ on purpose:
+    replay, and :class:`BadScenario` for a bad name or a revision that no
+    longer validates. ``replace`` has no default because the doors differ on purpose:
     a person on the simulator page is refused a name already kept
     (``DuplicateScenario``) so a colleague's scenario is never overwritten by
     a name typed twice, while the API and the command line replace it, so a
@@ -64,5 +65,10 @@ def save_scenario(
         raise BadScenario(f"name: {exc.errors()[0]['msg']}") from None
     if record:
         kept_on = get_revision(chain, revision) if revision is not None else get_head(chain)
-        scenario = recorded(document_of(kept_on), scenario)
+        try:
+            document = document_of(kept_on)
+        except DocumentError as exc:
+            why = f"revision: revision {kept_on.number} no longer validates: {exc}"
+            raise BadScenario(why) from None
+        scenario = recorded(document, scenario)
     return SavedScenario.objects.keep(chain, name, scenario, author=author, replace=replace)
