@@ -61,8 +61,8 @@ def test_a_refused_edit_names_the_place_and_stores_nothing(small):
 
 
 def test_an_edit_may_not_change_the_chains_id(small):
-    with pytest.raises(EditError) as refused:
-        save_edit(small, "update_chain", {"id": "other"}, base=1, author=None)
+    with pytest.raises(EditError, match="cannot change") as refused:
+        save_edit(small, "update_chain", {"fields": {"id": "other"}}, base=1, author=None)
     assert refused.value.path == "id"
     assert not Chain.objects.filter(key="other").exists()
 
