@@ -12,6 +12,8 @@ from chains.models import Chain
 
 pytestmark = pytest.mark.django_db
 
+K = "flight_roundtrip"
+
 
 def run(*args: str) -> tuple[str, str]:
     out, err = StringIO(), StringIO()
@@ -21,9 +23,6 @@ def run(*args: str) -> tuple[str, str]:
 
 def handle_ids(chain: Chain) -> list[str]:
     return [h["id"] for h in chain.head().document["handles"]]
-
-
-K = "flight_roundtrip"
 
 
 def test_edit_applies_the_operation_to_the_head_and_prints_the_new_revision(flight):

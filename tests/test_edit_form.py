@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from django.http import QueryDict
 
 from chains.core.edit import EditError
-from chains.views.edit_form import read_edit
+from chains.views.edit_form import FAMILIES, read_edit
 from chains.views.forms import FormError
 
 
@@ -63,3 +65,10 @@ def test_a_family_without_a_path_names_the_field():
 def test_a_path_through_a_value_that_is_not_an_object_names_the_field():
     with pytest.raises(FormError, match=r"^arg.id.x: id is not an object$"):
         read_edit(posted("arg.id=a&arg.id.x=b"))
+
+
+def test_every_field_family_is_described_for_people_in_the_designer_docs():
+    text = (Path(__file__).resolve().parent.parent / "docs" / "designer.md").read_text()
+    table = text.split("## Posting edits from a script")[1].split("\n## ")[0]
+    for family in [*FAMILIES, "verdict"]:
+        assert f"| `{family}.<" in table, family

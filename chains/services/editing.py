@@ -57,7 +57,7 @@ class EditIn(UndoIn):
     op: str = Field(
         min_length=1,
         max_length=100,
-        description="add_action, update_action, ..., update_chain (docs/designer.md lists them)",
+        description=f"the edit operation, one of: {', '.join(edit.OPS)}",
     )
     args: dict[str, Any] = Field(
         default_factory=dict, description="the operation's arguments, by parameter name"
