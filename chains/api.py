@@ -43,7 +43,7 @@ from chains.models import (
     saved_scenarios,
     scenario_checks,
 )
-from chains.services import campaigns, scenarios
+from chains.services import campaigns, editing, scenarios
 from chains.services.access import (
     NoTeam,
     chain_access,
@@ -53,6 +53,7 @@ from chains.services.access import (
     get_revision,
 )
 from chains.services.campaigns import CampaignIn
+from chains.services.editing import EditIn, UndoIn
 from chains.services.imports import import_document
 from chains.services.scenarios import ScenarioName
 
@@ -125,6 +126,10 @@ class RevisionOut(Out):
     status: str
     author: str | None
     created_at: str
+
+
+class SavedOut(RevisionOut):
+    created: bool = Field(description="false when the content was already so: the head, unchanged")
 
 
 class RevisionDocumentOut(RevisionOut):
@@ -441,6 +446,30 @@ def revision_diff(
     old = get_revision(chain, from_)
     changes = diff(document_of(old), document_of(new))
     return {"from": old.number, "to": new.number, "changes": [asdict(c) for c in changes]}
+
+
+# --- edits ------------------------------------------------------------------------------
+
+EDITED = {201: SavedOut, **ERRORS, 409: ErrorOut}  # 409: the base is no longer the head
+
+
+@router.post("/chains/{key}/edits", response=EDITED, summary="Apply an edit: a new revision")
+def edit_chain(request: HttpRequest, key: str, body: EditIn) -> Status:
+    chain = _chain(request, key, Role.EDITOR)
+    saved = editing.save_edit(chain, body.op, body.args, base=body.base, author=request.user)
+    return Status(201, _saved_out(saved.revision, body.base))
+
+
+@router.post("/chains/{key}/undo", response=EDITED, summary="Undo the last edit: a new revision")
+def undo_edit(request: HttpRequest, key: str, body: UndoIn) -> Status:
+    revision = editing.undo(_chain(request, key, Role.EDITOR), base=body.base, author=request.user)
+    return Status(201, _saved_out(revision, body.base))
+
+
+@router.post("/chains/{key}/redo", response=EDITED, summary="Redo the last undo: a new revision")
+def redo_edit(request: HttpRequest, key: str, body: UndoIn) -> Status:
+    revision = editing.redo(_chain(request, key, Role.EDITOR), base=body.base, author=request.user)
+    return Status(201, _saved_out(revision, body.base))
 
 
 # --- checks and queries -----------------------------------------------------------------
@@ -768,6 +797,11 @@ def _revision_out(revision: Revision) -> dict[str, Any]:
         "author": revision.author.username if revision.author else None,
         "created_at": revision.created_at.isoformat(),
     }
+
+
+def _saved_out(revision: Revision, base: int) -> dict[str, Any]:
+    """A stored change; ``base`` was the head, so another number is a new revision."""
+    return {**_revision_out(revision), "created": revision.number != base}
 
 
 def _chain(request: HttpRequest, key: str, role: str = Role.VIEWER) -> Chain:

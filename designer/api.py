@@ -19,8 +19,9 @@ from ninja.security import HttpBearer, SessionAuth
 
 from chains.api import Refused
 from chains.api import router as chains_router
+from chains.core.edit import EditError
 from chains.core.errors import ChainError, DocumentError
-from chains.models import ApiToken, QueueDown, ReviewError, StaleRevision
+from chains.models import ApiToken, NothingToUndo, QueueDown, ReviewError, StaleRevision
 from chains.services.campaigns import BadCampaign
 
 
@@ -91,6 +92,17 @@ def invalid_document(request: HttpRequest, exc: DocumentError) -> HttpResponse:
 @api.exception_handler(StaleRevision)
 def conflict(request: HttpRequest, exc: StaleRevision) -> HttpResponse:
     return error(request, 409, "stale_revision", str(exc), "base")
+
+
+@api.exception_handler(EditError)
+def edit_refused(request: HttpRequest, exc: EditError) -> HttpResponse:
+    problems = [p.as_dict() for p in exc.problems]
+    return error(request, 400, "edit_refused", str(exc), exc.path or None, problems=problems)
+
+
+@api.exception_handler(NothingToUndo)
+def nothing_to_undo(request: HttpRequest, exc: NothingToUndo) -> HttpResponse:
+    return error(request, 400, "nothing_to_undo", str(exc), "base")
 
 
 @api.exception_handler(QueueDown)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, Literal
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -48,6 +48,10 @@ def document_status(document: dict[str, Any]) -> str:
 
 
 APPROVABLE = ("VALID", "WARNINGS")
+NOTHING_TO = {
+    "undo": "nothing to undo: this is the chain's first revision",
+    "redo": "nothing to redo: the last change was not an undo",
+}
 
 
 class ChainQuerySet(models.QuerySet):
@@ -183,33 +187,28 @@ class Chain(models.Model):
         restores an earlier document, and remembers where the next undo and
         redo lead, so repeated undos walk back edit by edit.
         """
-        head = self._head_at(base)
-        target = head.undo_target
-        if target is None:
-            raise NothingToUndo("nothing to undo: this is the chain's first revision")
-        return Chain.objects.store(
-            target.document,
-            f"undo revision {head.number}",
-            base=base,
-            author=author,
-            undo_target=target.undo_target,
-            redo_target=head,
-            restores=True,
-        )
+        return self._restore("undo", base, author)
 
     def redo(self, base: int, author: Any = None) -> Revision:
         """A new head with the content the last undo took away."""
+        return self._restore("redo", base, author)
+
+    def _restore(self, way: Literal["undo", "redo"], base: int, author: Any) -> Revision:
         head = self._head_at(base)
-        target = head.redo_target
+        target = head.undo_target if way == "undo" else head.redo_target
         if target is None:
-            raise NothingToUndo("nothing to redo: the last change was not an undo")
+            raise NothingToUndo(NOTHING_TO[way])
+        # An undo can be redone back to this head; a redo keeps the redo trail beyond it.
+        redo_to, number = (
+            (head, head.number) if way == "undo" else (target.redo_target, target.number)
+        )
         return Chain.objects.store(
             target.document,
-            f"redo revision {target.number}",
+            f"{way} revision {number}",
             base=base,
             author=author,
             undo_target=target.undo_target,
-            redo_target=target.redo_target,
+            redo_target=redo_to,
             restores=True,
         )
 

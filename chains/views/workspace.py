@@ -1,18 +1,19 @@
 """The workspace of one chain: the graph, the side panel, the lint panel and every edit.
 
 Every edit is one POST naming a core edit operation (``chains.core.edit``)
-and the revision it was based on. The view applies it to the head, stores
-the result as a new revision and renders the workspace again (the
-``workspace`` partial for htmx, a redirect otherwise). An edit on a stale
-base is refused with 409 and stores nothing; a refused edit (unknown
-element, bad value) is a 400 naming what and where. What the workspace
-shows is computed by core functions; this module only gathers it.
+and the revision it was based on, read by ``edit_form.read_edit``. The
+``services.editing`` service applies it to the head and stores the result as
+a new revision; the view renders the workspace again (the ``workspace``
+partial for htmx, a redirect otherwise). An edit on a stale base is refused
+with 409 and stores nothing; a refused edit (unknown element, bad value) is
+a 400 naming what and where. What the workspace shows is computed by core
+functions; this module only gathers it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from typing import Any, get_args
 from urllib.parse import urlencode
@@ -26,13 +27,12 @@ from django.views.decorators.http import require_GET, require_POST
 from chains.core import edit, formats
 from chains.core.coverage import coverage
 from chains.core.errors import ChainError, DocumentError
-from chains.core.formats.yamlio import parse_yaml
 from chains.core.lint import lint
 from chains.core.lint.fixes import fixes_for
 from chains.core.model import EVIDENCE_TAGS, Action, ChainSpec, Gate
 from chains.core.render import RenderError, flow_dot, handle_graph_dot, start_svg
 from chains.core.selection import Selection, finding_key, intent_fields, select
-from chains.core.verdicts import GENERIC_ROWS, VERDICT_TYPES, build_verdict
+from chains.core.verdicts import GENERIC_ROWS, VERDICT_TYPES
 from chains.models import (
     Chain,
     Comment,
@@ -42,7 +42,11 @@ from chains.models import (
     StaleRevision,
     scenario_checks,
 )
+from chains.services import editing
+from chains.services.editing import UndoIn
 from chains.views.common import Recent, document_of, get_chain, get_head
+from chains.views.edit_form import read_edit
+from chains.views.forms import read_form
 
 SECTIONS = {"action": "actions", "handle": "handles", "gate": "gates", "row": "verdict_table"}
 # Parts of a chain document with edits of their own (the rest is "chain settings").
@@ -50,11 +54,6 @@ CHAIN_SECTIONS = {"id", "handles", "actions", "gates", "verdict_table", "policy"
 AUDIENCES = get_args(Gate.model_fields["audience"].annotation)
 EFFECTS = get_args(Action.model_fields["effect"].annotation)
 TABS = ("actions", "handles", "gates", "table", "coverage", "policy", "evidence", "history")
-MAX_FIELD = 200_000  # characters in one posted YAML or JSON field
-
-
-class BadRequest(ChainError):
-    """The posted form itself is malformed (not the edit it asks for)."""
 
 
 @require_GET
@@ -68,40 +67,33 @@ def workspace(request: HttpRequest, key: str) -> HttpResponse:
 def edit_chain(request: HttpRequest, key: str) -> HttpResponse:
     chain = get_chain(request, key, Role.EDITOR)
     try:
-        base = _base(request)
-        op, args = request.POST.get("op", ""), _args(request.POST)
-        document = _head_document(get_head(chain))
-        changed = edit.apply(document, op, args)
-        if changed.id != document.id:
-            raise BadRequest("id: a chain's id is its address and cannot change here")
-        commented = Comment.objects.open_counts(chain)
-        drawing = _draw(changed, _state(request), commented) if request.htmx else None
-        report = lint(changed)  # while Graphviz lays out the new graph
-        revision = Chain.objects.store(
-            formats.to_document(changed),
-            _message(op, args),
-            base=base,
+        posted = read_edit(request.POST)
+        saved = editing.save_edit(
+            chain,
+            posted.op,
+            posted.args,
+            base=posted.base,
             author=request.user,
-            status=report.status,
+            start=_drawing(request, chain) if request.htmx else None,
         )
     except StaleRevision as exc:
         return _refused(request, chain, str(exc), 409)
     except ChainError as exc:
         return _refused(request, chain, str(exc), 400)
-    document_of(revision, known=changed)
-    return _saved(request, chain, revision, document=changed, report=report, drawing=drawing)
+    known = {"document": saved.spec, "report": saved.report, "drawing": saved.started}
+    return _saved(request, chain, saved.revision, **known)
 
 
 @require_POST
 def undo_redo(request: HttpRequest, key: str, action: str) -> HttpResponse:
     chain = get_chain(request, key, Role.EDITOR)
+    restore = editing.undo if action == "undo" else editing.redo
     try:
-        base = _base(request)
-        do = chain.undo if action == "undo" else chain.redo
-        revision = do(base, author=request.user)
+        base = read_form(UndoIn, request.POST).base
+        revision = restore(chain, base=base, author=request.user)
     except StaleRevision as exc:
         return _refused(request, chain, str(exc), 409)
-    except (NothingToUndo, BadRequest) as exc:
+    except (NothingToUndo, ChainError) as exc:
         return _refused(request, chain, str(exc), 400)
     return _saved(request, chain, revision)
 
@@ -269,87 +261,7 @@ def _yaml(data: Any) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=88)
 
 
-# --- reading the request --------------------------------------------------------------
-
-
-def _base(request: HttpRequest) -> int:
-    raw = request.POST.get("base", "")
-    if not raw.isdigit():
-        raise BadRequest(f"base: the revision this edit started from is not a number ({raw!r})")
-    return int(raw)
-
-
-def _args(post: Any) -> dict[str, Any]:
-    """The edit's arguments from the form.
-
-    ``args`` is a JSON object; ``arg.<path>`` a string (empty ones left out),
-    ``set.<path>`` a string that an empty value removes, ``list.<path>``
-    every non-empty value of a multi-select (left out when there is none),
-    ``setlist.<path>`` the same but always set (an empty list clears it), ``yaml.<path>`` a YAML
-    value, where ``<path>`` may be dotted (``arg.fields.signal``); and
-    ``verdict.<part>`` fields are built into one verdict stored at the path
-    ``verdict.into`` names (default ``fields.verdict``).
-    """
-    args: dict[str, Any] = {}
-    if post.get("args"):
-        given = _parse(post["args"], "args", "JSON")
-        if not isinstance(given, dict):
-            raise BadRequest("args: expected a JSON object")
-        args.update(given)
-    verdict: dict[str, str] = {}
-    for name in post:
-        kind, _, path = name.partition(".")
-        value = post[name]
-        if kind == "arg" and value != "":
-            _put(args, path, value)
-        elif kind == "set":
-            _put(args, path, value if value != "" else None)
-        elif kind == "setlist" or (kind == "list" and any(post.getlist(name))):
-            _put(args, path, [v for v in post.getlist(name) if v])
-        elif kind == "yaml":
-            _put(args, path, _parse(value, name, "YAML"))
-        elif kind == "verdict" and value != "":
-            verdict[path] = value
-    if verdict:
-        _put(args, verdict.pop("into", "fields.verdict"), build_verdict(verdict))
-    return args
-
-
-def _put(args: dict[str, Any], path: str, value: Any) -> None:
-    *parents, last = path.split(".")
-    node = args
-    for part in parents:
-        node = node.setdefault(part, {})
-        if not isinstance(node, dict):
-            raise BadRequest(f"{path}: {part} is not an object")
-    node[last] = value
-
-
-def _parse(text: str, name: str, kind: str) -> Any:
-    """A posted JSON or YAML value, read with the importer's limits (size, depth, aliases)."""
-    if len(text) > MAX_FIELD:
-        raise BadRequest(f"{name}: {len(text):,} characters is more than the {MAX_FIELD:,} allowed")
-    try:
-        return (formats.parse_json(text) if kind == "JSON" else parse_yaml(text))[0]
-    except DocumentError as exc:
-        raise BadRequest(f"{name}: not valid {kind}: {exc}") from None
-
-
-def _head_document(head: Revision) -> ChainSpec:
-    try:
-        return document_of(head)
-    except DocumentError as exc:
-        raise BadRequest(
-            f"the head revision no longer validates, so it cannot be edited: {exc}"
-        ) from None
-
-
 _FINDINGS = Recent()
-
-
-def _message(op: str, args: dict[str, Any]) -> str:
-    named = [args[k] for k in ("id", "kind", "source", "target") if isinstance(args.get(k), str)]
-    return " ".join([op.replace("_", " "), *named])[:500]
 
 
 # --- answering ------------------------------------------------------------------------
@@ -358,6 +270,11 @@ def _message(op: str, args: dict[str, Any]) -> str:
 def _state(request: HttpRequest) -> dict[str, str]:
     """The workspace's view state a form carries along (selection, tab, view)."""
     return {k: request.POST[k] for k in ("select", "tab", "view") if request.POST.get(k)}
+
+
+def _drawing(request: HttpRequest, chain: Chain) -> Callable[[ChainSpec], Any]:
+    """The hook that starts laying out an edited chain, so Graphviz works while it is linted."""
+    return lambda changed: _draw(changed, _state(request), Comment.objects.open_counts(chain))
 
 
 def render_workspace(request: HttpRequest, context: dict, status: int = 200) -> HttpResponse:

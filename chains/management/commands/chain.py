@@ -1,13 +1,15 @@
-"""``manage.py chain``: import, export, lint, simulate, explore, rules, schema; a thin shell.
+"""``manage.py chain``: import, export, edit, lint, simulate, explore, rules, schema; a thin shell.
 
 The core parses, checks and reports; this command reads files, imports through
-``chains.services.imports`` as the page and the API do, and turns outcomes into
+``chains.services.imports`` and edits, undoes and redoes through
+``chains.services.editing`` as the page and the API do, and turns outcomes into
 text, JSON and an exit status (lint: 0 VALID or WARNINGS, 1 INVALID, 2
 BLOCKED; simulate: 0 when the scenario ran and its expectations held, 1
 otherwise; explore: 1 when an invariant broke, 3 when none did but the search
 did not cover the chain (a step never reached, a happy path short of
 ``done``), 0 only for a clean and complete search; ``--allow-incomplete``
-turns 3 into 0).
+turns 3 into 0; edit, undo, redo: 0 with the revision number on stdout, 1
+with the reason on stderr when refused).
 """
 
 from __future__ import annotations
@@ -28,7 +30,15 @@ from chains.core.sim.explorer import EXIT_CODES as EXPLORE_EXIT_CODES
 from chains.core.sim.explorer import Bounds, ExploreResult, explore, scenario_dict
 from chains.core.sim.regression import test_vectors
 from chains.core.sim.scenario import Scenario, ScenarioMismatch, load_scenario, simulate
-from chains.models import Chain, Team, saved_scenarios, scenario_checks
+from chains.models import (
+    Chain,
+    NothingToUndo,
+    StaleRevision,
+    Team,
+    saved_scenarios,
+    scenario_checks,
+)
+from chains.services import editing
 from chains.services.imports import import_document
 from chains.services.scenarios import BadScenario, save_scenario
 
@@ -56,6 +66,24 @@ class Command(BaseCommand):
         )
 
         sub.add_parser("schema", help="Print the JSON Schema of chain documents.")
+
+        edt = sub.add_parser(
+            "edit", help="Apply an edit operation to a stored chain; print the new revision."
+        )
+        edt.add_argument("chain", help="the stored chain key")
+        edt.add_argument("op", help="an operation of chains/core/edit.py, e.g. add_handle")
+        # dest "args" would collide with the positional arguments Django passes to handle().
+        edt.add_argument(
+            "--args", dest="op_args", metavar="JSON", default="{}", help="its arguments: an object"
+        )
+        undo = sub.add_parser("undo", help="Undo a chain's last edit; print the new revision.")
+        redo = sub.add_parser("redo", help="Redo what the last undo took away; print the revision.")
+        for change in (undo, redo):
+            change.add_argument("chain", help="the stored chain key")
+        for change in (edt, undo, redo):
+            change.add_argument(
+                "--base", type=int, metavar="N", help="the revision it starts from (default: head)"
+            )
 
         lnt = sub.add_parser(
             "lint", help="Check chains against the SPEC: exit 0 valid, 1 invalid, 2 blocked."
@@ -134,6 +162,8 @@ class Command(BaseCommand):
             self.explore(options)
         elif subcommand == "scenario":
             self.scenario(options)
+        elif subcommand in ("edit", "undo", "redo"):
+            self.edit(subcommand, options)
         elif subcommand == "rules":
             self.rules(options["markdown"])
         else:
@@ -167,6 +197,26 @@ class Command(BaseCommand):
         if head is None:
             raise CommandError(f"no chain with key {key!r}")
         self.write_text(formats.dump(formats.from_document(head.document), fmt))
+
+    def edit(self, subcommand: str, options: dict[str, Any]) -> None:
+        """Edit, undo or redo as the operator (who may write any chain); stdout: the revision."""
+        chain = Chain.objects.filter(key=options["chain"]).first()
+        head = chain.head() if chain else None
+        if chain is None or head is None:
+            raise CommandError(f"no stored chain {options['chain']!r}")
+        base = head.number if options["base"] is None else options["base"]
+        try:
+            if subcommand == "edit":
+                args = editing.parse_args(options["op_args"], "--args")
+                saved = editing.save_edit(chain, options["op"], args, base=base, author=None)
+                revision = saved.revision
+            else:
+                revision = getattr(editing, subcommand)(chain, base=base, author=None)
+        except (ChainError, StaleRevision, NothingToUndo) as exc:
+            raise CommandError(f"{subcommand} refused: {exc}") from None
+        if revision.number == base:
+            self.stderr.write(f"nothing changed; the head is still revision {base}")
+        self.stdout.write(str(revision.number))
 
     def lint(self, target: str, fmt: str, as_json: bool) -> None:
         chains, problems = self.lint_targets(target, fmt)

@@ -1,0 +1,158 @@
+"""Saving an edit, undo and redo: the one path the workspace, the API and ``chain edit`` take.
+
+An edit names a core edit operation (``chains.core.edit``), its arguments and
+the revision it started from (:class:`EditIn`, the schema the page and the
+API both read). :func:`save_edit` applies it to the head's ChainSpec, lints
+the result and stores it as a new revision; :func:`undo` and :func:`redo`
+store an earlier document again. Each stores nothing when it refuses: a base
+that is no longer the head raises ``StaleRevision``, an edit the core refuses
+(or one that would change the chain's id, its address) raises ``EditError``
+naming the place, and undo with nothing to undo raises ``NothingToUndo``.
+Who may edit is the caller's check (``services.access.chain_access``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from chains.core import edit, formats
+from chains.core.edit import EditError
+from chains.core.errors import DocumentError
+from chains.core.formats.yamlio import parse_yaml
+from chains.core.lint import LintReport, lint
+from chains.core.model import ChainSpec
+from chains.models import Chain, Revision
+from chains.services.access import document_of, get_head
+
+__all__ = [
+    "MAX_FIELD",
+    "EditIn",
+    "Saved",
+    "UndoIn",
+    "parse_args",
+    "parse_value",
+    "redo",
+    "save_edit",
+    "undo",
+]
+
+MAX_FIELD = 200_000  # characters in one JSON or YAML value a person types
+
+
+class UndoIn(BaseModel):
+    """An undo or a redo: the revision it started from."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base: int = Field(ge=1, description="the head revision number the change started from")
+
+
+class EditIn(UndoIn):
+    """One edit: an operation of ``chains.core.edit``, its arguments and its base revision."""
+
+    op: str = Field(
+        min_length=1,
+        max_length=100,
+        description=f"the edit operation, one of: {', '.join(edit.OPS)}",
+    )
+    args: dict[str, Any] = Field(
+        default_factory=dict, description="the operation's arguments, by parameter name"
+    )
+
+
+@dataclass(frozen=True)
+class Saved:
+    """A saved edit: the revision, and what a page needs to show it without redoing work.
+
+    ``revision`` is the head unchanged when the edit changed nothing. ``started``
+    is what the caller's ``start`` hook returned (None without one).
+    """
+
+    revision: Revision
+    spec: ChainSpec
+    report: LintReport
+    started: Any = None
+
+
+def save_edit(
+    chain: Chain,
+    op: str,
+    args: dict[str, Any],
+    *,
+    base: int,
+    author: Any,
+    start: Callable[[ChainSpec], Any] | None = None,
+) -> Saved:
+    """Apply the edit ``op`` with ``args`` to the head of ``chain`` and store the result.
+
+    ``start``, when given, is called with the changed ChainSpec before it is
+    linted, so slow work the caller needs anyway (the page lays out the new
+    graph in Graphviz) runs while the linter does; its result comes back as
+    ``Saved.started``.
+    """
+    spec = _head_spec(get_head(chain))
+    changed = edit.apply(spec, op, args)
+    if changed.id != spec.id:
+        raise EditError("id", "a chain's id is its address and cannot change here")
+    started = start(changed) if start is not None else None
+    report = lint(changed)
+    revision = Chain.objects.store(
+        formats.to_document(changed),
+        _message(op, args),
+        base=base,
+        author=author,
+        status=report.status,
+    )
+    document_of(revision, known=changed)
+    return Saved(revision, changed, report, started)
+
+
+def undo(chain: Chain, *, base: int, author: Any) -> Revision:
+    """A new head with the content before the last edit (see :meth:`Chain.undo`)."""
+    return chain.undo(base, author=author)
+
+
+def redo(chain: Chain, *, base: int, author: Any) -> Revision:
+    """A new head with the content the last undo took away."""
+    return chain.redo(base, author=author)
+
+
+def parse_value(text: str, name: str, kind: Literal["JSON", "YAML"]) -> Any:
+    """A JSON or YAML value a person typed, read with the importer's limits (size, depth, aliases).
+
+    ``name`` is where it was typed (a form field, a command-line option); a
+    refusal is an ``EditError`` there.
+    """
+    if len(text) > MAX_FIELD:
+        raise EditError(name, f"{len(text):,} characters is more than the {MAX_FIELD:,} allowed")
+    try:
+        return (formats.parse_json(text) if kind == "JSON" else parse_yaml(text))[0]
+    except DocumentError as exc:
+        raise EditError(name, f"not valid {kind}: {exc}") from None
+
+
+def parse_args(text: str, name: str = "args") -> dict[str, Any]:
+    """An edit's arguments typed as one JSON object."""
+    args = parse_value(text, name, "JSON")
+    if not isinstance(args, dict):
+        raise EditError(name, "expected a JSON object")
+    return args
+
+
+def _head_spec(head: Revision) -> ChainSpec:
+    try:
+        return document_of(head)
+    except DocumentError as exc:
+        raise EditError(
+            "", f"the head revision no longer validates, so it cannot be edited: {exc}"
+        ) from None
+
+
+def _message(op: str, args: dict[str, Any]) -> str:
+    """The revision's message: the operation and the ids it names (``add edge consumes a b``)."""
+    named = [args[k] for k in ("id", "kind", "source", "target") if isinstance(args.get(k), str)]
+    return " ".join([op.replace("_", " "), *named])[:500]
