@@ -24,7 +24,7 @@ from typing import NamedTuple, NoReturn
 import networkx as nx
 
 from .errors import ChainError
-from .model import Action, ChainSpec, Independence, compensators, is_commit_class
+from .model import Action, ChainSpec, Independence, compensators, first_by_id, is_commit_class
 from .signals import scope_applies_to
 from .verdicts import Verdict
 
@@ -62,13 +62,6 @@ class GraphError(ChainError):
 # --- building blocks -------------------------------------------------------
 
 
-def _first_actions(chain: ChainSpec) -> dict[str, Action]:
-    out: dict[str, Action] = {}
-    for action in chain.actions:
-        out.setdefault(action.id, action)
-    return out
-
-
 def minters(chain: ChainSpec) -> dict[str, str]:
     """Handle id → id of the action that mints it.
 
@@ -82,7 +75,7 @@ def minters(chain: ChainSpec) -> dict[str, str]:
     >>> minters(doc)
     {'h': 'a'}
     """
-    actions = _first_actions(chain)
+    actions = first_by_id(chain.actions)
     out: dict[str, str] = {}
     for action in chain.actions:
         for handle_id in action.output.handles:
@@ -95,7 +88,7 @@ def minters(chain: ChainSpec) -> dict[str, str]:
 
 def selection_handles(chain: ChainSpec) -> set[str]:
     """Ids of the selection pseudo-handles: handles minted by an ``effect: select`` action."""
-    actions = _first_actions(chain)
+    actions = first_by_id(chain.actions)
     return {h for h, a in minters(chain).items() if actions[a].effect == "select"}
 
 
@@ -114,7 +107,7 @@ def derivation_graph(chain: ChainSpec) -> nx.DiGraph:
     >>> sorted(g.edges), g.nodes["ghost"]["defined"]
     ([('ghost', 'pick'), ('search_id', 'pick')], False)
     """
-    actions = _first_actions(chain)
+    actions = first_by_id(chain.actions)
     minted = minters(chain)
     graph = nx.DiGraph()
     for handle in chain.handles:
@@ -179,7 +172,7 @@ def flow_graph(chain: ChainSpec) -> nx.MultiDiGraph:
     [('a', 'b', 'next'), ('a', 'h', 'mints'), ('h', 'b', 'consumes')]
     """
     graph = nx.MultiDiGraph()
-    ordered = list(_first_actions(chain).values())
+    ordered = list(first_by_id(chain.actions).values())
     for i, action in enumerate(ordered):
         graph.add_node(("action", action.id), defined=True, order=i, effect=action.effect)
     for handle in chain.handles:
@@ -422,7 +415,7 @@ def repair_scope(chain: ChainSpec, step: str, fields: Iterable[str]) -> RepairSc
     (['hold', 'lock'], ['search_id'])
     """
     fields = list(fields)
-    actions = _first_actions(chain)
+    actions = first_by_id(chain.actions)
     if step not in actions:
         raise GraphError(f"unknown step {step!r}")
     intent_fields = {f for a in chain.actions for f in a.input.intent}
@@ -526,7 +519,7 @@ def missing_edges(chain: ChainSpec) -> list[MissingEdge]:
     """
     ancestry = Ancestry(derivation_graph(chain))
     out: list[MissingEdge] = []
-    for action in _first_actions(chain).values():
+    for action in first_by_id(chain.actions).values():
         for minted in dict.fromkeys(action.output.handles):
             for consumed in dict.fromkeys(action.input.handles):
                 if consumed != minted and not ancestry.derives_from(minted, consumed):
@@ -588,7 +581,7 @@ def independence_questions(chain: ChainSpec) -> list[IndependenceQuestion]:
     graph = derivation_graph(chain)
     ancestry = Ancestry(graph)
     pairs: dict[tuple[str, str], list[str]] = {}
-    for action in _first_actions(chain).values():
+    for action in first_by_id(chain.actions).values():
         consumed = sorted(set(action.input.handles))
         for a, b in itertools.combinations(consumed, 2):
             pairs.setdefault((a, b), []).append(action.id)

@@ -69,14 +69,14 @@ import html
 import re
 import subprocess
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from .errors import ChainError
 from .graph import action_verdicts
 from .lint.structure import row_element
-from .model import Action, ChainSpec, Gate, Handle, compensators, is_external
+from .model import Action, ChainSpec, Gate, Handle, compensators, first_by_id, is_external
 from .signals import scope_applies_to
 from .verdicts import Verdict, format_verdict
 
@@ -230,15 +230,14 @@ def _attrs(attrs: Mapping[str, str]) -> str:
 # --- shared pieces ---------------------------------------------------------------
 
 
-def _first_by_id(items: Iterable[Action]) -> dict[str, Action]:
-    out: dict[str, Action] = {}
-    for item in items:
-        out.setdefault(item.id, item)
-    return out
-
-
 def _described(element: Action | Handle | Gate) -> str:
     return element.description or element.id
+
+
+def _undefined(kind: str, name: str, style: str) -> tuple[list[str], str, dict[str, str]]:
+    """Classes, tooltip and look of a ``kind`` node for a name the chain does not define."""
+    look = {"style": style, "color": _UNDEFINED, "fontcolor": _UNDEFINED}
+    return [kind, "undefined"], f"{name}: no such {kind} in this chain", look
 
 
 def _action_node(
@@ -248,17 +247,8 @@ def _action_node(
     key = f"action:{action_id}"
     action = actions.get(action_id)
     if action is None:
-        d.node(
-            key,
-            action_id,
-            ["action", "undefined"],
-            f"{action_id}: no such action in this chain",
-            shape="box",
-            style="rounded,dashed",
-            color=_UNDEFINED,
-            fontcolor=_UNDEFINED,
-            **attrs,
-        )
+        classes, tip, look = _undefined("action", action_id, "rounded,dashed")
+        d.node(key, action_id, classes, tip, shape="box", **look, **attrs)
         return key
     classes = ["action", f"effect-{action.effect}", *extra]
     style = "rounded,filled"
@@ -297,25 +287,15 @@ def handle_graph_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> 
     (True, True)
     """
     d = _Drawing("handle-graph", _check_marks(marks), rankdir="LR", nodesep="0.25")
-    actions = _first_by_id(doc.actions)
-    handles: dict[str, Handle] = {}
-    for handle in doc.handles:
-        handles.setdefault(handle.id, handle)
+    actions = first_by_id(doc.actions)
+    handles = first_by_id(doc.handles)
 
     def handle_node(handle_id: str) -> str:
         key = f"handle:{handle_id}"
         handle = handles.get(handle_id)
         if handle is None:
-            d.node(
-                key,
-                handle_id,
-                ["handle", "undefined"],
-                f"{handle_id}: no such handle in this chain",
-                shape="ellipse",
-                style="dashed",
-                color=_UNDEFINED,
-                fontcolor=_UNDEFINED,
-            )
+            classes, tip, look = _undefined("handle", handle_id, "dashed")
+            d.node(key, handle_id, classes, tip, shape="ellipse", **look)
             return key
         classes, attrs = ["handle"], {"style": "filled", "fillcolor": "white"}
         if handle.single_use:
@@ -435,10 +415,8 @@ def flow_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
     (True, True)
     """
     d = _Drawing("flow-graph", _check_marks(marks), rankdir="LR", nodesep="0.35")
-    actions = _first_by_id(doc.actions)
-    gates: dict[str, Gate] = {}
-    for gate in doc.gates:
-        gates.setdefault(gate.id, gate)
+    actions = first_by_id(doc.actions)
+    gates = first_by_id(doc.gates)
     compensating = {c for action in actions.values() for c in compensators(action)}
     main = [a for a in actions.values() if not a.probe_only and a.id not in compensating]
     entry_gates = {a.entry_gate for a in actions.values() if a.entry_gate}
@@ -448,9 +426,8 @@ def flow_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
         gate = gates.get(gate_id)
         attrs = {"shape": "diamond", "width": "0.3", "height": "0.3", "fixedsize": "true"}
         if gate is None:
-            tip = f"{gate_id}: no such gate in this chain"
-            classes = ["gate", "undefined"]
-            attrs.update(style="dashed", color=_UNDEFINED, fontcolor=_UNDEFINED)
+            classes, tip, look = _undefined("gate", gate_id, "dashed")
+            attrs.update(look)
         else:
             tip = _described(gate)
             classes = ["gate", f"audience-{gate.audience}"]

@@ -36,7 +36,7 @@ from ..fit import QUESTIONS, FitError, assess
 from ..graph import Cascade, GraphError, cascades, minters
 from ..lint import LintReport, lint
 from ..lint.context import walk
-from ..model import Action, ChainSpec, Gate, Handle, Outcome, is_commit_class
+from ..model import Action, ChainSpec, Gate, Handle, Outcome, first_by_id, is_commit_class
 from ..verdicts import GENERIC_ROWS, Verdict, format_verdict
 from .canonical import canonical_document
 
@@ -156,7 +156,7 @@ def _fit_test(chain: ChainSpec) -> str:
     else:
         out += _fit_answers(answers)
     out += ["", "What the chain itself shows (the properties that make a chain worth it):", ""]
-    handles = _first_handles(chain)
+    handles = first_by_id(chain.handles)
     consumed = {h for a in chain.actions for h in a.input.handles}
     stale = [
         h.id
@@ -210,12 +210,13 @@ def _evidence(chain: ChainSpec) -> str:
         return "\n".join(out)
     tags = _counts(s.tag or "untagged" for _, s in rows)
     out += [f"{_n(len(rows), 'claim')} carry a source ({tags}).", ""]
-    out += ["| Claim | Tag | Citations | Note |", "|---|---|---|---|"]
+    cells = []
     for path, source in rows:
         urls = ", ".join(_code(u, cell=True) for u in source.urls) or "none"
         tag = _code(source.tag, cell=True) if source.tag else "untagged"
         note = _text(source.note) if source.note is not None else ""
-        out.append(f"| {_code(path, cell=True)} | {tag} | {urls} | {note} |")
+        cells.append([_code(path, cell=True), tag, urls, note])
+    out += _table(["Claim", "Tag", "Citations", "Note"], cells)
     return "\n".join(out)
 
 
@@ -251,12 +252,11 @@ def _actions(chain: ChainSpec, document: dict[str, Any]) -> str:
     if not chain.actions:
         out.append("The chain declares no actions.")
         return "\n".join(out)
-    out += ["| # | Action | Effect | Consumes | Mints | Safety |", "|---|---|---|---|---|---|"]
+    cells = []
     for n, a in enumerate(chain.actions, 1):
-        out.append(
-            f"| {n} | {_code(a.id, cell=True)} | {a.effect} | {_codes(a.input.handles)} "
-            f"| {_codes(a.output.handles)} | {_safety(a)} |"
-        )
+        consumes, mints = _codes(a.input.handles), _codes(a.output.handles)
+        cells.append([str(n), _code(a.id, cell=True), a.effect, consumes, mints, _safety(a)])
+    out += _table(["#", "Action", "Effect", "Consumes", "Mints", "Safety"], cells)
     out += ["", _yaml_block({"actions": document["actions"]})]
     return "\n".join(out)
 
@@ -288,12 +288,7 @@ def _safety(action: Action) -> str:
 def _verdict_table(chain: ChainSpec, document: dict[str, Any]) -> str:
     out = ["## 6. Verdict table", ""]
     if chain.verdict_table:
-        out += [
-            "Domain rows, first match wins:",
-            "",
-            "| Row | Matches | Applies to | Then | Flags |",
-            "|---|---|---|---|---|",
-        ]
+        cells = []
         for n, row in enumerate(chain.verdict_table, 1):
             label = _code(row.id, cell=True) if row.id is not None else f"({n})"
             flags = ["no_side_effect"] if row.no_side_effect else []
@@ -301,10 +296,10 @@ def _verdict_table(chain: ChainSpec, document: dict[str, Any]) -> str:
                 flags.append(f"fragile: {_text(row.fragile)}")
             if row.only:
                 flags.append("only " + ", ".join(_code(v, cell=True) for v in row.only))
-            out.append(
-                f"| {label} | {_matches(row)} | {_scope(row.scope)} "
-                f"| {_code(format_verdict(row.verdict), cell=True)} | {'; '.join(flags) or '—'} |"
-            )
+            then = _code(format_verdict(row.verdict), cell=True)
+            cells.append([label, _matches(row), _scope(row.scope), then, "; ".join(flags) or "—"])
+        out += ["Domain rows, first match wins:", ""]
+        out += _table(["Row", "Matches", "Applies to", "Then", "Flags"], cells)
     else:
         out.append("The chain has no domain rows.")
     out += [
@@ -356,15 +351,14 @@ def _gates(chain: ChainSpec, document: dict[str, Any]) -> str:
     if not chain.gates:
         out.append("The chain declares no gates.")
         return "\n".join(out)
-    out += ["| Gate | Audience | Outcomes | Timeout |", "|---|---|---|---|"]
+    cells = []
     for g in chain.gates:
         outcomes = "; ".join(
             f"{_code(name, cell=True)} → {_code(format_verdict(o.verdict), cell=True)}"
             for name, o in g.outcomes.items()
         )
-        out.append(
-            f"| {_code(g.id, cell=True)} | {g.audience} | {outcomes or 'none'} | {_timeout(g)} |"
-        )
+        cells.append([_code(g.id, cell=True), g.audience, outcomes or "none", _timeout(g)])
+    out += _table(["Gate", "Audience", "Outcomes", "Timeout"], cells)
     out += ["", _yaml_block({"gates": document["gates"]})]
     return "\n".join(out)
 
@@ -428,7 +422,7 @@ def _walkthroughs(chain: ChainSpec) -> str:
         "The two handles whose re-minting kills the most, traced by SPEC §4 (I1 transitive "
         "invalidation, stopping at landed commits per I5)."
     )
-    handles = _first_handles(chain)
+    handles = first_by_id(chain.handles)
     minted = minters(chain)
     for n, c in enumerate(ranked[:2], 1):
         out += ["", f"### 9.{n} Re-minting {_code(c.handle)}", ""]
@@ -493,16 +487,14 @@ def _unknowns(report: LintReport) -> str:
             "undone is left for a human to answer."
         )
         return "\n".join(out)
-    out += [
-        "Each needs a human answer before the chain is implemented.",
-        "",
-        "| # | Where | Question | How to close it |",
-        "|---|---|---|---|",
-    ]
-    for n, f in enumerate(report.unknowns, 1):
-        out.append(
-            f"| U{n} | {_code(f.element, cell=True)} | {_text(f.message)} | {_text(f.hint)} |"
-        )
+    out += ["Each needs a human answer before the chain is implemented.", ""]
+    out += _table(
+        ["#", "Where", "Question", "How to close it"],
+        (
+            [f"U{n}", _code(f.element, cell=True), _text(f.message), _text(f.hint)]
+            for n, f in enumerate(report.unknowns, 1)
+        ),
+    )
     return "\n".join(out)
 
 
@@ -536,14 +528,11 @@ def _boundary(chain: ChainSpec, report: LintReport) -> str:
             "classification is given to the model; code decides everything (SPEC §5)."
         )
         return "\n".join(out)
-    out += [
-        "Every place a model is in the loop, checked against SPEC §5:",
-        "",
-        "| Touchpoint | Where | What the model does | Inside SPEC §5? |",
-        "|---|---|---|---|",
-    ]
-    for p in points:
-        out.append(f"| {p.kind} | {_code(p.where, cell=True)} | {p.what} | {p.allowed} |")
+    out += ["Every place a model is in the loop, checked against SPEC §5:", ""]
+    out += _table(
+        ["Touchpoint", "Where", "What the model does", "Inside SPEC §5?"],
+        ([p.kind, _code(p.where, cell=True), p.what, p.allowed] for p in points),
+    )
     absent = [k for k in _KINDS if all(p.kind != k for p in points)]
     if absent:
         out += ["", "None of these: " + ", ".join(absent) + "."]
@@ -552,7 +541,7 @@ def _boundary(chain: ChainSpec, report: LintReport) -> str:
 
 def _touchpoints(chain: ChainSpec, report: LintReport) -> Iterator[_Touchpoint]:
     handles = {h.id for h in chain.handles}
-    gates = {g.id: g for g in reversed(chain.gates)}
+    gates = first_by_id(chain.gates)
     for a in chain.actions:
         if a.effect == "select":
             gate = gates.get(a.entry_gate or "")
@@ -646,18 +635,11 @@ def _verdicts(chain: ChainSpec) -> Iterator[tuple[str, Verdict, Outcome | None]]
 # --- graph helpers -----------------------------------------------------------------------
 
 
-def _first_handles(chain: ChainSpec) -> dict[str, Handle]:
-    out: dict[str, Handle] = {}
-    for h in chain.handles:
-        out.setdefault(h.id, h)
-    return out
-
-
 def _facts(chain: ChainSpec) -> list[str]:
     """Handles minted by a commit-class action (landed facts, I5), in document order."""
-    actions = {a.id: a for a in reversed(chain.actions)}
+    actions, handles = first_by_id(chain.actions), first_by_id(chain.handles)
     minted = minters(chain)
-    return [h for h in _first_handles(chain) if h in minted and is_commit_class(actions[minted[h]])]
+    return [h for h in handles if h in minted and is_commit_class(actions[minted[h]])]
 
 
 def _compensated(action: Action) -> bool:
@@ -679,7 +661,7 @@ def _tree(chain: ChainSpec) -> list[str]:
     parents is drawn in full under the first and marked "(see above)" under
     the others. Handles no root reaches sit on a cycle and are drawn last.
     """
-    handles = _first_handles(chain)
+    handles = first_by_id(chain.handles)
     children: dict[str, list[str]] = {}
     for h in handles.values():
         for parent in dict.fromkeys(h.derived_from):
@@ -823,6 +805,12 @@ _BLOCK_START = re.compile(r"^(\s*)([#>+=-]|\d+[.)])")
 def _one_line(text: str) -> str:
     text = _BREAKS.sub(" ⏎ ", text)
     return _CONTROL.sub(lambda m: f"U+{ord(m[0]):04X}", text)
+
+
+def _table(header: list[str], rows: Iterable[list[str]]) -> list[str]:
+    """The lines of a Markdown table; cells are Markdown already (:func:`_code`, :func:`_text`)."""
+    head, *body = ["| " + " | ".join(cells) + " |" for cells in [header, *rows]]
+    return [head, "|" + "---|" * len(header), *body]
 
 
 def _text(text: str | None) -> str:

@@ -469,6 +469,16 @@ def irreversible_mutation_unprotected(chain: ChainSpec, ctx: LintContext) -> Fou
             )
 
 
+def _keyed_without(chain: ChainSpec, field: str) -> Found:
+    """Keyed commits whose idempotency block leaves ``field`` out."""
+    for a in _commits(chain):
+        if is_keyed(a) and a.idempotency and getattr(a.idempotency, field) is None:
+            yield (
+                f"actions[{a.id}].idempotency",
+                f"actions[{a.id}] is keyed but declares no {field}.",
+            )
+
+
 @rule(
     "commit.keyed-without-retention",
     "warning",
@@ -478,12 +488,7 @@ def irreversible_mutation_unprotected(chain: ChainSpec, ctx: LintContext) -> Fou
 )
 def keyed_without_retention(chain: ChainSpec, ctx: LintContext) -> Found:
     """A keyed commit says how long the provider keeps its key."""
-    for a in _commits(chain):
-        if is_keyed(a) and a.idempotency and a.idempotency.key_retention is None:
-            yield (
-                f"actions[{a.id}].idempotency",
-                f"actions[{a.id}] is keyed but declares no key_retention.",
-            )
+    yield from _keyed_without(chain, "key_retention")
 
 
 @rule(
@@ -495,12 +500,7 @@ def keyed_without_retention(chain: ChainSpec, ctx: LintContext) -> Found:
 )
 def keyed_without_replay_semantics(chain: ChainSpec, ctx: LintContext) -> Found:
     """A keyed commit says what replaying its key does."""
-    for a in _commits(chain):
-        if is_keyed(a) and a.idempotency and a.idempotency.replay_semantics is None:
-            yield (
-                f"actions[{a.id}].idempotency",
-                f"actions[{a.id}] is keyed but declares no replay_semantics.",
-            )
+    yield from _keyed_without(chain, "replay_semantics")
 
 
 @rule(

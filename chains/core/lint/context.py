@@ -11,7 +11,7 @@ the duplicates.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -21,8 +21,7 @@ from ..model import (
     Action,
     ChainSpec,
     Element,
-    Gate,
-    Handle,
+    first_by_id,
     is_commit_class,
     is_keyed,
     is_unkeyed_commit,
@@ -75,32 +74,25 @@ class LintContext:
 
     def __init__(self, chain: ChainSpec):
         self.chain = chain
-        self.actions: dict[str, Action] = {}
-        self.handles: dict[str, Handle] = {}
-        self.gates: dict[str, Gate] = {}
-        for a in chain.actions:
-            self.actions.setdefault(a.id, a)
-        for h in chain.handles:
-            self.handles.setdefault(h.id, h)
-        for g in chain.gates:
-            self.gates.setdefault(g.id, g)
+        self.actions = first_by_id(chain.actions)
+        self.handles = first_by_id(chain.handles)
+        self.gates = first_by_id(chain.gates)
         self.order = {a.id: i for i, a in reversed(list(enumerate(chain.actions)))}
 
     @cached_property
     def consumers(self) -> dict[str, list[str]]:
         """Handle id → ids of the actions that take it as input, in chain order."""
-        out: dict[str, list[str]] = defaultdict(list)
-        for a in self.chain.actions:
-            for h in a.input.handles:
-                out[h].append(a.id)
-        return dict(out)
+        return self._by_handle(lambda a: a.input.handles)
 
     @cached_property
     def minters(self) -> dict[str, list[str]]:
         """Handle id → ids of the actions that list it in output.handles."""
+        return self._by_handle(lambda a: a.output.handles)
+
+    def _by_handle(self, handles_of: Callable[[Action], list[str]]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = defaultdict(list)
         for a in self.chain.actions:
-            for h in a.output.handles:
+            for h in handles_of(a):
                 out[h].append(a.id)
         return dict(out)
 

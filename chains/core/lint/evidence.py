@@ -24,15 +24,26 @@ __all__: list[str] = []
 Found = Iterator[tuple[str, str]]
 
 
-def _sourced(ctx: LintContext, *tags: str) -> Iterator[tuple[str, str]]:
-    """(path, note) of every element whose source carries one of ``tags``."""
-    for where, element in ctx.elements:
-        source = element.source
-        if source is not None and source.tag in tags:
-            note = (source.note or "").strip().rstrip(".")
-            if note.lower() in tags:  # the note is just the tag again
-                note = ""
-            yield where, note or "no note given"
+# The question each tag that is not evidence puts to a human.
+_QUESTIONS = {
+    "assumed": "Assumed: {note} ({where}); confirm against the provider's docs or observe it.",
+    "documented(search-snippet)": "Seen only in a search snippet: {note} ({where}); fetch the "
+    "page itself or observe it before relying on it.",
+    "spec-example": "Taken from a SPEC example, never evidence: {note} ({where}); does this "
+    "provider really behave so?",
+}
+
+
+def _questions(ctx: LintContext, *tags: str) -> Found:
+    """The question for every element whose source carries one of ``tags``, tag by tag."""
+    for tag in tags:
+        for where, element in ctx.elements:
+            source = element.source
+            if source is not None and source.tag == tag:
+                note = (source.note or "").strip().rstrip(".")
+                if note.lower() == tag:  # the note is just the tag again
+                    note = ""
+                yield where, _QUESTIONS[tag].format(note=note or "no note given", where=where)
 
 
 @rule(
@@ -45,17 +56,7 @@ def _sourced(ctx: LintContext, *tags: str) -> Iterator[tuple[str, str]]:
 )
 def assumed(chain: ChainSpec, ctx: LintContext) -> Found:
     """An assumed or search-snippet claim is a question, not evidence."""
-    for where, note in _sourced(ctx, "assumed"):
-        yield (
-            where,
-            f"Assumed: {note} ({where}); confirm against the provider's docs or observe it.",
-        )
-    for where, note in _sourced(ctx, "documented(search-snippet)"):
-        yield (
-            where,
-            f"Seen only in a search snippet: {note} ({where}); fetch the page itself or observe "
-            "it before relying on it.",
-        )
+    yield from _questions(ctx, "assumed", "documented(search-snippet)")
 
 
 @rule(
@@ -68,12 +69,7 @@ def assumed(chain: ChainSpec, ctx: LintContext) -> Found:
 )
 def spec_example(chain: ChainSpec, ctx: LintContext) -> Found:
     """A claim taken from the SPEC's worked examples is never evidence."""
-    for where, note in _sourced(ctx, "spec-example"):
-        yield (
-            where,
-            f"Taken from a SPEC example, never evidence: {note} ({where}); does this "
-            "provider really behave so?",
-        )
+    yield from _questions(ctx, "spec-example")
 
 
 @rule(

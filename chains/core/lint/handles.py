@@ -155,8 +155,8 @@ def commit_input_undetectable(chain: ChainSpec, ctx: LintContext) -> Found:
 
 
 def _spenders(h: Handle, ctx: LintContext) -> list[str]:
-    """The commit-class steps that consume (and so spend) a single_use handle."""
-    users = ctx.consumers.get(h.id, [])
+    """The commit-class steps that consume (and so spend) ``h``; none unless it is single_use."""
+    users = ctx.consumers.get(h.id, []) if h.single_use else []
     return [a for a in users if a in ctx.actions and is_commit_class(ctx.actions[a])]
 
 
@@ -170,7 +170,7 @@ def _spenders(h: Handle, ctx: LintContext) -> list[str]:
 def single_use_spent_twice(chain: ChainSpec, ctx: LintContext) -> Found:
     """A single_use handle is spent by at most one commit."""
     for h in chain.handles:
-        spenders = _spenders(h, ctx) if h.single_use else []
+        spenders = _spenders(h, ctx)
         if len(spenders) > 1:
             yield (
                 f"handles[{h.id}]",
@@ -203,7 +203,7 @@ def single_use_never_spent(chain: ChainSpec, ctx: LintContext) -> Found:
 def spent_handle_reused(chain: ChainSpec, ctx: LintContext) -> Found:
     """No step after the spending commit presents a spent single_use handle again."""
     for h in chain.handles:
-        spenders = _spenders(h, ctx) if h.single_use else []
+        spenders = _spenders(h, ctx)
         if len(spenders) != 1:
             continue
         commit = ctx.actions[spenders[0]]

@@ -52,7 +52,7 @@ from .actions import (
     is_keyed,
     is_unkeyed_commit,
 )
-from .chain import ChainSpec, Independence, Variants, in_variant, main_steps
+from .chain import ChainSpec, Independence, Variants, first_by_id, in_variant, main_steps
 from .elements import EVIDENCE_TAGS, Element, Source, Variant, source_from_text
 from .fields import Duration, DurationText, StrList, VerdictExpr, parse_duration
 from .gates import Gate, GateTimeout, Outcome, PayloadExpiry
@@ -81,6 +81,7 @@ __all__ = [
     "Source",
     "VerdictRow",
     "compensators",
+    "first_by_id",
     "in_variant",
     "is_commit_class",
     "is_external",

@@ -9,7 +9,8 @@ and :func:`main_steps` tell which elements and steps a run bound to a variant
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Iterable
+from typing import Any, Literal, TypeVar
 
 from pydantic import Field, field_validator
 
@@ -99,6 +100,26 @@ class ChainSpec(Element):
 
     def gate(self, gate_id: str) -> Gate | None:
         return next((g for g in self.gates if g.id == gate_id), None)
+
+
+_Identified = TypeVar("_Identified", Action, Handle, Gate)
+
+
+def first_by_id(items: Iterable[_Identified]) -> dict[str, _Identified]:
+    """Id → element in document order; of duplicate ids the first wins.
+
+    The linter reports duplicates; every other layer reads the first definition,
+    as :meth:`ChainSpec.action` does.
+
+    >>> doc = ChainSpec.model_validate({"id": "c", "actions": [
+    ...     {"id": "a", "effect": "read"}, {"id": "a", "effect": "mint"}]})
+    >>> first_by_id(doc.actions)["a"].effect
+    'read'
+    """
+    out: dict[str, _Identified] = {}
+    for item in items:
+        out.setdefault(item.id, item)
+    return out
 
 
 def in_variant(only: list[str], variant: str | None) -> bool:

@@ -17,7 +17,7 @@ the line of what was refused.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
@@ -99,7 +99,17 @@ class _ScenarioEvent(_Model):
     """One thing that happens to the run; the single key of its mapping names it."""
 
     kind: ClassVar[str]
+    # The field a bare string under the event's key fills (``observe: timeout``), if any.
+    shorthand: ClassVar[str | None] = None
     _line: int | None = PrivateAttr(None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _expand_shorthand(cls, data: Any) -> Any:
+        value = data.get(cls.kind) if isinstance(data, dict) else None
+        if cls.shorthand is not None and isinstance(value, str):
+            return {**data, cls.kind: {cls.shorthand: value}}
+        return data
 
     @property
     def line(self) -> int | None:
@@ -114,12 +124,8 @@ class ObserveEvent(_ScenarioEvent):
     """The dispatched step returned this (``observe: timeout`` names the transport only)."""
 
     kind: ClassVar[str] = "observe"
+    shorthand: ClassVar[str | None] = "transport"
     observe: Observation
-
-    @field_validator("observe", mode="before")
-    @classmethod
-    def _transport_only(cls, value: Any) -> Any:
-        return {"transport": value} if isinstance(value, str) else value
 
     def describe(self) -> str:
         obs = self.observe
@@ -146,12 +152,8 @@ class AnswerEvent(_ScenarioEvent):
     """A gate answer: ``answer: accept`` or ``{outcome, params, gate}``."""
 
     kind: ClassVar[str] = "answer"
+    shorthand: ClassVar[str | None] = "outcome"
     answer: Answer
-
-    @field_validator("answer", mode="before")
-    @classmethod
-    def _outcome_only(cls, value: Any) -> Any:
-        return {"outcome": value} if isinstance(value, str) else value
 
     def describe(self) -> str:
         gate = self.answer.gate
@@ -171,12 +173,8 @@ class ProbeEvent(_ScenarioEvent):
     """A confirmation probe's finding: ``probe: landed`` or ``{result, cause}``."""
 
     kind: ClassVar[str] = "probe"
+    shorthand: ClassVar[str | None] = "result"
     probe: ProbeResult
-
-    @field_validator("probe", mode="before")
-    @classmethod
-    def _result_only(cls, value: Any) -> Any:
-        return {"result": value} if isinstance(value, str) else value
 
     def describe(self) -> str:
         cause = self.probe.cause
@@ -389,12 +387,7 @@ class ExpectationResult:
     held: bool
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "check": self.check,
-            "expected": self.expected,
-            "actual": self.actual,
-            "held": self.held,
-        }
+        return asdict(self)
 
     def __str__(self) -> str:
         if self.held:
