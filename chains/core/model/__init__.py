@@ -71,7 +71,7 @@ from .table import (
 __all__ = [
     "EVIDENCE_TAGS",
     "Action",
-    "Chain",
+    "ChainSpec",
     "Duration",
     "Element",
     "Gate",
