@@ -3,7 +3,7 @@
 The core parses, checks and reports; this command reads files, imports through
 ``chains.services.imports`` and edits, undoes and redoes through
 ``chains.services.editing`` as the page and the API do, and turns outcomes into
-text, JSON and an exit status (lint: 0 VALID or WARNINGS, 1 INVALID, 2
+text (worded by ``chains.management.chain_text``), JSON and an exit status (lint: 0 VALID or WARNINGS, 1 INVALID, 2
 BLOCKED; simulate: 0 when the scenario ran and its expectations held, 1
 otherwise; explore: 1 when an invariant broke, 3 when none did but the search
 did not cover the chain (a step never reached, a happy path short of
@@ -15,6 +15,7 @@ with the reason on stderr when refused).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,13 @@ from chains.core.sim.explorer import EXIT_CODES as EXPLORE_EXIT_CODES
 from chains.core.sim.explorer import Bounds, ExploreResult, explore, scenario_dict
 from chains.core.sim.regression import test_vectors
 from chains.core.sim.scenario import Scenario, ScenarioMismatch, load_scenario, simulate
+from chains.management.chain_text import (
+    Line,
+    exploration_lines,
+    import_lines,
+    lint_lines,
+    run_lines,
+)
 from chains.models import (
     Chain,
     NothingToUndo,
@@ -187,7 +195,7 @@ class Command(BaseCommand):
         if as_json:
             self.write_text(json.dumps(report, indent=2))
         else:
-            self.write_human(report)
+            self.say(import_lines(report))
         if not imported.chains:
             raise CommandError(f"no chain found in {path}")
 
@@ -236,7 +244,7 @@ class Command(BaseCommand):
             for p in problems:
                 self.stdout.write(f"import: {p}")
             for c, report in reports:
-                self.write_lint(c.id, report)
+                self.say(lint_lines(c.id, report))
             if len(reports) != 1:
                 self.stdout.write(f"status: {status}")
         if EXIT_CODES[status]:
@@ -254,16 +262,6 @@ class Command(BaseCommand):
             raise CommandError(f"{target} is neither a file nor a stored chain")
         return [formats.from_document(head.document)], []
 
-    def write_lint(self, chain_id: str, report: Any) -> None:
-        self.stdout.write(f"chain {chain_id}: {report.status}")
-        for severity in ("error", "warning", "info"):
-            found = [f for f in report.findings if f.severity == severity]
-            if found:
-                self.stdout.write(f"  {severity}s ({len(found)}):")
-            for f in found:
-                self.stdout.write(f"    {f.element}: {f.message} [{f.rule}]")
-                self.stdout.write(f"      fix: {f.hint}")
-
     def simulate(self, target: str, path: Path, as_json: bool) -> None:
         try:
             scenario = load_scenario(read_limited(path), filename=path.name)
@@ -275,14 +273,14 @@ class Command(BaseCommand):
             result = simulate(chain, scenario)
         except ScenarioMismatch as exc:
             if exc.run is not None and not as_json:
-                self.write_run(exc.run)
+                self.say(run_lines(exc.run))
             raise CommandError(f"scenario mismatch: {exc}") from None
         except ChainError as exc:
             raise CommandError(f"simulation failed: {exc}") from None
         if as_json:
             self.write_text(json.dumps(result.as_dict(), indent=2))
         else:
-            self.write_run(result.run)
+            self.say(run_lines(result.run))
             for n, accepted in result.proposals:
                 self.stdout.write(f"proposal of event {n}: {'accepted' if accepted else 'refused'}")
             for e in result.expectations:
@@ -320,7 +318,7 @@ class Command(BaseCommand):
         if options["json"]:
             self.write_text(json.dumps(result.as_dict(), indent=2))
         else:
-            self.write_exploration(chain.id, bounds, result)
+            self.say(exploration_lines(chain.id, bounds, result))
         if options["write_counterexamples"] is not None:
             self.write_counterexamples(options["write_counterexamples"], chain.id, result)
         verdict = result.verdict()
@@ -343,53 +341,6 @@ class Command(BaseCommand):
                 return chain
         raise CommandError(f"{target} has no chain {chain_id}; it holds {ids}")
 
-    def write_exploration(self, chain_id: str, bounds: Bounds, result: ExploreResult) -> None:
-        self.stdout.write(
-            f"chain {chain_id}: max_faults={bounds.max_faults} max_events={bounds.max_events} "
-            f"crashes={'yes' if bounds.crashes else 'no'}"
-        )
-        self.stdout.write(
-            f"states: {result.states}  paths: {result.paths}  time: {result.seconds:.2f}s"
-            + (f"  cut at max_events: {result.cut}" if result.cut else "")
-            + ("  (stopped early)" if result.truncated else "")
-        )
-        kinds = ", ".join(f"{k} {n}" for k, n in sorted(result.terminals.items()))
-        self.stdout.write(f"terminal states: {kinds or 'none'}")
-        self.write_coverage(result)
-        if not result.violations:
-            if result.complete:
-                self.stdout.write(self.style.SUCCESS("no invariant broken"))
-            else:
-                self.stdout.write(
-                    self.style.WARNING(
-                        "no invariant broken in what was explored, but coverage is incomplete "
-                        "(see the warnings): not a pass"
-                    )
-                )
-            return
-        self.stdout.write(f"violations: {len(result.violations)}")
-        for n, v in enumerate(result.violations, 1):
-            self.stdout.write(f"\n{n}. [{v.invariant}] {v.message}")
-            text = yaml.safe_dump(scenario_dict(v.scenario), sort_keys=False)
-            self.stdout.write("   " + text.rstrip().replace("\n", "\n   "))
-
-    def write_coverage(self, result: ExploreResult) -> None:
-        if result.reach is None:
-            return
-        cov = result.reach.coverage()
-        parts = []
-        for kind, block in cov.items():
-            seen = next(v for k, v in block.items() if k != "total")
-            parts.append(f"{kind} {len(seen)}/{block['total']}")
-        self.stdout.write("coverage: " + ", ".join(parts))
-        missed = result.reach.missed()["steps"]
-        if missed:
-            self.stdout.write(f"never reached: {', '.join(missed)}")
-        if result.warnings:
-            self.stdout.write(self.style.WARNING(f"warnings: {len(result.warnings)}"))
-            for warning in result.warnings:
-                self.stdout.write(self.style.WARNING(f"  - {warning}"))
-
     def write_counterexamples(self, folder: Path, chain_id: str, result: ExploreResult) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         for n, v in enumerate(result.violations, 1):
@@ -397,30 +348,6 @@ class Command(BaseCommand):
             header = f"# {v.invariant}: {v.message}\n"
             path.write_text(header + yaml.safe_dump(scenario_dict(v.scenario), sort_keys=False))
             self.stdout.write(f"wrote {path}")
-
-    def write_run(self, run: Any) -> None:
-        for e in run.trace:
-            self.stdout.write(trace_line(e))
-        snap = run.snapshot
-        self.stdout.write(
-            f"state: {snap.state}  cursor: {snap.cursor or '-'}  clock: {snap.clock:g}s"
-        )
-        if snap.waiting.kind != "nothing":
-            waiting = snap.waiting
-            self.stdout.write(
-                f"waiting: {waiting.kind} {waiting.step or waiting.gate or ''}".rstrip()
-            )
-        dispatched = ", ".join(f"{step} {n}" for step, n in snap.dispatches.items())
-        self.stdout.write(f"dispatches: {dispatched or 'none'}")
-        landed = ", ".join(
-            c.step + (" (compensated)" if c.compensated else "") for c in snap.commits_landed
-        )
-        self.stdout.write(f"commits landed: {landed or 'none'}")
-        live = ", ".join(h.alias for h in snap.handles.values())
-        self.stdout.write(f"live handles: {live or 'none'}")
-        if snap.outcome:
-            shown = (f"{k}={v}" for k, v in snap.outcome.items() if v is not None)
-            self.stdout.write("outcome: " + ", ".join(shown))
 
     def scenario(self, options: dict[str, Any]) -> None:
         chain = Chain.objects.filter(key=options["chain"]).first()
@@ -473,18 +400,9 @@ class Command(BaseCommand):
         for r in sorted(RULES.values(), key=lambda r: r.id):
             self.stdout.write(f"{r.id:40} {r.severity:8} {r.ref:16} {r.summary}")
 
-    def write_human(self, report: dict[str, Any]) -> None:
-        for c in report["chains"]:
-            self.stdout.write(
-                f"chain {c['id']}: {c['handles']} handles, {c['actions']} actions, "
-                f"{c['gates']} gates, {c['verdict_rows']} verdict rows"
-            )
-        for p in report["problems"]:
-            where = f"line {p['line']}: " if p.get("line") is not None else ""
-            self.stdout.write(f"{where}{p['message']}")
-        for s in report.get("stored", []):
-            outcome = "new revision" if s["created"] else "unchanged, head is revision"
-            self.stdout.write(self.style.SUCCESS(f"stored {s['id']}: {outcome} {s['revision']}"))
+    def say(self, lines: Iterable[Line]) -> None:
+        for text, style in lines:
+            self.stdout.write(getattr(self.style, style)(text) if style else text)
 
     def write_text(self, text: str) -> None:
         self.stdout.write(text, ending="" if text.endswith("\n") else "\n")
@@ -497,48 +415,6 @@ def _team(slug: str | None) -> Team | None:
     if team is None:
         raise CommandError(f"--team: no team called {slug!r}")
     return team
-
-
-def trace_line(e: Any) -> str:
-    """One trace event: seq, type, step, attempt, signal, verdict [row], handles, budget."""
-    parts = [f"{e.seq:>3}", f"{e.event_type:<10}", e.step_id or "-"]
-    if e.attempt is not None:
-        parts.append(f"#{e.attempt}")
-    if e.signal:
-        parts.append(signal_text(e.signal))
-    if e.verdict:
-        why = e.row or e.verdict_source
-        parts.append(f"-> {e.verdict}" + (f" [{why}]" if why else ""))
-    if e.handles_minted:
-        parts.append("minted " + ", ".join(e.handles_minted))
-    if e.handles_invalidated:
-        parts.append("invalidated " + ", ".join(e.handles_invalidated))
-    if e.budget_after:
-        parts.append("budget " + " ".join(budget_text(k, v) for k, v in e.budget_after.items()))
-    if e.note:
-        parts.append(f"({e.note})")
-    return "  ".join(parts)
-
-
-def signal_text(signal: dict[str, Any]) -> str:
-    """``http:402 card_declined predicates=[...]``: transport, code, then anything else."""
-    first = ("transport", "code", "provider_code")
-    shown = [str(signal[k]) for k in first if signal.get(k)]
-    for key, value in signal.items():
-        if key in first or not value:
-            continue
-        if isinstance(value, dict):
-            value = signal_text(value)
-        elif isinstance(value, list):
-            value = "[" + ", ".join(map(str, value)) + "]"
-        shown.append(f"{key}={value}")
-    return " ".join(shown)
-
-
-def budget_text(key: str, value: Any) -> str:
-    """``step_attempts_left=1.0`` → ``attempts=1``: a trace line names what is left."""
-    name = key if key.startswith("wall") else key.removeprefix("step_").removesuffix("_left")
-    return f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}"
 
 
 def read_limited(path: Path) -> bytes:

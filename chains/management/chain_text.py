@@ -1,0 +1,169 @@
+"""How ``manage.py chain`` words its results as plain text, apart from the command's plumbing.
+
+Each function turns one result (an import report, a lint report, a run, an
+exploration) into lines ``(text, style)``, where style is ``""``, ``"SUCCESS"``
+or ``"WARNING"``; the command writes them with its terminal's colours. The
+JSON forms are the results' own ``as_dict``/``report`` and live with them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import yaml
+
+from chains.core.sim.explorer import Bounds, ExploreResult, scenario_dict
+
+__all__ = [
+    "Line",
+    "exploration_lines",
+    "import_lines",
+    "lint_lines",
+    "run_lines",
+    "trace_line",
+]
+
+Line = tuple[str, str]
+
+
+def import_lines(report: dict[str, Any]) -> Iterator[Line]:
+    """What an import found (chains, problems) and stored."""
+    for c in report["chains"]:
+        yield (
+            f"chain {c['id']}: {c['handles']} handles, {c['actions']} actions, "
+            f"{c['gates']} gates, {c['verdict_rows']} verdict rows",
+            "",
+        )
+    for p in report["problems"]:
+        where = f"line {p['line']}: " if p.get("line") is not None else ""
+        yield f"{where}{p['message']}", ""
+    for s in report.get("stored", []):
+        outcome = "new revision" if s["created"] else "unchanged, head is revision"
+        yield f"stored {s['id']}: {outcome} {s['revision']}", "SUCCESS"
+
+
+def lint_lines(chain_id: str, report: Any) -> Iterator[Line]:
+    """A chain's status, then its findings by severity, each with its fix."""
+    yield f"chain {chain_id}: {report.status}", ""
+    for severity in ("error", "warning", "info"):
+        found = [f for f in report.findings if f.severity == severity]
+        if found:
+            yield f"  {severity}s ({len(found)}):", ""
+        for f in found:
+            yield f"    {f.element}: {f.message} [{f.rule}]", ""
+            yield f"      fix: {f.hint}", ""
+
+
+def exploration_lines(chain_id: str, bounds: Bounds, result: ExploreResult) -> Iterator[Line]:
+    """The bounds, the search's size, coverage, and the verdict with each counterexample."""
+    yield (
+        f"chain {chain_id}: max_faults={bounds.max_faults} max_events={bounds.max_events} "
+        f"crashes={'yes' if bounds.crashes else 'no'}",
+        "",
+    )
+    yield (
+        f"states: {result.states}  paths: {result.paths}  time: {result.seconds:.2f}s"
+        + (f"  cut at max_events: {result.cut}" if result.cut else "")
+        + ("  (stopped early)" if result.truncated else ""),
+        "",
+    )
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(result.terminals.items()))
+    yield f"terminal states: {kinds or 'none'}", ""
+    yield from _coverage_lines(result)
+    if not result.violations:
+        if result.complete:
+            yield "no invariant broken", "SUCCESS"
+        else:
+            yield (
+                "no invariant broken in what was explored, but coverage is incomplete "
+                "(see the warnings): not a pass",
+                "WARNING",
+            )
+        return
+    yield f"violations: {len(result.violations)}", ""
+    for n, v in enumerate(result.violations, 1):
+        yield f"\n{n}. [{v.invariant}] {v.message}", ""
+        text = yaml.safe_dump(scenario_dict(v.scenario), sort_keys=False)
+        yield "   " + text.rstrip().replace("\n", "\n   "), ""
+
+
+def _coverage_lines(result: ExploreResult) -> Iterator[Line]:
+    if result.reach is None:
+        return
+    parts = []
+    for kind, block in result.reach.coverage().items():
+        seen = next(v for k, v in block.items() if k != "total")
+        parts.append(f"{kind} {len(seen)}/{block['total']}")
+    yield "coverage: " + ", ".join(parts), ""
+    missed = result.reach.missed()["steps"]
+    if missed:
+        yield f"never reached: {', '.join(missed)}", ""
+    if result.warnings:
+        yield f"warnings: {len(result.warnings)}", "WARNING"
+        for warning in result.warnings:
+            yield f"  - {warning}", "WARNING"
+
+
+def run_lines(run: Any) -> Iterator[Line]:
+    """A simulated run: its trace, one line an event, then where it stands."""
+    for e in run.trace:
+        yield trace_line(e), ""
+    snap = run.snapshot
+    yield f"state: {snap.state}  cursor: {snap.cursor or '-'}  clock: {snap.clock:g}s", ""
+    if snap.waiting.kind != "nothing":
+        waiting = snap.waiting
+        yield f"waiting: {waiting.kind} {waiting.step or waiting.gate or ''}".rstrip(), ""
+    dispatched = ", ".join(f"{step} {n}" for step, n in snap.dispatches.items())
+    yield f"dispatches: {dispatched or 'none'}", ""
+    landed = ", ".join(
+        c.step + (" (compensated)" if c.compensated else "") for c in snap.commits_landed
+    )
+    yield f"commits landed: {landed or 'none'}", ""
+    live = ", ".join(h.alias for h in snap.handles.values())
+    yield f"live handles: {live or 'none'}", ""
+    if snap.outcome:
+        shown = (f"{k}={v}" for k, v in snap.outcome.items() if v is not None)
+        yield "outcome: " + ", ".join(shown), ""
+
+
+def trace_line(e: Any) -> str:
+    """One trace event: seq, type, step, attempt, signal, verdict [row], handles, budget."""
+    parts = [f"{e.seq:>3}", f"{e.event_type:<10}", e.step_id or "-"]
+    if e.attempt is not None:
+        parts.append(f"#{e.attempt}")
+    if e.signal:
+        parts.append(signal_text(e.signal))
+    if e.verdict:
+        why = e.row or e.verdict_source
+        parts.append(f"-> {e.verdict}" + (f" [{why}]" if why else ""))
+    if e.handles_minted:
+        parts.append("minted " + ", ".join(e.handles_minted))
+    if e.handles_invalidated:
+        parts.append("invalidated " + ", ".join(e.handles_invalidated))
+    if e.budget_after:
+        parts.append("budget " + " ".join(budget_text(k, v) for k, v in e.budget_after.items()))
+    if e.note:
+        parts.append(f"({e.note})")
+    return "  ".join(parts)
+
+
+def signal_text(signal: dict[str, Any]) -> str:
+    """``http:402 card_declined predicates=[...]``: transport, code, then anything else."""
+    first = ("transport", "code", "provider_code")
+    shown = [str(signal[k]) for k in first if signal.get(k)]
+    for key, value in signal.items():
+        if key in first or not value:
+            continue
+        if isinstance(value, dict):
+            value = signal_text(value)
+        elif isinstance(value, list):
+            value = "[" + ", ".join(map(str, value)) + "]"
+        shown.append(f"{key}={value}")
+    return " ".join(shown)
+
+
+def budget_text(key: str, value: Any) -> str:
+    """``step_attempts_left=1.0`` → ``attempts=1``: a trace line names what is left."""
+    name = key if key.startswith("wall") else key.removeprefix("step_").removesuffix("_left")
+    return f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}"
