@@ -45,6 +45,7 @@ from chains.models import (
     saved_scenarios,
     scenario_checks,
 )
+from chains.services import review
 from chains.services.access import (
     NoTeam,
     chain_access,
@@ -54,6 +55,7 @@ from chains.services.access import (
     get_revision,
 )
 from chains.services.imports import import_document
+from chains.services.review import CommentIn, ReviewIn, VoteIn
 
 router = Router(tags=["chains"])
 
@@ -596,24 +598,6 @@ def cancel_campaign(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
 # --- comments and review ----------------------------------------------------------------
 
 
-class CommentIn(Schema):
-    body: str = Field(min_length=1, max_length=10_000)
-    anchor: str = Field("chain", description="chain, or an element's key: handle:x, row:F3, ...")
-    revision: int | None = Field(None, description="the revision it is written on (the head)")
-    reply_to: int | None = Field(None, description="the comment this answers")
-
-
-class ReviewIn(Schema):
-    reviewers: list[str] = Field(min_length=1, description="usernames of reviewers")
-    revision: int | None = None
-    note: str = ""
-
-
-class VoteIn(Schema):
-    vote: Literal["approve", "request_changes"]
-    note: str = ""
-
-
 @router.get(
     "/chains/{key}/comments",
     response={200: list[CommentOut], **ERRORS},
@@ -629,14 +613,7 @@ def list_comments(request: HttpRequest, key: str) -> list[dict[str, Any]]:
 )
 def post_comment(request: HttpRequest, key: str, body: CommentIn) -> Status:
     chain = _chain(request, key, Role.REVIEWER)
-    reply_to = _comment(chain, body.reply_to) if body.reply_to is not None else None
-    comment = Comment.objects.post(
-        _revision(chain, body.revision),
-        request.user,
-        body.body,
-        anchor=body.anchor,
-        reply_to=reply_to,
-    )
+    comment = review.post_comment(chain, request.user, **body.model_dump())
     return Status(201, _comment_out(comment))
 
 
@@ -647,7 +624,7 @@ def post_comment(request: HttpRequest, key: str, body: CommentIn) -> Status:
 )
 def resolve_comment(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
     chain = _chain(request, key, Role.REVIEWER)
-    return _comment_out(_comment(chain, pk).toggle(by=request.user))
+    return _comment_out(review.toggle_comment(chain, pk, request.user))
 
 
 @router.get(
@@ -665,10 +642,8 @@ def list_reviews(request: HttpRequest, key: str) -> list[dict[str, Any]]:
 )
 def request_review(request: HttpRequest, key: str, body: ReviewIn) -> Status:
     chain = _chain(request, key, Role.EDITOR)
-    review = Review.objects.request(
-        _revision(chain, body.revision), request.user, body.reviewers, body.note
-    )
-    return Status(201, _review_out(review))
+    requested = review.request_review(chain, request.user, **body.model_dump())
+    return Status(201, _review_out(requested))
 
 
 @router.post(
@@ -678,9 +653,7 @@ def request_review(request: HttpRequest, key: str, body: ReviewIn) -> Status:
 )
 def vote(request: HttpRequest, key: str, pk: int, body: VoteIn) -> dict[str, Any]:
     chain = _chain(request, key, Role.REVIEWER)
-    review = get_object_or_404(Review, pk=pk, chain=chain)
-    review.vote(request.user, body.vote, body.note)
-    return _review_out(Review.objects.get(pk=review.pk))
+    return _review_out(review.vote(chain, pk, request.user, body.vote, body.note))
 
 
 # --- exports ----------------------------------------------------------------------------
@@ -788,10 +761,6 @@ def _chain(request: HttpRequest, key: str, role: str = Role.VIEWER) -> Chain:
 
 def _revision(chain: Chain, number: int | None) -> Revision:
     return get_revision(chain, number) if number is not None else get_head(chain)
-
-
-def _comment(chain: Chain, pk: int) -> Comment:
-    return get_object_or_404(Comment, pk=pk, chain=chain)
 
 
 def _comment_out(comment: Comment) -> dict[str, Any]:
