@@ -82,6 +82,12 @@ def test_a_team_without_a_name_is_a_400_that_keeps_the_slug_typed(people, signed
     assert not Team.objects.filter(slug="rail").exists()
 
 
+def test_a_team_form_sent_empty_asks_for_a_name(people, signed_in):
+    response = signed_in(people["viewer"]).post("/teams/", {"name": ""})
+    assert response.status_code == 400
+    assert "name: give the team a name of 1 to 200 characters" in response.content.decode()
+
+
 def test_a_team_name_that_makes_no_slug_is_refused(people, signed_in):
     response = signed_in(people["viewer"]).post("/teams/", {"name": "!!!"})
     assert response.status_code == 400

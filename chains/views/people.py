@@ -8,7 +8,7 @@ owner. Everything else about permissions is ``views.common.get_chain``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model, login
@@ -19,7 +19,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import slugify
 from django.views.decorators.http import require_http_methods, require_POST
-from pydantic import BaseModel, Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, BaseModel, Field, ValidationInfo, field_validator
 
 from chains.models import ApiToken, LastOwner, Role, Team, TeamTaken
 from chains.views.common import get_chain
@@ -28,19 +28,23 @@ from chains.views.forms import FormError, read_form
 ROLES = [role.value for role in Role]
 
 
+def _a_name(most: int, of: str) -> AfterValidator:
+    """A name field: stripped, 1 to ``most`` characters."""
+
+    def check(name: str) -> str:
+        name = name.strip()
+        if not 0 < len(name) <= most:
+            raise ValueError(f"give the {of} a name of 1 to {most} characters")
+        return name
+
+    return AfterValidator(check)
+
+
 class TeamIn(BaseModel):
     """The form that founds a team: its name and, if chosen, its slug (else from the name)."""
 
-    name: str = ""
+    name: Annotated[str, _a_name(200, "team")] = Field("", validate_default=True)
     slug: str = Field("", validate_default=True)
-
-    @field_validator("name")
-    @classmethod
-    def _named(cls, name: str) -> str:
-        name = name.strip()
-        if not 0 < len(name) <= 200:
-            raise ValueError("give the team a name of 1 to 200 characters")
-        return name
 
     @field_validator("slug")
     @classmethod
@@ -66,15 +70,7 @@ class MemberIn(BaseModel):
 
 
 class TokenIn(BaseModel):
-    name: str = Field("", validate_default=True)
-
-    @field_validator("name")
-    @classmethod
-    def _named(cls, name: str) -> str:
-        name = name.strip()
-        if not 0 < len(name) <= 100:
-            raise ValueError("give the token a name of 1 to 100 characters")
-        return name
+    name: Annotated[str, _a_name(100, "token")] = Field("", validate_default=True)
 
 
 class BadMember(Exception):
