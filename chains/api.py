@@ -21,7 +21,6 @@ from typing import Any, Literal
 
 from django.db.models import OuterRef, Subquery
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404
 from ninja import Field, Query, Router, Schema, Status
 from pydantic import BaseModel, ConfigDict
 
@@ -31,8 +30,7 @@ from chains.core.errors import DocumentError, Problem
 from chains.core.graph import cascade, repair_scope
 from chains.core.lint import lint, worst_status
 from chains.core.render import flow_dot, handle_graph_dot, to_png, to_svg
-from chains.core.sim.explorer import Bounds
-from chains.core.sim.regression import recorded, test_vectors
+from chains.core.sim.regression import test_vectors
 from chains.core.sim.scenario import Scenario, load_scenario, simulate
 from chains.models import (
     Chain,
@@ -41,11 +39,10 @@ from chains.models import (
     Review,
     Revision,
     Role,
-    SavedScenario,
     saved_scenarios,
     scenario_checks,
 )
-from chains.services import review
+from chains.services import campaigns, review, scenarios
 from chains.services.access import (
     NoTeam,
     chain_access,
@@ -54,8 +51,10 @@ from chains.services.access import (
     get_head,
     get_revision,
 )
+from chains.services.campaigns import CampaignIn
 from chains.services.imports import import_document
 from chains.services.review import CommentIn, ReviewIn, VoteIn
+from chains.services.scenarios import ScenarioName
 
 router = Router(tags=["chains"])
 
@@ -353,16 +352,8 @@ class ScenarioIn(Schema):
 
 
 class ScenarioSave(ScenarioIn):
-    name: str = Field(min_length=1, max_length=200)
+    name: ScenarioName
     record: bool = Field(True, description="replay it and keep its outcome as its expect")
-
-
-class CampaignIn(Schema):
-    max_faults: int = Field(2, ge=0, le=6)
-    max_events: int = Field(60, ge=1, le=500)
-    crashes: bool = True
-    shards: int = Field(1, ge=1, le=16)
-    revision: int | None = None
 
 
 # --- chains and revisions ---------------------------------------------------------------
@@ -536,13 +527,16 @@ def list_scenarios(request: HttpRequest, key: str) -> list[dict[str, Any]]:
     "/chains/{key}/scenarios", response={201: SavedScenarioOut, **ERRORS}, summary="Keep a scenario"
 )
 def save_scenario(request: HttpRequest, key: str, body: ScenarioSave) -> Status:
-    chain = _chain(request, key, Role.EDITOR)
-    scenario = _scenario(body.scenario)
-    if body.record:
-        scenario = recorded(document_of(_revision(chain, body.revision)), scenario)
-    SavedScenario.objects.keep(chain, body.name, scenario, author=request.user, replace=True)
-    expect = scenario.expect.model_dump(exclude_none=True) if scenario.expect else None
-    return Status(201, {"name": body.name, "expect": expect})
+    saved = scenarios.save_scenario(
+        _chain(request, key, Role.EDITOR),
+        body.name,
+        _scenario(body.scenario),
+        author=request.user,
+        record=body.record,
+        revision=body.revision,
+        replace=True,  # a pipeline re-running its script updates the scenario it keeps
+    )
+    return Status(201, {"name": saved.name, "expect": saved.document.get("expect")})
 
 
 @router.get(
@@ -565,11 +559,7 @@ def vectors(request: HttpRequest, key: str) -> dict[str, Any]:
     summary="Launch the explorer",
 )
 def start_campaign(request: HttpRequest, key: str, body: CampaignIn) -> Status:
-    chain = _chain(request, key, Role.EDITOR)
-    revision = _revision(chain, body.revision)
-    document_of(revision)  # a revision that no longer validates is refused now, not by a worker
-    bounds = Bounds(max_faults=body.max_faults, max_events=body.max_events, crashes=body.crashes)
-    exploration = Exploration.objects.launch(revision, bounds, shards=body.shards)
+    exploration = campaigns.launch_campaign(_chain(request, key, Role.EDITOR), body)
     return Status(201, _campaign_out(exploration))
 
 
@@ -579,9 +569,7 @@ def start_campaign(request: HttpRequest, key: str, body: CampaignIn) -> Status:
     summary="A campaign's progress, and its result",
 )
 def get_campaign(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
-    exploration = _campaign(_chain(request, key), pk)
-    exploration.recover()
-    return _campaign_out(exploration)
+    return _campaign_out(campaigns.watch_campaign(_chain(request, key), pk))
 
 
 @router.post(
@@ -590,9 +578,7 @@ def get_campaign(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
     summary="Stop a campaign",
 )
 def cancel_campaign(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
-    exploration = _campaign(_chain(request, key, Role.EDITOR), pk)
-    exploration.cancel()
-    return _campaign_out(exploration)
+    return _campaign_out(campaigns.cancel_campaign(_chain(request, key, Role.EDITOR), pk))
 
 
 # --- comments and review ----------------------------------------------------------------
@@ -794,12 +780,6 @@ def _review_out(review: Review) -> dict[str, Any]:
         ],
         "approved": review.revision.tag or None,
     }
-
-
-def _campaign(chain: Chain, pk: int) -> Exploration:
-    return get_object_or_404(
-        Exploration.objects.select_related("revision"), pk=pk, revision__chain=chain
-    )
 
 
 def _campaign_out(exploration: Exploration) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from chains.api import Refused
 from chains.api import router as chains_router
 from chains.core.errors import ChainError, DocumentError
 from chains.models import ApiToken, QueueDown, ReviewError, StaleRevision
+from chains.services.campaigns import BadCampaign
 
 
 class TokenAuth(HttpBearer):
@@ -108,6 +109,11 @@ def review_refused(request: HttpRequest, exc: ReviewError) -> HttpResponse:
     field, _, rest = message.partition(": ")
     where = field if rest and field.isidentifier() else None  # "reviewers: …" names the field
     return error(request, 400, "review_refused", message, where)
+
+
+@api.exception_handler(BadCampaign)
+def campaign_refused(request: HttpRequest, exc: BadCampaign) -> HttpResponse:
+    return error(request, 400, "refused", str(exc), exc.field)
 
 
 @api.exception_handler(ChainError)

@@ -378,6 +378,17 @@ def test_campaign_bounds_out_of_range_are_422(flight, people):
     assert response.json()["error"]["location"] == "body.body.max_faults"
 
 
+def test_a_campaign_of_a_revision_the_chain_lacks_is_refused_naming_the_revision(flight, people):
+    response = call(bearer(people["editor"]), "POST", f"/api/chains/{K}/campaigns", {"revision": 9})
+    assert response.status_code == 400
+    assert response.json()["error"] == {
+        "code": "refused",
+        "message": f"revision: {K} has no revision 9 (its head is 1)",
+        "location": "revision",
+    }
+    assert not Exploration.objects.exists()
+
+
 def test_an_export_names_its_revision_and_content_hash_and_reimports_equal(flight, people):
     response = call(
         bearer(people["viewer"]), "GET", f"/api/chains/{K}/revisions/1/export?format=yaml"

@@ -133,12 +133,28 @@ def test_an_htmx_launch_is_sent_to_the_campaign_page_by_header(client, unsafe, s
 @pytest.mark.parametrize(
     ("field", "typed", "says"),
     [
-        ("max_faults", "7", "max_faults: faults per path must be from 0 to 6, not 7"),
-        ("max_faults", "-1", "max_faults: faults per path must be from 0 to 6, not -1"),
-        ("max_events", "0", "max_events: inputs per path must be from 1 to 500, not 0"),
-        ("shards", "17", "shards: shards (one task each) must be from 1 to 16, not 17"),
-        ("max_events", "many", "max_events: &#x27;many&#x27; is not a whole number"),
-        ("revision", "r1", "revision: &#x27;r1&#x27; is not a whole number"),
+        (
+            "max_faults",
+            "7",
+            "max_faults: faults per path must be a whole number from 0 to 6, not 7",
+        ),
+        (
+            "max_faults",
+            "-1",
+            "max_faults: faults per path must be a whole number from 0 to 6, not -1",
+        ),
+        (
+            "max_events",
+            "0",
+            "max_events: inputs per path must be a whole number from 1 to 500, not 0",
+        ),
+        (
+            "shards",
+            "17",
+            "shards: shards (one task each) must be a whole number from 1 to 16, not 17",
+        ),
+        ("max_events", "many", "max_events: inputs per path must be a whole number from 1 to 500"),
+        ("revision", "r1", "revision: Input should be a valid integer"),
     ],
 )
 def test_a_launch_out_of_bounds_is_refused_naming_the_field_and_keeps_the_form(

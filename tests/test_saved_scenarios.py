@@ -38,6 +38,12 @@ def test_adding_a_scenario_with_record_saves_its_outcome_as_expect(flight):
     assert "held: happy path" in command("scenario", "check", flight.key)
 
 
+def test_adding_a_scenario_under_a_name_over_200_characters_is_refused(flight):
+    with pytest.raises(CommandError, match=r"^name: String should have at most 200 characters"):
+        command("scenario", "add", flight.key, "x" * 201, str(HAPPY))
+    assert not SavedScenario.objects.exists()
+
+
 def test_a_scenario_whose_outcome_changed_fails_the_check_with_a_sentence(flight):
     save(flight, "happy path", {"state": "dead_end"})
     with pytest.raises(CommandError, match="changed outcome"):

@@ -242,6 +242,16 @@ def test_saving_without_a_name_is_refused(client, flight):
     assert not SavedScenario.objects.exists()
 
 
+def test_saving_under_a_name_too_long_is_refused_naming_the_field_and_keeps_the_run(client, flight):
+    token = token_of(TO_REVALIDATE)
+    response = client.post(f"{url(flight)}/save", {"s": token, "name": "x" * 201})
+    body = response.content.decode()
+    assert response.status_code == 400
+    assert "name: String should have at most 200 characters" in body
+    assert token in body
+    assert not SavedScenario.objects.exists()
+
+
 def test_a_broken_invariant_is_listed_and_the_one_named_in_the_address_is_highlighted(client):
     path = ROOT / "fixtures" / "unsafe-retry-booking.yaml"
     unsafe = formats.load(path.read_bytes(), filename=path.name).chains[0]

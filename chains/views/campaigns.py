@@ -1,12 +1,14 @@
 """The explorer in the browser: a chain's campaigns, launched, watched and cancelled.
 
 A campaign is an :class:`~chains.models.Exploration` of one revision; the
-model verbs launch, recover and cancel it and the Celery tasks run it. Every
-view that shows campaigns first calls ``recover``, so a reload or a poll takes
-work back from a dead worker and re-sends a lost message: a campaign is never
-left "running" only because nobody looked. A launch the broker refuses is
-answered 503 and leaves a failed campaign, never a queued one.
-"""
+services in ``chains.services.campaigns`` launch, watch and cancel it (the
+API calls the same ones) and the Celery tasks run it. The launch form is read
+through the service's ``CampaignIn``, whose ranges and meanings also label
+its boxes; a refused form is a 400 naming the box and keeping what was typed.
+Every view that shows campaigns first recovers them, so a reload or a poll
+takes work back from a dead worker and re-sends a lost message: a campaign is
+never left "running" only because nobody looked. A launch the broker refuses
+is answered 503 and leaves a failed campaign, never a queued one."""
 
 from __future__ import annotations
 
@@ -15,8 +17,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.db.models import OuterRef, Subquery, Sum
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -24,9 +26,6 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 from pydantic import ValidationError
 
-from chains.core import formats
-from chains.core.errors import ChainError, DocumentError
-from chains.core.sim.explorer import Bounds
 from chains.core.sim.scenario import Scenario
 from chains.core.sim.session import encode
 from chains.models import (
@@ -38,23 +37,18 @@ from chains.models import (
     Revision,
     Role,
 )
+from chains.services.campaigns import (
+    BadCampaign,
+    CampaignIn,
+    cancel_campaign,
+    launch_campaign,
+    limits,
+    watch_campaign,
+)
 from chains.views.common import get_chain, get_head
+from chains.views.forms import FormError, read_form
 
-# The launch form's numbers: what each means, its range and its default.
-FIELDS = {
-    "max_faults": {"meaning": "faults per path", "low": 0, "high": 6, "default": 2},
-    "max_events": {"meaning": "inputs per path", "low": 1, "high": 500, "default": 60},
-    "shards": {"meaning": "shards (one task each)", "low": 1, "high": 16, "default": 1},
-}
 LISTED = 100  # campaigns on the list page, newest first
-
-
-class BadLaunch(ChainError):
-    """The launch form holds a value that cannot be launched; ``field`` names which."""
-
-    def __init__(self, field: str, message: str):
-        self.field = field
-        super().__init__(f"{field}: {message}")
 
 
 @require_http_methods(["GET", "POST"])
@@ -62,15 +56,15 @@ def campaigns(request: HttpRequest, key: str) -> HttpResponse:
     """The chain's campaigns and the form that launches one (POST), then its page."""
     chain = get_chain(request, key, Role.EDITOR if request.method == "POST" else Role.VIEWER)
     head = get_head(chain)
-    typed = _typed(request, head)
     if request.method == "GET":
-        return _list(request, chain, head, typed)
+        return _list(request, chain, head, _defaults(head))
+    typed = _typed(request.POST)
     try:
-        revision, bounds, shards = _launch_args(chain, head, typed)
-    except BadLaunch as exc:
+        exploration = launch_campaign(chain, _launch_form(request.POST))
+    except FormError as exc:
+        return _list(request, chain, head, typed, error=str(exc), field=exc.fields[0], status=400)
+    except BadCampaign as exc:
         return _list(request, chain, head, typed, error=str(exc), field=exc.field, status=400)
-    try:
-        exploration = Exploration.objects.launch(revision, bounds, shards=shards)
     except QueueDown as exc:
         return _list(request, chain, head, typed, error=str(exc), status=503)
     url = reverse("chains:campaign", args=[chain.key, exploration.pk])
@@ -85,8 +79,7 @@ def campaigns(request: HttpRequest, key: str) -> HttpResponse:
 def campaign(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     """One campaign: bounds, progress (polled while active), then its results."""
     chain = get_chain(request, key)
-    exploration = _get_campaign(chain, pk)
-    exploration.recover()
+    exploration = watch_campaign(chain, pk)
     template = "chains/campaign.html#progress" if request.htmx else "chains/campaign.html"
     return render(request, template, campaign_context(request, chain, exploration))
 
@@ -95,21 +88,17 @@ def campaign(request: HttpRequest, key: str, pk: int) -> HttpResponse:
 def cancel(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     """Stop a campaign; its shards stop at their next beat and keep what they found."""
     chain = get_chain(request, key, Role.EDITOR)
-    exploration = _get_campaign(chain, pk)
-    exploration.cancel()
+    exploration = cancel_campaign(chain, pk)
     if request.htmx:
         context = campaign_context(request, chain, exploration)
         return render(request, "chains/campaign.html#progress", context)
     return redirect("chains:campaign", key=chain.key, pk=exploration.pk)
 
 
-def _get_campaign(chain: Chain, pk: int) -> Exploration:
-    """The exploration ``pk`` if it explores a revision of ``chain``; 404 otherwise."""
-    campaigns = Exploration.objects.select_related("revision")
-    return get_object_or_404(campaigns, pk=pk, revision__chain=chain)
-
-
 # --- the list and the launch form ---------------------------------------------
+
+# The form's number boxes, each labelled with its range and meaning from the schema.
+NUMBERS = [name for name, field in CampaignIn.model_fields.items() if field.annotation is int]
 
 
 def _list(
@@ -136,10 +125,8 @@ def _list(
         "head": head,
         "can_launch": chain.viewer_may(Role.EDITOR),
         "typed": typed,
-        "inputs": [
-            {"name": n, "label": n.replace("_", " ").capitalize(), "value": typed[n], **spec}
-            for n, spec in FIELDS.items()
-        ],
+        "inputs": [_box(name, typed[name]) for name in NUMBERS],
+        "crashes": CampaignIn.model_fields["crashes"].description,
         "error": error,
         "error_field": field,
         "campaigns": [_row(e) for e in rows[:LISTED]],
@@ -148,49 +135,38 @@ def _list(
     return render(request, template, context, status=status)
 
 
-def _typed(request: HttpRequest, head: Revision) -> dict[str, Any]:
-    """What the form shows: the defaults, or what the user posted (kept as typed)."""
-    if request.method != "POST":
-        defaults = {name: spec["default"] for name, spec in FIELDS.items()}
-        return {**defaults, "revision": head.number, "crashes": True}
-    typed: dict[str, Any] = {n: request.POST.get(n, "").strip() for n in [*FIELDS, "revision"]}
-    typed["crashes"] = "crashes" in request.POST  # an unticked checkbox is not sent
+def _box(name: str, value: Any) -> dict[str, Any]:
+    """A number box of the launch form: its range and meaning as the schema gives them."""
+    low, high = limits(name)
+    meaning = CampaignIn.model_fields[name].description
+    label = name.replace("_", " ").capitalize()
+    return {
+        "name": name,
+        "label": label,
+        "meaning": meaning,
+        "low": low,
+        "high": high,
+        "value": value,
+    }
+
+
+def _defaults(head: Revision) -> dict[str, Any]:
+    """What the form shows before anything is posted: the head and the schema's defaults."""
+    return {**CampaignIn().model_dump(), "revision": head.number}
+
+
+def _typed(post: QueryDict) -> dict[str, Any]:
+    """What a refused form shows again: the values as they were typed."""
+    typed: dict[str, Any] = {name: post.get(name, "").strip() for name in [*NUMBERS, "revision"]}
+    typed["crashes"] = "crashes" in post
     return typed
 
 
-def _launch_args(
-    chain: Chain, head: Revision, typed: dict[str, Any]
-) -> tuple[Revision, Bounds, int]:
-    """The revision, bounds and shard count the form asks for; :class:`BadLaunch` says why not."""
-    numbers = {
-        name: _whole(name, typed[name], spec["low"], spec["high"], spec["default"])
-        for name, spec in FIELDS.items()
-    }
-    number = _whole("revision", typed["revision"], 1, None, head.number)
-    revision = chain.revisions.filter(number=number).first()
-    if revision is None:
-        message = f"{chain.key} has no revision {number} (its head is {head.number})"
-        raise BadLaunch("revision", message)
-    try:  # a worker would fail on it; say so now instead
-        formats.from_document(revision.document)
-    except DocumentError as exc:
-        raise BadLaunch("revision", f"revision {number} no longer validates: {exc}") from None
-    shards = numbers.pop("shards")
-    return revision, Bounds(**numbers, crashes=typed["crashes"]), shards
-
-
-def _whole(name: str, raw: Any, low: int, high: int | None, default: int) -> int:
-    if raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise BadLaunch(name, f"{raw!r} is not a whole number") from None
-    if value < low or (high is not None and value > high):
-        meaning = FIELDS[name]["meaning"] if name in FIELDS else "the revision number"
-        limits = f"from {low} to {high}" if high is not None else f"at least {low}"
-        raise BadLaunch(name, f"{meaning} must be {limits}, not {value}")
-    return value
+def _launch_form(post: QueryDict) -> CampaignIn:
+    """The posted launch; :class:`FormError` names a refused box."""
+    form = read_form(CampaignIn, post)
+    # A browser sends no unticked checkbox: absent means no here, not the API's default yes.
+    return form.model_copy(update={"crashes": "crashes" in post})
 
 
 def _row(exploration: Exploration) -> dict[str, Any]:

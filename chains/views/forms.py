@@ -23,7 +23,11 @@ S = TypeVar("S", bound=BaseModel)
 
 
 class FormError(ChainError):
-    """A posted field is missing or has a value its schema refuses."""
+    """A posted field is missing or has a value its schema refuses; ``fields`` names them."""
+
+    def __init__(self, message: str, fields: tuple[str, ...] = ()):
+        self.fields = fields
+        super().__init__(message)
 
 
 def read_form(schema: type[S], post: Any) -> S:
@@ -40,7 +44,8 @@ def read_form(schema: type[S], post: Any) -> S:
     try:
         return schema.model_validate(data)
     except ValidationError as exc:
-        raise FormError(_described(exc)) from None
+        fields = tuple(str(e["loc"][0]) if e["loc"] else "form" for e in exc.errors())
+        raise FormError(_described(exc), fields) from None
 
 
 def _is_list(annotation: Any) -> bool:

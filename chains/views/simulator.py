@@ -6,7 +6,8 @@ button or a shared link shows the same run. Every input is one POST that adds
 an event after the first ``at`` events (a checkpoint; all of them by default)
 and answers with the new run: a redirect for a plain form, the ``sim``
 partial plus ``HX-Push-Url`` for htmx. Nothing is stored until the user saves
-the simulation as a scenario. An input the run does not wait for is a 400
+the simulation as a scenario (``services.scenarios.save_scenario``, as the API
+and the command line do). An input the run does not wait for is a 400
 naming it, and the run before it is shown unchanged.
 """
 
@@ -22,6 +23,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
+from pydantic import BaseModel
 
 from chains.core import formats
 from chains.core.errors import ChainError, DocumentError
@@ -30,12 +32,14 @@ from chains.core.render import RenderError, handle_graph_svg
 from chains.core.sim.classifier import row_label
 from chains.core.sim.invariants import Monitor
 from chains.core.sim.palette import choices, default_intent
-from chains.core.sim.regression import recorded
 from chains.core.sim.scenario import Scenario, ScenarioMismatch
 from chains.core.sim.session import Session, SessionError, decode, encode, gauges, play, run_marks
 from chains.core.verdicts import GENERIC_ROWS, format_verdict
-from chains.models import Chain, DuplicateScenario, Revision, Role, SavedScenario
+from chains.models import Chain, DuplicateScenario, Revision, Role
+from chains.services import scenarios
+from chains.services.scenarios import ScenarioName
 from chains.views.common import document_of, get_chain, get_head, get_revision
+from chains.views.forms import FormError, read_form
 
 MAX_FIELD = 100_000  # characters of one posted JSON value
 GROUPS = {
@@ -83,6 +87,16 @@ def simulate(request: HttpRequest, key: str) -> HttpResponse:
     return _answer(request, page, _url(chain, revision, session.scenario), session)
 
 
+class SaveForm(BaseModel):
+    """The save form's own field; the run it saves comes from the address (``r``, ``s``).
+
+    The address is read as every simulator request reads it, so the run saved
+    is the run the page shows.
+    """
+
+    name: ScenarioName
+
+
 @require_POST
 def save_scenario(request: HttpRequest, key: str) -> HttpResponse:
     """Keep the current simulation with the chain, its outcome recorded as ``expect``."""
@@ -92,20 +106,31 @@ def save_scenario(request: HttpRequest, key: str) -> HttpResponse:
     except Unrunnable as exc:
         return _conflict(exc)
     page = partial(_page, request, chain, revision, document)
-    name = request.POST.get("name", "").strip()
     try:
         scenario = _scenario(document, request.POST.get("s", ""))
     except SessionError as exc:
         return page(_fresh(document), error=str(exc), status=400)
     try:
-        if not name or len(name) > 200:
-            raise BadInput("name: give the scenario a name of 1 to 200 characters")
-        SavedScenario.objects.keep(
-            chain, name, recorded(document, scenario), author=_author(request)
-        )
-    except (BadInput, ScenarioMismatch, DuplicateScenario) as exc:
+        name = _save(request, chain, revision, scenario)
+    except (FormError, ScenarioMismatch, DuplicateScenario) as exc:
         return page(scenario, error=str(exc), status=400)
     return _answer(request, page, _url(chain, revision, scenario), scenario, saved=name)
+
+
+def _save(request: HttpRequest, chain: Chain, revision: Revision, scenario: Scenario) -> str:
+    """Keep ``scenario`` recorded on ``revision`` under the posted name; the name."""
+    name = read_form(SaveForm, request.POST).name
+    # A person is refused a name already kept rather than overwrite it (replace=False).
+    scenarios.save_scenario(
+        chain,
+        name,
+        scenario,
+        author=_author(request),
+        record=True,
+        revision=revision.number,
+        replace=False,
+    )
+    return name
 
 
 # --- reading the request --------------------------------------------------------------

@@ -59,11 +59,11 @@ and line and the rest still imports, and unknown keys are kept in
 from __future__ import annotations
 
 from ..errors import DocumentError, Problem
-from . import ImportResult
 from .md_assembly import assemble
 from .md_blocks import defined_actions, defined_names, is_yaml, parse_block
 from .md_layout import Layout
 from .md_reading import read_content
+from .result import ImportResult
 
 __all__ = ["load_markdown"]
 

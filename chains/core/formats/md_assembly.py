@@ -19,7 +19,6 @@ from pydantic import BaseModel, ValidationError
 
 from ..model import ChainSpec, compensators
 from ..verdicts import parse_verdict
-from . import _message
 from .md_items import SECTIONS, Context, Item, item_name, validate_item
 from .md_layout import Layout
 from .md_outline import bare_title, chain_id_from_heading, scope_passages
@@ -33,6 +32,7 @@ from .md_scopes import (
     narrowed_row,
     split_policy_by_chain,
 )
+from .validation import error_message
 
 __all__ = ["assemble", "externalize"]
 
@@ -289,7 +289,7 @@ class _Assembler:
         except ValidationError as exc:
             for err in exc.errors(include_url=False):
                 path = ".".join(map(str, err["loc"]))
-                message = f"chain {ctx.name!r}: {_message(dict(err))}"
+                message = f"chain {ctx.name!r}: {error_message(dict(err))}"
                 self.problem(message, line, "error", path=path)
             return None
         if copied:

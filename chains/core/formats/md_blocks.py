@@ -20,9 +20,9 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import DocumentError, Problem
-from . import NOTED_SECTIONS, with_notes
 from .md_items import SECTIONS, Context, Item
 from .md_outline import Node, scope_marker
+from .notes import NOTED_SECTIONS, with_notes
 from .pseudo_yaml import Fix, rewrite
 from .yamlio import Comment, comment_notes, comments, parse_yaml
 

@@ -19,8 +19,8 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import Problem
 from ..model import Action, Gate, Handle, KnownUnmatched, Policy, Variants, VerdictRow
-from . import _locate, _message, _source_path, extras_problems, unreadable_problems
 from .md_outline import Heading
+from .validation import error_message, extras_problems, locate, source_path, unreadable_problems
 
 __all__ = ["MODELS", "SECTIONS", "Context", "Item", "item_name", "validate_item"]
 
@@ -140,9 +140,9 @@ class _Salvage:
         """Drop what ``exc`` names; False when the element cannot be kept."""
         pruned = False
         for err in exc.errors(include_url=False):
-            loc = _source_path(self.data, tuple(err["loc"]))
+            loc = source_path(self.data, tuple(err["loc"]))
             parent, key, orig = _target(self.data, loc, self.origin)
-            line, column = _locate(self.item.where, (*self.item.path, *orig))
+            line, column = locate(self.item.where, (*self.item.path, *orig))
             path = self.name + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in orig)
             fields = self.model.model_fields
             required = (
@@ -152,13 +152,14 @@ class _Salvage:
                 and fields[key].is_required()
             )
             if parent is None or required or key is None:
-                message = f"{_message(dict(err))}; {self.name} not imported"
+                message = f"{error_message(dict(err))}; {self.name} not imported"
                 self.problems.append(Problem(message, line or self.item.line, column, path))
                 return False
             if orig not in self.reported:
                 self.reported.add(orig)
                 message = (
-                    f"{_message(dict(err))}; the value is dropped, the rest of {self.name} imported"
+                    f"{error_message(dict(err))}; the value is dropped, "
+                    f"the rest of {self.name} imported"
                 )
                 self.problems.append(Problem(message, line or self.item.line, column, path))
             try:

@@ -26,16 +26,11 @@ from chains.core.lint import EXIT_CODES, RULES, lint, worst_status
 from chains.core.lint.docs import rules_markdown
 from chains.core.sim.explorer import EXIT_CODES as EXPLORE_EXIT_CODES
 from chains.core.sim.explorer import Bounds, ExploreResult, explore, scenario_dict
-from chains.core.sim.regression import recorded, test_vectors
+from chains.core.sim.regression import test_vectors
 from chains.core.sim.scenario import Scenario, ScenarioMismatch, load_scenario, simulate
-from chains.models import (
-    Chain,
-    SavedScenario,
-    Team,
-    saved_scenarios,
-    scenario_checks,
-)
+from chains.models import Chain, Team, saved_scenarios, scenario_checks
 from chains.services.imports import import_document
+from chains.services.scenarios import BadScenario, save_scenario
 
 
 class Command(BaseCommand):
@@ -381,10 +376,10 @@ class Command(BaseCommand):
         chain = Chain.objects.filter(key=options["chain"]).first()
         if chain is None or chain.head() is None:
             raise CommandError(f"no stored chain {options['chain']!r}")
-        document = formats.from_document(chain.head().document)
         if options["action"] == "add":
-            self.scenario_add(chain, document, options)
+            self.scenario_add(chain, options)
             return
+        document = formats.from_document(chain.head().document)
         if options["action"] == "export":
             self.write_text(json.dumps(test_vectors(document, saved_scenarios(chain)), indent=2))
             return
@@ -399,20 +394,27 @@ class Command(BaseCommand):
         if not all(c.held for c in checks):
             raise CommandError("some scenarios changed outcome")
 
-    def scenario_add(self, chain: Chain, document: Any, options: dict[str, Any]) -> None:
+    def scenario_add(self, chain: Chain, options: dict[str, Any]) -> None:
         path = options["scenario"]
         try:
             scenario = load_scenario(read_limited(path), filename=path.name)
         except DocumentError as exc:
             lines = "\n".join(f"  {p}" for p in exc.problems)
             raise CommandError(f"bad scenario {path}:\n{lines}") from None
-        if options["record"]:
-            try:
-                scenario = recorded(document, scenario)
-            except ChainError as exc:
-                raise CommandError(f"scenario does not replay: {exc}") from None
-        SavedScenario.objects.keep(chain, options["name"], scenario, replace=True)
-        self.stdout.write(self.style.SUCCESS(f"saved scenario {options['name']!r} for {chain.key}"))
+        try:
+            saved = save_scenario(
+                chain,
+                options["name"],
+                scenario,
+                author=None,
+                record=options["record"],
+                replace=True,  # the operator runs the same script again to update it
+            )
+        except BadScenario as exc:
+            raise CommandError(str(exc)) from None
+        except ChainError as exc:
+            raise CommandError(f"scenario does not replay: {exc}") from None
+        self.stdout.write(self.style.SUCCESS(f"saved scenario {saved.name!r} for {chain.key}"))
 
     def rules(self, markdown: bool) -> None:
         if markdown:
