@@ -21,7 +21,6 @@ from typing import Any, Literal
 
 from django.db.models import OuterRef, Subquery
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404
 from ninja import Field, Query, Router, Schema, Status
 from pydantic import BaseModel, ConfigDict
 
@@ -43,7 +42,7 @@ from chains.models import (
     saved_scenarios,
     scenario_checks,
 )
-from chains.services import campaigns, editing, scenarios
+from chains.services import campaigns, editing, review, scenarios
 from chains.services.access import (
     NoTeam,
     chain_access,
@@ -55,6 +54,7 @@ from chains.services.access import (
 from chains.services.campaigns import CampaignIn
 from chains.services.editing import EditIn, UndoIn
 from chains.services.imports import import_document
+from chains.services.review import CommentIn, ReviewIn, VoteIn
 from chains.services.scenarios import ScenarioName
 
 router = Router(tags=["chains"])
@@ -613,24 +613,6 @@ def cancel_campaign(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
 # --- comments and review ----------------------------------------------------------------
 
 
-class CommentIn(Schema):
-    body: str = Field(min_length=1, max_length=10_000)
-    anchor: str = Field("chain", description="chain, or an element's key: handle:x, row:F3, ...")
-    revision: int | None = Field(None, description="the revision it is written on (the head)")
-    reply_to: int | None = Field(None, description="the comment this answers")
-
-
-class ReviewIn(Schema):
-    reviewers: list[str] = Field(min_length=1, description="usernames of reviewers")
-    revision: int | None = None
-    note: str = ""
-
-
-class VoteIn(Schema):
-    vote: Literal["approve", "request_changes"]
-    note: str = ""
-
-
 @router.get(
     "/chains/{key}/comments",
     response={200: list[CommentOut], **ERRORS},
@@ -646,14 +628,7 @@ def list_comments(request: HttpRequest, key: str) -> list[dict[str, Any]]:
 )
 def post_comment(request: HttpRequest, key: str, body: CommentIn) -> Status:
     chain = _chain(request, key, Role.REVIEWER)
-    reply_to = _comment(chain, body.reply_to) if body.reply_to is not None else None
-    comment = Comment.objects.post(
-        _revision(chain, body.revision),
-        request.user,
-        body.body,
-        anchor=body.anchor,
-        reply_to=reply_to,
-    )
+    comment = review.post_comment(chain, request.user, **body.model_dump())
     return Status(201, _comment_out(comment))
 
 
@@ -664,7 +639,7 @@ def post_comment(request: HttpRequest, key: str, body: CommentIn) -> Status:
 )
 def resolve_comment(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
     chain = _chain(request, key, Role.REVIEWER)
-    return _comment_out(_comment(chain, pk).toggle(by=request.user))
+    return _comment_out(review.toggle_comment(chain, pk, request.user))
 
 
 @router.get(
@@ -682,10 +657,8 @@ def list_reviews(request: HttpRequest, key: str) -> list[dict[str, Any]]:
 )
 def request_review(request: HttpRequest, key: str, body: ReviewIn) -> Status:
     chain = _chain(request, key, Role.EDITOR)
-    review = Review.objects.request(
-        _revision(chain, body.revision), request.user, body.reviewers, body.note
-    )
-    return Status(201, _review_out(review))
+    requested = review.request_review(chain, request.user, **body.model_dump())
+    return Status(201, _review_out(requested))
 
 
 @router.post(
@@ -695,9 +668,7 @@ def request_review(request: HttpRequest, key: str, body: ReviewIn) -> Status:
 )
 def vote(request: HttpRequest, key: str, pk: int, body: VoteIn) -> dict[str, Any]:
     chain = _chain(request, key, Role.REVIEWER)
-    review = get_object_or_404(Review, pk=pk, chain=chain)
-    review.vote(request.user, body.vote, body.note)
-    return _review_out(Review.objects.get(pk=review.pk))
+    return _review_out(review.vote(chain, pk, request.user, body.vote, body.note))
 
 
 # --- exports ----------------------------------------------------------------------------
@@ -810,10 +781,6 @@ def _chain(request: HttpRequest, key: str, role: str = Role.VIEWER) -> Chain:
 
 def _revision(chain: Chain, number: int | None) -> Revision:
     return get_revision(chain, number) if number is not None else get_head(chain)
-
-
-def _comment(chain: Chain, pk: int) -> Comment:
-    return get_object_or_404(Comment, pk=pk, chain=chain)
 
 
 def _comment_out(comment: Comment) -> dict[str, Any]:

@@ -489,6 +489,13 @@ def test_a_review_naming_someone_without_a_role_is_refused_by_name(flight, peopl
     assert "outsider" in response.json()["error"]["message"]
 
 
+def test_a_comment_on_a_revision_the_chain_lacks_is_refused_naming_the_field(flight, people):
+    body = {"body": "hm", "revision": 9}
+    response = call(bearer(people["reviewer"]), "POST", f"/api/chains/{K}/comments", body)
+    assert response.status_code == 400
+    assert response.json()["error"]["location"] == "revision"
+
+
 def test_the_flow_graph_exports_as_png(flight, people):
     url = f"/api/chains/{K}/revisions/1/export?format=png&graph=flow"
     response = call(bearer(people["viewer"]), "GET", url)

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from chains.models import Chain, Role, Team
+from chains.models import Chain, Role, Team, TeamTaken
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = "id: small\nactions:\n  - {id: look, effect: read}\n"
@@ -73,6 +73,33 @@ def test_a_team_slug_in_use_is_refused(people, signed_in):
     assert "a team called &#x27;flight-desk&#x27; exists already" in response.content.decode()
 
 
+def test_a_team_without_a_name_is_a_400_that_keeps_the_slug_typed(people, signed_in):
+    response = signed_in(people["viewer"]).post("/teams/", {"name": "  ", "slug": "rail"})
+    body = response.content.decode()
+    assert response.status_code == 400
+    assert "name: give the team a name of 1 to 200 characters" in body
+    assert 'value="rail"' in body
+    assert not Team.objects.filter(slug="rail").exists()
+
+
+def test_a_team_form_sent_empty_asks_for_a_name(people, signed_in):
+    response = signed_in(people["viewer"]).post("/teams/", {"name": ""})
+    assert response.status_code == 400
+    assert "name: give the team a name of 1 to 200 characters" in response.content.decode()
+
+
+def test_a_team_name_that_makes_no_slug_is_refused(people, signed_in):
+    response = signed_in(people["viewer"]).post("/teams/", {"name": "!!!"})
+    assert response.status_code == 400
+    assert "slug: give the team a name or slug with a letter or digit" in response.content.decode()
+
+
+def test_founding_a_team_with_a_slug_in_use_raises_and_stores_nothing(team, people):
+    with pytest.raises(TeamTaken, match="flight-desk"):
+        Team.objects.found("Other desk", owner=people["viewer"], slug="flight-desk")
+    assert Team.objects.filter(name="Other desk").count() == 0
+
+
 def test_an_owner_adds_a_member_with_a_role(team, people, signed_in):
     signed_in(people["owner"]).post(
         "/teams/flight-desk/", {"username": "outsider", "role": "reviewer"}
@@ -106,6 +133,23 @@ def test_only_an_owner_changes_the_members(team, people, signed_in):
 
 
 # --- roles on one chain -----------------------------------------------------------------
+
+
+def test_a_member_form_without_a_role_is_refused_naming_the_choices(team, people, signed_in):
+    url = f"/teams/{team.slug}/"
+    response = signed_in(people["owner"]).post(url, {"username": "outsider"})
+    assert response.status_code == 400
+    assert "role: expected viewer | reviewer | editor | owner or remove, got" in (
+        response.content.decode()
+    )
+    assert team.role_of(people["outsider"]) is None
+
+
+def test_a_token_without_a_name_is_a_400_and_issues_nothing(people, signed_in):
+    response = signed_in(people["viewer"]).post("/account/tokens/", {"name": " "})
+    assert response.status_code == 400
+    assert "name: give the token a name of 1 to 100 characters" in response.content.decode()
+    assert not people["viewer"].api_tokens.exists()
 
 
 def test_a_chain_owner_grants_and_takes_back_a_role(flight, people, signed_in):

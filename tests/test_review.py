@@ -278,7 +278,7 @@ def test_an_approved_revision_cannot_be_deleted_even_with_its_chain(flight, peop
 
 
 def post_comment(client, chain: Chain, htmx: bool = True, **fields):
-    data = {"base": str(chain.head().number), "from": "workspace", "body": "why?", **fields}
+    data = {"revision": str(chain.head().number), "from": "workspace", "body": "why?", **fields}
     return client.post(f"/chains/{chain.key}/comments", data, **(HTMX if htmx else {}))
 
 
@@ -359,9 +359,9 @@ def test_an_unknown_anchor_is_a_400_naming_it(flight, people, signed_in):
     assert not Comment.objects.exists()
 
 
-@pytest.mark.parametrize("base", ["9", "x", "99999999999999999999"])
-def test_a_revision_the_chain_lacks_is_a_400(flight, people, signed_in, base):
-    response = post_comment(signed_in(people["reviewer"]), flight, base=base)
+@pytest.mark.parametrize("revision", ["9", "x", "99999999999999999999"])
+def test_a_revision_the_chain_lacks_is_a_400(flight, people, signed_in, revision):
+    response = post_comment(signed_in(people["reviewer"]), flight, revision=revision)
     assert response.status_code == 400
     assert not Comment.objects.exists()
 
@@ -403,7 +403,7 @@ def test_the_comments_page_lists_the_threads_of_one_anchor(flight, people, clien
 def test_a_reply_from_the_comments_page_shows_in_its_thread(flight, people, signed_in):
     first = comment(flight, people)
     editor = signed_in(people["editor"])
-    data = {"base": "1", "body": "see r2", "reply_to": str(first.pk)}
+    data = {"revision": "1", "body": "see r2", "reply_to": str(first.pk)}
     response = editor.post(f"/chains/{flight.key}/comments", data, HTTP_HX_REQUEST="true")
     assert response.status_code == 200
     assert '<div class="comment reply">' in response.content.decode()
@@ -436,6 +436,25 @@ def test_requesting_a_review_from_a_viewer_is_a_400_naming_them(flight, people, 
     assert response.status_code == 400
     assert "viewer is a viewer on flight_roundtrip" in response.content.decode()
     assert not Review.objects.exists()
+
+
+def test_a_review_request_naming_nobody_is_a_400_that_keeps_the_note(flight, people, signed_in):
+    data = {"revision": "1", "note": "the cabin rule"}
+    response = signed_in(people["editor"]).post(f"/chains/{flight.key}/reviews/", data)
+    body = response.content.decode()
+    assert response.status_code == 400
+    assert "reviewers: name at least one reviewer" in body
+    assert ">the cabin rule</textarea>" in body
+    assert not Review.objects.exists()
+
+
+def test_a_vote_that_is_neither_approve_nor_request_changes_is_a_400(flight, people, signed_in):
+    review = request(flight, people, "reviewer")
+    url = f"/chains/{flight.key}/reviews/{review.pk}/vote"
+    response = signed_in(people["reviewer"]).post(url, {"vote": "maybe"})
+    assert response.status_code == 400
+    assert "vote: Input should be" in response.content.decode()
+    assert review.votes.get().decision == Decision.PENDING
 
 
 def test_a_reviewer_may_not_request_a_review(flight, people, signed_in):

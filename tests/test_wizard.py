@@ -65,3 +65,12 @@ def test_an_answer_outside_the_choices_is_a_400(client):
     response = client.post("/chains/new/", {**FIT, "commits": "maybe"})
     assert response.status_code == 400
     assert "commits" in response.content.decode()
+
+
+def test_a_refused_id_keeps_what_was_typed_and_the_fit_result(client):
+    data = {**FIT, "create": "1", "key": "bad id", "title": "Trip"}
+    body = client.post("/chains/new/", data).content.decode()
+    assert "key: a chain id has letters, digits" in body
+    assert 'value="bad id"' in body and 'value="Trip"' in body
+    assert "A chain config fits" in body
+    assert not Chain.objects.exists()

@@ -47,6 +47,7 @@ from chains.models.errors import (
     QueueDown,
     ReviewError,
     StaleRevision,
+    TeamTaken,
 )
 from chains.models.people import (
     RANK,
@@ -117,6 +118,7 @@ __all__ = [
     "StaleRevision",
     "Team",
     "TeamQuerySet",
+    "TeamTaken",
     "at_least",
     "connect_queue",
     "content_hash",

@@ -33,6 +33,10 @@ class LastOwner(Exception):
     """A team must keep at least one owner."""
 
 
+class TeamTaken(Exception):
+    """Another team has the slug a new team asked for."""
+
+
 class DuplicateScenario(Exception):
     """A scenario of that name is already kept with the chain."""
 

@@ -17,7 +17,7 @@ from django.db import models, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from chains.models.errors import LastOwner
+from chains.models.errors import LastOwner, TeamTaken
 
 
 class Role(models.TextChoices):
@@ -54,8 +54,13 @@ class TeamQuerySet(models.QuerySet):
         return self.filter(pk__in=editing.values("team"))
 
     def found(self, name: str, owner: Any, slug: str | None = None) -> Team:
-        """A new team with ``owner`` as its first owner; the slug is made unique if not given."""
+        """A new team with ``owner`` as its first owner; the slug is made unique if not given.
+
+        Raises :class:`TeamTaken` when another team has the ``slug`` given.
+        """
         with transaction.atomic():
+            if slug is not None and self.filter(slug=slug).exists():
+                raise TeamTaken(f"slug: a team called {slug!r} exists already; choose another")
             if slug is None:
                 base = slugify(name)[:50] or "team"
                 slug, n = base, 1

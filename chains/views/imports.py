@@ -15,26 +15,38 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
+from pydantic import BaseModel, Field
 
 from chains.core.errors import Problem
 from chains.models import Team
 from chains.services.imports import Imported, digest, import_document
 from chains.views.common import NoTeam, creating_team
+from chains.views.forms import read_form
 
 TEMPLATE = "chains/import.html"
 
 
+class ImportForm(BaseModel):
+    """The import form besides an uploaded file (``request.FILES``, read as it comes)."""
+
+    text: str = Field("", description="a pasted document")
+    name: str = Field("", description="its file name, which tells its format")
+    team: str = Field("", description="slug of the team new chains belong to")
+    confirm: str = Field("", description="the digest of the text whose problems were accepted")
+
+
 @require_http_methods(["GET", "POST"])
 def import_chain(request: HttpRequest) -> HttpResponse:
-    context = _form(request)
+    form = read_form(ImportForm, request.POST)
+    context = _form(request, form)
     if request.method == "GET":
         return render(request, TEMPLATE, context)
-    data, name = _submitted(request)
+    data, name = _submitted(request, form)
     if data is None:  # an oversized paste is not sent back: it could not be imported anyway
         refused = {**context, "problems": [Problem(name)], "pasted": ""}
         return render(request, TEMPLATE, refused, status=400)
     try:
-        team = creating_team(request.user, request.POST.get("team"))
+        team = creating_team(request.user, form.team)
     except NoTeam as exc:
         return render(request, TEMPLATE, {**context, "problems": [Problem(str(exc))]}, status=400)
     imported = import_document(
@@ -42,7 +54,7 @@ def import_chain(request: HttpRequest) -> HttpResponse:
         filename=name or None,
         author=request.user,
         team=team,
-        confirm=request.POST.get("confirm") == digest(data),
+        confirm=form.confirm == digest(data),
         message=f"import {name or 'pasted text'}",
     )
     if imported.stored and len(imported.stored) == 1 and not imported.errors:
@@ -52,14 +64,13 @@ def import_chain(request: HttpRequest) -> HttpResponse:
     return render(request, TEMPLATE, context, status=status)
 
 
-def _form(request: HttpRequest) -> dict:
+def _form(request: HttpRequest, form: ImportForm) -> dict:
     """The form as it was sent: the team chosen, the text and its name stay."""
-    post = request.POST
     return {
         "teams": Team.objects.creating(request.user),
-        "team": post.get("team", ""),
-        "pasted": post.get("text", ""),
-        "name": post.get("name", ""),
+        "team": form.team,
+        "pasted": form.text,
+        "name": form.name,
     }
 
 
@@ -90,18 +101,16 @@ def _numbered(imported: Imported) -> list[dict]:
     ]
 
 
-def _submitted(request: HttpRequest) -> tuple[bytes | str | None, str]:
+def _submitted(request: HttpRequest, form: ImportForm) -> tuple[bytes | str | None, str]:
     """The uploaded file or the pasted text and its name; (None, why) when neither is usable."""
     upload = request.FILES.get("file")
+    limit = settings.CHAIN_UPLOAD_MAX_BYTES
     if upload is not None:
-        if upload.size > settings.CHAIN_UPLOAD_MAX_BYTES:
-            limit = settings.CHAIN_UPLOAD_MAX_BYTES
+        if upload.size > limit:
             return None, f"{upload.name} is {upload.size:,} bytes; the limit is {limit:,} bytes"
         return upload.read(), upload.name or ""
-    text = request.POST.get("text", "")
-    if len(text.encode("utf-8", errors="replace")) > settings.CHAIN_UPLOAD_MAX_BYTES:
-        limit = settings.CHAIN_UPLOAD_MAX_BYTES
+    if len(form.text.encode("utf-8", errors="replace")) > limit:
         return None, f"the pasted document is over the limit of {limit:,} bytes"
-    if text.strip():
-        return text, request.POST.get("name", "")
+    if form.text.strip():
+        return form.text, form.name
     return None, "choose a file to upload or paste a document"

@@ -8,7 +8,7 @@ owner. Everything else about permissions is ``views.common.get_chain``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model, login
@@ -19,15 +19,62 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import slugify
 from django.views.decorators.http import require_http_methods, require_POST
+from pydantic import AfterValidator, BaseModel, Field, ValidationInfo, field_validator
 
-from chains.models import ApiToken, LastOwner, Role, Team
+from chains.models import ApiToken, LastOwner, Role, Team, TeamTaken
 from chains.views.common import get_chain
+from chains.views.forms import FormError, read_form
 
 ROLES = [role.value for role in Role]
 
 
+def _a_name(most: int, of: str) -> AfterValidator:
+    """A name field: stripped, 1 to ``most`` characters."""
+
+    def check(name: str) -> str:
+        name = name.strip()
+        if not 0 < len(name) <= most:
+            raise ValueError(f"give the {of} a name of 1 to {most} characters")
+        return name
+
+    return AfterValidator(check)
+
+
+class TeamIn(BaseModel):
+    """The form that founds a team: its name and, if chosen, its slug (else from the name)."""
+
+    name: Annotated[str, _a_name(200, "team")] = Field("", validate_default=True)
+    slug: str = Field("", validate_default=True)
+
+    @field_validator("slug")
+    @classmethod
+    def _slug(cls, slug: str, info: ValidationInfo) -> str:
+        slug = slugify(slug or info.data.get("name", ""))[:60]
+        if not slug and "name" in info.data:
+            raise ValueError("give the team a name or slug with a letter or digit")
+        return slug
+
+
+class MemberIn(BaseModel):
+    """The member and grant forms: who, and which role they get (or ``remove``)."""
+
+    username: str = ""
+    role: str = Field("", validate_default=True)
+
+    @field_validator("role")
+    @classmethod
+    def _known(cls, role: str) -> str:
+        if role not in (*ROLES, "remove"):
+            raise ValueError(f"expected {' | '.join(ROLES)} or remove, got {role!r}")
+        return role
+
+
+class TokenIn(BaseModel):
+    name: Annotated[str, _a_name(100, "token")] = Field("", validate_default=True)
+
+
 class BadMember(Exception):
-    """The member form names no user, an unknown one, or an unknown role."""
+    """The member form names nobody who has an account here."""
 
 
 @login_not_required
@@ -50,19 +97,16 @@ def signup(request: HttpRequest) -> HttpResponse:
 def teams(request: HttpRequest) -> HttpResponse:
     """The teams you belong to, and a form to found one (you become its owner)."""
     context: dict[str, Any] = {"teams": Team.objects.of(request.user), "typed": {}}
-    if request.method == "POST":
-        name = request.POST.get("name", "").strip()
-        slug = slugify(request.POST.get("slug", "") or name)[:60]
-        context["typed"] = {"name": name, "slug": request.POST.get("slug", "")}
-        if not name or len(name) > 200 or not slug:
-            context["error"] = "name: give the team a name of 1 to 200 characters"
-        elif Team.objects.filter(slug=slug).exists():
-            context["error"] = f"slug: a team called {slug!r} exists already; choose another"
-        else:
-            team = Team.objects.found(name, owner=request.user, slug=slug)
-            return redirect("chains:team", slug=team.slug)
+    if request.method == "GET":
+        return render(request, "chains/teams.html", context)
+    try:
+        form = read_form(TeamIn, request.POST)
+        team = Team.objects.found(form.name, owner=request.user, slug=form.slug)
+    except (FormError, TeamTaken) as exc:
+        typed = {"name": request.POST.get("name", "").strip(), "slug": request.POST.get("slug", "")}
+        context.update(error=str(exc), typed=typed)
         return render(request, "chains/teams.html", context, status=400)
-    return render(request, "chains/teams.html", context)
+    return redirect("chains:team", slug=team.slug)
 
 
 @require_http_methods(["GET", "POST"])
@@ -83,7 +127,7 @@ def team(request: HttpRequest, slug: str) -> HttpResponse:
             else:
                 team.add(user, new_role)
             return redirect("chains:team", slug=team.slug)
-        except (BadMember, LastOwner) as exc:
+        except (FormError, BadMember, LastOwner) as exc:
             error, status = str(exc), 400
     context = {
         "team": team,
@@ -106,7 +150,7 @@ def chain_people(request: HttpRequest, key: str) -> HttpResponse:
             user, new_role = _member(request.POST)
             chain.grant(user, None if new_role == "remove" else new_role)
             return redirect("chains:people", key=chain.key)
-        except BadMember as exc:
+        except (FormError, BadMember) as exc:
             error, status = str(exc), 400
     context = {
         "chain": chain,
@@ -124,9 +168,10 @@ def tokens(request: HttpRequest) -> HttpResponse:
     """Your personal API tokens; a new one's secret is shown on this answer only."""
     context: dict[str, Any] = {"tokens": request.user.api_tokens.all()}  # type: ignore[union-attr]
     if request.method == "POST":
-        name = request.POST.get("name", "").strip()
-        if not name or len(name) > 100:
-            context["error"] = "name: give the token a name of 1 to 100 characters"
+        try:
+            name = read_form(TokenIn, request.POST).name
+        except FormError as exc:
+            context["error"] = str(exc)
             return render(request, "chains/tokens.html", context, status=400)
         context["new"], context["secret"] = ApiToken.objects.issue(request.user, name)
     return render(request, "chains/tokens.html", context)
@@ -141,11 +186,8 @@ def revoke_token(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _member(post: Any) -> tuple[Any, str]:
     """The user and the role (or ``remove``) the member form names."""
-    username = post.get("username", "").strip()
-    new_role = post.get("role", "")
-    if new_role not in (*ROLES, "remove"):
-        raise BadMember(f"role: expected {' | '.join(ROLES)} or remove, got {new_role!r}")
-    user = get_user_model().objects.filter(username=username).first()
+    form = read_form(MemberIn, post)
+    user = get_user_model().objects.filter(username=form.username.strip()).first()
     if user is None:
-        raise BadMember(f"username: nobody is called {username!r} here")
-    return user, new_role
+        raise BadMember(f"username: nobody is called {form.username.strip()!r} here")
+    return user, form.role

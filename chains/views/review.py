@@ -1,76 +1,79 @@
 """Design review in the browser: comment threads on a revision's elements, review requests, votes.
 
-The rules are model verbs (``Comment.objects.post``, ``Comment.toggle``,
-``Review.objects.request``, ``Review.vote``, ``Revision.approve``); these
-views read the form, call one verb and answer with the page or its partial.
-A refused comment, request or vote is a 400 that says why and stores nothing;
-a comment or review of another chain is a 404. The workspace's comment forms
+A shell over ``chains.services.review``, which the API calls too: each view
+reads its form through the service's schema (``read_form``), calls one use
+case and answers with the page or its partial. A refused comment, request or
+vote is a 400 that says why, keeps what was typed and stores nothing; a
+comment or review of another chain in the address is a 404. The workspace's comment forms
 post ``from=workspace`` with its view state, so the answer is the workspace
 again with the graph's comment markers redrawn.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
+from pydantic import BaseModel, Field
 
 from chains.core.comments import CHAIN, anchors
 from chains.core.errors import DocumentError
-from chains.models import Chain, Comment, Review, ReviewError, Revision, Role, at_least
+from chains.models import Chain, Comment, Review, ReviewError, Role, at_least
+from chains.services import review as reviewing
+from chains.services.review import CommentIn, ReviewIn, VoteIn
 from chains.views.common import document_of, get_chain, get_head
+from chains.views.forms import FormError, read_form
 from chains.views.workspace import render_workspace, workspace_context
 
-STATE = ("select", "tab", "view")  # the workspace's view state its forms carry along
+
+class Back(BaseModel):
+    """Where a comment form's answer goes: the workspace (with its view state), or comments."""
+
+    from_: str = Field("", alias="from")
+    select: str = ""
+    tab: str = ""
+    view: str = ""
+
+    def state(self) -> dict[str, str]:
+        """The workspace's view state to carry along, when the form was the workspace's."""
+        if self.from_ != "workspace":
+            return {}
+        return {k: v for k, v in self.model_dump(include={"select", "tab", "view"}).items() if v}
 
 
 @require_http_methods(["GET", "POST"])
 def comments(request: HttpRequest, key: str) -> HttpResponse:
     """The chain's comment threads (GET); a new thread or a reply (POST)."""
-    chain = get_chain(request, key, Role.REVIEWER if request.method == "POST" else Role.VIEWER)
     if request.method == "GET":
-        return _comments_page(request, chain)
-    try:
-        Comment.objects.post(
-            _revision(chain, request.POST.get("base", "")),
-            request.user,
-            request.POST.get("body", ""),
-            anchor=request.POST.get("anchor") or CHAIN,
-            reply_to=_reply_to(chain, request.POST.get("reply_to", "")),
-        )
-    except ReviewError as exc:
-        return _after_comment(request, chain, str(exc), 400)
-    return _after_comment(request, chain)
+        return _comments_page(request, get_chain(request, key))
+    chain = get_chain(request, key, Role.REVIEWER)
+    _, refused = _carry_out(request, chain, CommentIn, reviewing.post_comment)
+    return _after_comment(request, chain, refused, 400 if refused else 200)
 
 
 @require_POST
 def resolve_comment(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     """Resolve the comment's thread, or reopen it when it is resolved."""
     chain = get_chain(request, key, Role.REVIEWER)
-    get_object_or_404(Comment, pk=pk, chain=chain).toggle(by=request.user)
+    reviewing.toggle_comment(chain, pk, request.user)
     return _after_comment(request, chain)
 
 
 @require_http_methods(["GET", "POST"])
 def reviews(request: HttpRequest, key: str) -> HttpResponse:
     """The chain's reviews (GET); a request that named people review a revision (POST)."""
-    chain = get_chain(request, key, Role.EDITOR if request.method == "POST" else Role.VIEWER)
     if request.method == "GET":
-        return _reviews_page(request, chain)
-    try:
-        review = Review.objects.request(
-            _revision(chain, request.POST.get("revision", "")),
-            request.user,
-            request.POST.getlist("reviewers"),
-            request.POST.get("note", ""),
-        )
-    except ReviewError as exc:
-        return _reviews_page(request, chain, error=str(exc), status=400)
+        return _reviews_page(request, get_chain(request, key))
+    chain = get_chain(request, key, Role.EDITOR)
+    review, refused = _carry_out(request, chain, ReviewIn, reviewing.request_review)
+    if refused:
+        return _reviews_page(request, chain, error=refused, status=400)
     url = reverse("chains:review", args=[chain.key, review.pk])
     if request.htmx:  # htmx would follow a redirect and swap the page into the form
         return HttpResponseClientRedirect(url)
@@ -81,57 +84,34 @@ def reviews(request: HttpRequest, key: str) -> HttpResponse:
 def review(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     """One review: the approval conditions first, then each reviewer's decision."""
     chain = get_chain(request, key)
-    return _review_page(request, chain, _get_review(chain, pk))
+    return _review_page(request, chain, reviewing.get_review(chain, pk))
 
 
 @require_POST
 def vote(request: HttpRequest, key: str, pk: int) -> HttpResponse:
     """A named reviewer approves or requests changes (``vote``, with a ``note``)."""
     chain = get_chain(request, key, Role.REVIEWER)
-    review = _get_review(chain, pk)
     try:
-        review.vote(request.user, request.POST.get("vote", ""), request.POST.get("note", ""))
-    except ReviewError as exc:
+        form = read_form(VoteIn, request.POST)
+        review = reviewing.vote(chain, pk, request.user, form.vote, form.note)
+    except (FormError, ReviewError) as exc:
+        review = reviewing.get_review(chain, pk)
         return _review_page(request, chain, review, error=str(exc), status=400)
     if request.htmx:
-        return _review_page(request, chain, _get_review(chain, pk))
+        return _review_page(request, chain, review)
     url = reverse("chains:review", args=[chain.key, review.pk])
     return HttpResponseRedirect(url, status=303)
 
 
-# --- reading the request --------------------------------------------------------------
-
-
-def _revision(chain: Chain, raw: str) -> Revision:
-    """The revision a form names by number; the head when it names none."""
-    if raw == "":
-        return get_head(chain)
-    revision = chain.revisions.filter(number=int(raw)).first() if _whole(raw) else None
-    if revision is None:
-        raise ReviewError(f"revision: {chain.key} has no revision {raw!r}")
-    return revision
-
-
-def _reply_to(chain: Chain, raw: str) -> Comment | None:
-    if raw == "":
-        return None
-    found = Comment.objects.filter(pk=int(raw), chain=chain).first() if _whole(raw) else None
-    if found is None:
-        raise ReviewError(f"reply_to: {chain.key} has no comment {raw!r}")
-    return found
-
-
-def _whole(raw: str) -> bool:
-    """A number a database column holds (a longer one names nothing that exists)."""
-    return raw.isdigit() and len(raw) < 10
-
-
-def _get_review(chain: Chain, pk: int) -> Review:
-    """The review ``pk`` if it is one of ``chain``'s; 404 otherwise."""
-    found = Review.objects.select_related("revision", "requested_by").prefetch_related(
-        "votes__reviewer"
-    )
-    return get_object_or_404(found, pk=pk, chain=chain)
+def _carry_out(
+    request: HttpRequest, chain: Chain, schema: type[BaseModel], use_case: Callable[..., Any]
+) -> tuple[Any, str]:
+    """Run ``use_case`` with the form read into ``schema``: (its result, "") or (None, why not)."""
+    try:
+        form = read_form(schema, request.POST)
+        return use_case(chain, request.user, **form.model_dump()), ""
+    except (FormError, ReviewError) as exc:
+        return None, str(exc)
 
 
 # --- answering ------------------------------------------------------------------------
@@ -141,8 +121,8 @@ def _after_comment(
     request: HttpRequest, chain: Chain, error: str = "", status: int = 200
 ) -> HttpResponse:
     """The page the comment form was on: redirect a plain post, re-render for htmx or errors."""
-    in_workspace = request.POST.get("from") == "workspace"
-    state = {k: request.POST[k] for k in STATE if request.POST.get(k)} if in_workspace else {}
+    back = read_form(Back, request.POST)
+    in_workspace, state = back.from_ == "workspace", back.state()
     typed = {k: request.POST.get(k, "") for k in ("body", "reply_to", "anchor")} if error else {}
     if not error and not request.htmx:
         url = reverse("chains:chain" if in_workspace else "chains:comments", args=[chain.key])

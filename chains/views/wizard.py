@@ -2,61 +2,86 @@
 
 When a refusal condition fires the page says which one and what to use
 instead; the user may still go on. The answers are kept in the first
-revision's message.
+revision's message. Both halves of the form are read through schemas: the
+answers (one field per fit question; ``assess`` in core says which values a
+question takes) and the new chain's id, title and team.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
+from pydantic import BaseModel, Field, create_model, field_validator
 
 from chains.core.errors import ChainError
-from chains.core.fit import QUESTIONS, as_dict, assess
+from chains.core.fit import QUESTIONS, FitResult, as_dict, assess
 from chains.models import Chain, Team
 from chains.views.common import NoTeam, creating_team
+from chains.views.forms import read_form
 
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+TEMPLATE = "chains/wizard.html"
+
+# One text field per fit question, left empty when unanswered.
+FitAnswers = create_model("FitAnswers", **{q.id: (str, "") for q in QUESTIONS})
+
+
+class ChainExists(Exception):
+    """The wizard names a chain id that is taken."""
+
+
+class NewChainIn(BaseModel):
+    """What the wizard's create button sends besides the answers."""
+
+    key: str = Field("", validate_default=True)
+    title: str = ""
+    team: str = ""
+
+    @field_validator("key")
+    @classmethod
+    def _key(cls, key: str) -> str:
+        key = key.strip()
+        if not _KEY.match(key) or len(key) > 200:
+            raise ValueError(
+                "a chain id has letters, digits, '_', '.' and '-', starting with a letter or digit"
+            )
+        return key
 
 
 @require_http_methods(["GET", "POST"])
 def new_chain(request: HttpRequest) -> HttpResponse:
-    answers = {q.id: request.POST.get(q.id, "") for q in QUESTIONS}
-    context: dict = {
+    answers = read_form(FitAnswers, request.POST).model_dump()
+    context: dict[str, Any] = {
         "questions": QUESTIONS,
         "answers": answers,
         "teams": Team.objects.creating(request.user),
         "team": request.POST.get("team", ""),
+        "typed": {k: request.POST.get(k, "") for k in ("key", "title")},
     }
     if request.method == "GET":
-        return render(request, "chains/wizard.html", context)
+        return render(request, TEMPLATE, context)
     try:
-        result = assess({k: v for k, v in answers.items() if v})
-    except ChainError as exc:
-        return render(request, "chains/wizard.html", {**context, "error": str(exc)}, status=400)
-    context["result"] = result
-    if "create" not in request.POST:
-        return render(request, "chains/wizard.html", context)
-    key = request.POST.get("key", "").strip()
-    try:
-        team = creating_team(request.user, request.POST.get("team"))
-        problem = _key_problem(key)
-    except NoTeam as exc:
-        problem = str(exc)
-    if problem:
-        return render(request, "chains/wizard.html", {**context, "error": problem}, status=400)
-    document = {"id": key, "title": request.POST.get("title", "").strip() or key}
+        context["result"] = assess({k: v for k, v in answers.items() if v})
+        if "create" in request.POST:
+            return _create(request, context["result"])
+    except (ChainError, NoTeam, ChainExists) as exc:
+        return render(request, TEMPLATE, {**context, "error": str(exc)}, status=400)
+    return render(request, TEMPLATE, context)
+
+
+def _create(request: HttpRequest, result: FitResult) -> HttpResponse:
+    """Store the new chain's first revision, with the fit test's answers in its message."""
+    form = read_form(NewChainIn, request.POST)
+    team = creating_team(request.user, form.team)
+    if Chain.objects.filter(key=form.key).exists():
+        taken = f"key: a chain called {form.key!r} exists already"
+        raise ChainExists(f"{taken}; open it or choose another id")
+    document = {"id": form.key, "title": form.title.strip() or form.key}
     message = "new chain; fit test: " + json.dumps(as_dict(result), sort_keys=True)
     Chain.objects.store(document, message, author=request.user, team=team)
-    return redirect("chains:chain", key=key)
-
-
-def _key_problem(key: str) -> str | None:
-    if not _KEY.match(key) or len(key) > 200:
-        return "chain id: letters, digits, '_', '.' and '-', starting with a letter or digit"
-    if Chain.objects.filter(key=key).exists():
-        return f"chain id: a chain called {key!r} exists already; open it or choose another id"
-    return None
+    return redirect("chains:chain", key=form.key)

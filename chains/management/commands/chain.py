@@ -3,13 +3,13 @@
 The core parses, checks and reports; this command reads files, imports through
 ``chains.services.imports`` and edits, undoes and redoes through
 ``chains.services.editing`` as the page and the API do, and turns outcomes into
-text (worded by ``chains.management.chain_text``), JSON and an exit status (lint: 0 VALID or WARNINGS, 1 INVALID, 2
-BLOCKED; simulate: 0 when the scenario ran and its expectations held, 1
-otherwise; explore: 1 when an invariant broke, 3 when none did but the search
-did not cover the chain (a step never reached, a happy path short of
-``done``), 0 only for a clean and complete search; ``--allow-incomplete``
-turns 3 into 0; edit, undo, redo: 0 with the revision number on stdout, 1
-with the reason on stderr when refused).
+text (worded by ``chains.management.chain_text``), JSON and an exit status
+(lint: 0 VALID or WARNINGS, 1 INVALID, 2 BLOCKED; simulate: 0 when the
+scenario ran and its expectations held, 1 otherwise; explore: 1 when an
+invariant broke, 3 when none did but the search did not cover the chain (a
+step never reached, a happy path short of ``done``), 0 only for a clean and
+complete search; ``--allow-incomplete`` turns 3 into 0; edit, undo, redo: 0
+with the revision number on stdout, 1 with the reason on stderr when refused).
 """
 
 from __future__ import annotations

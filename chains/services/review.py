@@ -1,0 +1,125 @@
+"""Design review: comment, resolve a thread, request a review, vote; one function each.
+
+The rules are model verbs (``Comment.objects.post``, ``Comment.toggle``,
+``Review.objects.request``, ``Review.vote``); this module does what both the
+pages and the API must do around them: find the revision a request names by
+number (the head when it names none), and the comment or review it names,
+only among those of the chain it was reached through. A field of the request
+that names nothing on this chain is a :class:`ReviewError` naming that field
+(a 400 that keeps what was typed); a comment or review in the path that is
+not this chain's is a 404, as if it did not exist. The schemas here
+(``CommentIn``, ``ReviewIn``, ``VoteIn``) are what the API takes as JSON and
+the pages read from their forms; they say the shape, the verbs say what is
+allowed, so a refusal reads the same through either door.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+from pydantic import BaseModel, Field
+
+from chains.core.comments import CHAIN
+from chains.models import Chain, Comment, Review, ReviewError, Revision
+from chains.services.access import get_head
+
+__all__ = [
+    "CommentIn",
+    "ReviewIn",
+    "VoteIn",
+    "get_review",
+    "post_comment",
+    "request_review",
+    "toggle_comment",
+    "vote",
+]
+
+_LARGEST_ID = 2**31 - 1  # a longer number names nothing stored (and overflows SQLite)
+
+
+class CommentIn(BaseModel):
+    body: str = Field("", description="the text; @username mentions someone on the chain")
+    anchor: str = Field(CHAIN, description="chain, or an element's key: handle:x, row:F3, ...")
+    revision: int | None = Field(None, description="the revision it is written on (the head)")
+    reply_to: int | None = Field(None, description="the comment this answers")
+
+
+class ReviewIn(BaseModel):
+    reviewers: list[str] = Field(default_factory=list, description="usernames of reviewers")
+    revision: int | None = Field(None, description="the revision to review (the head)")
+    note: str = ""
+
+
+class VoteIn(BaseModel):
+    vote: Literal["approve", "request_changes"]
+    note: str = Field("", description="what should change (needed to request changes)")
+
+
+def post_comment(
+    chain: Chain,
+    author: Any,
+    body: str,
+    *,
+    anchor: str,
+    revision: int | None = None,
+    reply_to: int | None = None,
+) -> Comment:
+    """A new thread on ``anchor`` of ``revision`` (the head), or a reply to ``reply_to``."""
+    parent = None
+    if reply_to is not None:
+        parent = _mine(Comment.objects.filter(chain=chain), reply_to)
+        if parent is None:
+            raise ReviewError(f"reply_to: {chain.key} has no comment {reply_to}")
+    return Comment.objects.post(
+        _revision(chain, revision), author, body, anchor=anchor, reply_to=parent
+    )
+
+
+def toggle_comment(chain: Chain, pk: int, by: Any) -> Comment:
+    """Resolve the thread of ``chain``'s comment ``pk``, or reopen it; 404 for another's."""
+    return get_object_or_404(Comment, pk=pk, chain=chain).toggle(by=by)
+
+
+def request_review(
+    chain: Chain,
+    requested_by: Any,
+    reviewers: list[str],
+    *,
+    revision: int | None = None,
+    note: str,
+) -> Review:
+    """Ask ``reviewers`` (usernames) to review revision ``revision`` of ``chain`` (the head)."""
+    return Review.objects.request(_revision(chain, revision), requested_by, reviewers, note)
+
+
+def vote(chain: Chain, review_pk: int, reviewer: Any, decision: str, note: str) -> Review:
+    """Record ``reviewer``'s ``decision`` on ``chain``'s review ``review_pk``; return the review."""
+    get_review(chain, review_pk).vote(reviewer, decision, note)
+    return get_review(chain, review_pk)
+
+
+def get_review(chain: Chain, pk: int) -> Review:
+    """``chain``'s review ``pk`` with its revision and votes; 404 for another chain's."""
+    found = Review.objects.select_related("revision", "requested_by").prefetch_related(
+        "votes__reviewer"
+    )
+    return get_object_or_404(found, pk=pk, chain=chain)
+
+
+def _revision(chain: Chain, number: int | None) -> Revision:
+    """The revision ``number`` of ``chain``; the head when it is None."""
+    if number is None:
+        return get_head(chain)
+    found = _mine(chain.revisions.all(), number, field="number")
+    if found is None:
+        raise ReviewError(f"revision: {chain.key} has no revision {number}")
+    return found
+
+
+def _mine(among: QuerySet, value: int, field: str = "pk") -> Any:
+    """The row of ``among`` whose ``field`` is ``value``, or None (also for a number too long)."""
+    if not 0 < value <= _LARGEST_ID:
+        return None
+    return among.filter(**{field: value}).first()
