@@ -83,6 +83,38 @@ def test_selecting_an_intent_field_shows_its_repair_scope(client, flight):
     assert '<g id="handle:hold_session" class="node handle repair&#45;scope"' in body
 
 
+def test_selecting_an_edge_offers_to_remove_it_by_its_parts(client, small):
+    page = client.get(f"/chains/{small.key}/?select=edge:derived_from:pick:search_id")
+    args = {"kind": "derived_from", "source": "pick", "target": "search_id"}
+    assert json.loads(page.context["element"]["edge_args"]) == args
+    assert 'name="op" value="remove_edge"' in page.content.decode()
+
+
+def test_an_edge_between_ids_with_colons_is_read_by_the_ids_the_chain_has(client):
+    chain = store(
+        """
+        id: colons
+        handles:
+          - {id: "ns:search_id", minted_by: "ns:search"}
+        actions:
+          - {id: "ns:search", effect: read, output: {handles: ["ns:search_id"]}}
+        """
+    )
+    page = client.get(f"/chains/{chain.key}/?select=edge:mints:ns:search:ns:search_id")
+    assert page.context["element"]["id"] == "ns:search → ns:search_id"
+
+
+def test_the_graph_tells_the_script_each_elements_kind_and_id(client, small):
+    body = client.get(f"/chains/{small.key}/").content.decode()
+    assert 'data-key="handle:pick" data-kind="handle" data-name="pick"' in body
+    assert 'data-edge-kind="derived_from" data-source="pick" data-target="search_id"' in body
+
+
+def test_a_domain_row_links_to_its_row_key(client, small):
+    body = client.get(f"/chains/{small.key}/?tab=table").content.decode()
+    assert "?select=row%3AR1&amp;tab=table" in body
+
+
 def test_an_htmx_request_gets_only_the_workspace_partial(client, flight):
     body = client.get(f"/chains/{flight.key}/", **HTMX).content.decode()
     assert body.lstrip().startswith('<div id="workspace"')

@@ -2,7 +2,7 @@
 
 A comment is anchored to the chain as a whole (``chain``) or to one element
 by its graph key, the same key the workspace selects and the SVG carries as
-an ``id`` (:mod:`chains.core.render`, :mod:`chains.core.selection`):
+an ``id`` (:class:`chains.core.keys.GraphKey`, :mod:`chains.core.render`):
 ``action:<id>``, ``handle:<id>``, ``gate:<id>``, ``row:<id>`` (``row:#n``
 for a row without an id), ``intent:<field>`` and every edge either drawing
 has (``edge:derived_from:<child>:<parent>`` and the rest). The drawings are
@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 
 from .errors import ChainError
-from .model import ChainSpec
+from .keys import node_key
+from .model import ChainSpec, rows_by_ref
 from .render import flow_dot, handle_graph_dot
 from .selection import intent_fields
 
@@ -47,11 +48,11 @@ def anchors(doc: ChainSpec) -> set[str]:
     ['edge:derived_from:b:a', 'edge:mints:s:a']
     """
     keys = {CHAIN}
-    keys |= {f"action:{a.id}" for a in doc.actions}
-    keys |= {f"handle:{h.id}" for h in doc.handles}
-    keys |= {f"gate:{g.id}" for g in doc.gates}
-    keys |= {f"row:{row.id or f'#{n}'}" for n, row in enumerate(doc.verdict_table, 1)}
-    keys |= {f"intent:{name}" for name in intent_fields(doc)}
+    keys |= {node_key("action", a.id) for a in doc.actions}
+    keys |= {node_key("handle", h.id) for h in doc.handles}
+    keys |= {node_key("gate", g.id) for g in doc.gates}
+    keys |= {node_key("row", ref) for ref in rows_by_ref(doc.verdict_table)}
+    keys |= {node_key("intent", name) for name in intent_fields(doc)}
     for dot in (handle_graph_dot(doc), flow_dot(doc)):
         for match in _DOT_ID.finditer(dot):
             key = _DOT_ESCAPE.sub(r"\1", match.group(1)).replace("&amp;", "&")

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .formats import to_document
+from .keys import DOCUMENT_EDGE_KINDS, GraphKey, node_key
 from .model import ChainSpec
 from .signals import normalize_atom
 
@@ -45,7 +46,6 @@ _BLOCKS = (
     "independence",
     "variants",
 )
-_EDGE_KINDS = ("derived_from", "consumes", "mints")
 _MISSING = object()
 _VALUE_WIDTH = 60
 
@@ -136,7 +136,7 @@ def graph_marks(changes: Iterable[Change]) -> dict[str, str]:
     marks: dict[str, str] = {}
     for change in changes:
         if change.element in ("action", "handle"):
-            marks[f"{change.element}:{change.id}"] = change.kind
+            marks[node_key(change.element, change.id)] = change.kind
         elif change.element == "edge":
             marks[change.id] = change.kind
     return marks
@@ -298,36 +298,36 @@ def _moves(old: list[str], new: list[str]) -> dict[str, tuple[int, int]]:
 # --- edges -------------------------------------------------------------------
 
 
-def _edge_list(chain: ChainSpec) -> dict[str, str]:
+def _edge_list(chain: ChainSpec) -> dict[GraphKey, str]:
     """Graph key → summary text of every edge, in document order."""
-    out: dict[str, str] = {}
+    out: dict[GraphKey, str] = {}
     for handle in chain.handles:
         for parent in handle.derived_from:
-            key = f"edge:derived_from:{handle.id}:{parent}"
+            key = GraphKey.edge("derived_from", handle.id, parent)
             out.setdefault(key, f"edge derived_from {parent} → {handle.id}")
     for action in chain.actions:
         for h in action.input.handles:
-            out.setdefault(f"edge:consumes:{action.id}:{h}", f"edge consumes {h} → {action.id}")
+            key = GraphKey.edge("consumes", action.id, h)
+            out.setdefault(key, f"edge consumes {h} → {action.id}")
     for action in chain.actions:
         for h in action.output.handles:
-            out.setdefault(f"edge:mints:{action.id}:{h}", f"edge mints {action.id} → {h}")
+            out.setdefault(GraphKey.edge("mints", action.id, h), f"edge mints {action.id} → {h}")
     return out
 
 
 def _edges(old: ChainSpec, new: ChainSpec) -> list[Change]:
     before, after = _edge_list(old), _edge_list(new)
     changes = []
-    for kind in _EDGE_KINDS:
-        prefix = f"edge:{kind}:"
+    for kind in DOCUMENT_EDGE_KINDS:
         changes += [
-            Change("removed", "edge", key, summary=f"{text} removed")
+            Change("removed", "edge", str(key), summary=f"{text} removed")
             for key, text in before.items()
-            if key.startswith(prefix) and key not in after
+            if key.name == kind and key not in after
         ]
         changes += [
-            Change("added", "edge", key, summary=f"{text} added")
+            Change("added", "edge", str(key), summary=f"{text} added")
             for key, text in after.items()
-            if key.startswith(prefix) and key not in before
+            if key.name == kind and key not in before
         ]
     return changes
 

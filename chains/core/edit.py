@@ -44,8 +44,9 @@ from pydantic import BaseModel
 from .errors import ChainError, DocumentError, Problem
 from .formats import from_document, to_document
 from .graph import derivation_cycles, derivation_graph
-from .lint.structure import EFFECT_CLASSES, EXTERNAL
-from .model import Action, ChainSpec, Gate, Handle, Policy, VerdictRow
+from .keys import DOCUMENT_EDGE_KINDS
+from .lint.structure import EXTERNAL
+from .model import EFFECTS, Action, ChainSpec, Gate, Handle, Policy, VerdictRow, ref_position
 from .verdicts import format_verdict, parse_verdict
 
 __all__ = [
@@ -74,10 +75,10 @@ __all__ = [
 
 Data = dict[str, Any]
 
-EDGE_KINDS = ("derived_from", "consumes", "mints")
+EDGE_KINDS = DOCUMENT_EDGE_KINDS  # the edges an edit adds or removes
 # Ids the document already gives a meaning: ``minted_by: external``,
 # ``compensation: none``, and the effect classes that key policy.per_step.
-RESERVED_ACTION_IDS = frozenset({EXTERNAL, "none", *EFFECT_CLASSES})
+RESERVED_ACTION_IDS = frozenset({EXTERNAL, "none", *EFFECTS})
 _ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 _KIND = {"actions": "action", "handles": "handle", "gates": "gate", "verdict_table": "verdict row"}
 # Chain fields with ops of their own; update_chain refuses them.
@@ -198,9 +199,9 @@ def _validated(data: Data) -> ChainSpec:
 def _find(data: Data, section: str, ident: str) -> int | None:
     """Position of the first element of ``section`` with ``ident`` (``#n`` for rows)."""
     items = data.get(section) or []
-    if section == "verdict_table" and re.fullmatch(r"#\d+", ident):
-        n = int(ident[1:])
-        return n - 1 if 1 <= n <= len(items) else None
+    n = ref_position(ident) if section == "verdict_table" else None
+    if n is not None:
+        return n - 1 if n <= len(items) else None
     return next((i for i, item in enumerate(items) if item.get("id") == ident), None)
 
 
@@ -410,7 +411,7 @@ def _rename_action(data: Data, old: str, new: str) -> None:
     _rename(_action_slots(data), old, new)
     policy = data.get("policy") or {}
     per_step = policy.get("per_step")
-    if per_step and old in per_step and old not in EFFECT_CLASSES:
+    if per_step and old in per_step and old not in EFFECTS:
         policy["per_step"] = {new if k == old else k: v for k, v in per_step.items()}
 
 
@@ -439,7 +440,7 @@ def delete_action(doc: ChainSpec, id: str) -> ChainSpec:
     at = _position(data, "actions", id)
     uses = _uses(_action_slots(data), id, f"actions.{id}")
     per_step = (data.get("policy") or {}).get("per_step") or {}
-    if id in per_step and id not in EFFECT_CLASSES:
+    if id in per_step and id not in EFFECTS:
         uses.append(_Slot(f"policy.per_step.{id}", per_step, id))
     if uses:
         raise _still_used("action", id, uses, f"actions.{id}")

@@ -71,10 +71,12 @@ import subprocess
 import threading
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass, field
 
 from .errors import ChainError
 from .graph import action_verdicts
+from .keys import GraphKey, GraphKeyError, edge_key, key_attributes, node_key
 from .lint.structure import row_element
 from .model import Action, ChainSpec, Gate, Handle, compensators, first_by_id, is_external
 from .signals import scope_applies_to
@@ -244,7 +246,7 @@ def _action_node(
     d: _Drawing, actions: dict[str, Action], action_id: str, *extra: str, **attrs: str
 ) -> str:
     """Draw ``action_id`` (an ``undefined`` node when the chain lacks it); return its key."""
-    key = f"action:{action_id}"
+    key = node_key("action", action_id)
     action = actions.get(action_id)
     if action is None:
         classes, tip, look = _undefined("action", action_id, "rounded,dashed")
@@ -291,7 +293,7 @@ def handle_graph_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> 
     handles = first_by_id(doc.handles)
 
     def handle_node(handle_id: str) -> str:
-        key = f"handle:{handle_id}"
+        key = node_key("handle", handle_id)
         handle = handles.get(handle_id)
         if handle is None:
             classes, tip, look = _undefined("handle", handle_id, "dashed")
@@ -320,7 +322,7 @@ def handle_graph_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> 
     for handle in handles.values():
         for parent in handle.derived_from:
             d.edge(
-                f"edge:derived_from:{handle.id}:{parent}",
+                edge_key("derived_from", handle.id, parent),
                 handle_node(parent),
                 handle_node(handle.id),
                 ["derived-from"],
@@ -333,10 +335,10 @@ def handle_graph_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> 
         if handle.minted_by and not is_external(handle):
             _mints(d, _action_node(d, actions, handle.minted_by), handle_node(handle.id))
     for action in actions.values():
-        key = f"action:{action.id}"
+        key = node_key("action", action.id)
         for handle_id in action.input.handles:
             d.edge(
-                f"edge:consumes:{action.id}:{handle_id}",
+                edge_key("consumes", action.id, handle_id),
                 handle_node(handle_id),
                 key,
                 ["consumes"],
@@ -354,9 +356,9 @@ def handle_graph_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> 
 
 
 def _mints(d: _Drawing, action_key: str, handle_key: str) -> None:
-    action_id, handle_id = action_key.removeprefix("action:"), handle_key.removeprefix("handle:")
+    action_id, handle_id = GraphKey.parse(action_key).name, GraphKey.parse(handle_key).name
     d.edge(
-        f"edge:mints:{action_id}:{handle_id}",
+        edge_key("mints", action_id, handle_id),
         action_key,
         handle_key,
         ["mints"],
@@ -366,10 +368,10 @@ def _mints(d: _Drawing, action_key: str, handle_key: str) -> None:
 
 
 def _probe(d: _Drawing, commit_id: str, probe_key: str) -> None:
-    probe_id = probe_key.removeprefix("action:")
+    probe_id = GraphKey.parse(probe_key).name
     d.edge(
-        f"edge:probe:{commit_id}:{probe_id}",
-        f"action:{commit_id}",
+        edge_key("probe", commit_id, probe_id),
+        node_key("action", commit_id),
         probe_key,
         ["probe"],
         f"{probe_id} is the confirmation probe of {commit_id}",
@@ -379,11 +381,11 @@ def _probe(d: _Drawing, commit_id: str, probe_key: str) -> None:
 
 
 def _compensator(d: _Drawing, commit_id: str, step_key: str, label: str | None = None) -> None:
-    step_id = step_key.removeprefix("action:")
+    step_id = GraphKey.parse(step_key).name
     attrs = {"label": label} if label else {}
     d.edge(
-        f"edge:compensator:{commit_id}:{step_id}",
-        f"action:{commit_id}",
+        edge_key("compensator", commit_id, step_id),
+        node_key("action", commit_id),
         step_key,
         ["compensator"],
         f"{step_id} compensates {commit_id}",
@@ -422,7 +424,7 @@ def flow_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
     entry_gates = {a.entry_gate for a in actions.values() if a.entry_gate}
 
     def gate_node(gate_id: str) -> str:
-        key = f"gate:{gate_id}"
+        key = node_key("gate", gate_id)
         gate = gates.get(gate_id)
         attrs = {"shape": "diamond", "width": "0.3", "height": "0.3", "fixedsize": "true"}
         if gate is None:
@@ -444,8 +446,8 @@ def flow_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
         key = _action_node(d, actions, action.id, "main-line", group="main")
         if previous is not None:
             d.edge(
-                f"edge:flow:{previous.id}:{action.id}",
-                f"action:{previous.id}",
+                edge_key("flow", previous.id, action.id),
+                node_key("action", previous.id),
                 into or key,
                 ["flow"],
                 f"{previous.id}, then {action.id}",
@@ -454,7 +456,7 @@ def flow_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
             )
         if into is not None:
             d.edge(
-                f"edge:entry_gate:{action.entry_gate}:{action.id}",
+                edge_key("entry_gate", action.entry_gate or "", action.id),
                 into,
                 key,
                 ["entry-gate"],
@@ -480,11 +482,11 @@ def flow_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
         for where, verdict in written:
             tip = f"{where}: {format_verdict(verdict)}"
             if verdict.to:
-                _route(d, actions, "route", action.id, f"action:{action.id}", verdict, tip)
+                _route(d, actions, "route", action.id, node_key("action", action.id), verdict, tip)
             if verdict.gate:
                 d.edge(
-                    f"edge:raises:{action.id}:{verdict.gate}",
-                    f"action:{action.id}",
+                    edge_key("raises", action.id, verdict.gate),
+                    node_key("action", action.id),
                     gate_node(verdict.gate),
                     ["raises"],
                     tip,
@@ -497,7 +499,7 @@ def flow_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
         for where, verdict in outcomes:
             tip = f"{gate.id} {where}: {format_verdict(verdict)}"
             if verdict.to:
-                _route(d, actions, "outcome", gate.id, f"gate:{gate.id}", verdict, tip)
+                _route(d, actions, "outcome", gate.id, node_key("gate", gate.id), verdict, tip)
     return d.source()
 
 
@@ -522,9 +524,9 @@ def _flow_offshoots(d: _Drawing, actions: dict[str, Action], action: Action) -> 
         keys = [_action_node(d, actions, step, "off-line") for step in steps]
         _compensator(d, action.id, keys[0], label)
         for before, after in zip(keys, keys[1:], strict=False):
-            a, b = before.removeprefix("action:"), after.removeprefix("action:")
+            a, b = GraphKey.parse(before).name, GraphKey.parse(after).name
             d.edge(
-                f"edge:compensation:{a}:{b}",
+                edge_key("compensation", a, b),
                 before,
                 after,
                 ["compensation"],
@@ -545,7 +547,7 @@ def _route(
     """A dashed, curved edge for a verdict that sends the run to step ``verdict.to``."""
     target = verdict.to or ""
     d.edge(
-        f"edge:{kind}:{source_id}:{target}:{verdict.type}",
+        edge_key(kind, source_id, target, verdict.type),
         source_key,
         _action_node(d, actions, target, "off-line"),
         [kind],
@@ -625,7 +627,7 @@ def to_svg(dot_source: str, timeout: float = 10.0) -> str:
     start, end = svg.find("<svg"), svg.rfind("</svg>")
     if start < 0 or end < start:
         raise RenderError(f"Graphviz {DOT_EXECUTABLE!r} produced no SVG")
-    return _without_style_attributes(svg[start : end + len("</svg>")])
+    return _with_key_attributes(_without_style_attributes(svg[start : end + len("</svg>")]))
 
 
 # Graphviz writes start tags with double-quoted attribute values in which it
@@ -660,6 +662,37 @@ def _without_style_attributes(svg: str) -> str:
         return f"<{tag[1]}{written}{tag[3]}>"
 
     return _START_TAG.sub(rewrite, svg)
+
+
+# A node or edge group as Graphviz writes it: its id (our graph key) comes first.
+_KEYED_GROUP = re.compile(r'<g id="([^"]*)" class="((node|edge)\b[^"]*)"')
+
+
+def _with_key_attributes(svg: str) -> str:
+    """``svg`` with each node and edge group carrying its key's parts as ``data-*`` attributes.
+
+    The page's JavaScript reads them instead of splitting ids; the drawing's
+    own node names settle an edge whose ends contain ``:``, and a group whose
+    id is no graph key (a drawing from elsewhere) is left as it is.
+
+    >>> _with_key_attributes('<g id="handle:a" class="node handle">')
+    '<g id="handle:a" class="node handle" data-key="handle:a" data-kind="handle" data-name="a">'
+    """
+    names = set()
+    for group in _KEYED_GROUP.finditer(svg):
+        if group[3] == "node":
+            with suppress(GraphKeyError):
+                names.add(GraphKey.parse(html.unescape(group[1])).name)
+
+    def add(group: re.Match[str]) -> str:
+        try:
+            key = GraphKey.parse(html.unescape(group[1]), names)
+        except GraphKeyError:
+            return group[0]
+        data = "".join(f' {n}="{html.escape(v)}"' for n, v in key_attributes(key).items())
+        return f"{group[0]}{data}"
+
+    return _KEYED_GROUP.sub(add, svg)
 
 
 _WAITING: list[tuple[str, subprocess.Popen]] = []  # (executable, a dot reading its stdin)

@@ -1,8 +1,9 @@
 """What the designer highlights when something is selected, and where findings point.
 
-The web canvas and the API name elements by graph key: ``action:<id>``,
-``handle:<id>``, ``gate:<id>``, ``row:<id>``, ``intent:<field>`` and
-``edge:<kind>:<source>:<target>``. This module turns a selection into
+The web canvas and the API name elements by graph key
+(:class:`~chains.core.keys.GraphKey`: ``action:<id>``, ``handle:<id>``,
+``gate:<id>``, ``row:<id>``, ``intent:<field>``,
+``edge:<kind>:<source>:<target>``). This module turns a selection into
 marks on those keys (a handle's invalidation cascade, an intent field's
 repair scope) and a lint finding's ``element`` into the key it concerns.
 """
@@ -13,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from .graph import GraphError, cascade, repair_scope
+from .keys import GraphKey, GraphKeyError, node_key
 from .model import ChainSpec
 
 __all__ = ["Selection", "finding_key", "intent_fields", "select"]
@@ -40,7 +42,7 @@ def finding_key(element: str) -> str | None:
     ('action:book_trip', None)
     """
     m = _ELEMENT.match(element)
-    return f"{_KINDS[m.group(1)]}:{m.group(2)}" if m else None
+    return node_key(_KINDS[m.group(1)], m.group(2)) if m else None
 
 
 def intent_fields(doc: ChainSpec) -> dict[str, str]:
@@ -64,15 +66,19 @@ def select(doc: ChainSpec, key: str | None) -> Selection:
     """
     if not key:
         return Selection()
-    kind, _, name = key.partition(":")
+    try:
+        parsed = GraphKey.parse(key)
+    except GraphKeyError:  # an edge with ':' in its ends, or no key at all: mark it as it is
+        return Selection(key, {key: "selected"})
+    kind, name = parsed.kind, parsed.name
     if kind == "handle":
         try:
             c = cascade(doc, name)
         except GraphError as exc:
             return Selection(key, {key: "selected"}, problem=str(exc))
         marks = {key: "selected"}
-        marks.update({f"handle:{h}": "cascade" for h in c.invalidated})
-        marks.update({f"handle:{h}": "fact" for h in c.facts})
+        marks.update({node_key("handle", h): "cascade" for h in c.invalidated})
+        marks.update({node_key("handle", h): "fact" for h in c.facts})
         return Selection(key, marks, list(c.invalidated), list(c.facts))
     if kind == "intent":
         step = intent_fields(doc).get(name)
@@ -82,7 +88,7 @@ def select(doc: ChainSpec, key: str | None) -> Selection:
             scope = repair_scope(doc, step, [name])
         except GraphError as exc:
             return Selection(key, problem=str(exc))
-        marks = {f"action:{step}": "selected"}
-        marks.update({f"handle:{h}": "repair-scope" for h in scope.invalidated})
+        marks = {node_key("action", step): "selected"}
+        marks.update({node_key("handle", h): "repair-scope" for h in scope.invalidated})
         return Selection(key, marks, list(scope.invalidated), list(scope.survives), step)
     return Selection(key, {key: "selected"})

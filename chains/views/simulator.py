@@ -27,7 +27,7 @@ from pydantic import BaseModel
 
 from chains.core import formats
 from chains.core.errors import ChainError, DocumentError
-from chains.core.model import ChainSpec
+from chains.core.model import ChainSpec, generic_row_ref
 from chains.core.render import RenderError, handle_graph_svg
 from chains.core.sim.classifier import row_label
 from chains.core.sim.invariants import Monitor
@@ -404,7 +404,7 @@ def _rows(document: ChainSpec, matched: str | None) -> list[dict[str, Any]]:
         for row in document.verdict_table
     ]
     rows += [
-        {"id": f"#{n}", "signal": signal, "verdict": verdict}
+        {"id": generic_row_ref(n), "signal": signal, "verdict": verdict}
         for n, signal, _, verdict in GENERIC_ROWS
     ]
     for row in rows:

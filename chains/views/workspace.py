@@ -27,9 +27,10 @@ from django.views.decorators.http import require_GET, require_POST
 from chains.core import edit, formats
 from chains.core.coverage import coverage
 from chains.core.errors import ChainError, DocumentError
+from chains.core.keys import GraphKey, GraphKeyError, node_key
 from chains.core.lint import lint
 from chains.core.lint.fixes import fixes_for
-from chains.core.model import EVIDENCE_TAGS, Action, ChainSpec, Gate
+from chains.core.model import EFFECTS, EVIDENCE_TAGS, ChainSpec, Gate, row_ref, rows_by_ref
 from chains.core.render import RenderError, flow_dot, handle_graph_dot, start_svg
 from chains.core.selection import Selection, finding_key, intent_fields, select
 from chains.core.verdicts import GENERIC_ROWS, VERDICT_TYPES
@@ -52,7 +53,6 @@ SECTIONS = {"action": "actions", "handle": "handles", "gate": "gates", "row": "v
 # Parts of a chain document with edits of their own (the rest is "chain settings").
 CHAIN_SECTIONS = {"id", "handles", "actions", "gates", "verdict_table", "policy"}
 AUDIENCES = get_args(Gate.model_fields["audience"].annotation)
-EFFECTS = get_args(Action.model_fields["effect"].annotation)
 TABS = ("actions", "handles", "gates", "table", "coverage", "policy", "evidence", "history")
 
 
@@ -117,6 +117,7 @@ def workspace_context(
         "head": head,
         "tab": tab,
         "tabs": TABS,
+        "effects": EFFECTS,
         "view": view,
         "history": chain.revisions.order_by("-number")[:30],
         "threads": Comment.objects.threads(chain)[:50],
@@ -142,13 +143,12 @@ def workspace_context(
         generic_rows=GENERIC_ROWS,
         verdict_types=VERDICT_TYPES,
         intents=intent_fields(document),
-        effects=EFFECTS,
         evidence_tags=EVIDENCE_TAGS,
         audiences=AUDIENCES,
         **(_settings(document) if tab == "policy" else {}),
     )
     for item in context["rows"]:
-        item["comments"] = commented.get(f"row:{item['ref']}", 0)
+        item["comments"] = commented.get(item["key"], 0)
     context["scenario_checks"] = scenario_checks(chain, document)
     if tab == "coverage":
         m = coverage(document)
@@ -204,49 +204,58 @@ def _findings(head: Revision, document: ChainSpec, report: Any) -> list[dict]:
 
 
 def _rows(document: ChainSpec, report: Any) -> list[dict]:
-    """Domain rows with the findings about each; a row without an id is ``#n`` (1-based)."""
+    """Domain rows with the findings about each, by :func:`~chains.core.model.row_ref`."""
     marks: dict[str, list[Any]] = {}
     for f in report.findings:
         key = finding_key(f.element)
-        if key and key.startswith("row:"):
-            marks.setdefault(key[4:], []).append(f)
+        if key:
+            marks.setdefault(key, []).append(f)
     rows = []
     for n, row in enumerate(document.verdict_table, 1):
-        ref = row.id or f"#{n}"
-        rows.append({"row": row, "ref": ref, "findings": marks.get(ref, [])})
+        ref = row_ref(row, n)
+        key = node_key("row", ref)
+        rows.append({"row": row, "ref": ref, "key": key, "findings": marks.get(key, [])})
     return rows
 
 
-def _element(document: ChainSpec, key: str | None) -> dict | None:
+def _element(document: ChainSpec, text: str | None) -> dict | None:
     """The selected element and its document form, for the side panel's editor."""
-    if not key or ":" not in key:
+    names = {e.id for e in [*document.actions, *document.handles, *document.gates]}
+    try:
+        key = GraphKey.parse(text or "", names)
+    except GraphKeyError:
         return None
-    kind, _, name = key.partition(":")
-    if kind == "edge":
-        edge_kind, source, target = [*name.split(":", 3), "", ""][:3]
-        args = {"kind": edge_kind, "source": source, "target": target}
+    kind, name, shown = key.kind, key.name, str(key)
+    if key.is_edge:
+        args = {"kind": key.name, "source": key.source, "target": key.target}
         return {
-            "kind": f"{edge_kind} edge",
-            "id": f"{source} → {target}",
-            "key": key,
-            "edge": edge_kind in edit.EDGE_KINDS,
+            "kind": f"{key.name} edge",
+            "id": f"{key.source} → {key.target}",
+            "key": shown,
+            "edge": key.name in edit.EDGE_KINDS,
             "edge_args": json.dumps(args),
         }
     section = SECTIONS.get(kind)
     value = _model_of(document, kind, name) if section else None
     if section is None or value is None:
-        return {"kind": kind, "id": name, "key": key}
+        return {"kind": kind, "id": name, "key": shown}
     models = getattr(document, section)
     position = next(i for i, item in enumerate(models) if item is value)
     found = formats.to_document(document)[section][position]  # same order as the model's
-    return {"kind": kind, "op": kind, "id": name, "key": key, "yaml": _yaml(found), "value": value}
+    return {
+        "kind": kind,
+        "op": kind,
+        "id": name,
+        "key": shown,
+        "yaml": _yaml(found),
+        "value": value,
+    }
 
 
 def _model_of(document: ChainSpec, kind: str, name: str) -> Any:
-    """The element ``kind:name``; a verdict row without an id is ``#n`` (1-based), as lint says."""
+    """The element ``kind:name``; a row is named by :func:`~chains.core.model.row_ref`."""
     if kind == "row":
-        rows = document.verdict_table
-        return {row.id or f"#{n}": row for n, row in enumerate(rows, 1)}.get(name)
+        return rows_by_ref(document.verdict_table).get(name)
     return {"action": document.action, "handle": document.handle, "gate": document.gate}[kind](name)
 
 

@@ -5,9 +5,13 @@
  * a drawing tool: click a node or edge of the SVG to select it, pan and zoom
  * the drawing, draw edges in a connect mode, keyboard shortcuts (Escape,
  * Delete, Ctrl/Cmd+Z, Ctrl/Cmd+Shift+Z) and drag-reordering of verdict rows.
- * It assumes the SVG contract of chains/core/render.py (every node and edge
- * <g> has its graph key as id) and the data-* attributes on #workspace, which
- * htmx replaces wholesale after every request. So events are delegated from
+ * It assumes the SVG contract of chains/core/render.py: every node and edge
+ * <g> has its graph key as id and carries the key's parts as data attributes
+ * (chains/core/keys.py key_attributes): data-key, data-kind ("edge" or the
+ * node kind) and data-name on nodes; data-edge-kind, data-source and
+ * data-target on edges. It reads those and never splits a key itself, since
+ * ids may contain ":". It also assumes the data-* attributes on #workspace,
+ * which htmx replaces wholesale after every request. So events are delegated from
  * the document and only per-render work (the saved pan/zoom, edge hit areas,
  * the mode buttons' state) runs again on each htmx:load. Edits go through
  * htmx.ajax so they carry the CSRF header from <body hx-headers>. No inline
@@ -58,6 +62,7 @@
   var state = {
     mode: null, // a key of MODES while connecting
     first: null, // graph key picked first in the connect mode
+    firstName: null, // and the id of that element
     note: "", // said before the hint once (after an edge was added, or a wrong click)
     pan: null, // the press being turned into a pan
     swallowClick: false, // the click that ends a pan selects nothing
@@ -80,11 +85,6 @@
   function drawing() {
     var c = canvas();
     return c ? c.querySelector("svg") : null;
-  }
-
-  function parseKey(key) {
-    var colon = key.indexOf(":");
-    return { kind: key.slice(0, colon), name: key.slice(colon + 1) };
   }
 
   function elementAt(target) {
@@ -154,6 +154,7 @@
   function setMode(mode) {
     state.mode = mode && MODES[mode] ? mode : null;
     state.first = null;
+    state.firstName = null;
     state.note = "";
     showMode();
   }
@@ -180,7 +181,7 @@
       return;
     }
     var mode = MODES[state.mode];
-    var text = state.first ? mode.next(parseKey(state.first).name) : mode.start;
+    var text = state.first ? mode.next(state.firstName) : mode.start;
     hint.textContent = (state.note ? state.note + " " : "") + text + " (Escape to stop.)";
   }
 
@@ -190,23 +191,24 @@
 
   function connectClick(g) {
     var mode = MODES[state.mode];
-    var key = g.id;
-    var picked = parseKey(key);
+    var key = g.dataset.key;
+    var kind = g.dataset.kind;
     var wanted = state.first ? mode.second : mode.first;
-    if (g.classList.contains("edge") || picked.kind !== wanted) {
-      var what = g.classList.contains("edge") ? "edge" : picked.kind;
-      state.note = "That is " + article(what) + ", not " + article(wanted) + ".";
+    if (kind !== wanted) {
+      state.note = "That is " + article(kind || "edge") + ", not " + article(wanted) + ".";
     } else if (!state.first) {
       state.first = key;
+      state.firstName = g.dataset.name;
       state.note = "";
     } else if (key === state.first) {
       state.note = "A handle cannot derive from itself.";
     } else {
-      var source = parseKey(state.first).name;
+      var source = state.firstName;
       state.first = null;
+      state.firstName = null;
       state.note = "";
       state.refocus = true;
-      edit("add_edge", { kind: state.mode, source: source, target: picked.name });
+      edit("add_edge", { kind: state.mode, source: source, target: g.dataset.name });
     }
     showMode();
   }
@@ -374,8 +376,9 @@
     var g = elementAt(target);
     if (g) {
       event.preventDefault();
+      // An edge whose key the server could not read back has no data-key; its id still selects it.
       if (state.mode) connectClick(g);
-      else selectKey(g.id);
+      else selectKey(g.dataset.key || g.id);
       return;
     }
     var link = target.closest(SOFT_LINKS);

@@ -381,6 +381,41 @@ def test_clicking_an_edge_selects_it_and_the_delete_key_removes_it(live_server, 
     assert quote["derived_from"] == ["return_pick"]
 
 
+@pytest.mark.parametrize("width", [1280, 1440])
+def test_a_selected_edge_is_shown_in_the_side_panel_at_common_widths(
+    live_server, flight, page, width
+):
+    page.set_viewport_size({"width": width, "height": 900})
+    open_workspace(page, live_server, flight)
+
+    click_edge(page, "edge:derived_from:quote_id:outbound_pick")
+
+    expect(page.locator("#element-panel")).to_contain_text("quote_id → outbound_pick")
+    screenshot(page, f"workspace-selected-edge-{width}")
+
+
+def test_ids_with_colons_are_connected_by_clicking_as_any_other(live_server, page):
+    key = store(
+        {
+            "id": "colons",
+            "handles": [{"id": "ns:search_id", "minted_by": "ns:search"}, {"id": "ns:offer"}],
+            "actions": [
+                {"id": "ns:search", "effect": "read", "output": {"handles": ["ns:search_id"]}}
+            ],
+        }
+    )
+    open_workspace(page, live_server, key)
+
+    page.get_by_role("button", name="Connect: derives from").click()
+    node(page, "handle:ns:offer").click()
+    expect(page.locator("#mode-hint")).to_contain_text("ns:offer derives from")
+    node(page, "handle:ns:search_id").click()
+
+    expect(node(page, "edge:derived_from:ns:offer:ns:search_id")).to_have_count(1)
+    offer = next(h for h in head_document(key)["handles"] if h["id"] == "ns:offer")
+    assert offer["derived_from"] == ["ns:search_id"]
+
+
 def test_a_selected_probe_edge_is_not_offered_for_deletion(live_server, flight, page):
     open_workspace(
         page, live_server, flight, "?select=edge:probe:book_trip:find_trips_by_reference"

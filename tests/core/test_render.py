@@ -123,6 +123,42 @@ def test_nodes_and_edges_are_classed_by_kind(flight_handles):
     assert classes(flight_handles["edge:mints:outbound_search:search_token"]) == {"edge", "mints"}
 
 
+def test_a_node_carries_its_key_kind_and_id_as_data_attributes(flight_handles):
+    node = flight_handles["handle:search_token"]
+    assert (node.get("data-key"), node.get("data-kind"), node.get("data-name")) == (
+        "handle:search_token",
+        "handle",
+        "search_token",
+    )
+
+
+def test_an_edge_carries_its_kind_source_and_target_as_data_attributes(flight_handles):
+    edge = flight_handles["edge:derived_from:outbound_pick:search_token"]
+    assert [edge.get(f"data-{n}") for n in ("kind", "edge-kind", "source", "target")] == [
+        "edge",
+        "derived_from",
+        "outbound_pick",
+        "search_token",
+    ]
+
+
+def test_a_route_edge_carries_its_verdict_type(flight_spec):
+    routes = [el for el in by_id(flow_svg(flight_spec)).values() if el.get("data-verdict")]
+    assert routes and all(el.get("data-edge-kind") in ("route", "outcome") for el in routes)
+
+
+def test_the_drawing_settles_the_ends_of_an_edge_whose_ids_contain_colons():
+    doc = ChainSpec.model_validate(
+        {
+            "id": "c",
+            "handles": [{"id": "ns:offer", "minted_by": "ns:search"}],
+            "actions": [{"id": "ns:search", "effect": "read", "output": {"handles": ["ns:offer"]}}],
+        }
+    )
+    edge = by_id(handle_graph_svg(doc))["edge:mints:ns:search:ns:offer"]
+    assert (edge.get("data-source"), edge.get("data-target")) == ("ns:search", "ns:offer")
+
+
 # --- the handle graph: looks ---------------------------------------------------------
 
 

@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..errors import Problem
-from ..model import Action, Handle, compensators
+from ..model import EFFECTS, Action, Handle, compensators
 from ..verdicts import Verdict
 from .md_items import MODELS, Context, Item, item_name
 
@@ -200,7 +200,6 @@ def _full_definition(everywhere, section: str, key, required: list[str], ctx: Co
 # --- policy keyed by chain name ----------------------------------------------
 
 _CHAIN_KEY = re.compile(r"^(?:chain|scope)[ _-]?(?P<label>[A-Za-z]{1,2}|\d+)$", re.I)
-_EFFECTS = {"read", "mint", "commit", "compensate", "select"}
 
 
 def split_policy_by_chain(everywhere: list[Context], problems: list[Problem]) -> None:
@@ -221,7 +220,7 @@ def split_policy_by_chain(everywhere: list[Context], problems: list[Problem]) ->
                     continue
                 for key in list(body):
                     target = _chain_named(str(key), chains)
-                    if target is None or key in _EFFECTS or not isinstance(body[key], dict):
+                    if target is None or key in EFFECTS or not isinstance(body[key], dict):
                         continue
                     value = body.pop(key)
                     fragment = {inner[0]: value} if inner else value

@@ -519,7 +519,7 @@ def no_side_effect_outside_unkeyed(chain: ChainSpec, ctx: LintContext) -> Found:
         if covered is None:  # prose scope: cannot tell
             continue
         if not any(is_unkeyed_commit(ctx.actions[a]) for a in covered if a in ctx.actions):
-            name = f"verdict_table[{row.id or f'#{n}'}]"
+            name = row_element(row, n)
             yield name, f"{name} is flagged no_side_effect but applies to no unkeyed commit."
 
 

@@ -21,7 +21,7 @@ from typing import Any
 from .. import edit
 from ..formats import to_document
 from ..graph import minters, missing_edges, selection_coupling_gaps, selection_handles
-from ..model import ChainSpec, VerdictRow
+from ..model import COMMIT_CLASS_EFFECTS, ChainSpec, VerdictRow, rows_by_ref
 from ..signals import conjuncts
 from .registry import Finding
 
@@ -160,7 +160,7 @@ def _unkeyed_retried(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
 def _policy_unkeyed_retried(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
     key = finding.element.removeprefix("policy.per_step.")
     bucket = key.removesuffix(".unkeyed")
-    if bucket in ("commit", "compensate"):
+    if bucket in COMMIT_CLASS_EFFECTS:
         # The bucket speaks for every unkeyed commit of the class, all of which need 1.
         where = f"policy.per_step.{bucket}.unkeyed"
         yield _one_attempt(finding, [bucket, "unkeyed"], f"Set {where}.attempts to 1")
@@ -176,9 +176,7 @@ def _row(doc: ChainSpec, element: str) -> tuple[str, VerdictRow] | None:
     name = _named(element, "verdict_table")
     if name is None:
         return None
-    if name.startswith("#") and name[1:].isdigit() and 0 < int(name[1:]) <= len(doc.verdict_table):
-        return name, doc.verdict_table[int(name[1:]) - 1]
-    row = next((r for r in doc.verdict_table if r.id == name), None)
+    row = rows_by_ref(doc.verdict_table).get(name)
     return (name, row) if row is not None else None
 
 

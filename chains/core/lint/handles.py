@@ -33,9 +33,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..model import ChainSpec, Handle
+from ..model import COMMIT_CLASS_EFFECTS, ChainSpec, Handle
 from .context import LintContext, is_commit_class
 from .registry import rule
+from .structure import row_element
 from .values import is_placeholder
 
 __all__: list[str] = []
@@ -58,7 +59,7 @@ def _is_selection(handle: Handle, ctx: LintContext) -> bool:
 def _is_durable(handle: Handle, ctx: LintContext) -> bool:
     stale = handle.staleness
     if stale is None:
-        return _minter_effect(handle, ctx) in ("commit", "compensate")
+        return _minter_effect(handle, ctx) in COMMIT_CLASS_EFFECTS
     if stale.ttl_hint is None:
         return False
     first = re.split(r"[\s(,;:—–-]+", stale.ttl_hint.text.strip().lower(), maxsplit=1)[0]
@@ -294,7 +295,7 @@ def _predicates(chain: ChainSpec) -> Iterator[tuple[str, str]]:
         for signal in a.revocation.watch if a.revocation else []:
             yield f"{where}.revocation", signal
     for n, row in enumerate(chain.verdict_table, 1):
-        name = f"verdict_table[{row.id or f'#{n}'}]"
+        name = row_element(row, n)
         for text in [*row.signal, row.description or ""]:
             yield name, text
 

@@ -14,15 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..model import ChainSpec, StepPolicy
+from ..model import COMMIT_CLASS_EFFECTS, ChainSpec, StepPolicy
 from .context import LintContext, is_unkeyed_commit, walk
 from .registry import rule
 
 __all__: list[str] = []
 
 Found = Iterator[tuple[str, str]]
-
-_COMMIT_CLASSES = ("commit", "compensate")
 
 
 @rule(
@@ -82,7 +80,7 @@ def unkeyed_commit_retried(chain: ChainSpec, ctx: LintContext) -> Found:
     """No bucket or override gives an unkeyed commit more than one attempt."""
     for key, step in chain.policy.per_step.items():
         where = f"policy.per_step.{key}"
-        if key in _COMMIT_CLASSES:
+        if key in COMMIT_CLASS_EFFECTS:
             unkeyed = step.unkeyed
             if unkeyed is not None and (unkeyed.attempts or 1) > 1:
                 yield (

@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Container, Iterator
 
 from ..graph import action_verdicts, derivation_cycles
-from ..model import ChainSpec, VerdictRow, is_external
+from ..model import EFFECTS, ChainSpec, VerdictRow, is_external, row_ref
 from ..verdicts import Verdict
 from .context import LintContext
 from .registry import rule
@@ -34,14 +34,13 @@ from .registry import rule
 __all__ = ["EXTERNAL", "row_element", "verdicts"]
 
 EXTERNAL = "external"
-EFFECT_CLASSES = ("read", "mint", "commit", "compensate", "select")
 
 Found = Iterator[tuple[str, str]]
 
 
 def row_element(row: VerdictRow, index: int) -> str:
-    """``verdict_table[D3]`` for a row with an id, else ``verdict_table[#4]`` (1-based)."""
-    return f"verdict_table[{row.id}]" if row.id else f"verdict_table[#{index}]"
+    """``verdict_table[D3]`` for a row with an id, else ``verdict_table[#4]`` (:func:`row_ref`)."""
+    return f"verdict_table[{row_ref(row, index)}]"
 
 
 def verdicts(chain: ChainSpec) -> Iterator[tuple[str, Verdict]]:
@@ -167,11 +166,11 @@ def dangling_reference(chain: ChainSpec, ctx: LintContext) -> Found:
             yield from need(f"{element}.only", "variant value", value, values)
 
     for key in chain.policy.per_step:
-        if key not in EFFECT_CLASSES and key not in actions:
+        if key not in EFFECTS and key not in actions:
             yield (
                 f"policy.per_step.{key}",
                 f"policy.per_step.{key} is neither an effect class "
-                f"({', '.join(EFFECT_CLASSES)}) nor an action id",
+                f"({', '.join(EFFECTS)}) nor an action id",
             )
     order = chain.policy.per_chain.compensation_order
     if isinstance(order, list):

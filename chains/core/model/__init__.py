@@ -31,6 +31,8 @@ Assumptions worth knowing before editing:
 # the names outside it are re-exports, not unused imports.
 # ruff: noqa: F401
 from .actions import (
+    COMMIT_CLASS_EFFECTS,
+    EFFECTS,
     Action,
     ActionInput,
     ActionOutput,
@@ -40,6 +42,7 @@ from .actions import (
     ByKeyReplay,
     Compensation,
     Confirmation,
+    Effect,
     Empty,
     Idempotency,
     IntentField,
@@ -64,15 +67,23 @@ from .table import (
     Scope,
     SignalTerms,
     VerdictRow,
+    generic_row_ref,
+    ref_position,
+    row_ref,
+    rows_by_ref,
     scope_from_text,
     signal_terms,
+    trace_row_ref,
 )
 
 __all__ = [
+    "COMMIT_CLASS_EFFECTS",
+    "EFFECTS",
     "EVIDENCE_TAGS",
     "Action",
     "ChainSpec",
     "Duration",
+    "Effect",
     "Element",
     "Gate",
     "Handle",
@@ -82,6 +93,7 @@ __all__ = [
     "VerdictRow",
     "compensators",
     "first_by_id",
+    "generic_row_ref",
     "in_variant",
     "is_commit_class",
     "is_external",
@@ -89,5 +101,9 @@ __all__ = [
     "is_unkeyed_commit",
     "main_steps",
     "parse_duration",
+    "ref_position",
+    "row_ref",
+    "rows_by_ref",
     "signal_terms",
+    "trace_row_ref",
 ]

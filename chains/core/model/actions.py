@@ -10,7 +10,7 @@ commit-class, keyed, an unkeyed commit, and which actions may undo it
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
@@ -142,6 +142,14 @@ class Compensation(Element):
         return value
 
 
+# The effect classes of SPEC §2.1, decided by the double-call test. Every other
+# list of them (lint, edits, the workspace's menus and legend) is this one.
+Effect = Literal["read", "mint", "commit", "compensate", "select"]
+EFFECTS: tuple[Effect, ...] = get_args(Effect)
+# The exactly-once classes: a confirmation is required and attempts are bounded.
+COMMIT_CLASS_EFFECTS: tuple[Effect, ...] = ("commit", "compensate")
+
+
 class Revocation(Element):
     watch: StrList = Field(default_factory=list)
     window: DurationText | None = None
@@ -153,7 +161,7 @@ class Action(Variant):
 
     id: str
     description: str | None = None
-    effect: Literal["read", "mint", "commit", "compensate", "select"]
+    effect: Effect
     mutates: str | None = None
     input: ActionInput = Field(default_factory=ActionInput)
     output: ActionOutput = Field(default_factory=ActionOutput)
@@ -177,7 +185,7 @@ class Action(Variant):
 
 def is_commit_class(action: Action) -> bool:
     """Commits and compensators: exactly-once, confirmation required (SPEC §2.1)."""
-    return action.effect in ("commit", "compensate")
+    return action.effect in COMMIT_CLASS_EFFECTS
 
 
 def is_keyed(action: Action) -> bool:

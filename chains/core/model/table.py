@@ -5,15 +5,24 @@ matches; :func:`signal_terms` reads the ``{all: [...]}`` / ``{any: [...]}``
 forms) on the attempts its :class:`Scope` names, and routes them to a verdict.
 A scope written as prose in a table cell is read by :func:`scope_from_text`.
 :class:`KnownUnmatched` lists signals the authors know no row matches.
+
+A row is named by its id, or by its place when it has none, and two places
+are counted differently: :func:`row_ref` (``#4``, the 4th of the chain's own
+*domain* rows) is what lint elements, edits, comment anchors and the
+workspace say, while a run's trace and the coverage say :func:`trace_row_ref`
+(``domain#4``) because there ``#4`` is *generic* row 4 of SPEC §3
+(:func:`generic_row_ref`). docs/glossary.md explains both to users.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
 
+from .actions import EFFECTS
 from .elements import Element, Variant
 from .fields import StrList, VerdictExpr
 
@@ -139,11 +148,7 @@ class Scope(Element):
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _EFFECT_WORDS = {
-    "read",
-    "mint",
-    "commit",
-    "compensate",
-    "select",
+    *EFFECTS,
     "keyed_commit",
     "unkeyed_commit",
     "keyed commit",
@@ -208,6 +213,52 @@ class VerdictRow(Variant):
                 if key in data:
                     data.setdefault("scope", data.pop(key))
         return data
+
+
+# --- naming rows ------------------------------------------------------------
+
+
+def row_ref(row: VerdictRow, n: int) -> str:
+    """Domain row ``n`` (1-based, among the chain's own rows): its id, else ``#n``.
+
+    >>> row_ref(VerdictRow(id="D3", verdict="retry"), 3), row_ref(VerdictRow(verdict="retry"), 4)
+    ('D3', '#4')
+    """
+    return row.id or f"#{n}"
+
+
+def trace_row_ref(row: VerdictRow, n: int) -> str:
+    """Domain row ``n`` as a run's trace names it: its id, else ``domain#n`` (never generic)."""
+    return row.id or f"domain#{n}"
+
+
+def generic_row_ref(n: int) -> str:
+    """Generic row ``n`` of SPEC §3 (1-12) as a run's trace names it: ``#n``."""
+    return f"#{n}"
+
+
+def rows_by_ref(rows: Iterable[VerdictRow]) -> dict[str, VerdictRow]:
+    """Each domain row under its :func:`row_ref`; of rows sharing an id the first is kept.
+
+    >>> sorted(rows_by_ref([VerdictRow(id="D1", verdict="ok"), VerdictRow(verdict="retry")]))
+    ['#2', 'D1']
+    """
+    found: dict[str, VerdictRow] = {}
+    for n, row in enumerate(rows, 1):
+        found.setdefault(row_ref(row, n), row)
+    return found
+
+
+def ref_position(ref: str) -> int | None:
+    """The 1-based position a ``#n`` reference names, or None for an id.
+
+    >>> ref_position("#4"), ref_position("D4"), ref_position("#0")
+    (4, None, None)
+    """
+    digits = ref.removeprefix("#")
+    if ref.startswith("#") and digits.isdigit() and digits.isascii() and int(digits) > 0:
+        return int(digits)
+    return None
 
 
 class KnownUnmatched(Element):

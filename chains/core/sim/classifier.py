@@ -32,6 +32,7 @@ from ..model import (
     VerdictRow,
     in_variant,
     is_commit_class,
+    trace_row_ref,
 )
 from ..model import is_unkeyed_commit as _unkeyed
 from ..signals import atom_covers, conjuncts, normalize_atom, scope_applies_to
@@ -113,7 +114,8 @@ def matches(atom: str, obs: Observation, atoms: set[str] | None = None) -> bool:
 
 
 def row_label(chain: ChainSpec, row: VerdictRow) -> str:
-    return row.id or f"domain#{chain.verdict_table.index(row) + 1}"
+    """``row`` as the trace names it (:func:`~chains.core.model.trace_row_ref`)."""
+    return trace_row_ref(row, chain.verdict_table.index(row) + 1)
 
 
 def _transport(obs: Observation) -> str:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import ChainError, DocumentError
+from ..keys import node_key
 from ..model import ChainSpec
 from ..policy import DEFAULT_MAX_REPAIRS, DEFAULT_MAX_REWINDS
 from .explorer import scenario_dict
@@ -173,17 +174,20 @@ def run_marks(chain: ChainSpec, run: Run) -> dict[str, str]:
     marks: dict[str, str] = {}
     for step, count in s.dispatches.items():
         if count:
-            marks[f"action:{step}"] = "sim-dispatched"
+            marks[node_key("action", step)] = "sim-dispatched"
     for landed in s.commits_landed:
-        marks[f"action:{landed.step}"] = "sim-compensated" if landed.compensated else "sim-landed"
+        marks[node_key("action", landed.step)] = (
+            "sim-compensated" if landed.compensated else "sim-landed"
+        )
     minted = {h for e in run.trace for h in e.handles_minted}
     for alias in minted:
-        marks[f"handle:{alias.split('#', 1)[0]}"] = "sim-invalidated"
+        marks[node_key("handle", alias.split("#", 1)[0])] = "sim-invalidated"
     for hid, state in s.handles.items():
-        marks[f"handle:{hid}"] = "sim-spent" if state.spent else "sim-live"
+        marks[node_key("handle", hid)] = "sim-spent" if state.spent else "sim-live"
     current = s.waiting.step or s.cursor
     if current and not run.finished:
-        marks[f"action:{current}"] = marks.get(f"action:{current}", "") + " sim-cursor"
+        key = node_key("action", current)
+        marks[key] = marks.get(key, "") + " sim-cursor"
     return {k: v.strip() for k, v in marks.items()}
 
 
