@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 
 import pytest
 
 from chains.models import Chain, NothingToUndo, Revision, StaleRevision, content_hash
+from chains.models import chains as stored
 
 pytestmark = pytest.mark.django_db
 
@@ -67,6 +69,18 @@ def test_a_stored_revision_records_its_lint_status():
     one_read = {**DOC, "actions": [{"id": "look", "effect": "read"}]}
     assert Chain.objects.store(one_read).status in {"VALID", "WARNINGS"}
     assert Chain.objects.store({"id": "broken", "actions": "nope"}).status == "INVALID"
+
+
+def test_storing_a_content_seen_before_does_not_lint_it_again(monkeypatch):
+    linted = []
+    real = stored.lint
+    monkeypatch.setattr(stored, "lint", lambda spec: linted.append(spec.description) or real(spec))
+    first, second = f"first {uuid.uuid4()}", f"second {uuid.uuid4()}"  # never cached before
+    Chain.objects.store({**DOC, "description": first})
+    Chain.objects.store({**DOC, "description": second})
+    back = Chain.objects.store({**DOC, "description": first})  # as an undo stores it
+    assert (back.number, back.status) == (3, "INVALID")
+    assert linted == [first, second]
 
 
 def edits(n: int) -> Chain:

@@ -28,6 +28,7 @@ from django.utils import timezone
 from chains.core import formats
 from chains.core.errors import DocumentError
 from chains.core.lint import lint
+from chains.core.recent import Recent
 from chains.models.errors import ImmutableRevision, NotApprovable, NothingToUndo, StaleRevision
 from chains.models.people import ChainRole, Membership, Role, Team, at_least
 from chains.models.scenarios import scenario_checks
@@ -39,12 +40,24 @@ def content_hash(document: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def document_status(document: dict[str, Any]) -> str:
-    """The lint status of a stored document; INVALID when it no longer loads."""
+def document_status(document: dict[str, Any], digest: str | None = None) -> str:
+    """The lint status of a stored document; INVALID when it no longer loads.
+
+    Kept per content hash (``digest``, computed when not given): storing a
+    content seen before, as undo and redo do, does not lint it again.
+    """
+    digest = digest or content_hash(document)
+    known = _STATUS.get(digest)
+    if known is not None:
+        return known
     try:
-        return lint(formats.from_document(document)).status
+        status = lint(formats.from_document(document)).status
     except DocumentError:
-        return "INVALID"
+        status = "INVALID"
+    return _STATUS.put(digest, status)
+
+
+_STATUS = Recent(256)
 
 
 APPROVABLE = ("VALID", "WARNINGS")
@@ -112,7 +125,7 @@ class ChainQuerySet(models.QuerySet):
                 document=document,
                 content_hash=digest,
                 message=message,
-                status=status or document_status(document),
+                status=status or document_status(document, digest),
                 author=author if getattr(author, "is_authenticated", False) else None,
                 parent=head,
                 undo_target=undo_target if restores else head,
@@ -270,7 +283,7 @@ class Revision(models.Model):
     def lint_status(self) -> str:
         """The stored status; revisions from before it was stored get it computed once."""
         if not self.status:
-            self.status = document_status(self.document)
+            self.status = document_status(self.document, self.content_hash)
             Revision.objects.filter(pk=self.pk).update(status=self.status)
         return self.status
 

@@ -12,8 +12,6 @@ document, cached by content hash.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
@@ -22,11 +20,11 @@ from django.shortcuts import get_object_or_404
 
 from chains.core import formats
 from chains.core.model import ChainSpec
+from chains.core.recent import Recent
 from chains.models import Chain, Revision, Role, Team, at_least
 
 __all__ = [
     "NoTeam",
-    "Recent",
     "chain_access",
     "creating_team",
     "document_of",
@@ -82,32 +80,6 @@ def get_head(chain: Chain) -> Revision:
 
 def get_revision(chain: Chain, number: int) -> Revision:
     return get_object_or_404(Revision, chain=chain, number=number)
-
-
-class Recent:
-    """The last few dozen values computed from a revision's content, by content hash.
-
-    Revisions are immutable and core functions never change a document in
-    place, so what is derived from one content stays true; the workspace
-    reuses it across the clicks and edits of a session.
-    """
-
-    def __init__(self, size: int = 64):
-        self.size = size
-        self.values: OrderedDict[str, Any] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key: str) -> Any:
-        with self.lock:
-            return self.values.get(key)
-
-    def put(self, key: str, value: Any) -> Any:
-        with self.lock:
-            self.values[key] = value
-            self.values.move_to_end(key)
-            while len(self.values) > self.size:
-                self.values.popitem(last=False)
-        return value
 
 
 _PARSED = Recent()

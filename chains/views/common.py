@@ -14,7 +14,6 @@ from django.http import HttpRequest
 from chains.models import Chain, Role
 from chains.services.access import (
     NoTeam,
-    Recent,
     chain_access,
     creating_team,
     document_of,
@@ -24,7 +23,6 @@ from chains.services.access import (
 
 __all__ = [
     "NoTeam",
-    "Recent",
     "creating_team",
     "document_of",
     "get_chain",

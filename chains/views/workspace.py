@@ -31,6 +31,8 @@ from chains.core.keys import GraphKey, GraphKeyError, node_key
 from chains.core.lint import lint
 from chains.core.lint.fixes import fixes_for
 from chains.core.model import EFFECTS, EVIDENCE_TAGS, ChainSpec, Gate, row_ref, rows_by_ref
+from chains.core.recent import Recent
+from chains.core.recent import Recent
 from chains.core.render import RenderError, flow_dot, handle_graph_dot, start_svg
 from chains.core.selection import Selection, finding_key, intent_fields, select
 from chains.core.verdicts import GENERIC_ROWS, VERDICT_TYPES
@@ -45,7 +47,7 @@ from chains.models import (
 )
 from chains.services import editing
 from chains.services.editing import UndoIn
-from chains.views.common import Recent, document_of, get_chain, get_head
+from chains.views.common import document_of, get_chain, get_head
 from chains.views.edit_form import read_edit
 from chains.views.forms import read_form
 
