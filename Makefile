@@ -47,7 +47,7 @@ test: $(VENV)/.installed-test $(HTMX) graphviz chromium
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/pytest -n $(WORKERS) -m "not browser"
-	$(BIN)/pytest -m browser
+	$(BIN)/pytest -n $(WORKERS) -m browser
 
 test-fast: $(VENV)/.installed-test $(HTMX) graphviz
 	$(BIN)/pytest -q -n $(WORKERS) -m "not browser"

@@ -32,7 +32,7 @@ COMMANDS = {
     "fast": [["make", "--no-print-directory", "test-fast"]],
     "test": [
         [PYTEST, "-q", "-n", WORKERS, "-m", "not browser"],
-        [PYTEST, "-q", "-m", "browser"],
+        [PYTEST, "-q", "-n", WORKERS, "-m", "browser"],
     ],
 }
 SUMMARY = re.compile(r"^=* ?(\d+ passed.*?) ?=*$", re.MULTILINE)
