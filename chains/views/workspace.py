@@ -32,7 +32,6 @@ from chains.core.lint import lint
 from chains.core.lint.fixes import fixes_for
 from chains.core.model import EFFECTS, EVIDENCE_TAGS, ChainSpec, Gate, row_ref, rows_by_ref
 from chains.core.recent import Recent
-from chains.core.recent import Recent
 from chains.core.render import RenderError, flow_dot, handle_graph_dot, start_svg
 from chains.core.selection import Selection, finding_key, intent_fields, select
 from chains.core.verdicts import GENERIC_ROWS, VERDICT_TYPES
