@@ -442,7 +442,7 @@ def revision_diff(
     request: HttpRequest, key: str, from_: int = Query(..., alias="from"), to: int | None = None
 ) -> dict[str, Any]:
     chain = _chain(request, key)
-    new = get_revision(chain, to) if to is not None else get_head(chain)
+    new = get_revision(chain, to)
     old = get_revision(chain, from_)
     changes = diff(document_of(old), document_of(new))
     return {"from": old.number, "to": new.number, "changes": [asdict(c) for c in changes]}
@@ -496,7 +496,7 @@ def lint_document(request: HttpRequest, body: DocumentIn) -> dict[str, Any]:
     summary="Lint a stored revision (default: the head)",
 )
 def lint_revision(request: HttpRequest, key: str, revision: int | None = None) -> dict[str, Any]:
-    stored = _revision(_chain(request, key), revision)
+    stored = get_revision(_chain(request, key), revision)
     return {"revision": stored.number, **lint(document_of(stored)).as_dict()}
 
 
@@ -508,7 +508,7 @@ def lint_revision(request: HttpRequest, key: str, revision: int | None = None) -
 def handle_cascade(
     request: HttpRequest, key: str, handle: str, revision: int | None = None
 ) -> dict[str, Any]:
-    document = document_of(_revision(_chain(request, key), revision))
+    document = document_of(get_revision(_chain(request, key), revision))
     if document.handle(handle) is None:
         raise Refused("unknown_handle", f"the chain has no handle {handle!r}", "handle", 404)
     return asdict(cascade(document, handle))
@@ -522,7 +522,7 @@ def handle_cascade(
 def repair(
     request: HttpRequest, key: str, step: str, fields: str, revision: int | None = None
 ) -> dict[str, Any]:
-    document = document_of(_revision(_chain(request, key), revision))
+    document = document_of(get_revision(_chain(request, key), revision))
     if document.action(step) is None:
         raise Refused("unknown_step", f"the chain has no action {step!r}", "step", 404)
     names = [f.strip() for f in fields.split(",") if f.strip()]
@@ -535,7 +535,7 @@ def repair(
     summary="Run a scenario; the trace and the outcome",
 )
 def run_scenario(request: HttpRequest, key: str, body: ScenarioIn) -> dict[str, Any]:
-    document = document_of(_revision(_chain(request, key), body.revision))
+    document = document_of(get_revision(_chain(request, key), body.revision))
     return simulate(document, _scenario(body.scenario)).as_dict()
 
 
@@ -777,10 +777,6 @@ def _saved_out(revision: Revision, base: int) -> dict[str, Any]:
 
 def _chain(request: HttpRequest, key: str, role: str = Role.VIEWER) -> Chain:
     return chain_access(request.user, key, role)[0]
-
-
-def _revision(chain: Chain, number: int | None) -> Revision:
-    return get_revision(chain, number) if number is not None else get_head(chain)
 
 
 def _comment_out(comment: Comment) -> dict[str, Any]:

@@ -28,6 +28,7 @@ __all__ = [
     "chain_access",
     "creating_team",
     "document_of",
+    "find_revision",
     "get_head",
     "get_revision",
 ]
@@ -78,8 +79,20 @@ def get_head(chain: Chain) -> Revision:
     return head
 
 
-def get_revision(chain: Chain, number: int) -> Revision:
-    return get_object_or_404(Revision, chain=chain, number=number)
+def find_revision(chain: Chain, number: int | None = None) -> Revision | None:
+    """Revision ``number`` of ``chain``, the head when ``number`` is None; None if it has none."""
+    if number is None:
+        return chain.head()
+    return chain.revisions.filter(number=number).first()
+
+
+def get_revision(chain: Chain, number: int | None = None) -> Revision:
+    """Revision ``number`` of ``chain`` (the head when None), or 404."""
+    found = find_revision(chain, number)
+    if found is None:
+        missing = "no revision yet" if number is None else f"no revision {number}"
+        raise Http404(f"{chain.key} has {missing}")
+    return found
 
 
 _PARSED = Recent()

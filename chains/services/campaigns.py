@@ -27,7 +27,7 @@ from pydantic import (
 from chains.core.errors import ChainError, DocumentError
 from chains.core.sim.explorer import Bounds
 from chains.models import Chain, Exploration, Revision
-from chains.services.access import document_of, get_head
+from chains.services.access import document_of, find_revision, get_head
 
 __all__ = [
     "BadCampaign",
@@ -122,11 +122,9 @@ def _campaign(chain: Chain, pk: int) -> Exploration:
 
 
 def _revision(chain: Chain, number: int | None) -> Revision:
-    head = get_head(chain)
-    if number is None:
-        return head
-    revision = chain.revisions.filter(number=number).first()
+    revision = find_revision(chain, number)
     if revision is None:
+        head = get_head(chain)
         raise BadCampaign(
             "revision", f"{chain.key} has no revision {number} (its head is {head.number})"
         )

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from pydantic import BaseModel, Field
 
 from chains.core.comments import CHAIN
 from chains.models import Chain, Comment, Review, ReviewError, Revision
-from chains.services.access import get_head
+from chains.services.access import find_revision
 
 __all__ = [
     "CommentIn",
@@ -35,8 +34,6 @@ __all__ = [
     "toggle_comment",
     "vote",
 ]
-
-_LARGEST_ID = 2**31 - 1  # a longer number names nothing stored (and overflows SQLite)
 
 
 class CommentIn(BaseModel):
@@ -69,7 +66,7 @@ def post_comment(
     """A new thread on ``anchor`` of ``revision`` (the head), or a reply to ``reply_to``."""
     parent = None
     if reply_to is not None:
-        parent = _mine(Comment.objects.filter(chain=chain), reply_to)
+        parent = Comment.objects.filter(chain=chain, pk=reply_to).first()
         if parent is None:
             raise ReviewError(f"reply_to: {chain.key} has no comment {reply_to}")
     return Comment.objects.post(
@@ -110,16 +107,7 @@ def get_review(chain: Chain, pk: int) -> Review:
 
 def _revision(chain: Chain, number: int | None) -> Revision:
     """The revision ``number`` of ``chain``; the head when it is None."""
-    if number is None:
-        return get_head(chain)
-    found = _mine(chain.revisions.all(), number, field="number")
+    found = find_revision(chain, number)
     if found is None:
         raise ReviewError(f"revision: {chain.key} has no revision {number}")
     return found
-
-
-def _mine(among: QuerySet, value: int, field: str = "pk") -> Any:
-    """The row of ``among`` whose ``field`` is ``value``, or None (also for a number too long)."""
-    if not 0 < value <= _LARGEST_ID:
-        return None
-    return among.filter(**{field: value}).first()

@@ -19,7 +19,7 @@ from chains.core.errors import ChainError, DocumentError
 from chains.core.sim.regression import recorded
 from chains.core.sim.scenario import Scenario
 from chains.models import Chain, SavedScenario
-from chains.services.access import document_of, get_head, get_revision
+from chains.services.access import document_of, get_revision
 
 __all__ = ["BadScenario", "ScenarioName", "save_scenario"]
 
@@ -64,7 +64,7 @@ def save_scenario(
     except ValidationError as exc:
         raise BadScenario(f"name: {exc.errors()[0]['msg']}") from None
     if record:
-        kept_on = get_revision(chain, revision) if revision is not None else get_head(chain)
+        kept_on = get_revision(chain, revision)
         try:
             document = document_of(kept_on)
         except DocumentError as exc:

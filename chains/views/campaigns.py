@@ -37,6 +37,7 @@ from chains.models import (
     Revision,
     Role,
 )
+from chains.services.access import get_head
 from chains.services.campaigns import (
     BadCampaign,
     CampaignIn,
@@ -45,7 +46,7 @@ from chains.services.campaigns import (
     limits,
     watch_campaign,
 )
-from chains.views.common import get_chain, get_head
+from chains.views.common import get_chain
 from chains.views.forms import FormError, read_form
 
 LISTED = 100  # campaigns on the list page, newest first

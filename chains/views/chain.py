@@ -12,7 +12,8 @@ from chains.core.errors import DocumentError
 from chains.core.render import RenderError, handle_graph_svg
 from chains.core.sim.regression import test_vectors
 from chains.models import saved_scenarios
-from chains.views.common import get_chain, get_head, get_revision
+from chains.services.access import get_head, get_revision
+from chains.views.common import get_chain
 
 CONTENT_TYPES = {
     "yaml": "application/yaml; charset=utf-8",

@@ -12,23 +12,9 @@ from __future__ import annotations
 from django.http import HttpRequest
 
 from chains.models import Chain, Role
-from chains.services.access import (
-    NoTeam,
-    chain_access,
-    creating_team,
-    document_of,
-    get_head,
-    get_revision,
-)
+from chains.services.access import chain_access
 
-__all__ = [
-    "NoTeam",
-    "creating_team",
-    "document_of",
-    "get_chain",
-    "get_head",
-    "get_revision",
-]
+__all__ = ["get_chain"]
 
 
 def get_chain(request: HttpRequest, key: str, role: str = Role.VIEWER) -> Chain:

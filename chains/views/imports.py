@@ -19,8 +19,8 @@ from pydantic import BaseModel, Field
 
 from chains.core.errors import Problem
 from chains.models import Team
+from chains.services.access import NoTeam, creating_team
 from chains.services.imports import Imported, digest, import_document
-from chains.views.common import NoTeam, creating_team
 from chains.views.forms import read_form
 
 TEMPLATE = "chains/import.html"

@@ -26,8 +26,9 @@ from chains.core.comments import CHAIN, anchors
 from chains.core.errors import DocumentError
 from chains.models import Chain, Comment, Review, ReviewError, Role, at_least
 from chains.services import review as reviewing
+from chains.services.access import document_of, get_head
 from chains.services.review import CommentIn, ReviewIn, VoteIn
-from chains.views.common import document_of, get_chain, get_head
+from chains.views.common import get_chain
 from chains.views.forms import FormError, read_form
 from chains.views.workspace import render_workspace, workspace_context
 

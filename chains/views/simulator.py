@@ -37,8 +37,9 @@ from chains.core.sim.session import Session, SessionError, decode, encode, gauge
 from chains.core.verdicts import GENERIC_ROWS, format_verdict
 from chains.models import Chain, DuplicateScenario, Revision, Role
 from chains.services import scenarios
+from chains.services.access import document_of, get_revision
 from chains.services.scenarios import ScenarioName
-from chains.views.common import document_of, get_chain, get_head, get_revision
+from chains.views.common import get_chain
 from chains.views.forms import FormError, read_form
 
 MAX_FIELD = 100_000  # characters of one posted JSON value
@@ -141,7 +142,7 @@ def _opened(chain: Chain, raw: str) -> tuple[Revision, ChainSpec]:
 
     Raises :class:`Unrunnable` when that revision no longer validates.
     """
-    revision = get_revision(chain, int(raw)) if raw.isdigit() else get_head(chain)
+    revision = get_revision(chain, int(raw) if raw.isdigit() else None)
     try:
         return revision, document_of(revision)
     except DocumentError as exc:

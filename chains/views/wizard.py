@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, create_model, field_validator
 from chains.core.errors import ChainError
 from chains.core.fit import QUESTIONS, FitResult, as_dict, assess
 from chains.models import Chain, Team
-from chains.views.common import NoTeam, creating_team
+from chains.services.access import NoTeam, creating_team
 from chains.views.forms import read_form
 
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")

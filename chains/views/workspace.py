@@ -45,8 +45,9 @@ from chains.models import (
     scenario_checks,
 )
 from chains.services import editing
+from chains.services.access import document_of, get_head
 from chains.services.editing import UndoIn
-from chains.views.common import document_of, get_chain, get_head
+from chains.views.common import get_chain
 from chains.views.edit_form import read_edit
 from chains.views.forms import read_form
 
