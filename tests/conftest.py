@@ -99,6 +99,10 @@ def celery_worker(django_db_setup):
     SQLite's shared cache, which answers concurrent access with "table is
     locked" instead of waiting; so, as Django's LiveServerThread does, the
     worker thread borrows this thread's connection. PostgreSQL needs nothing.
+
+    The worker is stopped before the test helper terminates it: the embedded
+    broker is read in waits of up to two seconds, and a worker that is only
+    told to terminate finishes its current wait and one more.
     """
     shared = {c.alias: c for c in connections.all() if c.vendor == "sqlite" and c.is_in_memory_db()}
 
@@ -112,6 +116,7 @@ def celery_worker(django_db_setup):
     try:
         with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10) as w:
             yield w
+            w.stop(in_sighandler=False)
     finally:
         task_prerun.disconnect(borrow)
         for conn in shared.values():

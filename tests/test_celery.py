@@ -7,18 +7,10 @@ Either way a worker runs in this process and answers the health-check task.
 
 from __future__ import annotations
 
-import pytest
-from celery.contrib.testing.worker import start_worker
 from django.conf import settings
 
 from chains.tasks import ping
 from designer.celery import app
-
-
-@pytest.fixture(scope="module")
-def celery_worker():
-    with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10) as worker:
-        yield worker
 
 
 def test_the_app_uses_the_configured_broker():
