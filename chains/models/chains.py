@@ -61,6 +61,11 @@ _STATUS = Recent(256)
 
 
 APPROVABLE = ("VALID", "WARNINGS")
+
+# The fixed path segments below /chains/ (the pages /chains/new/ and /chains/import/):
+# a chain with one of these ids could never be opened, so none may be created.
+# tests/test_chain_creation.py fails when an address is added without its segment here.
+RESERVED_KEYS = frozenset({"new", "import"})
 NOTHING_TO = {
     "undo": "nothing to undo: this is the chain's first revision",
     "redo": "nothing to redo: the last change was not an undo",

@@ -37,6 +37,18 @@ class TeamTaken(Exception):
     """Another team has the slug a new team asked for."""
 
 
+class ChainUnavailable(Exception):
+    """A chain id a person may not store under: reserved, or a chain they may not edit."""
+
+    def __init__(self, key: str, message: str):
+        self.key = key
+        super().__init__(message)
+
+
+class GrantRefused(Exception):
+    """A role on one chain that cannot be given: to someone outside its team, or to an owner."""
+
+
 class DuplicateScenario(Exception):
     """A scenario of that name is already kept with the chain."""
 
