@@ -19,6 +19,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from chains.models import ApiToken, Chain, ChainUnavailable
 from chains.models.chains import RESERVED_KEYS, ChainQuerySet
+from chains.services import imports
 from chains.services.imports import import_document
 
 pytestmark = pytest.mark.django_db
@@ -28,15 +29,28 @@ SMALL = "id: small\ntitle: Small\nactions:\n  - id: look\n    effect: read\n"
 
 @pytest.fixture
 def theirs_first(monkeypatch, team):
-    """Make ``team`` create each new chain the moment someone else's store begins."""
-    original = ChainQuerySet.store
+    """Make ``team`` create each new chain after someone else's check, before their store.
 
-    def racing(self, document, *args, **kwargs):
-        if not Chain.objects.filter(key=document["id"]).exists():
-            original(self, {**document, "title": "theirs"}, "theirs", team=team)
-        return original(self, document, *args, **kwargs)
+    The other team's chain is stored (committed, as far as one connection
+    goes) before the import's or the wizard's own transaction opens.
+    """
+    original_store, original_store_all = ChainQuerySet.store, imports.store_all
 
-    monkeypatch.setattr(ChainQuerySet, "store", racing)
+    def claim(key):
+        if not Chain.objects.filter(key=key).exists():
+            original_store(Chain.objects.all(), {"id": key, "title": "theirs"}, "theirs", team=team)
+
+    def racing_store(self, document, *args, **kwargs):
+        claim(document["id"])
+        return original_store(self, document, *args, **kwargs)
+
+    def racing_store_all(chains, *args, **kwargs):
+        for chain in chains:
+            claim(chain.id)
+        return original_store_all(chains, *args, **kwargs)
+
+    monkeypatch.setattr(ChainQuerySet, "store", racing_store)
+    monkeypatch.setattr(imports, "store_all", racing_store_all)
 
 
 def api_import(user, **body):
@@ -115,7 +129,7 @@ def test_an_import_does_not_tell_an_outsider_that_another_teams_key_exists(
     )
     body = response.content.decode()
     assert "chain id &#x27;flight_roundtrip&#x27; is not available to you" in body
-    assert "exists" not in body and "Flight desk" not in body
+    assert "exists already" not in body and "Flight desk" not in body
 
 
 def test_the_wizard_does_not_tell_an_outsider_that_another_teams_key_exists(
@@ -127,7 +141,7 @@ def test_the_wizard_does_not_tell_an_outsider_that_another_teams_key_exists(
     body = response.content.decode()
     assert response.status_code == 400
     assert "chain id &#x27;flight_roundtrip&#x27; is not available to you" in body
-    assert "exists" not in body
+    assert "exists already" not in body
 
 
 # --- keys the site's own addresses use --------------------------------------------------------
@@ -155,9 +169,7 @@ def test_every_fixed_address_under_chains_is_a_reserved_key():
 
 
 @pytest.mark.parametrize("key", ["new", "import"])
-def test_importing_a_chain_whose_id_an_address_uses_is_refused_naming_it(
-    key, people, signed_in
-):
+def test_importing_a_chain_whose_id_an_address_uses_is_refused_naming_it(key, people, signed_in):
     text = SMALL.replace("id: small", f"id: {key}")
     response = signed_in(people["editor"]).post("/chains/import/", {"text": text, "name": "s.yaml"})
     assert response.status_code == 400

@@ -169,7 +169,9 @@ def test_a_grant_to_someone_outside_the_team_is_a_400_saying_why(flight, people,
     assert flight.role_of(people["outsider"]) is None
 
 
-def test_a_grant_that_would_demote_a_team_owner_is_a_400_saying_why(flight, team, people, signed_in):
+def test_a_grant_that_would_demote_a_team_owner_is_a_400_saying_why(
+    flight, team, people, signed_in
+):
     team.add(people["editor"], Role.OWNER)
     response = signed_in(people["editor"]).post(
         f"/chains/{flight.key}/people", {"username": "owner", "role": "viewer"}
