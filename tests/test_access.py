@@ -10,7 +10,7 @@ from django.apps import apps
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from chains.models import Chain, ChainRole, GrantRefused, Role
+from chains.models import Chain, ChainQuerySet, ChainRole, GrantRefused, Role
 from chains.services.access import chain_access
 
 
@@ -82,3 +82,20 @@ def test_grants_of_people_no_longer_in_the_team_are_cleared_by_the_migration(fli
     ChainRole.objects.create(chain=flight, user=people["viewer"], role=Role.EDITOR)
     migration("grants_end_with_membership").forget_grants_of_non_members(apps, None)
     assert list(flight.roles.values_list("user__username", flat=True)) == ["viewer"]
+
+
+def test_an_edit_racing_the_editors_removal_is_a_403_not_a_500(
+    flight, team, people, signed_in, monkeypatch
+):
+    original = ChainQuerySet.store
+
+    def removed_meanwhile(self, *args, **kwargs):  # after the edit's access check
+        team.remove(people["editor"])
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(ChainQuerySet, "store", removed_meanwhile)
+    response = signed_in(people["editor"]).post(
+        f"/chains/{flight.key}/edit", {"op": "add_handle", "base": "1", "arg.id": "late"}
+    )
+    assert response.status_code == 403
+    assert flight.revisions.count() == 1

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from django.core.exceptions import PermissionDenied
+
 if TYPE_CHECKING:
     from chains.models.chains import Revision
 
@@ -37,8 +39,12 @@ class TeamTaken(Exception):
     """Another team has the slug a new team asked for."""
 
 
-class ChainUnavailable(Exception):
-    """A chain id a person may not store under: reserved, or a chain they may not edit."""
+class ChainUnavailable(PermissionDenied):
+    """A chain id a person may not store under: reserved, or a chain they may not edit.
+
+    A PermissionDenied, so a store that is refused where no caller expects it
+    (an edit racing the editor's removal from the team) is a 403, not a 500.
+    """
 
     def __init__(self, key: str, message: str):
         self.key = key
