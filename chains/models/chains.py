@@ -73,6 +73,7 @@ APPROVABLE = ("VALID", "WARNINGS")
 # a chain with one of these ids could never be opened, so none may be created.
 # tests/test_chain_creation.py fails when an address is added without its segment here.
 RESERVED_KEYS = frozenset({"new", "import"})
+
 NOTHING_TO = {
     "undo": "nothing to undo: this is the chain's first revision",
     "redo": "nothing to redo: the last change was not an undo",
