@@ -71,7 +71,7 @@ def test_confirm_never_writes_into_another_teams_chain(team, people):
     Chain.objects.store(formats.to_document(chain), team=team)
     answer = post(people["outsider"], document=LOCKERS, filename="lockers.md", confirm=True)
     assert [s["id"] for s in answer["stored"]] == ["locker_release"]
-    refused = [p for p in answer["problems"] if "you may not edit it" in p["message"]]
+    refused = [p for p in answer["problems"] if "is not available to you" in p["message"]]
     assert refused[0]["severity"] == "error"
     assert Chain.objects.get(key="locker_reserve").revisions.count() == 1
 

@@ -220,7 +220,7 @@ def test_a_chain_of_another_team_is_refused_and_the_rest_may_be_confirmed(team, 
     Chain.objects.store(formats.to_document(chain), team=team)
     outsider = signed_in(people["outsider"])
     body = paste(outsider).content.decode()
-    assert "chain &#x27;locker_reserve&#x27; exists already and you may not edit it" in body
+    assert "chain id &#x27;locker_reserve&#x27; is not available to you" in body
     assert "Store 1 chain with 3 problems" in body
     paste(outsider, confirm=digest(LOCKERS))
     assert Chain.objects.get(key="locker_release").team.slug == "elsewhere"

@@ -154,10 +154,40 @@ def test_a_token_without_a_name_is_a_400_and_issues_nothing(people, signed_in):
 
 def test_a_chain_owner_grants_and_takes_back_a_role(flight, people, signed_in):
     owner = signed_in(people["owner"])
-    owner.post(f"/chains/{flight.key}/people", {"username": "outsider", "role": "editor"})
-    assert flight.role_of(people["outsider"]) == Role.EDITOR
-    owner.post(f"/chains/{flight.key}/people", {"username": "outsider", "role": "remove"})
+    owner.post(f"/chains/{flight.key}/people", {"username": "viewer", "role": "editor"})
+    assert flight.role_of(people["viewer"]) == Role.EDITOR
+    owner.post(f"/chains/{flight.key}/people", {"username": "viewer", "role": "remove"})
+    assert flight.role_of(people["viewer"]) == Role.VIEWER
+
+
+def test_a_grant_to_someone_outside_the_team_is_a_400_saying_why(flight, people, signed_in):
+    response = signed_in(people["owner"]).post(
+        f"/chains/{flight.key}/people", {"username": "outsider", "role": "editor"}
+    )
+    assert response.status_code == 400
+    assert "outsider is not a member of Flight desk" in response.content.decode()
     assert flight.role_of(people["outsider"]) is None
+
+
+def test_a_grant_that_would_demote_a_team_owner_is_a_400_saying_why(
+    flight, team, people, signed_in
+):
+    team.add(people["editor"], Role.OWNER)
+    response = signed_in(people["editor"]).post(
+        f"/chains/{flight.key}/people", {"username": "owner", "role": "viewer"}
+    )
+    assert response.status_code == 400
+    assert "owner owns Flight desk" in response.content.decode()
+    assert flight.role_of(people["owner"]) == Role.OWNER
+
+
+def test_removing_a_member_on_the_team_page_ends_their_grants(flight, team, people, signed_in):
+    flight.grant(people["viewer"], Role.OWNER)
+    signed_in(people["owner"]).post(
+        f"/teams/{team.slug}/", {"username": "viewer", "role": "remove"}
+    )
+    assert flight.role_of(people["viewer"]) is None
+    assert not flight.roles.exists()
 
 
 def test_an_unknown_role_is_refused_naming_the_choices(flight, people, signed_in):
@@ -205,7 +235,7 @@ def test_an_import_cannot_write_into_a_chain_of_someone_elses_team(flight, peopl
         "/chains/import/", {"text": path.read_text().replace("Skyloom", "Mine"), "name": "f.yaml"}
     )
     assert response.status_code == 400
-    assert "chain &#x27;flight_roundtrip&#x27; exists already and you may not edit it" in (
+    assert "chain id &#x27;flight_roundtrip&#x27; is not available to you" in (
         response.content.decode()
     )
     assert flight.revisions.count() == 1

@@ -10,6 +10,7 @@ who is not signed in is sent to sign in.
 from __future__ import annotations
 
 import pytest
+from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from chains.core.sim.explorer import Bounds
@@ -174,12 +175,35 @@ def test_the_chain_list_shows_only_the_chains_one_may_see(flight, people, signed
 
 
 def test_a_grant_on_one_chain_replaces_the_team_role_there(flight, people, signed_in):
-    flight.grant(people["outsider"], Role.REVIEWER)
-    outsider = signed_in(people["outsider"])
-    assert outsider.get(f"/chains/{flight.key}/").status_code == 200
-    assert outsider.post(f"/chains/{flight.key}/undo", {"base": "1"}).status_code == 403
+    flight.grant(people["viewer"], Role.REVIEWER)
+    viewer = signed_in(people["viewer"])
+    assert viewer.post(f"/chains/{flight.key}/comments", {"body": "hm"}).status_code != 403
+    assert viewer.post(f"/chains/{flight.key}/undo", {"base": "1"}).status_code == 403
     flight.grant(people["editor"], Role.VIEWER)
     assert (
         signed_in(people["editor"]).post(f"/chains/{flight.key}/undo", {"base": "1"}).status_code
         == 403
     )
+
+
+def test_a_removed_members_token_no_longer_reads_or_writes_the_chain(flight, team, people):
+    flight.grant(people["editor"], Role.EDITOR)
+    _, secret = ApiToken.objects.issue(people["editor"], "ci")
+    team.remove(people["editor"])
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    assert api.get(f"/api/chains/{flight.key}").status_code == 404
+    undo = api.post(f"/api/chains/{flight.key}/undo", {"base": 1}, content_type="application/json")
+    assert undo.status_code == 404
+    assert flight.revisions.count() == 1
+
+
+def test_a_removed_member_who_had_an_owner_grant_cannot_grant_others(
+    flight, team, people, signed_in
+):
+    flight.grant(people["editor"], Role.OWNER)
+    team.remove(people["editor"])
+    response = signed_in(people["editor"]).post(
+        f"/chains/{flight.key}/people", {"username": "viewer", "role": "owner"}
+    )
+    assert response.status_code == 404
+    assert flight.role_of(people["viewer"]) == Role.VIEWER

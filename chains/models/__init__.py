@@ -39,7 +39,9 @@ from chains.models.chains import (
     store_all,
 )
 from chains.models.errors import (
+    ChainUnavailable,
     DuplicateScenario,
+    GrantRefused,
     ImmutableRevision,
     LastOwner,
     NotApprovable,
@@ -92,6 +94,7 @@ __all__ = [
     "Chain",
     "ChainQuerySet",
     "ChainRole",
+    "ChainUnavailable",
     "Comment",
     "CommentQuerySet",
     "Decision",
@@ -100,6 +103,7 @@ __all__ = [
     "ExplorationQuerySet",
     "ExplorationShard",
     "ExplorationStatus",
+    "GrantRefused",
     "ImmutableRevision",
     "LastOwner",
     "Membership",

@@ -29,7 +29,14 @@ from chains.core import formats
 from chains.core.errors import DocumentError
 from chains.core.lint import lint
 from chains.core.recent import Recent
-from chains.models.errors import ImmutableRevision, NotApprovable, NothingToUndo, StaleRevision
+from chains.models.errors import (
+    ChainUnavailable,
+    GrantRefused,
+    ImmutableRevision,
+    NotApprovable,
+    NothingToUndo,
+    StaleRevision,
+)
 from chains.models.people import ChainRole, Membership, Role, Team, at_least
 from chains.models.scenarios import scenario_checks
 
@@ -61,6 +68,12 @@ _STATUS = Recent(256)
 
 
 APPROVABLE = ("VALID", "WARNINGS")
+
+# The fixed path segments below /chains/ (the pages /chains/new/ and /chains/import/):
+# a chain with one of these ids could never be opened, so none may be created.
+# tests/test_chain_creation.py fails when an address is added without its segment here.
+RESERVED_KEYS = frozenset({"new", "import"})
+
 NOTHING_TO = {
     "undo": "nothing to undo: this is the chain's first revision",
     "redo": "nothing to redo: the last change was not an undo",
@@ -75,8 +88,9 @@ class ChainQuerySet(models.QuerySet):
         if user.is_superuser:
             return self
         # Subqueries, not joins: a join would multiply the rows an annotation counts.
+        # A grant on a team's chain counts only for a member, who sees it anyway.
         teams = Membership.objects.filter(user=user).values("team")
-        granted = ChainRole.objects.filter(user=user).values("chain")
+        granted = ChainRole.objects.filter(user=user, chain__team__isnull=True).values("chain")
         return self.filter(models.Q(team__in=teams) | models.Q(pk__in=granted))
 
     def store(
@@ -91,6 +105,7 @@ class ChainQuerySet(models.QuerySet):
         restores: bool = False,
         status: str | None = None,
         team: Team | None = None,
+        new: bool = False,
     ) -> Revision:
         """Save a document as the head of its chain (keyed by ``document["id"]``).
 
@@ -102,13 +117,25 @@ class ChainQuerySet(models.QuerySet):
         head unless ``restores`` says it is an undo or redo (see
         :meth:`Chain.undo`). ``status`` is the document's lint status when
         the caller has linted it already. ``team`` owns the chain when this
-        creates it (or when it has no team yet); who may store into an
-        existing chain is the caller's check.
+        creates it (or when it has no team yet).
+
+        The chain is created or locked in the same transaction as the
+        revision, and the rules are checked there, whatever the caller
+        checked before (another team may have created the key since):
+        :class:`ChainUnavailable` when a new chain's id is one of
+        :data:`RESERVED_KEYS`, when ``author`` (None: the operator, who may
+        write anything) may not edit the existing chain, or when ``new``
+        says the chain must not exist yet.
         """
         key = document["id"]
         digest = content_hash(document)
         with transaction.atomic():
-            chain, _ = self.select_for_update().get_or_create(key=key, defaults={"team": team})
+            chain, created = self.select_for_update().get_or_create(
+                key=key, defaults={"team": team}
+            )
+            refusal = reserved_key(key) if created else chain.refusal_for(author, new=new)
+            if refusal:
+                raise ChainUnavailable(key, refusal)
             if team is not None and chain.team_id is None:  # adopted by the first team to store it
                 chain.team = team
                 chain.save(update_fields=["team"])
@@ -131,6 +158,22 @@ class ChainQuerySet(models.QuerySet):
                 undo_target=undo_target if restores else head,
                 redo_target=redo_target,
             )
+
+
+def reserved_key(key: str) -> str | None:
+    """Why no chain may be created with the id ``key``, or None when one may."""
+    if key in RESERVED_KEYS:
+        return f"chain id {key!r} is reserved for the page /chains/{key}/; choose another id"
+    return None
+
+
+def unavailable(key: str) -> str:
+    """The refusal of a chain id taken by a chain the person may not edit.
+
+    The same words whether or not they may see that chain: an outsider is not
+    told whose it is (the chain's own pages answer them 404).
+    """
+    return f"chain id {key!r} is not available to you; choose another id"
 
 
 class Chain(models.Model):
@@ -165,10 +208,14 @@ class Chain(models.Model):
         return self.revisions.filter(approved_at__isnull=False).order_by("-number").first()
 
     def people(self) -> models.QuerySet:
-        """Everyone with a role here through the team or a grant of their own."""
-        members = models.Q(chain_roles__chain=self)
+        """Everyone with a role here: the team's members (grants count only for them).
+
+        A chain without a team is reached through grants alone.
+        """
         if self.team_id is not None:
-            members |= models.Q(memberships__team_id=self.team_id)
+            members = models.Q(memberships__team_id=self.team_id)
+        else:
+            members = models.Q(chain_roles__chain=self)
         return get_user_model().objects.filter(members).distinct().order_by("username")
 
     def viewer_may(self, role: str) -> bool:
@@ -176,22 +223,56 @@ class Chain(models.Model):
         return at_least(self.viewer_role, role)
 
     def role_of(self, user: Any) -> str | None:
-        """``user``'s role here: a grant on this chain, else their team role, else None."""
+        """``user``'s role here: their team role, replaced by a grant on this chain; else None.
+
+        Grants end with membership: on a team's chain, a grant counts only
+        while its holder is a member, and a team owner is an owner here
+        whatever a grant says. On a chain without a team, grants are the roles.
+        """
         if not getattr(user, "is_authenticated", False):
             return None
         if user.is_superuser:
             return Role.OWNER
+        team_role = self.team.role_of(user) if self.team is not None else None
+        if team_role == Role.OWNER or (self.team is not None and team_role is None):
+            return team_role
         granted = self.roles.filter(user=user).values_list("role", flat=True).first()
-        if granted is not None:
-            return granted
-        return self.team.role_of(user) if self.team is not None else None
+        return granted if granted is not None else team_role
 
     def grant(self, user: Any, role: str | None) -> None:
-        """Give ``user`` ``role`` on this chain; ``None`` takes the grant away."""
+        """Give ``user`` ``role`` on this chain; ``None`` takes the grant away.
+
+        Raises :class:`GrantRefused` for someone outside the chain's team
+        (they join the team first) and for a team owner, who owns every chain
+        of the team.
+        """
         if role is None:
             self.roles.filter(user=user).delete()
-        else:
-            ChainRole.objects.update_or_create(chain=self, user=user, defaults={"role": Role(role)})
+            return
+        team_role = self.team.role_of(user) if self.team is not None else None
+        if self.team is not None and team_role is None:
+            raise GrantRefused(
+                f"username: {user} is not a member of {self.team.name}; "
+                "a role on one of its chains is for its members"
+            )
+        if team_role == Role.OWNER:
+            raise GrantRefused(
+                f"username: {user} owns {self.team.name}, and so every chain of it; "
+                "make them an editor of the team first to give them less here"
+            )
+        ChainRole.objects.update_or_create(chain=self, user=user, defaults={"role": Role(role)})
+
+    def refusal_for(self, author: Any, new: bool = False) -> str | None:
+        """Why ``author`` may not store a revision into this existing chain, or None.
+
+        ``new``: they meant to create it. None as ``author`` is the operator.
+        """
+        role = self.role_of(author) if author is not None else Role.OWNER
+        if role is None or (not new and not at_least(role, Role.EDITOR)):
+            return unavailable(self.key)
+        if new:
+            return f"key: a chain called {self.key!r} exists already; open it or choose another id"
+        return None
 
     def undo(self, base: int, author: Any = None) -> Revision:
         """A new head with the content before the last edit (itself undoable by redo).

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from django.core.exceptions import PermissionDenied
+
 if TYPE_CHECKING:
     from chains.models.chains import Revision
 
@@ -35,6 +37,22 @@ class LastOwner(Exception):
 
 class TeamTaken(Exception):
     """Another team has the slug a new team asked for."""
+
+
+class ChainUnavailable(PermissionDenied):
+    """A chain id a person may not store under: reserved, or a chain they may not edit.
+
+    A PermissionDenied, so a store that is refused where no caller expects it
+    (an edit racing the editor's removal from the team) is a 403, not a 500.
+    """
+
+    def __init__(self, key: str, message: str):
+        self.key = key
+        super().__init__(message)
+
+
+class GrantRefused(Exception):
+    """A role on one chain that cannot be given: to someone outside its team, or to an owner."""
 
 
 class DuplicateScenario(Exception):

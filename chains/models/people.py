@@ -99,6 +99,7 @@ class Team(models.Model):
         """Make ``user`` a member with ``role`` (or change the role of a member).
 
         Raises :class:`LastOwner` when that would leave the team without an owner.
+        An owner owns every chain of the team, so their grants on its chains go.
         """
         with transaction.atomic():
             if role != Role.OWNER:
@@ -106,13 +107,23 @@ class Team(models.Model):
             membership, _ = Membership.objects.update_or_create(
                 team=self, user=user, defaults={"role": Role(role)}
             )
+            if role == Role.OWNER:
+                self.grants_of(user).delete()
         return membership
 
     def remove(self, user: Any) -> None:
-        """Take ``user`` out of the team; raises :class:`LastOwner` for its last owner."""
+        """Take ``user`` out of the team, and their grants on its chains with them.
+
+        Raises :class:`LastOwner` for its last owner.
+        """
         with transaction.atomic():
             self._keep_an_owner(user)
             self.memberships.filter(user=user).delete()
+            self.grants_of(user).delete()
+
+    def grants_of(self, user: Any) -> models.QuerySet:
+        """``user``'s grants on this team's chains."""
+        return ChainRole.objects.filter(user=user, chain__team=self)
 
     def _keep_an_owner(self, leaving: Any) -> None:
         owners = self.memberships.select_for_update().filter(role=Role.OWNER)
@@ -138,7 +149,11 @@ class Membership(models.Model):
 
 
 class ChainRole(models.Model):
-    """A role on one chain for one person, which replaces the role their team gives them."""
+    """A role on one chain for a member of its team, which replaces their team role there.
+
+    It ends with the membership (``Team.remove`` deletes it, and ``Chain.role_of``
+    ignores one left behind), and it never lowers a team owner.
+    """
 
     chain = models.ForeignKey("Chain", on_delete=models.CASCADE, related_name="roles")
     user = models.ForeignKey(

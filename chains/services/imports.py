@@ -18,7 +18,8 @@ from chains.core import formats
 from chains.core.errors import DocumentError, Problem
 from chains.core.formats import Format
 from chains.core.model import ChainSpec
-from chains.models import Chain, Role, Team, at_least, store_all
+from chains.models import Chain, ChainUnavailable, Team, store_all
+from chains.models.chains import reserved_key
 
 __all__ = ["Imported", "digest", "import_document"]
 
@@ -96,27 +97,51 @@ def import_document(
     except DocumentError as exc:
         return Imported(format=None, text=None, problems=exc.problems)
     result = formats.load(text, format=format, filename=filename)
-    refused = _not_writable(author, [c.id for c in result.chains])
+    refused = _refused(author, [c.id for c in result.chains])
     chains = [c for c in result.chains if c.id not in refused]
     problems = [*result.problems, *refused.values()]
     if not result.chains and not problems:
         problems.append(Problem("the document holds no chain"))
     imported = Imported(result.format, text, chains, _errors_first(problems))
     if store and chains and (confirm or not imported.errors):
-        imported.stored = store_all(chains, message, author=author, team=team)
+        _store(imported, message, author, team, confirm)
     return imported
 
 
-def _not_writable(author: Any, keys: list[str]) -> dict[str, Problem]:
-    """Of the chain ids ``keys``, those that exist and ``author`` may not edit, each with why."""
+def _refused(author: Any, keys: list[str]) -> dict[str, Problem]:
+    """Of the chain ids ``keys``, those that may not be stored, each with why.
+
+    Reserved ids, and chains that exist and ``author`` may not edit (None:
+    the operator, who may edit any). The store checks again when it writes.
+    """
+    found = {key: Problem(why) for key in keys if (why := reserved_key(key))}
     if author is None:
-        return {}
-    found = {}
+        return found
     for chain in Chain.objects.filter(key__in=keys).select_related("team"):
-        if not at_least(chain.role_of(author), Role.EDITOR):
-            why = f"chain {chain.key!r} exists already and you may not edit it"
+        why = chain.refusal_for(author)
+        if why and chain.key not in found:
             found[chain.key] = Problem(why)
     return found
+
+
+def _store(imported: Imported, message: str, author: Any, team: Team | None, confirm: bool) -> None:
+    """Store the usable chains, all or none, leaving out any taken since they were checked.
+
+    Another team may create one of the ids between the check and the store;
+    the store refuses it inside its transaction, so nothing is stored, and
+    the chain is reported as refused, as if the check had found it. The rest
+    are then stored only if the caller accepted errors (``confirm``), as
+    after any refusal.
+    """
+    while imported.chains:
+        try:
+            imported.stored = store_all(imported.chains, message, author=author, team=team)
+            return
+        except ChainUnavailable as exc:
+            imported.chains = [c for c in imported.chains if c.id != exc.key]
+            imported.problems = _errors_first([*imported.problems, Problem(str(exc))])
+        if not confirm:
+            return
 
 
 def _errors_first(problems: list[Problem]) -> list[Problem]:

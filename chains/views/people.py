@@ -1,7 +1,8 @@
 """People: sign-up, teams and their members, and the roles on one chain.
 
 A member's team role holds on every chain of the team; a grant on one chain
-replaces it there (``Chain.role_of``). Only a team's owners change its
+replaces it there (``Chain.role_of``), for members only and never for an
+owner, and it ends when the member leaves. Only a team's owners change its
 members, only a chain's owners change its grants, and a team always keeps an
 owner. Everything else about permissions is ``views.common.get_chain``.
 """
@@ -21,7 +22,7 @@ from django.utils.text import slugify
 from django.views.decorators.http import require_http_methods, require_POST
 from pydantic import AfterValidator, BaseModel, Field, ValidationInfo, field_validator
 
-from chains.models import ApiToken, LastOwner, Role, Team, TeamTaken
+from chains.models import ApiToken, GrantRefused, LastOwner, Role, Team, TeamTaken
 from chains.views.common import get_chain
 from chains.views.forms import FormError, read_form
 
@@ -150,7 +151,7 @@ def chain_people(request: HttpRequest, key: str) -> HttpResponse:
             user, new_role = _member(request.POST)
             chain.grant(user, None if new_role == "remove" else new_role)
             return redirect("chains:people", key=chain.key)
-        except (FormError, BadMember) as exc:
+        except (FormError, BadMember, GrantRefused) as exc:
             error, status = str(exc), 400
     context = {
         "chain": chain,

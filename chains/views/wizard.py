@@ -20,7 +20,8 @@ from pydantic import BaseModel, Field, create_model, field_validator
 
 from chains.core.errors import ChainError
 from chains.core.fit import QUESTIONS, FitResult, as_dict, assess
-from chains.models import Chain, Team
+from chains.models import Chain, ChainUnavailable, Team
+from chains.models.chains import reserved_key
 from chains.services.access import NoTeam, creating_team
 from chains.views.forms import read_form
 
@@ -29,10 +30,6 @@ TEMPLATE = "chains/wizard.html"
 
 # One text field per fit question, left empty when unanswered.
 FitAnswers = create_model("FitAnswers", **{q.id: (str, "") for q in QUESTIONS})
-
-
-class ChainExists(Exception):
-    """The wizard names a chain id that is taken."""
 
 
 class NewChainIn(BaseModel):
@@ -50,6 +47,8 @@ class NewChainIn(BaseModel):
             raise ValueError(
                 "a chain id has letters, digits, '_', '.' and '-', starting with a letter or digit"
             )
+        if refusal := reserved_key(key):
+            raise ValueError(refusal)
         return key
 
 
@@ -69,7 +68,7 @@ def new_chain(request: HttpRequest) -> HttpResponse:
         context["result"] = assess({k: v for k, v in answers.items() if v})
         if "create" in request.POST:
             return _create(request, context["result"])
-    except (ChainError, NoTeam, ChainExists) as exc:
+    except (ChainError, NoTeam, ChainUnavailable) as exc:
         return render(request, TEMPLATE, {**context, "error": str(exc)}, status=400)
     return render(request, TEMPLATE, context)
 
@@ -78,10 +77,8 @@ def _create(request: HttpRequest, result: FitResult) -> HttpResponse:
     """Store the new chain's first revision, with the fit test's answers in its message."""
     form = read_form(NewChainIn, request.POST)
     team = creating_team(request.user, form.team)
-    if Chain.objects.filter(key=form.key).exists():
-        taken = f"key: a chain called {form.key!r} exists already"
-        raise ChainExists(f"{taken}; open it or choose another id")
     document = {"id": form.key, "title": form.title.strip() or form.key}
     message = "new chain; fit test: " + json.dumps(as_dict(result), sort_keys=True)
-    Chain.objects.store(document, message, author=request.user, team=team)
+    # new=True: the store creates the chain or refuses, in one transaction.
+    Chain.objects.store(document, message, author=request.user, team=team, new=True)
     return redirect("chains:chain", key=form.key)

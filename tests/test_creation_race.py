@@ -1,0 +1,91 @@
+"""Two teams creating the same chain id at the same moment: one owns it, the other writes nothing.
+
+While one team's transaction inserts a new chain (seconds, for a large
+document), another person's import checks that the id is free, and it is, as
+far as committed rows go. Their insert then waits on the unique key, fails
+when the first transaction commits, and the store finds the chain it may not
+edit: it refuses inside its transaction instead of appending a revision.
+Threads need a database whose connections wait for each other's locks: these
+tests run on PostgreSQL (always in CI) and are skipped on SQLite.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from django.db import connection, connections, transaction
+from django.test import Client
+
+from chains.models import Chain
+from chains.services.imports import import_document
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SMALL = "id: small\ntitle: Small\nactions:\n  - id: look\n    effect: read\n"
+
+
+@pytest.fixture(autouse=True)
+def postgresql():
+    if connection.vendor != "postgresql":
+        pytest.skip(
+            "needs PostgreSQL (CI=true runs it); SQLite's in-memory test database is one connection"
+        )
+
+
+def in_thread(work, results: dict, name: str) -> threading.Thread:
+    def run():
+        try:
+            results[name] = work()
+        except Exception as exc:
+            results[name] = exc
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def while_the_team_inserts(team, key: str, other):
+    """Run ``other`` while ``team``'s transaction holds a new chain ``key``, not committed yet."""
+    inserted = threading.Event()
+    results: dict = {}
+
+    def theirs():
+        with transaction.atomic():
+            revision = Chain.objects.store({"id": key, "title": "theirs"}, "theirs", team=team)
+            inserted.set()
+            time.sleep(1.0)  # a large document's transaction, still open
+        return revision
+
+    def then_other():
+        inserted.wait(10)
+        return other()
+
+    threads = [in_thread(theirs, results, "theirs"), in_thread(then_other, results, "other")]
+    for thread in threads:
+        thread.join(30)
+    return results
+
+
+def test_an_import_during_another_teams_creation_writes_nothing_into_their_chain(team, people):
+    results = while_the_team_inserts(
+        team, "small", lambda: import_document(SMALL, filename="s.yaml", author=people["outsider"])
+    )
+    imported = results["other"]
+    assert imported.stored is None, imported
+    assert any("'small' is not available to you" in p.message for p in imported.problems)
+    chain = Chain.objects.get(key="small")
+    assert chain.team == team and chain.revisions.count() == 1
+
+
+def test_the_wizard_during_another_teams_creation_is_a_400(team, people):
+    client = Client()
+    client.force_login(people["outsider"])
+    results = while_the_team_inserts(
+        team, "trip", lambda: client.post("/chains/new/", {"create": "1", "key": "trip"})
+    )
+    assert results["other"].status_code == 400
+    assert Chain.objects.get(key="trip").revisions.count() == 1
