@@ -42,6 +42,7 @@ from chains.models import (
     saved_scenarios,
     scenario_checks,
 )
+from chains.models.review import replies_shown
 from chains.services import campaigns, editing, review, scenarios
 from chains.services.access import (
     NoTeam,
@@ -299,7 +300,10 @@ class CommentOut(Out):
     mentions: list[str]
     created_at: str
     resolved: bool
-    replies: list[CommentOut]
+    replies: list[CommentOut] = Field(
+        description="a thread's first replies (COMMENT_REPLIES_SHOWN); the rest: /replies"
+    )
+    reply_count: int = Field(description="all of a thread's replies; 0 for a reply")
 
 
 class VoteOut(Out):
@@ -616,11 +620,36 @@ def cancel_campaign(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
 @router.get(
     "/chains/{key}/comments",
     response={200: list[CommentOut], **ERRORS},
-    summary="Comment threads, oldest first",
+    summary="Comment threads, a page at a time: open first, newest first",
 )
-def list_comments(request: HttpRequest, key: str) -> list[dict[str, Any]]:
+def list_comments(
+    request: HttpRequest,
+    response: HttpResponse,
+    key: str,
+    limit: int | None = Query(None, description="threads per page (COMMENTS_PER_PAGE)"),
+    offset: int = Query(0, description="threads to skip"),
+    anchor: str = Query("", description="only the threads on this element"),
+) -> list[dict[str, Any]]:
     chain = _chain(request, key)
-    return [_comment_out(c) for c in Comment.objects.threads(chain)]
+    page = review.list_threads(chain, limit=limit, offset=offset, anchor=anchor)
+    return _paged(request, response, page)
+
+
+@router.get(
+    "/chains/{key}/comments/{pk}/replies",
+    response={200: list[CommentOut], **ERRORS},
+    summary="The replies of a thread, a page at a time, oldest first",
+)
+def list_replies(
+    request: HttpRequest,
+    response: HttpResponse,
+    key: str,
+    pk: int,
+    limit: int | None = Query(None, description="replies per page (COMMENTS_PER_PAGE)"),
+    offset: int = Query(0, description="replies to skip"),
+) -> list[dict[str, Any]]:
+    page = review.list_replies(_chain(request, key), pk, limit=limit, offset=offset)
+    return _paged(request, response, page)
 
 
 @router.post(
@@ -779,8 +808,29 @@ def _chain(request: HttpRequest, key: str, role: str = Role.VIEWER) -> Chain:
     return chain_access(request.user, key, role)[0]
 
 
+def _reply_count(thread: Comment) -> int:
+    counted = getattr(thread, "reply_count", None)  # annotated when listed
+    return thread.replies.count() if counted is None else counted
+
+
+def _paged(request: HttpRequest, response: HttpResponse, page: review.Page) -> list[dict]:
+    """The page's comments; ``X-Total-Count`` and a ``Link`` to the next page say the rest."""
+    response["X-Total-Count"] = str(page.total)
+    if page.next_offset is not None:
+        query = request.GET.copy()
+        query["limit"], query["offset"] = str(page.limit), str(page.next_offset)
+        response["Link"] = f'<{request.path}?{query.urlencode()}>; rel="next"'
+    return [_comment_out(c) for c in page.items]
+
+
 def _comment_out(comment: Comment) -> dict[str, Any]:
     thread = comment.thread()
+    if comment.parent_id is not None:
+        replies: list[Comment] = []
+    elif hasattr(comment, "first_replies"):  # listed: the first few, and how many there are
+        replies = comment.first_replies
+    else:
+        replies = list(Comment.objects.replies_of(comment)[: replies_shown()])
     return {
         "id": comment.pk,
         "thread": thread.pk,
@@ -791,9 +841,8 @@ def _comment_out(comment: Comment) -> dict[str, Any]:
         "mentions": sorted(u.username for u in comment.mentions.all()),
         "created_at": comment.created_at.isoformat(),
         "resolved": thread.resolved_at is not None,
-        "replies": [_comment_out(r) for r in comment.replies.order_by("created_at")]
-        if comment.parent_id is None
-        else [],
+        "replies": [_comment_out(r) for r in replies],
+        "reply_count": 0 if comment.parent_id else _reply_count(comment),
     }
 
 

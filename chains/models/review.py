@@ -34,6 +34,11 @@ def max_comment() -> int:
     return int(getattr(settings, "COMMENT_MAX_CHARS", MAX_COMMENT))
 
 
+def replies_shown() -> int:
+    """How many replies a thread shows in a listing (``COMMENT_REPLIES_SHOWN``)."""
+    return int(getattr(settings, "COMMENT_REPLIES_SHOWN", 10))
+
+
 class CommentQuerySet(models.QuerySet):
     def post(
         self,
@@ -87,19 +92,40 @@ class CommentQuerySet(models.QuerySet):
         return comment
 
     def threads(self, chain: Chain) -> CommentQuerySet:
-        """The first comments of ``chain``'s threads, open ones first, newest first."""
+        """The first comments of ``chain``'s threads, open ones first, newest first.
+
+        Each carries ``reply_count`` and, as ``first_replies``, only its first
+        ``COMMENT_REPLIES_SHOWN`` replies, so a listing stays bounded however
+        long a thread grows; :meth:`replies` reads the rest a page at a time.
+        """
+        first = _oldest_first(Comment.objects.all())[: replies_shown()]
         return (
             self.filter(chain=chain, parent__isnull=True)
             .select_related("author", "revision", "resolved_by")
-            .prefetch_related("mentions", "replies__author", "replies__mentions")
+            .annotate(reply_count=models.Count("replies"))
+            .prefetch_related(
+                "mentions", models.Prefetch("replies", queryset=first, to_attr="first_replies")
+            )
             .order_by(models.F("resolved_at").desc(nulls_first=True), "-created_at", "-pk")
         )
+
+    def replies_of(self, thread: Comment) -> CommentQuerySet:
+        """The replies of ``thread``, oldest first."""
+        return _oldest_first(self.filter(parent=thread))
 
     def open_counts(self, chain: Chain) -> dict[str, int]:
         """How many open threads each anchor of ``chain`` has (anchors without any left out)."""
         open_threads = self.filter(chain=chain, parent__isnull=True, resolved_at__isnull=True)
         counts = open_threads.values("anchor").annotate(n=models.Count("pk")).order_by()
         return {row["anchor"]: row["n"] for row in counts}
+
+
+def _oldest_first(comments: models.QuerySet) -> models.QuerySet:
+    return (
+        comments.select_related("author", "revision")
+        .prefetch_related("mentions")
+        .order_by("created_at", "pk")
+    )
 
 
 class Comment(models.Model):
@@ -136,6 +162,11 @@ class Comment(models.Model):
     def thread(self) -> Comment:
         """The first comment of this comment's thread (itself, unless it is a reply)."""
         return self.parent if self.parent is not None else self
+
+    @property
+    def more_replies(self) -> int:
+        """How many replies a listing leaves out (a thread from ``Comment.objects.threads``)."""
+        return getattr(self, "reply_count", 0) - len(getattr(self, "first_replies", ()))
 
     def parts(self) -> list[tuple[str, bool]]:
         """The body in pieces, each with whether it is a recorded mention (for display)."""
