@@ -42,7 +42,6 @@ from chains.models import (
     saved_scenarios,
     scenario_checks,
 )
-from chains.models.review import replies_shown
 from chains.services import campaigns, editing, review, scenarios
 from chains.services.access import (
     NoTeam,
@@ -55,7 +54,7 @@ from chains.services.access import (
 from chains.services.campaigns import CampaignIn
 from chains.services.editing import EditIn, UndoIn
 from chains.services.imports import import_document
-from chains.services.review import CommentIn, ReviewIn, VoteIn
+from chains.services.review import CommentIn, PageIn, ReviewIn, VoteIn
 from chains.services.scenarios import ScenarioName
 
 router = Router(tags=["chains"])
@@ -623,16 +622,10 @@ def cancel_campaign(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
     summary="Comment threads, a page at a time: open first, newest first",
 )
 def list_comments(
-    request: HttpRequest,
-    response: HttpResponse,
-    key: str,
-    limit: int | None = Query(None, description="threads per page (COMMENTS_PER_PAGE)"),
-    offset: int = Query(0, description="threads to skip"),
-    anchor: str = Query("", description="only the threads on this element"),
+    request: HttpRequest, response: HttpResponse, key: str, page: Query[PageIn], anchor: str = ""
 ) -> list[dict[str, Any]]:
-    chain = _chain(request, key)
-    page = review.list_threads(chain, limit=limit, offset=offset, anchor=anchor)
-    return _paged(request, response, page)
+    listed = review.list_threads(_chain(request, key), **page.model_dump(), anchor=anchor)
+    return _paged(request, response, listed)
 
 
 @router.get(
@@ -641,15 +634,10 @@ def list_comments(
     summary="The replies of a thread, a page at a time, oldest first",
 )
 def list_replies(
-    request: HttpRequest,
-    response: HttpResponse,
-    key: str,
-    pk: int,
-    limit: int | None = Query(None, description="replies per page (COMMENTS_PER_PAGE)"),
-    offset: int = Query(0, description="replies to skip"),
+    request: HttpRequest, response: HttpResponse, key: str, pk: int, page: Query[PageIn]
 ) -> list[dict[str, Any]]:
-    page = review.list_replies(_chain(request, key), pk, limit=limit, offset=offset)
-    return _paged(request, response, page)
+    listed = review.list_replies(_chain(request, key), pk, **page.model_dump())
+    return _paged(request, response, listed)
 
 
 @router.post(
@@ -808,11 +796,6 @@ def _chain(request: HttpRequest, key: str, role: str = Role.VIEWER) -> Chain:
     return chain_access(request.user, key, role)[0]
 
 
-def _reply_count(thread: Comment) -> int:
-    counted = getattr(thread, "reply_count", None)  # annotated when listed
-    return thread.replies.count() if counted is None else counted
-
-
 def _paged(request: HttpRequest, response: HttpResponse, page: review.Page) -> list[dict]:
     """The page's comments; ``X-Total-Count`` and a ``Link`` to the next page say the rest."""
     response["X-Total-Count"] = str(page.total)
@@ -825,12 +808,7 @@ def _paged(request: HttpRequest, response: HttpResponse, page: review.Page) -> l
 
 def _comment_out(comment: Comment) -> dict[str, Any]:
     thread = comment.thread()
-    if comment.parent_id is not None:
-        replies: list[Comment] = []
-    elif hasattr(comment, "first_replies"):  # listed: the first few, and how many there are
-        replies = comment.first_replies
-    else:
-        replies = list(Comment.objects.replies_of(comment)[: replies_shown()])
+    replies, count = comment.shown_replies()
     return {
         "id": comment.pk,
         "thread": thread.pk,
@@ -842,7 +820,7 @@ def _comment_out(comment: Comment) -> dict[str, Any]:
         "created_at": comment.created_at.isoformat(),
         "resolved": thread.resolved_at is not None,
         "replies": [_comment_out(r) for r in replies],
-        "reply_count": 0 if comment.parent_id else _reply_count(comment),
+        "reply_count": count,
     }
 
 

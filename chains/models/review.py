@@ -2,10 +2,13 @@
 
 A comment is written on one revision and anchored to the chain or to one of
 its elements by graph key (chains.core.comments); replies join their thread,
-whose first comment holds the anchor and the resolved state. A review asks
-named people to approve one revision; when every one of them has approved,
-the revision is approved (Revision.approve), which only a VALID or WARNINGS
-revision whose saved scenarios all hold can be.
+whose first comment holds the anchor and the resolved state; listings read
+threads with only their first replies, so a page stays bounded. A review
+asks named people to approve one revision; when every one of them has
+approved (its author apart, who may only request changes) and nobody on any
+review of that revision asks for changes, the revision is approved
+(Revision.approve), which only a VALID or WARNINGS revision whose saved
+scenarios all hold can be; its other reviews are then closed.
 
 Builds on ``chains`` and ``people``; nothing else in the package imports it.
 """
@@ -162,6 +165,20 @@ class Comment(models.Model):
     def thread(self) -> Comment:
         """The first comment of this comment's thread (itself, unless it is a reply)."""
         return self.parent if self.parent is not None else self
+
+    def shown_replies(self) -> tuple[list[Comment], int]:
+        """The replies a listing shows (the first ``COMMENT_REPLIES_SHOWN``), and how many in all.
+
+        A reply has none. A thread read by :meth:`CommentQuerySet.threads`
+        carries both already; any other is asked.
+        """
+        if self.parent_id is not None:
+            return [], 0
+        if not hasattr(self, "first_replies"):
+            self.first_replies = list(Comment.objects.replies_of(self)[: replies_shown()])
+        if not hasattr(self, "reply_count"):
+            self.reply_count = self.replies.count()
+        return self.first_replies, self.reply_count
 
     @property
     def more_replies(self) -> int:

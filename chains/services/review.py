@@ -8,7 +8,7 @@ only among those of the chain it was reached through. A field of the request
 that names nothing on this chain is a :class:`ReviewError` naming that field
 (a 400 that keeps what was typed); a comment or review in the path that is
 not this chain's is a 404, as if it did not exist. The schemas here
-(``CommentIn``, ``ReviewIn``, ``VoteIn``) are what the API takes as JSON and
+(``CommentIn``, ``ReviewIn``, ``VoteIn``, ``PageIn``) are what the API takes and
 the pages read from their forms; they say the shape, the verbs say what is
 allowed, so a refusal reads the same through either door.
 """
@@ -30,6 +30,7 @@ from chains.services.access import find_revision
 __all__ = [
     "CommentIn",
     "Page",
+    "PageIn",
     "ReviewIn",
     "VoteIn",
     "get_review",
@@ -47,6 +48,11 @@ class CommentIn(BaseModel):
     anchor: str = Field(CHAIN, description="chain, or an element's key: handle:x, row:F3, ...")
     revision: int | None = Field(None, description="the revision it is written on (the head)")
     reply_to: int | None = Field(None, description="the comment this answers")
+
+
+class PageIn(BaseModel):
+    limit: int | None = Field(None, description="items per page (COMMENTS_PER_PAGE)")
+    offset: int = Field(0, description="items to skip")
 
 
 class ReviewIn(BaseModel):

@@ -6,7 +6,9 @@ case and answers with the page or its partial. A refused comment, request or
 vote is a 400 that says why, keeps what was typed and stores nothing; a
 comment or review of another chain in the address is a 404. The workspace's comment forms
 post ``from=workspace`` with its view state, so the answer is the workspace
-again with the graph's comment markers redrawn.
+again with the graph's comment markers redrawn. The comments page shows one
+page of threads (``?page=``), or one thread with a page of its replies
+(``?thread=``), as the service lists them for the API too.
 """
 
 from __future__ import annotations
