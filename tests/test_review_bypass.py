@@ -89,6 +89,7 @@ def test_the_review_page_says_what_holds_the_approval_back(flight, people, signe
     held = page.split('id="held-back"')[1].split("</div>")[0]
     assert f'reviewer requested changes on <a href="/chains/{K}/reviews/{first.pk}/">' in held
     assert "the probe is missing" in held
+    assert 'id="approvable"' not in page
     assert flight.head().approved_at is None
 
 
@@ -150,6 +151,7 @@ def test_the_author_is_offered_only_the_request_for_changes(flight, people, sign
     revision = written_by(flight, people["reviewer"])
     review = ask(revision, people, "reviewer", "owner")
     body = signed_in(people["reviewer"]).get(f"/chains/{K}/reviews/{review.pk}/").content.decode()
+    assert "reviewer saved r2, so may request changes but not approve it" in body
     form = body.split('id="vote-form"')[1].split("</form>")[0]
     assert 'value="approve" disabled' in form
     assert 'value="request_changes"' in form

@@ -10,7 +10,9 @@ that names nothing on this chain is a :class:`ReviewError` naming that field
 not this chain's is a 404, as if it did not exist. The schemas here
 (``CommentIn``, ``ReviewIn``, ``VoteIn``, ``PageIn``) are what the API takes and
 the pages read from their forms; they say the shape, the verbs say what is
-allowed, so a refusal reads the same through either door.
+allowed, so a refusal reads the same through either door. Listings of
+comments are read a page at a time (``list_threads``, ``list_replies``),
+with the page size and its maximum from the settings.
 """
 
 from __future__ import annotations
