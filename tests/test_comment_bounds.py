@@ -178,3 +178,14 @@ def test_a_thread_with_more_replies_than_shown_links_to_all_of_them(
 @pytest.mark.parametrize("query", ["page=x", "page=0", "thread=x"])
 def test_a_bad_page_number_is_a_400(flight, people, signed_in, small, query):
     assert signed_in(people["viewer"]).get(f"/chains/{K}/comments?{query}").status_code == 400
+
+
+def test_a_page_past_the_end_is_empty_and_a_thread_the_chain_lacks_is_a_404(
+    flight, people, signed_in, small
+):
+    threads_of(flight, people, 1)
+    viewer = signed_in(people["viewer"])
+    past = viewer.get(f"/chains/{K}/comments?page={10**20}")
+    assert past.status_code == 200 and "thread 0" not in past.content.decode()
+    assert viewer.get(f"/chains/{K}/comments?thread={10**20}").status_code == 404
+    assert viewer.get(f"/api/chains/{K}/comments?offset={10**20}").json() == []
