@@ -99,7 +99,7 @@ class CommentQuerySet(models.QuerySet):
 
         Each carries ``reply_count`` and, as ``first_replies``, only its first
         ``COMMENT_REPLIES_SHOWN`` replies, so a listing stays bounded however
-        long a thread grows; :meth:`replies` reads the rest a page at a time.
+        long a thread grows; :meth:`replies_of` reads the rest.
         """
         first = _oldest_first(Comment.objects.all())[: replies_shown()]
         return (
@@ -330,7 +330,8 @@ class Review(models.Model):
             raise ReviewError("note: say what should change")
         if decision == Decision.APPROVED:
             if self.revision.author_id is not None and self.revision.author_id == user.pk:
-                raise ReviewError(f"vote: {_authored(self.revision)}; requesting changes is open")
+                why = f"{_authored(self.revision)}; requesting changes is still possible"
+                raise ReviewError(f"vote: {why}")
             problems = self.revision.approval_problems()
             if problems:
                 raise NotApprovable(self.revision, problems)
