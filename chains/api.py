@@ -54,7 +54,7 @@ from chains.services.access import (
 from chains.services.campaigns import CampaignIn
 from chains.services.editing import EditIn, UndoIn
 from chains.services.imports import import_document
-from chains.services.review import CommentIn, ReviewIn, VoteIn
+from chains.services.review import CommentIn, PageIn, ReviewIn, VoteIn
 from chains.services.scenarios import ScenarioName
 
 router = Router(tags=["chains"])
@@ -299,7 +299,10 @@ class CommentOut(Out):
     mentions: list[str]
     created_at: str
     resolved: bool
-    replies: list[CommentOut]
+    replies: list[CommentOut] = Field(
+        description="a thread's first replies (COMMENT_REPLIES_SHOWN); the rest: /replies"
+    )
+    reply_count: int = Field(description="all of a thread's replies; 0 for a reply")
 
 
 class VoteOut(Out):
@@ -616,11 +619,25 @@ def cancel_campaign(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
 @router.get(
     "/chains/{key}/comments",
     response={200: list[CommentOut], **ERRORS},
-    summary="Comment threads, oldest first",
+    summary="Comment threads, a page at a time: open first, newest first",
 )
-def list_comments(request: HttpRequest, key: str) -> list[dict[str, Any]]:
-    chain = _chain(request, key)
-    return [_comment_out(c) for c in Comment.objects.threads(chain)]
+def list_comments(
+    request: HttpRequest, response: HttpResponse, key: str, page: Query[PageIn], anchor: str = ""
+) -> list[dict[str, Any]]:
+    listed = review.list_threads(_chain(request, key), **page.model_dump(), anchor=anchor)
+    return _paged(request, response, listed)
+
+
+@router.get(
+    "/chains/{key}/comments/{pk}/replies",
+    response={200: list[CommentOut], **ERRORS},
+    summary="The replies of a thread, a page at a time, oldest first",
+)
+def list_replies(
+    request: HttpRequest, response: HttpResponse, key: str, pk: int, page: Query[PageIn]
+) -> list[dict[str, Any]]:
+    listed = review.list_replies(_chain(request, key), pk, **page.model_dump())
+    return _paged(request, response, listed)
 
 
 @router.post(
@@ -779,8 +796,19 @@ def _chain(request: HttpRequest, key: str, role: str = Role.VIEWER) -> Chain:
     return chain_access(request.user, key, role)[0]
 
 
+def _paged(request: HttpRequest, response: HttpResponse, page: review.Page) -> list[dict]:
+    """The page's comments; ``X-Total-Count`` and a ``Link`` to the next page say the rest."""
+    response["X-Total-Count"] = str(page.total)
+    if page.next_offset is not None:
+        query = request.GET.copy()
+        query["limit"], query["offset"] = str(page.limit), str(page.next_offset)
+        response["Link"] = f'<{request.path}?{query.urlencode()}>; rel="next"'
+    return [_comment_out(c) for c in page.items]
+
+
 def _comment_out(comment: Comment) -> dict[str, Any]:
     thread = comment.thread()
+    replies, count = comment.shown_replies()
     return {
         "id": comment.pk,
         "thread": thread.pk,
@@ -791,9 +819,8 @@ def _comment_out(comment: Comment) -> dict[str, Any]:
         "mentions": sorted(u.username for u in comment.mentions.all()),
         "created_at": comment.created_at.isoformat(),
         "resolved": thread.resolved_at is not None,
-        "replies": [_comment_out(r) for r in comment.replies.order_by("created_at")]
-        if comment.parent_id is None
-        else [],
+        "replies": [_comment_out(r) for r in replies],
+        "reply_count": count,
     }
 
 

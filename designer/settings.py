@@ -128,6 +128,19 @@ SIGNIN_MAX_FAILURES = env_int("SIGNIN_MAX_FAILURES", 5)
 SIGNIN_WINDOW_SECONDS = env_int("SIGNIN_WINDOW_SECONDS", 15 * 60)
 if SIGNIN_MAX_FAILURES < 1 or SIGNIN_WINDOW_SECONDS < 1:
     raise ImproperlyConfigured("SIGNIN_MAX_FAILURES and SIGNIN_WINDOW_SECONDS must be positive")
+# Comments (chains/models/review.py): the most characters of a comment or review note;
+# threads per page (the pages, and the API without a limit) and the most one API page
+# may ask for; the replies a thread shows in a listing before "more replies".
+COMMENT_MAX_CHARS = env_int("COMMENT_MAX_CHARS", 10_000)
+COMMENTS_PER_PAGE = env_int("COMMENTS_PER_PAGE", 20)
+COMMENTS_MAX_PER_PAGE = env_int("COMMENTS_MAX_PER_PAGE", 100)
+COMMENT_REPLIES_SHOWN = env_int("COMMENT_REPLIES_SHOWN", 10)
+if min(COMMENT_MAX_CHARS, COMMENTS_PER_PAGE, COMMENT_REPLIES_SHOWN) < 1:
+    raise ImproperlyConfigured(
+        "COMMENT_MAX_CHARS, COMMENTS_PER_PAGE and COMMENT_REPLIES_SHOWN must be positive"
+    )
+if COMMENTS_MAX_PER_PAGE < COMMENTS_PER_PAGE:
+    raise ImproperlyConfigured("COMMENTS_MAX_PER_PAGE must be at least COMMENTS_PER_PAGE")
 # Behind a proxy every client has the proxy's address; with this on, the client address
 # is the last one in X-Forwarded-For, the one the proxy added.
 SIGNIN_USE_X_FORWARDED_FOR = env_bool("USE_X_FORWARDED_FOR", default=False)

@@ -58,6 +58,7 @@ API_ACCESS = [
         "reviewer",
         {"body": "why?", "anchor": "handle:quote_id"},
     ),
+    ("GET", f"/api/chains/{K}/comments/{{comment}}/replies", "viewer", None),
     ("POST", f"/api/chains/{K}/comments/{{comment}}/resolve", "reviewer", None),
     ("GET", f"/api/chains/{K}/reviews", "viewer", None),
     ("POST", f"/api/chains/{K}/reviews", "editor", {"reviewers": ["reviewer"]}),

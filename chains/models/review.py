@@ -2,10 +2,13 @@
 
 A comment is written on one revision and anchored to the chain or to one of
 its elements by graph key (chains.core.comments); replies join their thread,
-whose first comment holds the anchor and the resolved state. A review asks
-named people to approve one revision; when every one of them has approved,
-the revision is approved (Revision.approve), which only a VALID or WARNINGS
-revision whose saved scenarios all hold can be.
+whose first comment holds the anchor and the resolved state; listings read
+threads with only their first replies, so a page stays bounded. A review
+asks named people to approve one revision; when every one of them has
+approved (its author apart, who may only request changes) and nobody on any
+review of that revision asks for changes, the revision is approved
+(Revision.approve), which only a VALID or WARNINGS revision whose saved
+scenarios all hold can be; its other reviews are then closed.
 
 Builds on ``chains`` and ``people``; nothing else in the package imports it.
 """
@@ -26,7 +29,17 @@ from chains.models.chains import Chain, Revision
 from chains.models.errors import NotApprovable, ReviewError
 from chains.models.people import Role, at_least
 
-MAX_COMMENT = 10_000  # characters
+MAX_COMMENT = 10_000  # characters: the default of the COMMENT_MAX_CHARS setting
+
+
+def max_comment() -> int:
+    """The most characters a comment or a review note may have (``COMMENT_MAX_CHARS``)."""
+    return int(getattr(settings, "COMMENT_MAX_CHARS", MAX_COMMENT))
+
+
+def replies_shown() -> int:
+    """How many replies a thread shows in a listing (``COMMENT_REPLIES_SHOWN``)."""
+    return int(getattr(settings, "COMMENT_REPLIES_SHOWN", 10))
 
 
 class CommentQuerySet(models.QuerySet):
@@ -50,8 +63,9 @@ class CommentQuerySet(models.QuerySet):
         body = body.strip()
         if not body:
             raise ReviewError("body: a comment needs some text")
-        if len(body) > MAX_COMMENT:
-            raise ReviewError(f"body: {len(body):,} characters is more than {MAX_COMMENT:,}")
+        limit = max_comment()
+        if len(body) > limit:
+            raise ReviewError(f"body: {len(body):,} characters is more than {limit:,}")
         chain = revision.chain
         if reply_to is not None:
             if reply_to.chain_id != chain.pk:
@@ -81,19 +95,40 @@ class CommentQuerySet(models.QuerySet):
         return comment
 
     def threads(self, chain: Chain) -> CommentQuerySet:
-        """The first comments of ``chain``'s threads, open ones first, newest first."""
+        """The first comments of ``chain``'s threads, open ones first, newest first.
+
+        Each carries ``reply_count`` and, as ``first_replies``, only its first
+        ``COMMENT_REPLIES_SHOWN`` replies, so a listing stays bounded however
+        long a thread grows; :meth:`replies_of` reads the rest.
+        """
+        first = _oldest_first(Comment.objects.all())[: replies_shown()]
         return (
             self.filter(chain=chain, parent__isnull=True)
             .select_related("author", "revision", "resolved_by")
-            .prefetch_related("mentions", "replies__author", "replies__mentions")
+            .annotate(reply_count=models.Count("replies"))
+            .prefetch_related(
+                "mentions", models.Prefetch("replies", queryset=first, to_attr="first_replies")
+            )
             .order_by(models.F("resolved_at").desc(nulls_first=True), "-created_at", "-pk")
         )
+
+    def replies_of(self, thread: Comment) -> CommentQuerySet:
+        """The replies of ``thread``, oldest first."""
+        return _oldest_first(self.filter(parent=thread))
 
     def open_counts(self, chain: Chain) -> dict[str, int]:
         """How many open threads each anchor of ``chain`` has (anchors without any left out)."""
         open_threads = self.filter(chain=chain, parent__isnull=True, resolved_at__isnull=True)
         counts = open_threads.values("anchor").annotate(n=models.Count("pk")).order_by()
         return {row["anchor"]: row["n"] for row in counts}
+
+
+def _oldest_first(comments: models.QuerySet) -> models.QuerySet:
+    return (
+        comments.select_related("author", "revision")
+        .prefetch_related("mentions")
+        .order_by("created_at", "pk")
+    )
 
 
 class Comment(models.Model):
@@ -130,6 +165,25 @@ class Comment(models.Model):
     def thread(self) -> Comment:
         """The first comment of this comment's thread (itself, unless it is a reply)."""
         return self.parent if self.parent is not None else self
+
+    def shown_replies(self) -> tuple[list[Comment], int]:
+        """The replies a listing shows (the first ``COMMENT_REPLIES_SHOWN``), and how many in all.
+
+        A reply has none. A thread read by :meth:`CommentQuerySet.threads`
+        carries both already; any other is asked.
+        """
+        if self.parent_id is not None:
+            return [], 0
+        if not hasattr(self, "first_replies"):
+            self.first_replies = list(Comment.objects.replies_of(self)[: replies_shown()])
+        if not hasattr(self, "reply_count"):
+            self.reply_count = self.replies.count()
+        return self.first_replies, self.reply_count
+
+    @property
+    def more_replies(self) -> int:
+        """How many replies a listing leaves out (a thread from ``Comment.objects.threads``)."""
+        return getattr(self, "reply_count", 0) - len(getattr(self, "first_replies", ()))
 
     def parts(self) -> list[tuple[str, bool]]:
         """The body in pieces, each with whether it is a recorded mention (for display)."""
@@ -171,8 +225,10 @@ class ReviewQuerySet(models.QuerySet):
         """Ask the people named by username in ``reviewers`` to review ``revision``.
 
         Each must have the reviewer role or higher on the chain and must not
-        be ``by``, who asks. Raises :class:`ReviewError` naming everyone
-        refused and why, or when the revision is approved already.
+        be ``by``, who asks; the person who saved the revision may be named
+        (to request changes) but not alone, since they cannot approve it.
+        Raises :class:`ReviewError` naming everyone refused and why, or when
+        the revision is approved already.
         """
         chain = revision.chain
         if revision.approved_at is not None:
@@ -191,12 +247,13 @@ class ReviewQuerySet(models.QuerySet):
                 refused.append(f"{name} is a {role} on {chain.key}; reviewing needs reviewer")
             elif user == by:
                 refused.append(f"{name} asks for this review and cannot also give it")
+        if not refused and all(found[name].pk == revision.author_id for name in names):
+            refused.append(f"{_authored(revision)}; name someone else as well")
         if refused:
             raise ReviewError("reviewers: " + "; ".join(refused))
+        note = _checked_note(note)
         with transaction.atomic():
-            review = self.create(
-                chain=chain, revision=revision, requested_by=by, note=note.strip()[:MAX_COMMENT]
-            )
+            review = self.create(chain=chain, revision=revision, requested_by=by, note=note)
             ReviewVote.objects.bulk_create(
                 ReviewVote(review=review, reviewer=found[name]) for name in names
             )
@@ -223,12 +280,29 @@ class Review(models.Model):
         return f"review {self.pk} of {self.revision}"
 
     def state(self) -> str:
-        """``approved`` (the revision is), ``changes requested`` (someone asked), or ``open``."""
+        """Where this review stands: one of :data:`STATES`.
+
+        ``approved``: the revision is, and everyone here who may approve did;
+        ``closed``: the revision was approved through another review, so what
+        is still pending here no longer counts; ``changes requested``: someone
+        here asked; ``held back``: everyone here approved, but someone on
+        another review of the revision asks for changes; else ``open``.
+        """
+        votes = list(self.votes.all())
         if self.revision.approved_at is not None:
-            return "approved"
-        if any(v.decision == Decision.CHANGES for v in self.votes.all()):
+            return "approved" if self._complete(votes) else "closed"
+        if any(v.decision == Decision.CHANGES for v in votes):
             return "changes requested"
-        return "open"
+        return "held back" if self._complete(votes) else "open"
+
+    def holds(self) -> list[ReviewVote]:
+        """The requests for changes on other reviews of the revision that hold back its approval."""
+        return list(
+            ReviewVote.objects.filter(review__revision=self.revision, decision=Decision.CHANGES)
+            .exclude(review=self)
+            .select_related("reviewer", "review")
+            .order_by("review_id", "reviewer__username")
+        )
 
     def vote(self, user: Any, vote: str, note: str = "") -> ReviewVote:
         """Record ``user``'s ``vote`` (``approve`` or ``request_changes``) on this review.
@@ -236,35 +310,76 @@ class Review(models.Model):
         Only a named reviewer votes, and may change their vote while the
         revision is not approved. Requesting changes needs a note. An approval
         is refused (:class:`NotApprovable`) while the revision fails an
-        approval condition, and the approval that completes the set approves
-        the revision. Nothing is stored when a :class:`ReviewError` is raised.
+        approval condition, and from the person who saved the revision. The
+        revision is approved when everyone on one of its reviews who may
+        approve has approved and nobody on any of its reviews asks for
+        changes; the other reviews are then closed. Nothing is stored when a
+        :class:`ReviewError` is raised.
         """
         decision = VOTES.get(vote)
         if decision is None:
             raise ReviewError(f"vote: {vote!r} is neither 'approve' nor 'request_changes'")
-        self.revision.refresh_from_db(fields=["approved_at", "approved_by", "tag"])
-        if self.revision.approved_at is not None:
-            raise ReviewError(f"r{self.revision.number} is approved already; this review is closed")
+        self._refuse_when_closed()
         signed_in = getattr(user, "is_authenticated", False)
         mine = self.votes.filter(reviewer=user).first() if signed_in else None
         if mine is None:
             named = ", ".join(v.reviewer.username for v in self.votes.select_related("reviewer"))
             raise ReviewError(f"{user} is not a reviewer of review {self.pk} (those are: {named})")
-        note = note.strip()[:MAX_COMMENT]
+        note = _checked_note(note)
         if decision == Decision.CHANGES and not note:
             raise ReviewError("note: say what should change")
         if decision == Decision.APPROVED:
+            if self.revision.author_id is not None and self.revision.author_id == user.pk:
+                why = f"{_authored(self.revision)}; requesting changes is still possible"
+                raise ReviewError(f"vote: {why}")
             problems = self.revision.approval_problems()
             if problems:
                 raise NotApprovable(self.revision, problems)
         with transaction.atomic():
-            # One vote at a time per review, so the approval that completes the set sees the rest.
-            list(self.votes.select_for_update())
+            # One vote at a time per revision, so the vote that completes a review sees every
+            # other review of it, and two reviews cannot both approve it.
+            Revision.objects.select_for_update().filter(pk=self.revision.pk).first()
+            self._refuse_when_closed()
             mine.decision, mine.note, mine.decided_at = decision, note, timezone.now()
             mine.save(update_fields=["decision", "note", "decided_at"])
-            if not self.votes.exclude(decision=Decision.APPROVED).exists():
+            if _approvable_by_review(self.revision):
                 self.revision.approve(by=user)
         return mine
+
+    def _refuse_when_closed(self) -> None:
+        self.revision.refresh_from_db(fields=["approved_at", "approved_by", "tag"])
+        if self.revision.approved_at is not None:
+            raise ReviewError(f"r{self.revision.number} is approved already; this review is closed")
+
+    def _complete(self, votes: list[ReviewVote]) -> bool:
+        """Whether everyone in ``votes`` who may approve (all but the author) has approved."""
+        counted = [v for v in votes if v.reviewer_id != self.revision.author_id]
+        return bool(counted) and all(v.decision == Decision.APPROVED for v in counted)
+
+
+STATES = ("open", "changes requested", "held back", "approved", "closed")
+
+
+def _authored(revision: Revision) -> str:
+    return f"{revision.author} saved r{revision.number} and cannot approve it"
+
+
+def _checked_note(note: str) -> str:
+    note = note.strip()
+    limit = max_comment()
+    if len(note) > limit:
+        raise ReviewError(f"note: {len(note):,} characters is more than {limit:,}")
+    return note
+
+
+def _approvable_by_review(revision: Revision) -> bool:
+    """Whether one review of ``revision`` is complete and none of them asks for changes."""
+    reviews = list(revision.reviews.prefetch_related("votes"))
+    for review in reviews:
+        review.revision = revision
+    if any(v.decision == Decision.CHANGES for r in reviews for v in r.votes.all()):
+        return False
+    return any(r._complete(list(r.votes.all())) for r in reviews)
 
 
 class ReviewVote(models.Model):

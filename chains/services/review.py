@@ -8,15 +8,20 @@ only among those of the chain it was reached through. A field of the request
 that names nothing on this chain is a :class:`ReviewError` naming that field
 (a 400 that keeps what was typed); a comment or review in the path that is
 not this chain's is a 404, as if it did not exist. The schemas here
-(``CommentIn``, ``ReviewIn``, ``VoteIn``) are what the API takes as JSON and
+(``CommentIn``, ``ReviewIn``, ``VoteIn``, ``PageIn``) are what the API takes and
 the pages read from their forms; they say the shape, the verbs say what is
-allowed, so a refusal reads the same through either door.
+allowed, so a refusal reads the same through either door. Listings of
+comments are read a page at a time (``list_threads``, ``list_replies``),
+with the page size and its maximum from the settings.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
+from django.conf import settings
+from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from pydantic import BaseModel, Field
 
@@ -26,9 +31,13 @@ from chains.services.access import find_revision
 
 __all__ = [
     "CommentIn",
+    "Page",
+    "PageIn",
     "ReviewIn",
     "VoteIn",
     "get_review",
+    "list_replies",
+    "list_threads",
     "post_comment",
     "request_review",
     "toggle_comment",
@@ -43,6 +52,11 @@ class CommentIn(BaseModel):
     reply_to: int | None = Field(None, description="the comment this answers")
 
 
+class PageIn(BaseModel):
+    limit: int | None = Field(None, description="items per page (COMMENTS_PER_PAGE)")
+    offset: int = Field(0, description="items to skip")
+
+
 class ReviewIn(BaseModel):
     reviewers: list[str] = Field(default_factory=list, description="usernames of reviewers")
     revision: int | None = Field(None, description="the revision to review (the head)")
@@ -52,6 +66,40 @@ class ReviewIn(BaseModel):
 class VoteIn(BaseModel):
     vote: Literal["approve", "request_changes"]
     note: str = Field("", description="what should change (needed to request changes)")
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a listing: its ``items``, and where it sits among all ``total`` of them."""
+
+    items: list[Comment]
+    total: int
+    limit: int
+    offset: int
+
+    @property
+    def next_offset(self) -> int | None:
+        """Where the next page starts, or None when this is the last."""
+        after = self.offset + len(self.items)
+        return after if after < self.total else None
+
+
+def list_threads(
+    chain: Chain, *, limit: int | None = None, offset: int = 0, anchor: str = ""
+) -> Page:
+    """One page of ``chain``'s threads (of one ``anchor``), each with its first replies."""
+    threads = Comment.objects.threads(chain)
+    counted = Comment.objects.filter(chain=chain, parent__isnull=True)
+    if anchor:
+        threads, counted = threads.filter(anchor=anchor), counted.filter(anchor=anchor)
+    return _page(threads, counted, limit, offset)
+
+
+def list_replies(chain: Chain, pk: int, *, limit: int | None = None, offset: int = 0) -> Page:
+    """One page of the replies in the thread of ``chain``'s comment ``pk``; 404 for another's."""
+    thread = get_object_or_404(Comment, pk=pk, chain=chain).thread()
+    replies = Comment.objects.replies_of(thread)
+    return _page(replies, replies, limit, offset)
 
 
 def post_comment(
@@ -103,6 +151,20 @@ def get_review(chain: Chain, pk: int) -> Review:
         "votes__reviewer"
     )
     return get_object_or_404(found, pk=pk, chain=chain)
+
+
+def _page(found: QuerySet, counted: QuerySet, limit: int | None, offset: int) -> Page:
+    """The page of ``found`` at ``offset``; a limit or offset out of range names itself."""
+    most = settings.COMMENTS_MAX_PER_PAGE
+    limit = settings.COMMENTS_PER_PAGE if limit is None else limit
+    if not 1 <= limit <= most:
+        raise ReviewError(f"limit: {limit} is not between 1 and {most}")
+    if offset < 0:
+        raise ReviewError(f"offset: {offset} is negative")
+    total = counted.count()
+    # Past the end reads nothing (and an offset too big for the database never reaches it).
+    items = list(found[offset : offset + limit]) if offset < total else []
+    return Page(items, total, limit, offset)
 
 
 def _revision(chain: Chain, number: int | None) -> Revision:

@@ -6,7 +6,9 @@ case and answers with the page or its partial. A refused comment, request or
 vote is a 400 that says why, keeps what was typed and stores nothing; a
 comment or review of another chain in the address is a 404. The workspace's comment forms
 post ``from=workspace`` with its view state, so the answer is the workspace
-again with the graph's comment markers redrawn.
+again with the graph's comment markers redrawn. The comments page shows one
+page of threads (``?page=``), or one thread with a page of its replies
+(``?thread=``), as the service lists them for the API too.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
@@ -138,12 +141,27 @@ def _after_comment(
     return render_workspace(request, context, status)
 
 
+class Listing(BaseModel):
+    """Which page of threads the comments page shows, or which page of one thread's replies."""
+
+    anchor: str = ""
+    thread: int | None = None
+    page: int = Field(1, ge=1)
+
+    def query(self, page: int) -> str:
+        """The query string of ``page`` of this listing."""
+        kept = {"anchor": self.anchor, "thread": self.thread or ""}
+        return urlencode({**{k: v for k, v in kept.items() if v}, "page": page})
+
+
 def _comments_page(
     request: HttpRequest, chain: Chain, status: int = 200, **extra: Any
 ) -> HttpResponse:
     head = get_head(chain)
-    threads = Comment.objects.threads(chain)
-    anchor = request.GET.get("anchor", "")
+    try:
+        listing = read_form(Listing, request.GET)
+    except FormError as exc:
+        listing, status, extra = Listing(), 400, {**extra, "comment_error": str(exc)}
     try:
         known = sorted(anchors(document_of(head)))
     except DocumentError:
@@ -151,14 +169,36 @@ def _comments_page(
     context = {
         "chain": chain,
         "head": head,
-        "threads": threads.filter(anchor=anchor) if anchor else threads,
-        "anchor": anchor,
+        **_listed(chain, listing),
+        "anchor": listing.anchor,
         "anchors": known,
         "can_comment": chain.viewer_may(Role.REVIEWER),
         **extra,
     }
     template = "chains/comments.html#comments" if request.htmx else "chains/comments.html"
     return render(request, template, context, status=status)
+
+
+def _listed(chain: Chain, listing: Listing) -> dict[str, Any]:
+    """The threads of one page, or one thread with a page of its replies, and the pager."""
+    per_page = settings.COMMENTS_PER_PAGE
+    offset = (listing.page - 1) * per_page
+    if listing.thread is None:
+        page = reviewing.list_threads(chain, limit=per_page, offset=offset, anchor=listing.anchor)
+        threads, thread = page.items, None
+    else:
+        thread = get_object_or_404(Comment.objects.threads(chain), pk=listing.thread)
+        page = reviewing.list_replies(chain, thread.pk, limit=per_page, offset=offset)
+        thread.first_replies, threads = page.items, [thread]
+    return {
+        "threads": threads,
+        "one_thread": thread,
+        "page": page,
+        "first_shown": offset + 1 if page.items else 0,
+        "last_shown": offset + len(page.items),
+        "prev_query": listing.query(listing.page - 1) if listing.page > 1 else "",
+        "next_query": listing.query(listing.page + 1) if page.next_offset is not None else "",
+    }
 
 
 def _reviews_page(
@@ -215,7 +255,10 @@ def _review_page(
         "state": state,
         "votes": votes,
         "mine": mine,
-        "can_vote": mine is not None and state != "approved" and can_review,
+        "can_vote": mine is not None and state not in ("approved", "closed") and can_review,
+        "authored": revision.author_id is not None and revision.author_id == request.user.pk,
+        "author_named": any(v.reviewer_id == revision.author_id for v in votes),
+        "held": [] if revision.approved_at else review.holds(),
         "problems": [] if revision.approved_at else revision.approval_problems(),
         "approved": approved if approved != revision else None,
         **extra,
