@@ -97,61 +97,61 @@ def test_the_review_page_says_what_holds_the_approval_back(flight, people, signe
 
 
 def test_the_author_of_a_revision_cannot_approve_it(flight, people):
-    revision = written_by(flight, people["reviewer"])
-    review = ask(revision, people, "reviewer", "owner")
-    with pytest.raises(ReviewError, match="^vote: reviewer saved r2 and cannot approve it"):
-        review.vote(people["reviewer"], "approve")
-    assert review.votes.get(reviewer=people["reviewer"]).decision == Decision.PENDING
+    revision = written_by(flight, people["owner"])
+    review = ask(revision, people, "owner", "reviewer")
+    with pytest.raises(ReviewError, match="^vote: owner saved r2 and cannot approve it"):
+        review.vote(people["owner"], "approve")
+    assert review.votes.get(reviewer=people["owner"]).decision == Decision.PENDING
 
 
 def test_the_author_of_a_revision_may_request_changes_and_that_holds_it_back(flight, people):
-    revision = written_by(flight, people["reviewer"])
-    review = ask(revision, people, "reviewer", "owner")
-    review.vote(people["reviewer"], "request_changes", "I forgot the refund")
-    review.vote(people["owner"], "approve")
+    revision = written_by(flight, people["owner"])
+    review = ask(revision, people, "owner", "reviewer")
+    review.vote(people["owner"], "request_changes", "I forgot the refund")
+    review.vote(people["reviewer"], "approve")
     assert flight.head().approved_at is None
 
 
 def test_the_other_reviewers_approve_without_the_author(flight, people):
-    revision = written_by(flight, people["reviewer"])
-    review = ask(revision, people, "reviewer", "owner")
-    review.vote(people["owner"], "approve")
+    revision = written_by(flight, people["owner"])
+    review = ask(revision, people, "owner", "reviewer")
+    review.vote(people["reviewer"], "approve")
     assert flight.head().tag == "approved-2"
     assert review.state() == "approved"
 
 
 def test_a_review_naming_only_the_author_is_refused(flight, people):
-    revision = written_by(flight, people["reviewer"])
-    with pytest.raises(ReviewError, match="^reviewers: reviewer saved r2 and cannot approve it"):
-        ask(revision, people, "reviewer")
+    revision = written_by(flight, people["owner"])
+    with pytest.raises(ReviewError, match="^reviewers: owner saved r2 and cannot approve it"):
+        ask(revision, people, "owner")
     assert not Review.objects.exists()
 
 
 def test_the_author_approving_through_the_page_is_a_400_that_says_why(flight, people, signed_in):
-    revision = written_by(flight, people["reviewer"])
-    review = ask(revision, people, "reviewer", "owner")
+    revision = written_by(flight, people["owner"])
+    review = ask(revision, people, "owner", "reviewer")
     url = f"/chains/{K}/reviews/{review.pk}/vote"
-    response = signed_in(people["reviewer"]).post(url, {"vote": "approve"})
+    response = signed_in(people["owner"]).post(url, {"vote": "approve"})
     assert response.status_code == 400
-    assert "reviewer saved r2 and cannot approve it" in response.content.decode()
+    assert "owner saved r2 and cannot approve it" in response.content.decode()
     assert flight.head().approved_at is None
 
 
 def test_the_author_approving_through_the_api_is_a_400_naming_the_vote(flight, people, signed_in):
-    revision = written_by(flight, people["reviewer"])
-    review = ask(revision, people, "reviewer", "owner")
+    revision = written_by(flight, people["owner"])
+    review = ask(revision, people, "owner", "reviewer")
     url = f"/api/chains/{K}/reviews/{review.pk}/vote"
-    response = api(signed_in(people["reviewer"]), "POST", url, {"vote": "approve"})
+    response = api(signed_in(people["owner"]), "POST", url, {"vote": "approve"})
     assert response.status_code == 400
     assert response.json()["error"]["location"] == "vote"
     assert "cannot approve it" in response.json()["error"]["message"]
 
 
 def test_the_author_is_offered_only_the_request_for_changes(flight, people, signed_in):
-    revision = written_by(flight, people["reviewer"])
-    review = ask(revision, people, "reviewer", "owner")
-    body = signed_in(people["reviewer"]).get(f"/chains/{K}/reviews/{review.pk}/").content.decode()
-    assert "reviewer saved r2, so may request changes but not approve it" in body
+    revision = written_by(flight, people["owner"])
+    review = ask(revision, people, "owner", "reviewer")
+    body = signed_in(people["owner"]).get(f"/chains/{K}/reviews/{review.pk}/").content.decode()
+    assert "owner saved r2, so may request changes but not approve it" in body
     form = body.split('id="vote-form"')[1].split("</form>")[0]
     assert 'value="approve" disabled' in form
     assert 'value="request_changes"' in form
