@@ -9,6 +9,7 @@ with the ``settings`` fixture; the suite's own requests stay under the defaults.
 
 from __future__ import annotations
 
+import doctest
 import json
 from pathlib import Path
 
@@ -106,6 +107,10 @@ def test_someone_not_signed_in_is_counted_by_address(db, once):
     spend("signup", user=AnonymousUser(), address="192.0.2.2")
     with pytest.raises(RateLimited):
         spend("signup", user=AnonymousUser(), address="192.0.2.1")
+
+
+def test_the_examples_in_the_docstrings_hold():
+    assert doctest.testmod(limits).failed == 0
 
 
 # --- the API ------------------------------------------------------------------------------

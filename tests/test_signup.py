@@ -9,11 +9,14 @@ Cyrillic ``а`` beside ``oa``.
 
 from __future__ import annotations
 
+import doctest
+
 import pytest
-from chains.services.accounts import lookalike_taken, skeleton
 from django.contrib.auth import get_user_model
 
 from chains.models import Role, Team
+from chains.services import accounts
+from chains.services.accounts import lookalike_taken, skeleton
 
 PASSWORD = "a-long-passphrase-7"
 
@@ -147,3 +150,7 @@ def test_lookalike_taken_names_the_account_it_looks_like(db):
     get_user_model().objects.create_user("oa")
     assert lookalike_taken("o\u0430") == "oa"
     assert lookalike_taken("ob") is None
+
+
+def test_the_examples_in_the_docstrings_hold():
+    assert doctest.testmod(accounts).failed == 0
