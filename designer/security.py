@@ -17,9 +17,10 @@ from collections.abc import Callable, Mapping, Sequence
 
 from django.conf import settings
 from django.core.exceptions import SuspiciousOperation
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 
 __all__ = [
+    "ApiErrorsAsJsonMiddleware",
     "NulCharacter",
     "RefuseNulMiddleware",
     "SecurityHeadersMiddleware",
@@ -110,3 +111,36 @@ class RefuseNulMiddleware:
         if request.content_type == URLENCODED:  # Django reads form bodies of POSTs only
             return QueryDict(request.body, encoding=request.encoding)
         return QueryDict()
+
+
+class ApiErrorsAsJsonMiddleware:
+    """Below ``/api/``, an error answer that is not JSON becomes the API's error shape.
+
+    The operations answer their errors in JSON themselves (designer/api.py),
+    and Django's 400 and 500 handlers do below ``/api/``; this catches what
+    comes before any operation: Django's 404 for an address no operation
+    answers, and the 405 for a method an operation does not take.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        is_json = response.get("Content-Type", "").startswith("application/json")
+        if response.status_code < 400 or is_json or not request.path.startswith("/api/"):
+            return response
+        if response.status_code == 404:
+            code, message = "not_found", f"no API operation answers {request.path}"
+        elif response.status_code == 405:
+            allowed = response.get("Allow", "")
+            code = "method_not_allowed"
+            message = f"{request.path} does not take {request.method}; it takes {allowed}"
+        else:
+            code, message = "http_error", response.reason_phrase
+        error = {"code": code, "message": message, "location": None}
+        answer = JsonResponse({"error": error}, status=response.status_code)
+        for header in ("Allow", "Retry-After"):
+            if header in response:
+                answer[header] = response[header]
+        return answer

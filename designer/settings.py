@@ -48,6 +48,8 @@ MIDDLEWARE = [
     "designer.security.SecurityHeadersMiddleware",
     # A NUL character in the address, a form or a JSON body is a 400, never a database error.
     "designer.security.RefuseNulMiddleware",
+    # Below /api/, a 404 for an unknown address or a 405 is JSON in the error shape too.
+    "designer.security.ApiErrorsAsJsonMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -324,3 +324,24 @@ def test_the_new_token_page_is_never_stored_by_a_cache(people, signed_in):
     assert response.status_code == 200
     assert 'id="token-secret"' in response.content.decode()
     assert "no-store" in response["Cache-Control"]
+
+
+def test_an_unknown_api_address_is_a_404_in_the_error_shape(people):
+    _, secret = ApiToken.objects.issue(people["viewer"], "t")
+    response = Client(HTTP_AUTHORIZATION=f"Bearer {secret}").get("/api/no-such-operation")
+    assert response.status_code == 404
+    assert response.json()["error"] == {
+        "code": "not_found",
+        "message": "no API operation answers /api/no-such-operation",
+        "location": None,
+    }
+
+
+def test_a_method_an_api_operation_does_not_take_is_a_405_in_the_error_shape(people):
+    _, secret = ApiToken.objects.issue(people["viewer"], "t")
+    response = Client(HTTP_AUTHORIZATION=f"Bearer {secret}").get("/api/lint")
+    assert response.status_code == 405
+    assert response["Allow"] == "POST"
+    error = response.json()["error"]
+    assert error["code"] == "method_not_allowed"
+    assert error["message"] == "/api/lint does not take GET; it takes POST"
