@@ -54,6 +54,7 @@ from chains.services.access import (
 from chains.services.campaigns import CampaignIn
 from chains.services.editing import EditIn, UndoIn
 from chains.services.imports import import_document
+from chains.services.limits import spend
 from chains.services.review import CommentIn, PageIn, ReviewIn, VoteIn
 from chains.services.scenarios import ScenarioName
 
@@ -108,7 +109,7 @@ class ErrorOut(Out):
 
 
 # The errors any operation may answer with (designer/api.py writes them).
-ERRORS: dict[int, type[Schema]] = {code: ErrorOut for code in (400, 401, 403, 404, 413, 422)}
+ERRORS: dict[int, type[Schema]] = {c: ErrorOut for c in (400, 401, 403, 404, 413, 422, 429, 500)}
 
 
 class ChainOut(Out):
@@ -388,6 +389,7 @@ def list_chains(request: HttpRequest) -> list[dict[str, Any]]:
     summary="Import a document: its usable chains, with confirm when it has errors",
 )
 def import_chains(request: HttpRequest, body: ImportIn) -> Status:
+    spend("import", user=request.user)
     try:
         team = creating_team(request.user, body.team)
     except NoTeam as exc:
@@ -484,6 +486,7 @@ def redo_edit(request: HttpRequest, key: str, body: UndoIn) -> Status:
     summary="Lint a document without storing it (for CI)",
 )
 def lint_document(request: HttpRequest, body: DocumentIn) -> dict[str, Any]:
+    spend("lint", user=request.user)
     result = formats.load(_text(body.document, "document"), filename=body.filename)
     reports = [{"chain": c.id, **lint(c).as_dict()} for c in result.chains]
     return {
@@ -538,6 +541,7 @@ def repair(
     summary="Run a scenario; the trace and the outcome",
 )
 def run_scenario(request: HttpRequest, key: str, body: ScenarioIn) -> dict[str, Any]:
+    spend("simulate", user=request.user)
     document = document_of(get_revision(_chain(request, key), body.revision))
     return simulate(document, _scenario(body.scenario)).as_dict()
 
@@ -591,6 +595,7 @@ def vectors(request: HttpRequest, key: str) -> dict[str, Any]:
     summary="Launch the explorer",
 )
 def start_campaign(request: HttpRequest, key: str, body: CampaignIn) -> Status:
+    spend("campaign", user=request.user)
     exploration = campaigns.launch_campaign(_chain(request, key, Role.EDITOR), body)
     return Status(201, _campaign_out(exploration))
 
@@ -644,6 +649,7 @@ def list_replies(
     "/chains/{key}/comments", response={201: CommentOut, **ERRORS}, summary="Comment, or reply"
 )
 def post_comment(request: HttpRequest, key: str, body: CommentIn) -> Status:
+    spend("comment", user=request.user)
     chain = _chain(request, key, Role.REVIEWER)
     comment = review.post_comment(chain, request.user, **body.model_dump())
     return Status(201, _comment_out(comment))

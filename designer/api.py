@@ -2,17 +2,24 @@
 
 Every error leaves as ``{"error": {"code", "message", "location"}}`` (plus
 ``problems`` for a document that does not load), so a pipeline can branch on
-``code`` and point a person at ``location``. That shape is ``ErrorOut`` in
-``chains/api.py``, which every operation declares for its errors. The interactive docs are at
-``/api/docs`` and the OpenAPI document at ``/api/openapi.json``.
+``code`` and point a person at ``location``. That holds for a request past a
+rate limit (429 ``rate_limited``, with ``Retry-After``) and for a bug too: an
+unexpected exception is logged with its traceback and answers 500
+``server_error`` in JSON, DEBUG on or off (Django's own 500 page for a
+failure outside the operations is JSON below ``/api/`` as well: ``handler500``).
+That shape is ``ErrorOut`` in ``chains/api.py``, which every operation
+declares for its errors. The interactive docs are at ``/api/docs`` and the
+OpenAPI document at ``/api/openapi.json``.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse
+from django.http.request import RawPostDataException
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer, SessionAuth
@@ -23,6 +30,9 @@ from chains.core.edit import EditError
 from chains.core.errors import ChainError, DocumentError
 from chains.models import ApiToken, NothingToUndo, QueueDown, ReviewError, StaleRevision
 from chains.services.campaigns import BadCampaign
+from chains.services.limits import RateLimited
+
+SERVER_ERROR = "the server failed to answer this request; the error is logged for its operators"
 
 
 class TokenAuth(HttpBearer):
@@ -136,6 +146,33 @@ def domain_error(request: HttpRequest, exc: ChainError) -> HttpResponse:
 @api.exception_handler(HttpError)
 def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     return error(request, exc.status_code, "http_error", str(exc))
+
+
+@api.exception_handler(RateLimited)
+def rate_limited(request: HttpRequest, exc: RateLimited) -> HttpResponse:
+    response = error(request, 429, "rate_limited", str(exc))
+    response["Retry-After"] = str(exc.retry_after)
+    return response
+
+
+@api.exception_handler(RawPostDataException)
+def form_body(request: HttpRequest, exc: RawPostDataException) -> HttpResponse:
+    # A multipart body has been read as a form (for its NUL check); the API reads JSON only.
+    message = "send the body as JSON (Content-Type: application/json), not as a multipart form"
+    return error(request, 400, "bad_request", message)
+
+
+@api.exception_handler(Exception)
+def server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
+    if isinstance(exc, SuspiciousOperation | BadRequest):
+        raise exc  # Django answers these 400 itself, in JSON below /api/ (handler400)
+    logging.getLogger("django.request").error(
+        "Internal Server Error: %s",
+        request.path,
+        exc_info=exc,
+        extra={"status_code": 500, "request": request},
+    )
+    return error(request, 500, "server_error", SERVER_ERROR)
 
 
 def urls() -> tuple[list, str, str]:

@@ -17,9 +17,10 @@ from collections.abc import Callable, Mapping, Sequence
 
 from django.conf import settings
 from django.core.exceptions import SuspiciousOperation
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 
 __all__ = [
+    "ApiErrorsAsJsonMiddleware",
     "NulCharacter",
     "RefuseNulMiddleware",
     "SecurityHeadersMiddleware",
@@ -61,17 +62,25 @@ class SecurityHeadersMiddleware:
         return response
 
 
+URLENCODED = "application/x-www-form-urlencoded"
+MULTIPART = "multipart/form-data"
+
+
 class NulCharacter(SuspiciousOperation):
     """A request carrying a NUL character, which no field of ours can store."""
 
 
 class RefuseNulMiddleware:
-    """Refuse (400) a request whose path, query, form or JSON body holds a NUL character.
+    """Refuse (400) a request whose path, query, form or body holds a NUL character.
 
     PostgreSQL cannot store or even compare text with one, so a NUL reaching
     a query would end in a server error; refusing it at the door is simpler
-    than guarding every field. (Chain and scenario documents are checked by
-    their readers, which say where the character is.)
+    than guarding every field. A body is checked whatever its content type
+    claims, since the API reads JSON from a ``text/plain`` or even a form body:
+    a form field by field, then the raw body for the byte and for the JSON
+    escape ``\\u0000`` (a browser sends a backslash in a form as ``%5C``).
+    Files uploaded in a multipart form are left to their readers: chain and
+    scenario documents say where the character is.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
@@ -90,14 +99,48 @@ class RefuseNulMiddleware:
             for key, values in form.lists():
                 if "\x00" in key or any("\x00" in str(v) for v in values):
                     return f"the {name} field {key!r}"
-        if request.content_type == "application/json":
+        if request.content_type != MULTIPART:
             body = request.body
             if b"\x00" in body or b"\\u0000" in body:
-                return "the JSON body"
+                return "the body"
         return None
 
     def _form(self, request: HttpRequest) -> QueryDict:
-        forms = ("application/x-www-form-urlencoded", "multipart/form-data")
-        if request.method == "POST" and request.content_type in forms:
+        if request.method == "POST" and request.content_type in (URLENCODED, MULTIPART):
             return request.POST
+        if request.content_type == URLENCODED:  # Django reads form bodies of POSTs only
+            return QueryDict(request.body, encoding=request.encoding)
         return QueryDict()
+
+
+class ApiErrorsAsJsonMiddleware:
+    """Below ``/api/``, an error answer that is not JSON becomes the API's error shape.
+
+    The operations answer their errors in JSON themselves (designer/api.py),
+    and Django's 400 and 500 handlers do below ``/api/``; this catches what
+    comes before any operation: Django's 404 for an address no operation
+    answers, and the 405 for a method an operation does not take.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        is_json = response.get("Content-Type", "").startswith("application/json")
+        if response.status_code < 400 or is_json or not request.path.startswith("/api/"):
+            return response
+        if response.status_code == 404:
+            code, message = "not_found", f"no API operation answers {request.path}"
+        elif response.status_code == 405:
+            allowed = response.get("Allow", "")
+            code = "method_not_allowed"
+            message = f"{request.path} does not take {request.method}; it takes {allowed}"
+        else:
+            code, message = "http_error", response.reason_phrase
+        error = {"code": code, "message": message, "location": None}
+        answer = JsonResponse({"error": error}, status=response.status_code)
+        for header in ("Allow", "Retry-After"):
+            if header in response:
+                answer[header] = response[header]
+        return answer

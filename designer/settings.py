@@ -14,7 +14,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from designer.env import env_bool, env_int, env_list, env_str
+from designer.env import env_bool, env_int, env_list, env_rates, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -48,6 +48,8 @@ MIDDLEWARE = [
     "designer.security.SecurityHeadersMiddleware",
     # A NUL character in the address, a form or a JSON body is a 400, never a database error.
     "designer.security.RefuseNulMiddleware",
+    # Below /api/, a 404 for an unknown address or a 405 is JSON in the error shape too.
+    "designer.security.ApiErrorsAsJsonMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -120,8 +122,10 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
-# Whether anyone may create an account at /accounts/signup/ (each gets a team of their own).
-ALLOW_SIGNUP = env_bool("ALLOW_SIGNUP", default=True)
+# Whether anyone who reaches the site may create an account at /accounts/signup/ (each
+# gets a team of their own). Off by default: owners bring people in; the demo and
+# createsuperuser commands make accounts either way.
+ALLOW_SIGNUP = env_bool("ALLOW_SIGNUP", default=False)
 # Sign-in limits (chains/views/signin.py): this many failures for one username, or from
 # one client address, within the window, and further attempts are refused until it ends.
 SIGNIN_MAX_FAILURES = env_int("SIGNIN_MAX_FAILURES", 5)
@@ -144,6 +148,42 @@ if COMMENTS_MAX_PER_PAGE < COMMENTS_PER_PAGE:
 # Behind a proxy every client has the proxy's address; with this on, the client address
 # is the last one in X-Forwarded-For, the one the proxy added.
 SIGNIN_USE_X_FORWARDED_FOR = env_bool("USE_X_FORWARDED_FOR", default=False)
+# Rate limits (chains/services/limits.py): per person (per client address for sign-up),
+# at most this many requests of each kind per window; RATE_LIMITS="lint=30/10m,import=5/m"
+# changes the ones it names. Past a limit the answer is 429 with Retry-After.
+RATE_LIMITS = env_rates(
+    "RATE_LIMITS",
+    {
+        "import": (30, 10 * 60),
+        "lint": (60, 10 * 60),
+        "simulate": (600, 10 * 60),  # each step of the simulator page is one
+        "campaign": (20, 60 * 60),
+        "comment": (30, 10 * 60),
+        "signup": (10, 60 * 60),
+    },
+)
+
+# Logging: records at LOG_LEVEL and above go to standard error, DEBUG on or off, so a
+# server error's traceback lands in the process's log (gunicorn's, the container's).
+# This replaces Django's default for its own loggers, which writes to the console only
+# with DEBUG on and mails errors to ADMINS, which is not set here.
+LOG_LEVEL = (env_str("LOG_LEVEL", "INFO") or "INFO").upper()
+if LOG_LEVEL not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+    raise ImproperlyConfigured(
+        f"LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL; got {LOG_LEVEL!r}"
+    )
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "{asctime} {levelname} {name} {message}", "style": "{"},
+    },
+    "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
+    "loggers": {
+        "django": {"handlers": ["stderr"], "level": LOG_LEVEL, "propagate": False},
+    },
+}
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env_str("TIME_ZONE", "UTC")

@@ -16,3 +16,5 @@ urlpatterns = [
 
 # A request too large or malformed to read gets a page saying which limit it hit.
 handler400 = "chains.views.errors.bad_request"
+# A bug: Django logs it; the API answers JSON, a page Django's plain 500 page.
+handler500 = "chains.views.errors.server_error"

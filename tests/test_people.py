@@ -1,4 +1,4 @@
-"""People: signing up and in, teams and their members, roles on one chain, where new chains go."""
+"""People: signing in, teams and their members, roles on one chain, where new chains go."""
 
 from __future__ import annotations
 
@@ -15,35 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SMALL = "id: small\nactions:\n  - {id: look, effect: read}\n"
 
 
-# --- signing up and in ------------------------------------------------------------------
-
-
-def test_signing_up_creates_the_account_a_team_it_owns_and_signs_in(anonymous):
-    response = anonymous.post(
-        "/accounts/signup/",
-        {"username": "ada", "password1": "a-long-passphrase-7", "password2": "a-long-passphrase-7"},
-    )
-    assert response.status_code == 302
-    ada = get_user_model().objects.get(username="ada")
-    (team,) = Team.objects.of(ada)
-    assert team.role_of(ada) == Role.OWNER
-    assert anonymous.get("/").status_code == 200
-
-
-def test_a_refused_sign_up_says_why_and_creates_nothing(anonymous):
-    response = anonymous.post(
-        "/accounts/signup/", {"username": "ada", "password1": "x", "password2": "y"}
-    )
-    assert response.status_code == 400
-    assert (
-        "Password confirmation: The two password fields didn’t match." in response.content.decode()
-    )
-    assert not get_user_model().objects.exists()
-
-
-def test_sign_up_can_be_closed(anonymous, settings):
-    settings.ALLOW_SIGNUP = False
-    assert anonymous.get("/accounts/signup/").status_code == 404
+# --- signing in ------------------------------------------------------------------------
 
 
 def test_signing_in_with_a_wrong_password_says_so(anonymous, db):

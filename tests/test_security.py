@@ -173,3 +173,175 @@ def test_a_document_with_a_nul_escape_is_refused_where_it_is(client):
     assert response.status_code == 400
     assert "line 2, column 14" in response.content.decode()
     assert not Chain.objects.filter(key="n").exists()
+
+
+NUL_ESCAPE = '{"reviewers": ["reviewer"], "note": "a\\u0000b"}'
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["text/plain", "application/x-yaml", "application/vnd.api+json", "application/octet-stream"],
+)
+def test_a_nul_escape_in_a_body_of_any_content_type_is_a_400(flight, people, content_type):
+    _, secret = ApiToken.objects.issue(people["owner"], "t")
+    response = Client(HTTP_AUTHORIZATION=f"Bearer {secret}").post(
+        "/api/chains/flight_roundtrip/reviews", NUL_ESCAPE, content_type=content_type
+    )
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "bad_request"
+    assert "the body contains a NUL character" in response.json()["error"]["message"]
+    assert not Review.objects.exists()
+
+
+def test_a_raw_nul_in_a_body_without_a_content_type_is_a_400(flight, people):
+    _, secret = ApiToken.objects.issue(people["owner"], "t")
+    body = b'{"reviewers": ["reviewer"], "note": "a\x00b"}'
+    response = Client(HTTP_AUTHORIZATION=f"Bearer {secret}").generic(
+        "POST", "/api/chains/flight_roundtrip/reviews", body, content_type=""
+    )
+    assert response.status_code == 400
+    assert "the body contains a NUL character" in response.json()["error"]["message"]
+    assert not Review.objects.exists()
+
+
+def test_a_nul_in_a_form_sent_with_put_is_a_400(flight, people, signed_in):
+    response = signed_in(people["owner"]).generic(
+        "PUT", "/teams/", "name=bad%00name", content_type="application/x-www-form-urlencoded"
+    )
+    assert response.status_code == 400
+
+
+def test_a_json_body_sent_as_a_form_is_checked_too(flight, people):
+    _, secret = ApiToken.objects.issue(people["owner"], "t")
+    response = Client(HTTP_AUTHORIZATION=f"Bearer {secret}").post(
+        "/api/chains/flight_roundtrip/reviews",
+        NUL_ESCAPE,
+        content_type="application/x-www-form-urlencoded",
+    )
+    assert response.status_code == 400
+    assert not Review.objects.exists()
+
+
+def test_a_multipart_body_sent_to_the_api_is_a_400_not_a_500(flight, people):
+    _, secret = ApiToken.objects.issue(people["owner"], "t")
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {secret}", raise_request_exception=False)
+    response = client.post("/api/lint", {"document": "id: a"})  # a multipart form
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "bad_request"
+
+
+# --- errors are seen ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def log_output():
+    """What the configured log handlers write, from here on (their streams are swapped)."""
+    import io
+    import logging
+
+    out = io.StringIO()
+    handlers = {
+        handler
+        for name in ("django.request", "django", "")
+        for handler in logging.getLogger(name).handlers
+        if type(handler) is logging.StreamHandler
+    }
+    streams = {handler: handler.setStream(out) for handler in handlers}
+    yield out
+    for handler, stream in streams.items():
+        handler.setStream(stream)
+
+
+@pytest.fixture
+def broken_lint(monkeypatch):
+    """Lint that fails as a bug would: with an exception nobody expects."""
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("lint fell over")
+
+    monkeypatch.setattr("chains.api.lint", fail)
+
+
+def test_an_api_500_answers_json_in_the_error_shape(people, broken_lint, settings):
+    settings.DEBUG = False
+    _, secret = ApiToken.objects.issue(people["viewer"], "t")
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {secret}", raise_request_exception=False)
+    response = client.post(
+        "/api/lint", '{"document": "id: a\\nactions: []\\n"}', content_type="application/json"
+    )
+    assert response.status_code == 500
+    assert response["Content-Type"].startswith("application/json")
+    error = response.json()["error"]
+    assert error["code"] == "server_error"
+    assert error["location"] is None
+    assert "lint fell over" not in error["message"]  # a bug's details stay in the log
+
+
+def test_an_api_500_with_debug_off_writes_its_traceback_to_the_log(
+    people, broken_lint, settings, log_output
+):
+    settings.DEBUG = False
+    _, secret = ApiToken.objects.issue(people["viewer"], "t")
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {secret}", raise_request_exception=False)
+    client.post(
+        "/api/lint", '{"document": "id: a\\nactions: []\\n"}', content_type="application/json"
+    )
+    logged = log_output.getvalue()
+    assert "Traceback" in logged and "RuntimeError: lint fell over" in logged
+    assert "/api/lint" in logged
+
+
+def test_a_page_500_with_debug_off_writes_its_traceback_to_the_log(
+    people, monkeypatch, settings, log_output
+):
+    settings.DEBUG = False
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("the list fell over")
+
+    monkeypatch.setattr("chains.views.home.render", fail)
+    client = Client(raise_request_exception=False)
+    client.force_login(people["viewer"])
+    assert client.get("/").status_code == 500
+    logged = log_output.getvalue()
+    assert "Traceback" in logged and "RuntimeError: the list fell over" in logged
+
+
+def test_an_api_500_outside_the_operations_answers_json_too(people, monkeypatch, settings):
+    settings.DEBUG = False
+
+    def fail(self, request):
+        raise RuntimeError("a middleware fell over")
+
+    monkeypatch.setattr("designer.security.RefuseNulMiddleware._nul", fail)
+    response = Client(raise_request_exception=False).get("/api/chains")
+    assert response.status_code == 500
+    assert response.json()["error"]["code"] == "server_error"
+
+
+def test_the_new_token_page_is_never_stored_by_a_cache(people, signed_in):
+    response = signed_in(people["viewer"]).post("/account/tokens/", {"name": "ci"})
+    assert response.status_code == 200
+    assert 'id="token-secret"' in response.content.decode()
+    assert "no-store" in response["Cache-Control"]
+
+
+def test_an_unknown_api_address_is_a_404_in_the_error_shape(people):
+    _, secret = ApiToken.objects.issue(people["viewer"], "t")
+    response = Client(HTTP_AUTHORIZATION=f"Bearer {secret}").get("/api/no-such-operation")
+    assert response.status_code == 404
+    assert response.json()["error"] == {
+        "code": "not_found",
+        "message": "no API operation answers /api/no-such-operation",
+        "location": None,
+    }
+
+
+def test_a_method_an_api_operation_does_not_take_is_a_405_in_the_error_shape(people):
+    _, secret = ApiToken.objects.issue(people["viewer"], "t")
+    response = Client(HTTP_AUTHORIZATION=f"Bearer {secret}").get("/api/lint")
+    assert response.status_code == 405
+    assert response["Allow"] == "POST"
+    error = response.json()["error"]
+    assert error["code"] == "method_not_allowed"
+    assert error["message"] == "/api/lint does not take GET; it takes POST"

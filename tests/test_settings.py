@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from designer.env import env_bool, env_int, env_list, env_str
+from designer.env import env_bool, env_int, env_list, env_rates, env_str
 
 ROOT = Path(__file__).resolve().parent.parent
 OUR_VARIABLES = {
@@ -29,6 +29,9 @@ OUR_VARIABLES = {
     "SIGNIN_MAX_FAILURES",
     "SIGNIN_WINDOW_SECONDS",
     "USE_X_FORWARDED_FOR",
+    "ALLOW_SIGNUP",
+    "RATE_LIMITS",
+    "LOG_LEVEL",
     "DJANGO_ALLOW_ASYNC_UNSAFE",  # set by conftest for Playwright; never in deployment
 }
 
@@ -226,3 +229,71 @@ def test_request_bodies_may_be_a_little_larger_than_a_chain_document():
     document, body, file_in_memory, fields = limits
     assert document < body <= document * 1.25 and file_in_memory == body
     assert fields == 500
+
+
+RATES = {"import": (30, 600), "lint": (60, 600)}
+
+
+def test_rates_are_action_equals_count_per_window(monkeypatch):
+    monkeypatch.setenv("RATE_LIMITS", "import=5/m, lint=100/2h")
+    assert env_rates("RATE_LIMITS", RATES) == {"import": (5, 60), "lint": (100, 7200)}
+
+
+def test_actions_not_named_keep_their_default_rate(monkeypatch):
+    monkeypatch.setenv("RATE_LIMITS", "lint=1/s")
+    assert env_rates("RATE_LIMITS", RATES) == {"import": (30, 600), "lint": (1, 1)}
+    monkeypatch.delenv("RATE_LIMITS")
+    assert env_rates("RATE_LIMITS", RATES) == RATES
+
+
+@pytest.mark.parametrize(
+    ("value", "named"),
+    [
+        ("imports=5/m", "'imports'"),
+        ("lint=5", "'lint=5'"),
+        ("lint=0/m", "'lint=0/m'"),
+        ("lint=5/0m", "'lint=5/0m'"),
+        ("lint=5/week", "'lint=5/week'"),
+    ],
+)
+def test_a_bad_rate_names_the_variable_and_the_part(monkeypatch, value, named):
+    monkeypatch.setenv("RATE_LIMITS", value)
+    with pytest.raises(ImproperlyConfigured, match="RATE_LIMITS") as refused:
+        env_rates("RATE_LIMITS", RATES)
+    assert named in str(refused.value)
+
+
+def test_rate_limits_have_defaults_for_every_expensive_door():
+    limits = settings_json("settings.RATE_LIMITS", DEBUG="1")
+    assert set(limits) == {"import", "lint", "simulate", "campaign", "comment", "signup"}
+    assert all(count >= 1 and window >= 1 for count, window in limits.values())
+    assert settings_json("settings.RATE_LIMITS", DEBUG="1", RATE_LIMITS="lint=7/m")["lint"] == [
+        7,
+        60,
+    ]
+
+
+def test_a_bad_rate_limit_stops_the_process():
+    result = run_python("import django; django.setup()", DEBUG="1", RATE_LIMITS="lint=lots")
+    assert result.returncode != 0
+    assert "RATE_LIMITS" in result.stderr
+
+
+def test_sign_up_is_closed_unless_the_environment_opens_it():
+    assert settings_json("settings.ALLOW_SIGNUP", DEBUG="1") is False
+    assert settings_json("settings.ALLOW_SIGNUP", DEBUG="1", ALLOW_SIGNUP="1") is True
+
+
+def test_production_logs_server_errors_to_standard_error_whatever_debug_says():
+    expression = "[settings.LOGGING['loggers']['django'], settings.LOGGING['handlers']]"
+    django_logger, handlers = settings_json(expression, **production_env())
+    (handler,) = (handlers[name] for name in django_logger["handlers"])
+    assert handler["class"] == "logging.StreamHandler"
+    assert not handler.get("filters")  # Django's own console handler is mute without DEBUG
+    assert django_logger["level"] in ("INFO", "WARNING", "ERROR")
+
+
+def test_a_bad_log_level_stops_the_process():
+    result = run_python("import django; django.setup()", DEBUG="1", LOG_LEVEL="LOUD")
+    assert result.returncode != 0
+    assert "LOG_LEVEL" in result.stderr

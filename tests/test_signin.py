@@ -151,3 +151,17 @@ def test_the_sign_in_page_is_never_counted_by_looking_at_it(ada):
     for _ in range(10):
         assert Client(REMOTE_ADDR="192.0.2.1").get("/accounts/login/").status_code == 200
     assert signed_in(attempt("ada", PASSWORD))
+
+
+def test_the_sign_in_page_says_how_failures_lock_a_username(anonymous):
+    text = anonymous.get("/accounts/login/").content.decode()
+    assert 'id="signin-limits"' in text
+    assert "5 failed sign-ins for one username within 15 minutes" in text
+    assert "lock that username for 15 minutes, from every address" in text
+
+
+def test_the_sign_in_page_takes_the_numbers_from_settings(anonymous, settings):
+    settings.SIGNIN_MAX_FAILURES = 3
+    settings.SIGNIN_WINDOW_SECONDS = 60 * 60
+    text = anonymous.get("/accounts/login/").content.decode()
+    assert "3 failed sign-ins for one username within 60 minutes" in text

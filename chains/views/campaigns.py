@@ -48,11 +48,13 @@ from chains.services.campaigns import (
 )
 from chains.views.common import get_chain
 from chains.views.forms import FormError, read_form
+from chains.views.limits import rate_limited
 
 LISTED = 100  # campaigns on the list page, newest first
 
 
 @require_http_methods(["GET", "POST"])
+@rate_limited("campaign")
 def campaigns(request: HttpRequest, key: str) -> HttpResponse:
     """The chain's campaigns and the form that launches one (POST), then its page."""
     chain = get_chain(request, key, Role.EDITOR if request.method == "POST" else Role.VIEWER)

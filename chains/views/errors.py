@@ -1,11 +1,12 @@
-"""The page for a request Django refuses before any view reads it (400).
+"""The pages for a request Django refuses before any view reads it (400), and for a bug (500).
 
 Django answers a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE``, more fields than
 ``DATA_UPLOAD_MAX_NUMBER_FIELDS`` or files than ``DATA_UPLOAD_MAX_NUMBER_FILES``,
 and other malformed requests with this handler (``handler400`` in
 designer/urls.py). The page says which limit was hit in the user's terms and
 that nothing was stored; any other cause gets a general sentence, since the
-exception's own message is written for developers.
+exception's own message is written for developers. Below ``/api/`` both
+answer JSON in the API's error shape instead (``designer/api.py``).
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.views import defaults
 from django.views.decorators.csrf import requires_csrf_token
 
+from designer.api import SERVER_ERROR
 from designer.security import NulCharacter
 
 
@@ -41,3 +44,12 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
         error = {"code": "bad_request", "message": reason, "location": None}
         return JsonResponse({"error": error}, status=400)
     return render(request, "400.html", {"reason": reason}, status=400)
+
+
+@requires_csrf_token
+def server_error(request: HttpRequest) -> HttpResponse:
+    """Django has logged the traceback already; the API gets JSON, a page Django's 500 page."""
+    if request.path.startswith("/api/"):
+        error = {"code": "server_error", "message": SERVER_ERROR, "location": None}
+        return JsonResponse({"error": error}, status=500)
+    return defaults.server_error(request)

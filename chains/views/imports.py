@@ -22,6 +22,7 @@ from chains.models import Team
 from chains.services.access import NoTeam, creating_team
 from chains.services.imports import Imported, digest, import_document
 from chains.views.forms import read_form
+from chains.views.limits import rate_limited
 
 TEMPLATE = "chains/import.html"
 
@@ -36,6 +37,7 @@ class ImportForm(BaseModel):
 
 
 @require_http_methods(["GET", "POST"])
+@rate_limited("import")
 def import_chain(request: HttpRequest) -> HttpResponse:
     form = read_form(ImportForm, request.POST)
     context = _form(request, form)

@@ -15,16 +15,19 @@ from django.conf import settings
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.forms import UserCreationForm
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import slugify
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 from pydantic import AfterValidator, BaseModel, Field, ValidationInfo, field_validator
 
 from chains.models import ApiToken, GrantRefused, LastOwner, Role, Team, TeamTaken
+from chains.services.accounts import lookalike_taken
 from chains.views.common import get_chain
 from chains.views.forms import FormError, read_form
+from chains.views.limits import rate_limited
 
 ROLES = [role.value for role in Role]
 
@@ -78,13 +81,32 @@ class BadMember(Exception):
     """The member form names nobody who has an account here."""
 
 
+class SignUpForm(UserCreationForm):
+    """Django's sign-up form, refusing also a username that looks like one in use."""
+
+    def clean_username(self) -> str:
+        username = super().clean_username()
+        if username and not self.has_error("username") and lookalike_taken(username):
+            raise ValidationError(
+                "This looks like a username already in use (a letter of another alphabet, "
+                "or a digit, where the other has a letter); choose another.",
+                code="lookalike",
+            )
+        return username
+
+
 @login_not_required
 @require_http_methods(["GET", "POST"])
+@rate_limited("signup", by_address=True)
 def signup(request: HttpRequest) -> HttpResponse:
-    """A new account, with a team of its own so the first chain has a home."""
+    """A new account, with a team of its own so the first chain has a home.
+
+    Closed unless ``ALLOW_SIGNUP`` is on: the page then says to ask a team owner.
+    """
     if not settings.ALLOW_SIGNUP:
-        raise Http404("sign-up is closed here; ask an administrator for an account")
-    form = UserCreationForm(request.POST or None)
+        status = 403 if request.method == "POST" else 200
+        return render(request, "registration/signup.html", {"closed": True}, status=status)
+    form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()
         Team.objects.found(f"{user.username}'s team", owner=user)
@@ -164,6 +186,7 @@ def chain_people(request: HttpRequest, key: str) -> HttpResponse:
     return render(request, "chains/people.html", context, status=status)
 
 
+@never_cache  # the answer to a POST holds a new token's secret: no cache may keep it
 @require_http_methods(["GET", "POST"])
 def tokens(request: HttpRequest) -> HttpResponse:
     """Your personal API tokens; a new one's secret is shown on this answer only."""

@@ -33,6 +33,7 @@ from chains.services.access import document_of, get_head
 from chains.services.review import CommentIn, ReviewIn, VoteIn
 from chains.views.common import get_chain
 from chains.views.forms import FormError, read_form
+from chains.views.limits import rate_limited
 from chains.views.workspace import render_workspace, workspace_context
 
 
@@ -52,6 +53,7 @@ class Back(BaseModel):
 
 
 @require_http_methods(["GET", "POST"])
+@rate_limited("comment")
 def comments(request: HttpRequest, key: str) -> HttpResponse:
     """The chain's comment threads (GET); a new thread or a reply (POST)."""
     if request.method == "GET":

@@ -34,6 +34,16 @@ from django.utils.decorators import method_decorator
 class SignInView(LoginView):
     template_name = "registration/login.html"
 
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        """The page states the limits it enforces, and offers sign-up only where it is open."""
+        limits = {
+            "max_failures": settings.SIGNIN_MAX_FAILURES,
+            "window_minutes": math.ceil(settings.SIGNIN_WINDOW_SECONDS / 60),
+        }
+        return super().get_context_data(
+            signin_limits=limits, signup_open=settings.ALLOW_SIGNUP, **kwargs
+        )
+
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         until = locked_until(counters(request))
         if until is not None:

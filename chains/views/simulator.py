@@ -41,6 +41,7 @@ from chains.services.access import document_of, get_revision
 from chains.services.scenarios import ScenarioName
 from chains.views.common import get_chain
 from chains.views.forms import FormError, read_form
+from chains.views.limits import rate_limited
 
 MAX_FIELD = 100_000  # characters of one posted JSON value
 GROUPS = {
@@ -65,6 +66,7 @@ class Unrunnable(ChainError):
 
 
 @require_http_methods(["GET", "POST"])
+@rate_limited("simulate", methods=("GET", "POST"))
 def simulate(request: HttpRequest, key: str) -> HttpResponse:
     chain = get_chain(request, key)
     given = request.POST if request.method == "POST" else request.GET
