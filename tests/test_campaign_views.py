@@ -49,7 +49,12 @@ def sent(monkeypatch):
 
 
 def launch(chain: Chain, shards: int = 1, **bounds) -> Exploration:
-    return Exploration.objects.launch(chain.head(), {"max_faults": 1, **bounds}, shards=shards)
+    """A launch whose shards' tasks went out (the stub ``sent`` does not record them)."""
+    exploration = Exploration.objects.launch(
+        chain.head(), {"max_faults": 1, **bounds}, shards=shards
+    )
+    exploration.shards.update(sent_at=timezone.now())
+    return exploration
 
 
 def run(exploration: Exploration) -> Exploration:
@@ -116,7 +121,8 @@ def test_launch_creates_a_campaign_with_the_posted_bounds_and_redirects_to_it(
     exploration = Exploration.objects.get()
     assert response.status_code == 303
     assert response["Location"] == f"/chains/{unsafe.key}/campaigns/{exploration.pk}/"
-    assert exploration.bounds == {"max_faults": 3, "max_events": 40, "crashes": False}
+    asked = {"max_faults": 3, "max_events": 40, "crashes": False}
+    assert {name: exploration.bounds[name] for name in asked} == asked
     assert exploration.shard_count == 2
     assert exploration.revision == unsafe.head()
     assert sent == [(exploration.pk, 0), (exploration.pk, 1)]
@@ -420,7 +426,9 @@ def test_a_failed_campaign_shows_its_error(client, unsafe, sent, monkeypatch):
 
 
 def queued_long_ago(exploration: Exploration) -> None:
-    exploration.shards.update(queued_at=timezone.now() - timedelta(minutes=10))
+    """Its shards' tasks were sent long ago and never claimed: the messages were lost."""
+    long_ago = timezone.now() - timedelta(minutes=10)
+    exploration.shards.update(queued_at=long_ago, sent_at=long_ago)
 
 
 @pytest.mark.django_db
