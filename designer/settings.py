@@ -241,7 +241,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # states are shared out among its shards; the time limit is per shard, and Celery's
 # soft and hard limits follow it (chains.tasks); the memory cap is the worker
 # process's resident memory, and a worker process past it is replaced after its task.
-CAMPAIGN_MAX_STATES = env_int("CAMPAIGN_MAX_STATES", 200_000)
+CAMPAIGN_MAX_STATES = env_int("CAMPAIGN_MAX_STATES", 50_000)
 CAMPAIGN_TIME_LIMIT = env_int("CAMPAIGN_TIME_LIMIT", 300)
 CAMPAIGN_MAX_MEMORY_MB = env_int("CAMPAIGN_MAX_MEMORY_MB", 768)
 CAMPAIGN_TEAM_CAMPAIGNS = env_int("CAMPAIGN_TEAM_CAMPAIGNS", 2)

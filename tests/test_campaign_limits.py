@@ -11,10 +11,11 @@ from datetime import timedelta
 
 import pytest
 from celery.exceptions import SoftTimeLimitExceeded
+from django.test import Client
 from django.utils import timezone
 
 from chains.core.sim.explorer import Bounds
-from chains.models import Chain, Exploration, ExplorationShard, Team
+from chains.models import ApiToken, Chain, Exploration, ExplorationShard, Team
 from chains.services.campaigns import CampaignIn, launch_campaign
 from chains.tasks import _Pulse, explore_shard, hard_time_limit, soft_time_limit
 from tests.conftest import fixture_document, make_user
@@ -147,6 +148,41 @@ def test_a_finished_shard_makes_room_for_the_next_one(team, settings, sent, laun
     exploration = launched(stored(team), shards=3)
     assert explore_shard.run(exploration.pk, 0) == "done"
     assert sent == [(exploration.pk, 0), (exploration.pk, 1)]
+
+
+# The API
+
+
+def api_get(user, exploration: Exploration) -> dict:
+    _, secret = ApiToken.objects.issue(user, "test")
+    key = exploration.revision.chain.key
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    response = client.get(f"/api/chains/{key}/campaigns/{exploration.pk}")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+@pytest.mark.django_db
+def test_the_api_says_a_campaign_stopped_at_a_cap_with_the_coverage_it_reached(
+    team, sent, launched
+):
+    exploration = launched(stored(team), bounds=Bounds(max_faults=2, max_states=20))
+    explore_shard.run(exploration.pk, 0)
+    out = api_get(team.memberships.get(role="viewer").user, exploration)
+    assert out["bounds"]["max_states"] == 20
+    assert out["result"]["truncated"] is True
+    assert out["result"]["stopped_by"] == "states"
+    assert out["result"]["coverage"]["steps"]["reached"]
+
+
+@pytest.mark.django_db
+def test_the_api_says_a_campaign_waits_for_its_teams_earlier_ones(team, settings, sent, launched):
+    settings.CAMPAIGN_TEAM_CAMPAIGNS = 1
+    chain = stored(team)
+    launched(chain)
+    out = api_get(team.memberships.get(role="viewer").user, launched(chain))
+    assert out["status"] == "queued"
+    assert out["waiting"] == "waiting for the team's earlier campaigns"
 
 
 # Through a real broker and one worker

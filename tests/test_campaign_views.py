@@ -7,6 +7,7 @@ the configured broker (filesystem locally, Redis under CI=true), run it.
 
 from __future__ import annotations
 
+import html
 import re
 import textwrap
 from datetime import timedelta
@@ -501,3 +502,49 @@ def test_a_campaign_launched_from_the_page_runs_until_its_result_shows(
     assert 'id="campaign-status">done</span>' in body
     assert '<progress max="2" value="2">' in body
     assert "open in the simulator" in body
+
+
+# Caps and turns: what the pages say about them
+
+
+@pytest.mark.django_db
+def test_the_launch_form_shows_the_caps_every_campaign_runs_under(client, unsafe, settings):
+    settings.CAMPAIGN_MAX_STATES = 12345
+    settings.CAMPAIGN_TIME_LIMIT = 90
+    settings.CAMPAIGN_MAX_MEMORY_MB = 640
+    settings.CAMPAIGN_TEAM_CAMPAIGNS = 3
+    body = client.get(f"/chains/{unsafe.key}/campaigns/").content.decode()
+    caps = re.search(r'<p class="help" id="campaign-caps">(.*?)</p>', body, re.S)
+    assert caps, body
+    assert "12,345 states" in caps[1]
+    assert "90 s" in caps[1]
+    assert "640 MB" in caps[1]
+    assert "3 campaigns" in caps[1]
+
+
+@pytest.mark.django_db
+def test_a_campaign_stopped_at_a_cap_says_which_with_the_coverage_it_reached(
+    client, unsafe, sent, settings
+):
+    exploration = Exploration.objects.launch(unsafe.head(), {"max_faults": 2, "max_states": 20})
+    body = page(client, run(exploration))
+    stopped = re.search(r'<p class="incomplete" id="stopped-by">(.*?)</p>', body, re.S)
+    assert stopped, body
+    assert "state cap" in stopped[1]
+    assert "20 states" in stopped[1]
+    assert 'id="coverage"' in body
+
+
+@pytest.mark.django_db
+def test_the_list_flags_a_campaign_stopped_at_a_cap(client, unsafe, sent):
+    run(Exploration.objects.launch(unsafe.head(), {"max_faults": 2, "max_states": 20}))
+    body = client.get(f"/chains/{unsafe.key}/campaigns/").content.decode()
+    assert "<small>state cap</small>" in body
+
+
+@pytest.mark.django_db
+def test_a_campaign_waiting_for_its_team_says_so_on_its_page(client, unsafe, sent, settings):
+    settings.CAMPAIGN_TEAM_CAMPAIGNS = 1
+    launch(unsafe)
+    body = html.unescape(page(client, launch(unsafe)))
+    assert "Waiting for the team's earlier campaigns" in body
