@@ -20,8 +20,8 @@ import time
 from typing import Any
 
 from celery import shared_task
-from celery.exceptions import SoftTimeLimitExceeded
-from celery.signals import worker_ready
+from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
+from celery.signals import task_failure, worker_ready
 
 from chains.core import formats
 from chains.core.sim.explorer import explore
@@ -109,6 +109,19 @@ def explore_shard(self, exploration_id: int, index: int) -> str:
         return "failed"
     shard.finish(result, stopped=pulse.stopped)
     return "stopped" if pulse.stopped else "done"
+
+
+@task_failure.connect(sender=explore_shard)
+def fail_timed_out_shard(
+    sender: Any = None, exception: BaseException | None = None, args: Any = None, **kwargs: Any
+) -> None:
+    """A shard whose process the hard time limit killed fails at once, as timed out.
+
+    Celery reports the kill from the worker's main process; recovery
+    (``ShardQuerySet.time_out``) catches the same shard later should this miss it.
+    """
+    if isinstance(exception, TimeLimitExceeded) and args:
+        ExplorationShard.objects.timed_out(*args)
 
 
 def send_shard(exploration_id: int, index: int) -> None:

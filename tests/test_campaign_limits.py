@@ -10,7 +10,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from celery.exceptions import SoftTimeLimitExceeded
+from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
+from celery.signals import task_failure
 from django.test import Client
 from django.utils import timezone
 
@@ -100,6 +101,25 @@ def test_a_shard_past_its_hard_time_limit_is_failed_as_timed_out(team, sent, lau
     assert "timed out" in shard.error
     assert exploration.status == "failed"
     assert "timed out" in exploration.error
+
+
+@pytest.mark.django_db
+def test_a_shard_killed_at_the_hard_time_limit_is_failed_at_once(team, sent, launched):
+    exploration = launched(stored(team))
+    ExplorationShard.objects.claim(exploration.pk, 0, worker="w1")
+    task_failure.send(
+        sender=explore_shard,
+        task_id="t",
+        exception=TimeLimitExceeded(hard_time_limit()),
+        args=[exploration.pk, 0],
+        kwargs={},
+        einfo=None,
+    )
+    shard = exploration.shards.get()
+    assert shard.status == "failed"
+    assert shard.error == f"timed out: ran past the hard time limit of {hard_time_limit()} s"
+    exploration.refresh_from_db()
+    assert exploration.status == "failed"
 
 
 # Per-team limits

@@ -59,6 +59,7 @@ MAX_SHARDS = 256
 # the soft one ends the search with what it found, the hard one kills the process.
 TIME_LIMIT_GRACE = 30  # seconds
 WAITING_FOR_TEAM = "waiting for the team's earlier campaigns"
+_TIMED_OUT = "timed out: ran past the hard time limit of {} s"
 
 logger = logging.getLogger(__name__)
 
@@ -425,13 +426,17 @@ class ShardQuerySet(models.QuerySet):
 
     def time_out(self) -> list[ExplorationShard]:
         """Fail each running shard claimed before the hard time limit, and its campaign."""
-        limit = hard_time_limit()
         overdue = self.filter(
             status=ExplorationStatus.RUNNING,
-            claimed_at__lt=timezone.now() - timedelta(seconds=limit),
+            claimed_at__lt=timezone.now() - timedelta(seconds=hard_time_limit()),
         ).select_related("exploration")
-        reason = f"timed out: ran past the hard time limit of {limit} s"
-        return [shard for shard in overdue if shard.fail(reason)]
+        return [shard for shard in overdue if shard.fail(_TIMED_OUT.format(hard_time_limit()))]
+
+    def timed_out(self, exploration_id: int, index: int) -> bool:
+        """Fail the running shard whose process Celery's hard time limit killed; False if none."""
+        running = self.filter(status=ExplorationStatus.RUNNING).select_related("exploration")
+        shard = running.filter(exploration_id=exploration_id, index=index).first()
+        return shard is not None and shard.fail(_TIMED_OUT.format(hard_time_limit()))
 
     def reap(
         self, stale_after: timedelta = STALE_AFTER, max_attempts: int = MAX_ATTEMPTS
