@@ -89,56 +89,18 @@ def connect_queue(send: Callable[[int, int], None]) -> None:
 
 
 def dispatch() -> tuple[list[ExplorationShard], list[tuple[ExplorationShard, Exception]]]:
-    """Send the tasks of the shards whose turn it is; the shards sent, and those refused.
+    """Send the tasks of the shards whose turn it is (:func:`_turns`); those sent, those refused.
 
-    A team may have ``CAMPAIGN_TEAM_SHARDS`` shards sent or running at once,
-    taken from its first ``CAMPAIGN_TEAM_CAMPAIGNS`` active campaigns in
-    launch order (the later ones wait). Teams take turns, the least busy
-    first, so a shard of another team is sent before a big campaign's next
-    one. Called after a launch commits, whenever a shard ends, on cancel, and
-    by every recovery, so nothing waits for a turn that never comes.
-
-    Each send is claimed with a conditional update on ``sent_at``, so callers
-    racing here send a shard once; they may briefly let a team exceed its
-    limit by one. A send the broker refuses leaves the shard waiting for the
-    next dispatch.
+    Called after a launch commits, whenever a shard ends, on cancel, and by
+    every recovery, so nothing waits for a turn that never comes. Each send
+    is claimed with a conditional update on ``sent_at``, so callers racing
+    here send a shard once (they may briefly let a team exceed its limit by
+    one). A send the broker refuses leaves the shard waiting for the next
+    dispatch.
     """
-    active = list(
-        Exploration.objects.filter(status__in=ACTIVE)
-        .order_by("created_at", "pk")
-        .values_list("pk", "revision__chain__team")
-    )
-    team_of = dict(active)
-    order = {pk: i for i, (pk, _) in enumerate(active)}
-    started: Counter[Any] = Counter()
-    admitted = set()
-    for pk, team in active:
-        if started[team] < settings.CAMPAIGN_TEAM_CAMPAIGNS:
-            started[team] += 1
-            admitted.add(pk)
-    busy: Counter[Any] = Counter()
-    waiting: dict[Any, list[tuple[int, int, int]]] = {}
-    rows = ExplorationShard.objects.filter(exploration__in=list(team_of), status__in=ACTIVE)
-    for pk, exploration, index, status, sent_at in rows.values_list(
-        "pk", "exploration", "index", "status", "sent_at"
-    ):
-        team = team_of[exploration]
-        if status == ExplorationStatus.RUNNING or sent_at is not None:
-            busy[team] += 1
-        elif exploration in admitted:
-            waiting.setdefault(team, []).append((order[exploration], index, pk))
-    turns = []
-    for shards in waiting.values():
-        shards.sort(reverse=True)
-    while open_teams := [
-        t for t, shards in waiting.items() if shards and busy[t] < settings.CAMPAIGN_TEAM_SHARDS
-    ]:
-        team = min(open_teams, key=lambda t: (busy[t], waiting[t][-1]))
-        busy[team] += 1
-        turns.append(waiting[team].pop()[2])
     now = timezone.now()
     sent, refused = [], []
-    for pk in turns:
+    for pk in _turns():
         mine = ExplorationShard.objects.filter(
             pk=pk, status=ExplorationStatus.QUEUED, sent_at__isnull=True
         )
@@ -154,6 +116,45 @@ def dispatch() -> tuple[list[ExplorationShard], list[tuple[ExplorationShard, Exc
         else:
             sent.append(shard)
     return sent, refused
+
+
+def _turns() -> list[int]:
+    """The shards to send now, in order, as pks.
+
+    A team may have ``CAMPAIGN_TEAM_SHARDS`` shards sent or running at once,
+    taken from its first ``CAMPAIGN_TEAM_CAMPAIGNS`` active campaigns in
+    launch order (the later ones wait). Teams take turns, the least busy
+    first, so a shard of another team goes before a big campaign's next one.
+    Chains without a team count as one team.
+    """
+    active = Exploration.objects.filter(status__in=ACTIVE).order_by("created_at", "pk")
+    team_of = dict(active.values_list("pk", "revision__chain__team"))
+    order = {pk: i for i, pk in enumerate(team_of)}  # launch order (dicts keep it)
+    launched: Counter[Any] = Counter()
+    admitted = set()
+    for pk, team in team_of.items():
+        launched[team] += 1
+        if launched[team] <= settings.CAMPAIGN_TEAM_CAMPAIGNS:
+            admitted.add(pk)
+    busy: Counter[Any] = Counter()
+    waiting: dict[Any, list[tuple[int, int, int]]] = {}
+    shards = ExplorationShard.objects.filter(exploration__in=list(team_of), status__in=ACTIVE)
+    fields = ("pk", "exploration", "index", "status", "sent_at")
+    for pk, exploration, index, status, sent_at in shards.values_list(*fields):
+        team = team_of[exploration]
+        if status == ExplorationStatus.RUNNING or sent_at is not None:
+            busy[team] += 1
+        elif exploration in admitted:
+            waiting.setdefault(team, []).append((order[exploration], index, pk))
+    for queue in waiting.values():
+        queue.sort(reverse=True)  # the next one last, to pop
+    turns = []
+    limit = settings.CAMPAIGN_TEAM_SHARDS
+    while open_teams := [t for t, queue in waiting.items() if queue and busy[t] < limit]:
+        team = min(open_teams, key=lambda t: (busy[t], waiting[t][-1]))
+        busy[team] += 1
+        turns.append(waiting[team].pop()[2])
+    return turns
 
 
 class ExplorationQuerySet(models.QuerySet):
