@@ -548,3 +548,12 @@ def test_a_campaign_waiting_for_its_team_says_so_on_its_page(client, unsafe, sen
     launch(unsafe)
     body = html.unescape(page(client, launch(unsafe)))
     assert "Waiting for the team's earlier campaigns" in body
+
+
+@pytest.mark.django_db
+def test_the_list_marks_a_campaign_waiting_for_its_team(client, unsafe, sent, settings):
+    settings.CAMPAIGN_TEAM_CAMPAIGNS = 1
+    launch(unsafe)
+    launch(unsafe)
+    body = html.unescape(client.get(f"/chains/{unsafe.key}/campaigns/").content.decode())
+    assert body.count("<small>waiting for the team's earlier campaigns</small>") == 1

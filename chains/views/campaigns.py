@@ -188,6 +188,7 @@ def _row(exploration: Exploration) -> dict[str, Any]:
         "steps": steps and {"reached": len(steps["reached"]), "total": steps["total"]},
         "complete": result.get("complete") if result else None,
         "stopped_at": _stopped_at(result),
+        "waiting": exploration.waiting(),
     }
 
 
