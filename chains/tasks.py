@@ -72,7 +72,8 @@ class _Pulse:
 # shards spread over workers instead of queueing behind a busy one.
 # The explorer stops itself at CAMPAIGN_TIME_LIMIT; past it, Celery's soft limit
 # interrupts the search (the result so far is stored, "stopped by time"), and its
-# hard limit kills the process (recovery then fails the shard as timed out).
+# hard limit kills the process (the shard then fails as timed out: fail_timed_out_shard,
+# or the next recovery).
 # They are read once, when the worker imports this module.
 @shared_task(
     bind=True,
