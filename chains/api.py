@@ -282,9 +282,15 @@ class CampaignOut(Out):
     started_at: str | None
     finished_at: str | None
     error: str
+    waiting: str | None = Field(
+        description="why a queued campaign has not started (its team runs as many as it may)"
+    )
     shards: list[ShardOut]
     revision: int
-    bounds: dict[str, Any]
+    bounds: dict[str, Any] = Field(
+        description="what it was asked for, with the caps it runs under (max_states, "
+        "max_seconds, max_memory_mb); result.stopped_by names the cap that ended it"
+    )
     result: dict[str, Any] | None = Field(
         description="the explorer's merged result once finished (see docs/api.md)"
     )

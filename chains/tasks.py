@@ -20,11 +20,15 @@ import time
 from typing import Any
 
 from celery import shared_task
-from celery.signals import worker_ready
+from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
+from celery.signals import task_failure, worker_ready
 
 from chains.core import formats
 from chains.core.sim.explorer import explore
 from chains.models import HEARTBEAT_EVERY, STALE_AFTER, Exploration, ExplorationShard
+from chains.models.campaigns import hard_time_limit, soft_time_limit
+
+__all__ = ["explore_shard", "hard_time_limit", "send_shard", "soft_time_limit"]
 
 logger = logging.getLogger(__name__)
 
@@ -66,9 +70,24 @@ class _Pulse:
 
 # acks_late: a worker takes its next shard only after finishing this one, so
 # shards spread over workers instead of queueing behind a busy one.
-@shared_task(bind=True, name="chains.explore_shard", acks_late=True)
+# The explorer stops itself at CAMPAIGN_TIME_LIMIT; past it, Celery's soft limit
+# interrupts the search (the result so far is stored, "stopped by time"), and its
+# hard limit kills the process (the shard then fails as timed out: fail_timed_out_shard,
+# or the next recovery).
+# They are read once, when the worker imports this module.
+@shared_task(
+    bind=True,
+    name="chains.explore_shard",
+    acks_late=True,
+    soft_time_limit=soft_time_limit(),
+    time_limit=hard_time_limit(),
+)
 def explore_shard(self, exploration_id: int, index: int) -> str:
-    """Run one shard of an exploration; the worker that settles the last shard merges them."""
+    """Run one shard of an exploration; the worker that settles the last shard merges them.
+
+    Every send goes through :func:`chains.models.campaigns.dispatch`, which
+    this shard's end calls again to send the next one.
+    """
     shard = ExplorationShard.objects.claim(
         exploration_id, index, worker=self.request.hostname or "local"
     )
@@ -83,6 +102,7 @@ def explore_shard(self, exploration_id: int, index: int) -> str:
             shard=(index, exploration.shard_count),
             should_stop=pulse.should_stop,
             progress=pulse.progress,
+            time_up=(SoftTimeLimitExceeded,),
         )
     except Exception as exc:
         logger.exception("exploration %s shard %s failed", exploration_id, index)
@@ -90,6 +110,19 @@ def explore_shard(self, exploration_id: int, index: int) -> str:
         return "failed"
     shard.finish(result, stopped=pulse.stopped)
     return "stopped" if pulse.stopped else "done"
+
+
+@task_failure.connect(sender=explore_shard)
+def fail_timed_out_shard(
+    sender: Any = None, exception: BaseException | None = None, args: Any = None, **kwargs: Any
+) -> None:
+    """A shard whose process the hard time limit killed fails at once, as timed out.
+
+    Celery reports the kill from the worker's main process; recovery
+    (``ShardQuerySet.time_out``) catches the same shard later should this miss it.
+    """
+    if isinstance(exception, TimeLimitExceeded) and args:
+        ExplorationShard.objects.timed_out(*args)
 
 
 def send_shard(exploration_id: int, index: int) -> None:

@@ -277,6 +277,29 @@ if CELERY_RESULT_BACKEND.startswith("file://"):
     Path(CELERY_RESULT_BACKEND.removeprefix("file://")).mkdir(parents=True, exist_ok=True)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
+# Campaign caps and fair sharing (docs/configuration.md, "Campaigns"). A campaign's
+# states are shared out among its shards; the time limit is per shard, and Celery's
+# soft and hard limits follow it (chains.tasks); the memory cap is the worker
+# process's resident memory, and a worker process past it is replaced after its task.
+CAMPAIGN_MAX_STATES = env_int("CAMPAIGN_MAX_STATES", 50_000)
+CAMPAIGN_TIME_LIMIT = env_int("CAMPAIGN_TIME_LIMIT", 300)
+CAMPAIGN_MAX_MEMORY_MB = env_int("CAMPAIGN_MAX_MEMORY_MB", 768)
+CAMPAIGN_TEAM_CAMPAIGNS = env_int("CAMPAIGN_TEAM_CAMPAIGNS", 2)
+CAMPAIGN_TEAM_SHARDS = env_int("CAMPAIGN_TEAM_SHARDS", 2)
+for _name in (
+    "CAMPAIGN_MAX_STATES",
+    "CAMPAIGN_TIME_LIMIT",
+    "CAMPAIGN_MAX_MEMORY_MB",
+    "CAMPAIGN_TEAM_CAMPAIGNS",
+    "CAMPAIGN_TEAM_SHARDS",
+):
+    if globals()[_name] < 1:
+        raise ImproperlyConfigured(f"{_name} must be at least 1; got {globals()[_name]}")
+# A worker process takes one message at a time, so shards of other teams queued
+# meanwhile are next, and one whose memory grew past the cap is replaced.
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = (CAMPAIGN_MAX_MEMORY_MB + 256) * 1024  # KB
+
 # Largest chain document accepted by import (command line, upload and paste).
 CHAIN_UPLOAD_MAX_BYTES = 2 * 1024 * 1024
 # A request's form fields (a pasted document and the rest of the form) may be a little

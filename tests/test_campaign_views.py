@@ -7,6 +7,7 @@ the configured broker (filesystem locally, Redis under CI=true), run it.
 
 from __future__ import annotations
 
+import html
 import re
 import textwrap
 from datetime import timedelta
@@ -49,7 +50,12 @@ def sent(monkeypatch):
 
 
 def launch(chain: Chain, shards: int = 1, **bounds) -> Exploration:
-    return Exploration.objects.launch(chain.head(), {"max_faults": 1, **bounds}, shards=shards)
+    """A launch whose shards' tasks went out (the stub ``sent`` does not record them)."""
+    exploration = Exploration.objects.launch(
+        chain.head(), {"max_faults": 1, **bounds}, shards=shards
+    )
+    exploration.shards.update(sent_at=timezone.now())
+    return exploration
 
 
 def run(exploration: Exploration) -> Exploration:
@@ -116,7 +122,8 @@ def test_launch_creates_a_campaign_with_the_posted_bounds_and_redirects_to_it(
     exploration = Exploration.objects.get()
     assert response.status_code == 303
     assert response["Location"] == f"/chains/{unsafe.key}/campaigns/{exploration.pk}/"
-    assert exploration.bounds == {"max_faults": 3, "max_events": 40, "crashes": False}
+    asked = {"max_faults": 3, "max_events": 40, "crashes": False}
+    assert {name: exploration.bounds[name] for name in asked} == asked
     assert exploration.shard_count == 2
     assert exploration.revision == unsafe.head()
     assert sent == [(exploration.pk, 0), (exploration.pk, 1)]
@@ -420,7 +427,9 @@ def test_a_failed_campaign_shows_its_error(client, unsafe, sent, monkeypatch):
 
 
 def queued_long_ago(exploration: Exploration) -> None:
-    exploration.shards.update(queued_at=timezone.now() - timedelta(minutes=10))
+    """Its shards' tasks were sent long ago and never claimed: the messages were lost."""
+    long_ago = timezone.now() - timedelta(minutes=10)
+    exploration.shards.update(queued_at=long_ago, sent_at=long_ago)
 
 
 @pytest.mark.django_db
@@ -493,3 +502,58 @@ def test_a_campaign_launched_from_the_page_runs_until_its_result_shows(
     assert 'id="campaign-status">done</span>' in body
     assert '<progress max="2" value="2">' in body
     assert "open in the simulator" in body
+
+
+# Caps and turns: what the pages say about them
+
+
+@pytest.mark.django_db
+def test_the_launch_form_shows_the_caps_every_campaign_runs_under(client, unsafe, settings):
+    settings.CAMPAIGN_MAX_STATES = 12345
+    settings.CAMPAIGN_TIME_LIMIT = 90
+    settings.CAMPAIGN_MAX_MEMORY_MB = 640
+    settings.CAMPAIGN_TEAM_CAMPAIGNS = 3
+    body = client.get(f"/chains/{unsafe.key}/campaigns/").content.decode()
+    caps = re.search(r'<p class="help" id="campaign-caps">(.*?)</p>', body, re.S)
+    assert caps, body
+    assert "12,345 states" in caps[1]
+    assert "90 s" in caps[1]
+    assert "640 MB" in caps[1]
+    assert "3 campaigns" in caps[1]
+
+
+@pytest.mark.django_db
+def test_a_campaign_stopped_at_a_cap_says_which_with_the_coverage_it_reached(
+    client, unsafe, sent, settings
+):
+    exploration = Exploration.objects.launch(unsafe.head(), {"max_faults": 2, "max_states": 20})
+    body = page(client, run(exploration))
+    stopped = re.search(r'<p class="incomplete" id="stopped-by">(.*?)</p>', body, re.S)
+    assert stopped, body
+    assert "state cap" in stopped[1]
+    assert "20 states" in stopped[1]
+    assert 'id="coverage"' in body
+
+
+@pytest.mark.django_db
+def test_the_list_flags_a_campaign_stopped_at_a_cap(client, unsafe, sent):
+    run(Exploration.objects.launch(unsafe.head(), {"max_faults": 2, "max_states": 20}))
+    body = client.get(f"/chains/{unsafe.key}/campaigns/").content.decode()
+    assert "<small>state cap</small>" in body
+
+
+@pytest.mark.django_db
+def test_a_campaign_waiting_for_its_team_says_so_on_its_page(client, unsafe, sent, settings):
+    settings.CAMPAIGN_TEAM_CAMPAIGNS = 1
+    launch(unsafe)
+    body = html.unescape(page(client, launch(unsafe)))
+    assert "Waiting for the team's earlier campaigns" in body
+
+
+@pytest.mark.django_db
+def test_the_list_marks_a_campaign_waiting_for_its_team(client, unsafe, sent, settings):
+    settings.CAMPAIGN_TEAM_CAMPAIGNS = 1
+    launch(unsafe)
+    launch(unsafe)
+    body = html.unescape(client.get(f"/chains/{unsafe.key}/campaigns/").content.decode())
+    assert body.count("<small>waiting for the team's earlier campaigns</small>") == 1

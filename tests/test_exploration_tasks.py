@@ -83,8 +83,9 @@ def finished(exploration: Exploration) -> bool:
 
 @pytest.mark.django_db
 def test_launch_creates_a_queued_shard_per_part_and_sends_a_task_for_each(
-    revision, sent, django_capture_on_commit_callbacks
+    revision, sent, django_capture_on_commit_callbacks, settings
 ):
+    settings.CAMPAIGN_TEAM_SHARDS = 3
     with django_capture_on_commit_callbacks(execute=True):
         exploration = Exploration.objects.launch(revision, SMALL, shards=3)
     assert exploration.status == "queued"
@@ -315,7 +316,9 @@ def test_the_reap_task_takes_back_stale_shards_and_leaves_live_ones(revision, se
 
 
 def queued_long_ago(exploration: Exploration, minutes: int = 10) -> None:
-    exploration.shards.update(queued_at=timezone.now() - timedelta(minutes=minutes))
+    """Its shards' tasks were sent long ago and never claimed: the messages were lost."""
+    long_ago = timezone.now() - timedelta(minutes=minutes)
+    exploration.shards.update(queued_at=long_ago, sent_at=long_ago)
 
 
 @pytest.mark.django_db

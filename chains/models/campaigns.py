@@ -1,7 +1,12 @@
 """Campaigns: an Exploration is a model-checker run over one revision, cut into shards.
 
 Celery workers claim shards with conditional updates (the rows are the lock,
-so it works the same on SQLite and PostgreSQL). The search itself is
+so it works the same on SQLite and PostgreSQL). Shards are not all sent to the
+broker at launch: :func:`dispatch` sends the next ones whenever one ends, at
+most ``CAMPAIGN_TEAM_SHARDS`` per team at a time and from the team's first
+``CAMPAIGN_TEAM_CAMPAIGNS`` active campaigns, taking turns between teams. So
+the broker's queue never holds a big campaign's every shard ahead of another
+team's small one, with the filesystem broker and Redis alike. The search itself is
 ``chains.core.sim.explorer``; this module only records who runs what, how far
 it got, and the merged result.
 
@@ -15,14 +20,17 @@ fails with :class:`QueueDown` like one the broker refuses.
 
 from __future__ import annotations
 
+import logging
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import models, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from chains.core.sim.explorer import Bounds, ExploreResult, merge
@@ -47,6 +55,24 @@ STALE_AFTER = timedelta(minutes=2)
 # Claims per shard before a stale one fails the exploration instead of going back in the queue.
 MAX_ATTEMPTS = 2
 MAX_SHARDS = 256
+# Celery's limits on a shard's task, past the explorer's own time cap (CAMPAIGN_TIME_LIMIT):
+# the soft one ends the search with what it found, the hard one kills the process.
+TIME_LIMIT_GRACE = 30  # seconds
+WAITING_FOR_TEAM = "waiting for the team's earlier campaigns"
+_TIMED_OUT = "timed out: ran past the hard time limit of {} s"
+
+logger = logging.getLogger(__name__)
+
+
+def soft_time_limit() -> int:
+    """Seconds after which Celery interrupts a shard's search (it then stores what it found)."""
+    return settings.CAMPAIGN_TIME_LIMIT + TIME_LIMIT_GRACE
+
+
+def hard_time_limit() -> int:
+    """Seconds after which Celery kills a shard's process; recovery then fails the shard."""
+    return soft_time_limit() + TIME_LIMIT_GRACE
+
 
 # What sends one shard's task, as (exploration id, shard index); set by connect_queue().
 _send_shard: Callable[[int, int], None] | None = None
@@ -60,6 +86,75 @@ def connect_queue(send: Callable[[int, int], None]) -> None:
     """
     global _send_shard
     _send_shard = send
+
+
+def dispatch() -> tuple[list[ExplorationShard], list[tuple[ExplorationShard, Exception]]]:
+    """Send the tasks of the shards whose turn it is (:func:`_turns`); those sent, those refused.
+
+    Called after a launch commits, whenever a shard ends, on cancel, and by
+    every recovery, so nothing waits for a turn that never comes. Each send
+    is claimed with a conditional update on ``sent_at``, so callers racing
+    here send a shard once (they may briefly let a team exceed its limit by
+    one). A send the broker refuses leaves the shard waiting for the next
+    dispatch.
+    """
+    now = timezone.now()
+    sent, refused = [], []
+    for pk in _turns():
+        mine = ExplorationShard.objects.filter(
+            pk=pk, status=ExplorationStatus.QUEUED, sent_at__isnull=True
+        )
+        if not mine.update(sent_at=now, queued_at=now):
+            continue
+        shard = ExplorationShard.objects.get(pk=pk)
+        try:
+            shard.enqueue()
+        except Exception as exc:  # kombu's OperationalError, or whatever the transport raises
+            logger.warning("could not send %s: %s", shard, exc)
+            ExplorationShard.objects.filter(pk=pk, sent_at=now).update(sent_at=None)
+            refused.append((shard, exc))
+        else:
+            sent.append(shard)
+    return sent, refused
+
+
+def _turns() -> list[int]:
+    """The shards to send now, in order, as pks.
+
+    A team may have ``CAMPAIGN_TEAM_SHARDS`` shards sent or running at once,
+    taken from its first ``CAMPAIGN_TEAM_CAMPAIGNS`` active campaigns in
+    launch order (the later ones wait). Teams take turns, the least busy
+    first, so a shard of another team goes before a big campaign's next one.
+    Chains without a team count as one team.
+    """
+    active = Exploration.objects.filter(status__in=ACTIVE).order_by("created_at", "pk")
+    team_of = dict(active.values_list("pk", "revision__chain__team"))
+    order = {pk: i for i, pk in enumerate(team_of)}  # launch order (dicts keep it)
+    launched: Counter[Any] = Counter()
+    admitted = set()
+    for pk, team in team_of.items():
+        launched[team] += 1
+        if launched[team] <= settings.CAMPAIGN_TEAM_CAMPAIGNS:
+            admitted.add(pk)
+    busy: Counter[Any] = Counter()
+    waiting: dict[Any, list[tuple[int, int, int]]] = {}
+    shards = ExplorationShard.objects.filter(exploration__in=list(team_of), status__in=ACTIVE)
+    fields = ("pk", "exploration", "index", "status", "sent_at")
+    for pk, exploration, index, status, sent_at in shards.values_list(*fields):
+        team = team_of[exploration]
+        if status == ExplorationStatus.RUNNING or sent_at is not None:
+            busy[team] += 1
+        elif exploration in admitted:
+            waiting.setdefault(team, []).append((order[exploration], index, pk))
+    for queue in waiting.values():
+        queue.sort(reverse=True)  # the next one last, to pop
+    turns = []
+    limit = settings.CAMPAIGN_TEAM_SHARDS
+    while open_teams := [t for t, queue in waiting.items() if queue and busy[t] < limit]:
+        team = min(open_teams, key=lambda t: (busy[t], waiting[t][-1]))
+        busy[team] += 1
+        turns.append(waiting[team].pop()[2])
+    return turns
 
 
 class ExplorationQuerySet(models.QuerySet):
@@ -140,21 +235,30 @@ class Exploration(models.Model):
         return Bounds(**self.bounds)
 
     def enqueue(self) -> None:
-        """Send a task for every shard still queued; fail the exploration if the broker refuses.
+        """Send the shards whose turn it is (:func:`dispatch`); fail this exploration if refused.
 
-        Raises :class:`QueueDown` with the reason the exploration now carries.
-        Tasks already sent before the refusal find the exploration failed and
-        are skipped.
+        Raises :class:`QueueDown` with the reason the exploration now carries
+        when the broker refused one of its shards. Tasks already sent before
+        the refusal find the exploration failed and are skipped.
         """
-        queued = list(self.shards.filter(status=ExplorationStatus.QUEUED))
-        try:
-            for shard in queued:
-                shard.enqueue()
-        except Exception as exc:  # kombu's OperationalError, or whatever the transport raises
+        refused = [exc for shard, exc in dispatch()[1] if shard.exploration_id == self.pk]
+        if refused:
+            exc = refused[0]
             reason = f"the worker queue is down: {type(exc).__name__}: {exc}"
             self.fail(reason)
             self.refresh_from_db()
             raise QueueDown(reason) from exc
+
+    def waiting(self) -> str | None:
+        """Why a queued exploration has not started: its team runs as many as it may."""
+        if self.status != ExplorationStatus.QUEUED:
+            return None
+        earlier = Exploration.objects.filter(
+            Q(created_at__lt=self.created_at) | Q(created_at=self.created_at, pk__lt=self.pk),
+            status__in=ACTIVE,
+            revision__chain__team=self.revision.chain.team_id,
+        )
+        return WAITING_FOR_TEAM if earlier.count() >= settings.CAMPAIGN_TEAM_CAMPAIGNS else None
 
     def recover(
         self, stale_after: timedelta = STALE_AFTER, max_attempts: int = MAX_ATTEMPTS
@@ -165,8 +269,11 @@ class Exploration(models.Model):
           (:meth:`ShardQuerySet.reap`): queued again with a fresh task while it
           has attempts left, else failed, and the exploration with it, with a
           reason naming the silent worker.
-        - A shard queued for longer than ``stale_after`` (since launch, its last
-          requeue or its last re-send) gets its task sent again
+        - A running shard claimed longer ago than Celery's hard time limit
+          is failed as timed out (:meth:`ShardQuerySet.time_out`): its process
+          was killed, however recently it beat.
+        - A shard sent for longer than ``stale_after`` (since its dispatch,
+          its last requeue or its last re-send) gets its task sent again
           (:meth:`ShardQuerySet.resend`): the message was probably lost, and a
           duplicate is skipped by the claim.
 
@@ -176,8 +283,10 @@ class Exploration(models.Model):
         """
         if self.status not in ACTIVE:
             return 0
-        touched = len(self.shards.reap(stale_after, max_attempts))
+        touched = len(self.shards.time_out())
+        touched += len(self.shards.reap(stale_after, max_attempts))
         touched += len(self.shards.resend(stale_after))
+        dispatch()
         if touched:
             self.refresh_from_db()
         return touched
@@ -196,6 +305,7 @@ class Exploration(models.Model):
         )
         self.settle()
         self.refresh_from_db()
+        dispatch()  # the team's next campaign may start
         return bool(won)
 
     def fail(self, reason: str) -> bool:
@@ -207,6 +317,7 @@ class Exploration(models.Model):
             status=ExplorationStatus.CANCELLED, finished_at=timezone.now()
         )
         self.settle()
+        dispatch()
         return bool(won)
 
     def settle(self) -> bool:
@@ -254,6 +365,7 @@ class Exploration(models.Model):
             "started_at": self.started_at,
             "finished_at": self.finished_at,
             "error": self.error,
+            "waiting": self.waiting(),
             "shards": [s.progress() for s in shards],
         }
 
@@ -313,6 +425,20 @@ class ShardQuerySet(models.QuerySet):
             status=ExplorationStatus.RUNNING, heartbeat_at__lt=timezone.now() - stale_after
         )
 
+    def time_out(self) -> list[ExplorationShard]:
+        """Fail each running shard claimed before the hard time limit, and its campaign."""
+        overdue = self.filter(
+            status=ExplorationStatus.RUNNING,
+            claimed_at__lt=timezone.now() - timedelta(seconds=hard_time_limit()),
+        ).select_related("exploration")
+        return [shard for shard in overdue if shard.fail(_TIMED_OUT.format(hard_time_limit()))]
+
+    def timed_out(self, exploration_id: int, index: int) -> bool:
+        """Fail the running shard whose process Celery's hard time limit killed; False if none."""
+        running = self.filter(status=ExplorationStatus.RUNNING).select_related("exploration")
+        shard = running.filter(exploration_id=exploration_id, index=index).first()
+        return shard is not None and shard.fail(_TIMED_OUT.format(hard_time_limit()))
+
     def reap(
         self, stale_after: timedelta = STALE_AFTER, max_attempts: int = MAX_ATTEMPTS
     ) -> list[ExplorationShard]:
@@ -332,6 +458,7 @@ class ShardQuerySet(models.QuerySet):
         """
         return self.filter(
             status=ExplorationStatus.QUEUED,
+            sent_at__isnull=False,
             queued_at__lt=timezone.now() - stale_after,
             exploration__in=Exploration.objects.filter(status__in=ACTIVE),
         )
@@ -371,6 +498,8 @@ class ExplorationShard(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     # When it last went into the queue (launch, requeue, re-send): how long it has waited.
     queued_at = models.DateTimeField(default=timezone.now)
+    # When its task was last sent to the broker; None while it waits for its turn (dispatch).
+    sent_at = models.DateTimeField(null=True, blank=True)
     states = models.PositiveIntegerField(default=0)
     result = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
@@ -424,6 +553,7 @@ class ExplorationShard(models.Model):
         )
         if won:
             self.exploration.settle()
+            dispatch()
         return bool(won)
 
     def fail(self, reason: str) -> bool:
@@ -462,11 +592,12 @@ class ExplorationShard(models.Model):
                 claimed_by="",
                 error=f"requeued: {reason}",
                 queued_at=timezone.now(),
+                sent_at=None,
             )
             if won:
-                # robust: a refused send must not stop the reaping of other shards;
-                # the shard is queued, so a later recovery re-sends it (resend).
-                transaction.on_commit(self.enqueue, robust=True)
+                # Its turn comes again through dispatch; robust: a refused send must
+                # not stop the reaping of other shards (a later dispatch retries).
+                transaction.on_commit(dispatch, robust=True)
             return bool(won)
         won = still_stale.update(
             status=ExplorationStatus.FAILED, error=reason, finished_at=timezone.now()

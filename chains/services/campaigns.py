@@ -7,14 +7,20 @@ descriptions. The defaults of the bounds are the explorer's own
 (``core.sim.explorer.Bounds``). A launch is refused here, before any worker
 sees it, when the revision is unknown or no longer validates; the model verb
 ``Exploration.objects.launch`` then queues the shards (and raises
-``QueueDown`` when the broker refuses them).
+``QueueDown`` when the broker refuses them). Every launch is held to the
+caps of the settings (:func:`caps`): the campaign's states, each shard's
+time and a worker's memory; the explorer stops at the first one reached and
+the result says which.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
 from typing import Any
 
 from annotated_types import Ge, Le
+from django.conf import settings
 from django.shortcuts import get_object_or_404
 from pydantic import (
     BaseModel,
@@ -33,6 +39,7 @@ __all__ = [
     "BadCampaign",
     "CampaignIn",
     "cancel_campaign",
+    "caps",
     "launch_campaign",
     "limits",
     "watch_campaign",
@@ -95,7 +102,28 @@ def launch_campaign(chain: Chain, campaign: CampaignIn) -> Exploration:
     except DocumentError as exc:
         message = f"revision {revision.number} no longer validates: {exc}"
         raise BadCampaign("revision", message) from None
-    return Exploration.objects.launch(revision, campaign.bounds(), shards=campaign.shards)
+    bounds = replace(
+        campaign.bounds(),
+        max_states=math.ceil(settings.CAMPAIGN_MAX_STATES / campaign.shards),
+        max_seconds=settings.CAMPAIGN_TIME_LIMIT,
+        max_memory_mb=settings.CAMPAIGN_MAX_MEMORY_MB,
+    )
+    return Exploration.objects.launch(revision, bounds, shards=campaign.shards)
+
+
+def caps() -> dict[str, int]:
+    """What every campaign is held to (settings), for the launch form and the docs.
+
+    The states are the whole campaign's, shared out equally among its shards;
+    the time is each shard's; the memory is a worker process's.
+    """
+    return {
+        "states": settings.CAMPAIGN_MAX_STATES,
+        "seconds": settings.CAMPAIGN_TIME_LIMIT,
+        "memory_mb": settings.CAMPAIGN_MAX_MEMORY_MB,
+        "team_campaigns": settings.CAMPAIGN_TEAM_CAMPAIGNS,
+        "team_shards": settings.CAMPAIGN_TEAM_SHARDS,
+    }
 
 
 def watch_campaign(chain: Chain, pk: int) -> Exploration:

@@ -42,6 +42,7 @@ from chains.services.campaigns import (
     BadCampaign,
     CampaignIn,
     cancel_campaign,
+    caps,
     launch_campaign,
     limits,
     watch_campaign,
@@ -51,6 +52,10 @@ from chains.views.forms import FormError, read_form
 from chains.views.limits import rate_limited
 
 LISTED = 100  # campaigns on the list page, newest first
+
+# The cap that ended a search early (ExploreResult.stopped_by), in the words of the pages;
+# a cancel ("request") is said by the campaign's status already.
+STOPPED_AT = {"states": "state cap", "time": "time limit", "memory": "memory cap"}
 
 
 @require_http_methods(["GET", "POST"])
@@ -133,6 +138,7 @@ def _list(
         "error": error,
         "error_field": field,
         "campaigns": [_row(e) for e in rows[:LISTED]],
+        "caps": {name: f"{value:,}" for name, value in caps().items()},
     }
     template = "chains/campaigns.html#campaigns" if request.htmx else "chains/campaigns.html"
     return render(request, template, context, status=status)
@@ -183,7 +189,14 @@ def _row(exploration: Exploration) -> dict[str, Any]:
         "violations": len(result["violations"]) if result else None,
         "steps": steps and {"reached": len(steps["reached"]), "total": steps["total"]},
         "complete": result.get("complete") if result else None,
+        "stopped_at": _stopped_at(result),
+        "waiting": exploration.waiting(),
     }
+
+
+def _stopped_at(result: dict[str, Any] | None) -> str | None:
+    """The cap that ended the search, in words; None for a search that ran to its bounds."""
+    return STOPPED_AT.get(result.get("stopped_by") or "") if result else None
 
 
 # --- one campaign -----------------------------------------------------------------
@@ -213,6 +226,7 @@ def campaign_context(
         "warnings": result.get("warnings", []) if result else [],
         # None for a result stored before coverage was recorded: neither pass nor fail.
         "complete": result.get("complete") if result else None,
+        "stopped_at": _stopped_at(result),
     }
 
 

@@ -35,8 +35,10 @@ not a re-simulation of the prefix: ``bench/explore.py`` measures both.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
+import os
 import time
 from collections import Counter, deque
 from collections.abc import Callable
@@ -51,7 +53,17 @@ from .runtime import Run
 from .scenario import Scenario, _crash_and_resume
 from .state import Event, Observation, Proposal, Snapshot
 
-__all__ = ["EXIT_CODES", "Bounds", "ExploreResult", "Violation", "explore", "merge", "state_key"]
+__all__ = [
+    "EXIT_CODES",
+    "STOP_REASONS",
+    "Bounds",
+    "ExploreResult",
+    "Violation",
+    "explore",
+    "merge",
+    "state_digest",
+    "state_key",
+]
 
 # What a pipeline reads from ``chain explore``: a broken invariant outranks incomplete
 # coverage, and a clean search that did not see the whole chain is not a pass (0).
@@ -61,13 +73,27 @@ _POLL = 50  # expansions between should_stop / progress calls (the first one inc
 _SHARD_WIDTH = 4  # a sharded search splits once a level has this many nodes per shard
 
 
+# Why a search stopped early (``ExploreResult.stopped_by``), most telling first:
+# a merged result reports the first of these that any shard gave.
+STOP_REASONS = ("memory", "time", "states", "request")
+
+
 @dataclass(frozen=True)
 class Bounds:
-    """How far :func:`explore` looks: faults per path, inputs per path, crashes or not."""
+    """How far :func:`explore` looks: faults per path, inputs per path, crashes or not.
+
+    The caps end a search early, with ``truncated`` and ``stopped_by`` saying
+    which one: ``max_states`` distinct states, ``max_seconds`` of search,
+    ``max_memory_mb`` of resident memory of the whole process (read every 50
+    expansions). None means no cap.
+    """
 
     max_faults: int = 2
     max_events: int = 60
     crashes: bool = True
+    max_states: int | None = None
+    max_seconds: float | None = None
+    max_memory_mb: int | None = None
 
 
 @dataclass
@@ -93,11 +119,13 @@ class ExploreResult:
     ``states`` counts distinct states, ``paths`` the walks that ended (at a
     terminal state, at the event bound, or on a state already explored),
     ``terminals`` the distinct terminal states by run state, ``truncated``
-    whether ``should_stop`` ended the search early. ``cut`` counts walks the
-    event bound ended. ``keys`` maps every state key to its terminal state
-    ("" when not terminal); :func:`merge` unions shards with it. ``reach`` is
-    what the search saw of the chain (:mod:`.reach`); None only for a result
-    stored before coverage was recorded.
+    whether the search ended early, and ``stopped_by`` why (one of
+    ``STOP_REASONS``: a cap of :class:`Bounds`, or ``request`` when
+    ``should_stop`` asked). ``cut`` counts walks the event bound ended.
+    ``keys`` maps every state's 8-byte digest (:func:`state_digest`) to its
+    terminal state ("" when not terminal); :func:`merge` unions shards with
+    it. ``reach`` is what the search saw of the chain (:mod:`.reach`); None
+    only for a result stored before coverage was recorded.
     """
 
     states: int
@@ -107,9 +135,10 @@ class ExploreResult:
     seconds: float
     truncated: bool
     cut: int = 0
-    keys: dict[str, str] = field(default_factory=dict, repr=False)
+    keys: dict[bytes, str] = field(default_factory=dict, repr=False)
     shard: tuple[int, int] | None = None
     reach: Reach | None = field(default=None, repr=False)
+    stopped_by: str | None = None
 
     @property
     def warnings(self) -> list[str]:
@@ -128,10 +157,13 @@ class ExploreResult:
         return "pass" if self.complete else "incomplete"
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready; a shard's result also carries its ``state_keys`` and ``reach`` to merge.
+        """JSON-ready; a shard's result also carries its ``state_hashes`` and ``reach`` to merge.
 
         ``coverage`` has exactly the keys steps, rows, outcomes and
         compensations; ``not_covered`` names what each never saw.
+        ``state_hashes`` maps each terminal state ("" for none) to the base64
+        of its states' digests, 8 bytes each, sorted: a stored shard grows by
+        about 11 characters a state, whatever the chain.
         """
         out: dict[str, Any] = {
             "states": self.states,
@@ -140,6 +172,7 @@ class ExploreResult:
             "violations": [v.as_dict() for v in self.violations],
             "seconds": round(self.seconds, 3),
             "truncated": self.truncated,
+            "stopped_by": self.stopped_by,
             "cut": self.cut,
         }
         if self.reach is not None:
@@ -150,14 +183,18 @@ class ExploreResult:
             out["happy_path"] = self.reach.happy_path()
         if self.shard is not None:
             out["shard"] = list(self.shard)
-            out["state_keys"] = dict(self.keys)
+            out["state_hashes"] = _pack(self.keys)
             if self.reach is not None:
                 out["reach"] = self.reach.as_dict()
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ExploreResult:
-        """The inverse of :meth:`as_dict` (for shard results stored as JSON)."""
+        """The inverse of :meth:`as_dict` (for shard results stored as JSON).
+
+        Also reads shards stored before digests were packed, whose
+        ``state_keys`` map each key's hex text to its terminal state.
+        """
         shard = data.get("shard")
         return cls(
             states=data["states"],
@@ -170,10 +207,32 @@ class ExploreResult:
             seconds=data["seconds"],
             truncated=data["truncated"],
             cut=data.get("cut", 0),
-            keys=dict(data.get("state_keys") or {}),
+            keys=_unpack(data),
             shard=(shard[0], shard[1]) if shard else None,
             reach=Reach.from_dict(data["reach"]) if data.get("reach") else None,
+            stopped_by=data.get("stopped_by"),
         )
+
+
+_DIGEST = 8  # bytes of blake2b per state: see docs/explorer.md for why collisions don't matter
+
+
+def _pack(keys: dict[bytes, str]) -> dict[str, str]:
+    groups: dict[str, list[bytes]] = {}
+    for digest, terminal in keys.items():
+        groups.setdefault(terminal, []).append(digest)
+    return {t: base64.b64encode(b"".join(sorted(d))).decode() for t, d in sorted(groups.items())}
+
+
+def _unpack(data: dict[str, Any]) -> dict[bytes, str]:
+    if "state_hashes" in data:
+        keys = {}
+        for terminal, text in data["state_hashes"].items():
+            raw = base64.b64decode(text)
+            for i in range(0, len(raw), _DIGEST):
+                keys[raw[i : i + _DIGEST]] = terminal
+        return keys
+    return {bytes.fromhex(k): t for k, t in (data.get("state_keys") or {}).items()}
 
 
 def scenario_dict(scenario: Scenario) -> dict[str, Any]:
@@ -191,7 +250,12 @@ def scenario_dict(scenario: Scenario) -> dict[str, Any]:
 
 
 def state_key(snapshot: Snapshot, monitor: Monitor) -> str:
-    """A canonical hash of what can still change the run or a finding.
+    """:func:`state_digest` as hex text."""
+    return state_digest(snapshot, monitor).hex()
+
+
+def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
+    """A canonical 8-byte hash of what can still change the run or a finding.
 
     Left out: ``run_id`` (one per search), ``seq`` (it numbers events; the
     backoff jitter is seeded from fields kept here, so merged states draw the
@@ -216,7 +280,7 @@ def state_key(snapshot: Snapshot, monitor: Monitor) -> str:
     d["results"] = {k: v for k, v in d["results"].items() if "@" not in k}
     d["monitor"] = monitor.key(snapshot)
     text = json.dumps(d, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+    return hashlib.blake2b(text.encode(), digest_size=_DIGEST).digest()
 
 
 # --- the search --------------------------------------------------------------
@@ -254,13 +318,15 @@ class _Search:
         self.bounds = bounds
         self.should_stop = should_stop
         self.progress = progress
-        self.seen: dict[str, int] = {}
-        self.keys: dict[str, str] = {}
+        self.seen: dict[bytes, int] = {}
+        self.keys: dict[bytes, str] = {}
         self.paths = 0
         self.cut = 0
         self.found: dict[tuple[str, str], tuple[int, Scenario]] = {}
         self.expanded = 0
         self.stopped = False
+        self.stopped_by: str | None = None
+        self.started = time.monotonic()
         self.roots: list[tuple[dict[str, Any], str | None]] = []
         self._obs_cache: dict[tuple, list[Choice]] = {}
         self.recorder = Recorder(chain)
@@ -287,10 +353,14 @@ class _Search:
     def _visit(self, node: _Node, events: list[Event]) -> bool:
         """Count the node; whether it is worth expanding. ``events``: what led to it."""
         snapshot = node.run.snapshot
-        key = state_key(snapshot, node.monitor)
+        key = state_digest(snapshot, node.monitor)
         before = self.seen.get(key)
         finished = node.run.finished
         if before is None:
+            cap = self.bounds.max_states
+            if cap is not None and len(self.seen) >= cap:
+                self.stop("states")
+                return False
             self.keys[key] = snapshot.state if finished else ""
         if before is not None and before <= node.faults:
             self.paths += 1  # joins a state already explored with as few faults
@@ -312,10 +382,7 @@ class _Search:
     def expand(self, node: _Node) -> list[_Node]:
         self.expanded += 1
         if self.expanded % _POLL == 1:
-            if self.progress is not None:
-                self.progress(len(self.seen))
-            if self.should_stop is not None and self.should_stop():
-                self.stopped = True
+            self.poll()
         children = []
         for choice in self.choices(node.run):
             faults = node.faults + choice.fault
@@ -333,6 +400,22 @@ class _Search:
             if self._visit(child, events):
                 children.append(child)
         return children
+
+    def poll(self) -> None:
+        """Report progress, then stop at the time or memory cap or when asked to."""
+        if self.progress is not None:
+            self.progress(len(self.seen))
+        bounds = self.bounds
+        if bounds.max_seconds is not None and time.monotonic() - self.started >= bounds.max_seconds:
+            self.stop("time")
+        elif bounds.max_memory_mb is not None and _resident_mb() >= bounds.max_memory_mb:
+            self.stop("memory")
+        elif self.should_stop is not None and self.should_stop():
+            self.stop("request")
+
+    def stop(self, reason: str) -> None:
+        if not self.stopped:
+            self.stopped, self.stopped_by = True, reason
 
     def _record(self, found: list[Finding], node: _Node) -> None:
         for f in found:
@@ -380,6 +463,18 @@ class _Search:
         return cached
 
 
+def _resident_mb() -> float:
+    """This process's resident memory in MB (peak memory where /proc is missing)."""
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _detach(run: Run) -> Run:
     run.trace = []
     return run
@@ -422,6 +517,7 @@ def explore(
     shard: tuple[int, int] | None = None,
     should_stop: Callable[[], bool] | None = None,
     progress: Callable[[int], None] | None = None,
+    time_up: tuple[type[BaseException], ...] = (),
 ) -> ExploreResult:
     """Search every failure sequence of ``chain`` within ``bounds``; check the invariants.
 
@@ -433,6 +529,10 @@ def explore(
     gives the unsharded states, terminal states and violations.
     ``should_stop`` is polled every 50 expansions and ends the
     search with ``truncated=True``; ``progress`` gets the states so far.
+    The caps of ``bounds`` end it the same way, with ``stopped_by`` naming
+    the cap. ``time_up``: exceptions that mean the caller's time ran out
+    (Celery's soft time limit, raised anywhere in the search); the search
+    ends with what it found so far, ``stopped_by="time"``.
 
     >>> from chains.core.model import ChainSpec
     >>> doc = ChainSpec.model_validate({"id": "c", "actions": [{"id": "s", "effect": "read"}]})
@@ -442,10 +542,24 @@ def explore(
     """
     if bounds.max_faults < 0 or bounds.max_events < 1:
         raise ValueError(f"bounds need max_faults >= 0 and max_events >= 1; got {bounds}")
+    for cap in ("max_states", "max_seconds", "max_memory_mb"):
+        value = getattr(bounds, cap)
+        if value is not None and value <= 0:
+            raise ValueError(f"bounds need {cap} above 0 (or None for no cap); got {value}")
     if shard is not None and not (shard[1] >= 1 and 0 <= shard[0] < shard[1]):
         raise ValueError(f"shard is (index, count) with 0 <= index < count; got {shard}")
     started = time.perf_counter()
     search = _Search(chain, bounds, should_stop, progress)
+    try:
+        _run(search, shard)
+    except time_up:
+        search.stop("time")
+    if progress is not None:
+        progress(len(search.seen))
+    return _result(search, time.perf_counter() - started, shard)
+
+
+def _run(search: _Search, shard: tuple[int, int] | None) -> None:
     queue = deque(search.start())
     if shard is not None:
         index, count = shard
@@ -456,9 +570,6 @@ def explore(
                 queue.extend(search.expand(node))
         queue = deque(node for i, node in enumerate(queue) if i % count == index)
     search.bfs(queue)
-    if progress is not None:
-        progress(len(search.seen))
-    return _result(search, time.perf_counter() - started, shard)
 
 
 def _result(search: _Search, seconds: float, shard: tuple[int, int] | None) -> ExploreResult:
@@ -477,6 +588,7 @@ def _result(search: _Search, seconds: float, shard: tuple[int, int] | None) -> E
         keys=search.keys,
         shard=shard,
         reach=search.recorder.reach,
+        stopped_by=search.stopped_by,
     )
 
 
@@ -492,7 +604,7 @@ def merge(results: list[ExploreResult]) -> ExploreResult:
     """
     if not results:
         raise ValueError("merge needs at least one result")
-    keys: dict[str, str] = {}
+    keys: dict[bytes, str] = {}
     for r in results:
         keys.update(r.keys)
     best: dict[tuple[str, str], Violation] = {}
@@ -517,6 +629,7 @@ def merge(results: list[ExploreResult]) -> ExploreResult:
         cut=sum(r.cut for r in results),
         keys=keys,
         reach=_merged_reach(results),
+        stopped_by=next((s for s in STOP_REASONS if any(r.stopped_by == s for r in results)), None),
     )
 
 
