@@ -38,6 +38,7 @@ from hypothesis import settings as hypothesis_settings
 
 from chains.core import formats
 from chains.models import Chain, Role, Team
+from chains.tasks import explore_shard
 from designer.celery import app
 
 if TYPE_CHECKING:  # the parsed (pydantic) chain model, not the stored one
@@ -121,6 +122,14 @@ def celery_worker(django_db_setup):
         task_prerun.disconnect(borrow)
         for conn in shared.values():
             conn.dec_thread_sharing()
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """The shard tasks that would have gone to the broker, as (exploration id, index)."""
+    calls: list[tuple[int, int]] = []
+    monkeypatch.setattr(explore_shard, "delay", lambda *args: calls.append(args))
+    return calls
 
 
 @pytest.fixture(autouse=True)

@@ -25,13 +25,6 @@ SMALL = Bounds(max_faults=1)
 
 
 @pytest.fixture
-def sent(monkeypatch):
-    calls: list[tuple[int, int]] = []
-    monkeypatch.setattr(explore_shard, "delay", lambda *args: calls.append(args))
-    return calls
-
-
-@pytest.fixture
 def other_team(db) -> Team:
     return Team.objects.found("Hotel desk", owner=make_user("hotelier"), slug="hotel-desk")
 

@@ -10,48 +10,17 @@ the in-memory SQLite of a local run.
 
 from __future__ import annotations
 
-import threading
 from functools import partial
 
 import pytest
-from django.db import connection, connections
 from django.test import Client
 
 from chains.models import Chain, Revision, StaleRevision
+from tests.races import needs_postgresql, race
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), needs_postgresql]
 
 ROUNDS = 25
-
-
-@pytest.fixture(autouse=True)
-def postgresql():
-    if connection.vendor != "postgresql":
-        pytest.skip(
-            "needs PostgreSQL (CI=true runs it); SQLite's in-memory test database is one connection"
-        )
-
-
-def race(*saves):
-    """Run the saves in threads released at the same instant; their results in order."""
-    start = threading.Barrier(len(saves))
-    results: list = [None] * len(saves)
-
-    def run(i, save):
-        try:
-            start.wait()
-            results[i] = save()
-        except Exception as exc:  # the loser's conflict is a result here
-            results[i] = exc
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i, s)) for i, s in enumerate(saves)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-    return results
 
 
 def post(client: Client, url: str, form: dict) -> int:

@@ -15,23 +15,16 @@ import threading
 import time
 
 import pytest
-from django.db import connection, connections, transaction
+from django.db import connections, transaction
 from django.test import Client
 
 from chains.models import Chain
 from chains.services.imports import import_document
+from tests.races import needs_postgresql
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), needs_postgresql]
 
 SMALL = "id: small\ntitle: Small\nactions:\n  - id: look\n    effect: read\n"
-
-
-@pytest.fixture(autouse=True)
-def postgresql():
-    if connection.vendor != "postgresql":
-        pytest.skip(
-            "needs PostgreSQL (CI=true runs it); SQLite's in-memory test database is one connection"
-        )
 
 
 def in_thread(work, results: dict, name: str) -> threading.Thread:

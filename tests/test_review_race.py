@@ -9,47 +9,16 @@ this needs PostgreSQL and is skipped on the in-memory SQLite of a local run.
 
 from __future__ import annotations
 
-import threading
 from functools import partial
 
 import pytest
-from django.db import connection, connections
 
 from chains.models import Chain, Decision, Review, ReviewVote
+from tests.races import needs_postgresql, race
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), needs_postgresql]
 
 ROUNDS = 25
-
-
-@pytest.fixture(autouse=True)
-def postgresql():
-    if connection.vendor != "postgresql":
-        pytest.skip(
-            "needs PostgreSQL (CI=true runs it); SQLite's in-memory test database is one connection"
-        )
-
-
-def race(*votes):
-    """Run the votes in threads released at the same instant; their results in order."""
-    start = threading.Barrier(len(votes))
-    results: list = [None] * len(votes)
-
-    def run(i, vote):
-        try:
-            start.wait()
-            results[i] = vote()
-        except Exception as exc:  # the refused vote is a result here
-            results[i] = exc
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i, v)) for i, v in enumerate(votes)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-    return results
 
 
 def test_an_approval_never_lands_beside_a_request_for_changes_made_at_the_same_moment(

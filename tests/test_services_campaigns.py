@@ -15,17 +15,8 @@ from chains.services.campaigns import (
     launch_campaign,
     watch_campaign,
 )
-from chains.tasks import explore_shard
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def sent(monkeypatch):
-    """The shard tasks that would have gone to the broker, as (exploration id, index)."""
-    calls: list[tuple[int, int]] = []
-    monkeypatch.setattr(explore_shard, "delay", lambda *args: calls.append(args))
-    return calls
 
 
 @pytest.fixture
