@@ -104,6 +104,14 @@ def test_a_non_owner_cannot_invite(team, people, signed_in):
         invitations.invite(team, people["editor"], Role.VIEWER)
 
 
+def test_a_second_invitation_to_someone_replaces_the_first(team, people, signed_in):
+    owner = signed_in(people["owner"])
+    owner.post("/teams/flight-desk/", {"username": "outsider", "role": "viewer"})
+    owner.post("/teams/flight-desk/", {"username": "outsider", "role": "editor"})
+    (pending,) = invitations.pending_for(people["outsider"])
+    assert pending.role == Role.EDITOR
+
+
 def test_inviting_a_member_says_they_belong_already(team, people, signed_in):
     with pytest.raises(invitations.InvitationRefused, match="viewer is a member of Flight desk"):
         invitations.invite(team, people["owner"], Role.EDITOR, username="viewer")
@@ -251,6 +259,15 @@ def test_someone_without_an_account_joins_through_a_link_while_sign_up_is_closed
     assert team.role_of(ada) == Role.EDITOR
     assert Invitation.objects.get().status == "accepted"
     assert anonymous.get("/").status_code == 200  # signed in
+
+
+def test_someone_signed_out_is_sent_to_sign_in_and_back_to_the_link(team, people, anonymous):
+    path = link_for(team, people)
+    assert f'href="/accounts/login/?next={path}"' in anonymous.get(path).content.decode()
+    response = anonymous.post(path, {"answer": "accept"})
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/?next=/invite/")
+    assert Invitation.objects.get().status == "pending"
 
 
 def test_an_account_through_a_used_link_is_refused_and_not_created(team, people, anonymous):
