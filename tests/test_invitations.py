@@ -155,6 +155,7 @@ def test_accepting_twice_is_harmless(team, people, signed_in):
     outsider.post(path, {"answer": "accept"})
     again = outsider.post(path, {"answer": "accept"})
     assert again.status_code == 302
+    assert outsider.get(path)["Location"] == "/teams/flight-desk/"
     assert team.role_of(people["outsider"]) == Role.REVIEWER
 
 

@@ -74,7 +74,9 @@ def invitation(request: HttpRequest, secret: str) -> HttpResponse:
         found = invitations.open_link(secret)
     except UnknownInvitation as exc:
         return _refused(request, str(exc), 404)
-    if found.problem() is not None and not _answered_by(found, request.user):
+    if _answered_by(found, request.user):  # accepted already, by this person: nothing to do
+        return redirect("chains:team", slug=found.team.slug)
+    if found.problem() is not None:
         return _refused(request, found.problem(), 410, found)
     if request.method == "GET":
         return _link_page(request, found, secret, SignUpForm())
