@@ -126,6 +126,11 @@ LOGOUT_REDIRECT_URL = "login"
 # gets a team of their own). Off by default: owners bring people in; the demo and
 # createsuperuser commands make accounts either way.
 ALLOW_SIGNUP = env_bool("ALLOW_SIGNUP", default=False)
+# Invitations to a team (chains/models/people.py): an unanswered one expires after this
+# many days.
+INVITATION_DAYS = env_int("INVITATION_DAYS", 7)
+if INVITATION_DAYS < 1:
+    raise ImproperlyConfigured("INVITATION_DAYS must be at least 1")
 # Sign-in limits (chains/views/signin.py): this many failures for one username, or from
 # one client address, within the window, and further attempts are refused until it ends.
 SIGNIN_MAX_FAILURES = env_int("SIGNIN_MAX_FAILURES", 5)

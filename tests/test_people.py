@@ -72,11 +72,16 @@ def test_founding_a_team_with_a_slug_in_use_raises_and_stores_nothing(team, peop
     assert Team.objects.filter(name="Other desk").count() == 0
 
 
-def test_an_owner_adds_a_member_with_a_role(team, people, signed_in):
+def test_an_owner_adding_someone_makes_no_member_until_they_accept(team, people, signed_in):
     signed_in(people["owner"]).post(
         "/teams/flight-desk/", {"username": "outsider", "role": "reviewer"}
     )
-    assert team.role_of(people["outsider"]) == Role.REVIEWER
+    assert team.role_of(people["outsider"]) is None
+
+
+def test_an_owner_changes_a_members_role(team, people, signed_in):
+    signed_in(people["owner"]).post("/teams/flight-desk/", {"username": "viewer", "role": "editor"})
+    assert team.role_of(people["viewer"]) == Role.EDITOR
 
 
 def test_adding_someone_unknown_is_refused_naming_them(people, signed_in):

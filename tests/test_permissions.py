@@ -10,11 +10,13 @@ who is not signed in is sent to sign in.
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from chains.core.sim.explorer import Bounds
 from chains.models import ApiToken, Comment, Exploration, Review, Role
+from chains.services import invitations
 
 PEOPLE = ["outsider", "viewer", "reviewer", "editor", "owner"]
 RANK = {name: n for n, name in enumerate(PEOPLE)}
@@ -30,6 +32,11 @@ ACCESS: dict[str, dict[str, str]] = {
     "chains:revoke_token": {"POST": "self"},  # one's own tokens only: see test_api_tokens
     "chains:teams": {"GET": SIGNED_IN, "POST": SIGNED_IN},
     "chains:team": {"GET": "viewer", "POST": "owner"},
+    "chains:invite": {"POST": "owner"},
+    "chains:revoke_invitation": {"POST": "owner"},
+    "chains:answer_invitation": {"POST": "self"},  # its invitee only: see test_invitations
+    "chains:invitation": {"GET": "public", "POST": "public"},  # whoever holds the link
+    "chains:invitation_account": {"POST": "public"},
     "chains:new": {"GET": SIGNED_IN, "POST": SIGNED_IN},
     "chains:import": {"GET": SIGNED_IN, "POST": SIGNED_IN},
     "chains:chain": {"GET": "viewer"},
@@ -73,8 +80,16 @@ def urls(flight, team) -> dict[str, str]:
     comment = Comment.objects.post(flight.head(), owner, "a first thought")
     review = Review.objects.request(flight.head(), owner, ["reviewer"])
     key = flight.key
+    link, secret = invitations.invite(team, owner, Role.VIEWER)
+    get_user_model().objects.create_user("guest")
+    addressed, _ = invitations.invite(team, owner, Role.VIEWER, username="guest")
     args = {
         "chains:team": [team.slug],
+        "chains:invite": [team.slug],
+        "chains:revoke_invitation": [team.slug, link.pk],
+        "chains:answer_invitation": [addressed.pk],
+        "chains:invitation": [secret],
+        "chains:invitation_account": [secret],
         "chains:campaign": [key, campaign.pk],
         "chains:cancel_campaign": [key, campaign.pk],
         "chains:export": [key, 1, "yaml"],

@@ -78,3 +78,11 @@ class ImmutableRevision(Exception):
 
 class QueueDown(Exception):
     """The task queue (the Celery broker) refused a task, so a launch cannot run."""
+
+
+class InvitationClosed(Exception):
+    """An invitation used, declined, revoked or expired: it can no longer be answered."""
+
+
+class AlreadyMember(Exception):
+    """An invitation to a team the person belongs to already."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -17,7 +18,7 @@ from django.db import models, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from chains.models.errors import LastOwner, TeamTaken
+from chains.models.errors import AlreadyMember, InvitationClosed, LastOwner, TeamTaken
 
 
 class Role(models.TextChoices):
@@ -225,5 +226,154 @@ class ApiToken(models.Model):
     def revoke(self) -> None:
         ApiToken.objects.filter(pk=self.pk, revoked_at__isnull=True).update(
             revoked_at=timezone.now()
+        )
+        self.refresh_from_db()
+
+
+# --- invitations ----------------------------------------------------------------------
+
+
+class InvitationStatus(models.TextChoices):
+    PENDING = "pending"
+    ACCEPTED = "accepted"
+    DECLINED = "declined"
+    REVOKED = "revoked"
+
+
+class InvitationQuerySet(models.QuerySet):
+    def pending(self) -> InvitationQuerySet:
+        """The invitations that may still be answered: neither used, revoked nor expired."""
+        return self.filter(status=InvitationStatus.PENDING, expires_at__gt=timezone.now())
+
+    def issue(
+        self, team: Team, role: str, by: Any, days: int, invitee: Any = None
+    ) -> tuple[Invitation, str | None]:
+        """A new invitation to ``team`` with ``role``, valid ``days``; returns it with its secret.
+
+        Addressed to ``invitee``, it has no secret (``None``): they answer it signed in.
+        Otherwise it is a link: only a sha256 of the secret is stored, and the
+        short prefix finds the row, as for API tokens.
+        """
+        prefix, digest, secret = None, "", None
+        if invitee is None:
+            prefix = secrets.token_hex(4)
+            secret = f"inv_{prefix}_{secrets.token_urlsafe(24)}"
+            digest = _digest(secret)
+        invitation = self.create(
+            team=team,
+            role=Role(role),
+            created_by=by,
+            invitee=invitee,
+            prefix=prefix,
+            digest=digest,
+            expires_at=timezone.now() + timedelta(days=days),
+        )
+        return invitation, secret
+
+    def by_secret(self, secret: str) -> Invitation | None:
+        """The link invitation ``secret`` opens (in whatever state), or None."""
+        parts = secret.split("_")
+        if len(parts) < 3 or parts[0] != "inv":
+            return None
+        found = self.filter(prefix=parts[1]).select_related("team").first()
+        if found is None or not hmac.compare_digest(found.digest, _digest(secret)):
+            return None
+        return found
+
+
+class Invitation(models.Model):
+    """An owner's offer of a role in a team; it makes a member only when it is accepted.
+
+    Addressed to one person (``invitee``), or a link with a secret that
+    whoever holds it may accept. Single use: accepted, declined or revoked,
+    it is over; and it expires at ``expires_at``.
+    """
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="invitations")
+    role = models.CharField(max_length=10, choices=Role.choices)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    invitee = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="invitations",
+    )
+    prefix = models.CharField(max_length=8, unique=True, null=True, blank=True)
+    digest = models.CharField(max_length=64, blank=True)
+    status = models.CharField(
+        max_length=10, choices=InvitationStatus.choices, default=InvitationStatus.PENDING
+    )
+    answered_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    objects = InvitationQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        to = self.invitee or "link"
+        return f"{to} to {self.team} as {self.role} ({self.status})"
+
+    @property
+    def expired(self) -> bool:
+        return self.expires_at <= timezone.now()
+
+    def problem(self) -> str | None:
+        """Why this invitation can no longer be answered, or None while it can."""
+        if self.status == InvitationStatus.ACCEPTED:
+            return "This invitation has been used; ask an owner of the team for a new one."
+        if self.status == InvitationStatus.DECLINED:
+            return "This invitation was declined; ask an owner of the team for a new one."
+        if self.status == InvitationStatus.REVOKED:
+            return "This invitation was revoked by an owner of the team."
+        if self.expired:
+            return "This invitation has expired; ask an owner of the team for a new one."
+        return None
+
+    def accept(self, user: Any) -> Membership:
+        """Make ``user`` a member with the invitation's role, and use the invitation up.
+
+        Raises :class:`InvitationClosed` when it can no longer be answered and
+        :class:`AlreadyMember` when ``user`` belongs to the team already (the
+        invitation then stays unused, and their role unchanged).
+        """
+        with transaction.atomic():
+            fresh = self._answerable()
+            role = self.team.role_of(user)
+            if role is not None:
+                raise AlreadyMember(f"You belong to {self.team.name} already, as {role}.")
+            membership = self.team.add(user, fresh.role)
+            self._close(InvitationStatus.ACCEPTED, user)
+        return membership
+
+    def decline(self, user: Any) -> None:
+        with transaction.atomic():
+            self._answerable()
+            self._close(InvitationStatus.DECLINED, user)
+
+    def revoke(self, by: Any) -> None:
+        with transaction.atomic():
+            self._answerable()
+            self._close(InvitationStatus.REVOKED, by)
+
+    def _answerable(self) -> Invitation:
+        # Locked, so of two people answering one link at once only the first gets it.
+        fresh = Invitation.objects.select_for_update().get(pk=self.pk)
+        problem = fresh.problem()
+        if problem is not None:
+            raise InvitationClosed(problem)
+        return fresh
+
+    def _close(self, status: str, by: Any) -> None:
+        Invitation.objects.filter(pk=self.pk).update(
+            status=status, answered_by=by, answered_at=timezone.now()
         )
         self.refresh_from_db()

@@ -4,7 +4,9 @@ A member's team role holds on every chain of the team; a grant on one chain
 replaces it there (``Chain.role_of``), for members only and never for an
 owner, and it ends when the member leaves. Only a team's owners change its
 members, only a chain's owners change its grants, and a team always keeps an
-owner. Everything else about permissions is ``views.common.get_chain``.
+owner. Nobody joins a team without accepting an invitation
+(``views.invitations``): an owner naming someone invites them. Everything else
+about permissions is ``views.common.get_chain``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from django.views.decorators.http import require_http_methods, require_POST
 from pydantic import AfterValidator, BaseModel, Field, ValidationInfo, field_validator
 
 from chains.models import ApiToken, GrantRefused, LastOwner, Role, Team, TeamTaken
+from chains.services import invitations
 from chains.services.accounts import lookalike_taken
+from chains.services.invitations import InvitationRefused
 from chains.views.common import get_chain
 from chains.views.forms import FormError, read_form
 from chains.views.limits import rate_limited
@@ -119,7 +123,11 @@ def signup(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def teams(request: HttpRequest) -> HttpResponse:
     """The teams you belong to, and a form to found one (you become its owner)."""
-    context: dict[str, Any] = {"teams": Team.objects.of(request.user), "typed": {}}
+    context: dict[str, Any] = {
+        "teams": Team.objects.of(request.user),
+        "invitations": invitations.pending_for(request.user),
+        "typed": {},
+    }
     if request.method == "GET":
         return render(request, "chains/teams.html", context)
     try:
@@ -134,31 +142,44 @@ def teams(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def team(request: HttpRequest, slug: str) -> HttpResponse:
-    """A team's members and chains; its owners add, re-role and remove members."""
+    """A team's members and chains; its owners invite people, re-role and remove members.
+
+    Naming someone who is not a member invites them (``services.invitations``):
+    they join only when they accept.
+    """
     team = get_object_or_404(Team, slug=slug)
-    role = team.role_of(request.user)
-    if role is None:
+    if team.role_of(request.user) is None:
         raise Http404(f"no team {slug!r} that you belong to")
-    error, status = "", 200
-    if request.method == "POST":
-        if role != Role.OWNER:
-            raise PermissionDenied(f"only an owner of {team.name} changes its members")
-        try:
-            user, new_role = _member(request.POST)
-            if new_role == "remove":
-                team.remove(user)
-            else:
-                team.add(user, new_role)
-            return redirect("chains:team", slug=team.slug)
-        except (FormError, BadMember, LastOwner) as exc:
-            error, status = str(exc), 400
+    if request.method == "GET":
+        return team_page(request, team)
+    if team.role_of(request.user) != Role.OWNER:
+        raise PermissionDenied(f"only an owner of {team.name} changes its members")
+    try:
+        user, new_role = _member(request.POST)
+        if new_role == "remove":
+            team.remove(user)
+        elif team.memberships.filter(user=user).exists():
+            team.add(user, new_role)
+        else:
+            invitations.invite(team, request.user, new_role, username=user.username)
+    except (FormError, BadMember, LastOwner, InvitationRefused) as exc:
+        return team_page(request, team, error=str(exc), status=400)
+    return redirect("chains:team", slug=team.slug)
+
+
+def team_page(request: HttpRequest, team: Team, status: int = 200, **extra: Any) -> HttpResponse:
+    """The team page; its owners see the invitations still open too."""
+    role = team.role_of(request.user)
     context = {
         "team": team,
         "role": role,
         "members": team.memberships.select_related("user"),
+        "invitations": invitations.pending_of_team(team) if role == Role.OWNER else [],
         "chains": team.chains.order_by("key"),
         "roles": ROLES,
-        "error": error,
+        "invitation_days": settings.INVITATION_DAYS,
+        "error": "",
+        **extra,
     }
     return render(request, "chains/team.html", context, status=status)
 
