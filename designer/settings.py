@@ -233,3 +233,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = CHAIN_UPLOAD_MAX_BYTES + 256 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 # The largest form (an element's fields with a multi-select of handles) posts far fewer.
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 500
+
+# Bounded work per page (issue 14). Trying a quick fix validates the whole chain, so the
+# workspace tries the fixes of its first WORKSPACE_EAGER_FIXES findings only; the others
+# load when the user opens them.
+WORKSPACE_EAGER_FIXES = env_int("WORKSPACE_EAGER_FIXES", 8)
+if WORKSPACE_EAGER_FIXES < 0:
+    raise ImproperlyConfigured("WORKSPACE_EAGER_FIXES must be 0 or more")
