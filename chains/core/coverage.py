@@ -122,13 +122,20 @@ def coverage(doc: ChainSpec, variant: str | None = None) -> Matrix:
     unlisted = _unlisted_code(doc)
     columns = _columns(stale, unlisted)
     live = _live(doc)
+    detects = _detects(doc)
     cells: dict[tuple[str, str], Cell | None] = {}
     for step in steps:
         ctx = ClassifyContext(variant=variant, commit_in_flight=is_commit_class(step), live=live)
+        consumed = set().union(*(detects.get(h, set()) for h in step.input.handles))
         for column in columns:
-            cells[(step.id, column.key)] = (
-                None if step.effect == "select" else _cell(doc, ctx, step, column, unlisted)
-            )
+            if step.effect == "select" or (
+                column.key.startswith("stale:") and column.signal not in consumed
+            ):
+                # Most stale columns are about handles the step never reads: one per
+                # handle, so skipping them without a lookup keeps the matrix linear work.
+                cells[(step.id, column.key)] = None
+            else:
+                cells[(step.id, column.key)] = _cell(doc, ctx, step, column, unlisted)
     return Matrix(steps=[s.id for s in steps], columns=columns, cells=cells)
 
 
@@ -222,9 +229,7 @@ def _cell(
     key = column.key
     if key == "valid_empty":
         return _valid_empty(doc, ctx, step)
-    if key.startswith("stale:"):
-        if not _consumes_detecting(doc, step, column.signal):
-            return None
+    if key.startswith("stale:"):  # only on steps consuming a handle that detects it
         return _classified(doc, ctx, step, _observation(column.signal))
     if key == "terms_changed":
         return _per_config(doc, ctx, step, "gate", unlisted)
@@ -260,13 +265,13 @@ def _valid_empty(doc: ChainSpec, ctx: ClassifyContext, step: Action) -> Cell | N
     return cell
 
 
-def _consumes_detecting(doc: ChainSpec, step: Action, atom: str) -> bool:
-    for handle_id in step.input.handles:
-        handle = doc.handle(handle_id)
-        detect = handle.staleness.detect if handle and handle.staleness else []
-        if atom in {normalize_atom(a) for a in detect}:
-            return True
-    return False
+def _detects(doc: ChainSpec) -> dict[str, set[str]]:
+    """Handle id → the normalised staleness atoms it detects (the first handle of an id)."""
+    detects: dict[str, set[str]] = {}
+    for handle in doc.handles:
+        atoms = handle.staleness.detect if handle.staleness else []
+        detects.setdefault(handle.id, {normalize_atom(a) for a in atoms})
+    return detects
 
 
 def _per_config(
