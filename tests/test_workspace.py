@@ -254,6 +254,13 @@ def test_the_first_findings_show_their_quick_fixes_and_the_rest_a_link_to_them(
     assert f"/chains/{open_gates.key}/fixes?" in later
 
 
+def test_a_large_chain_gets_fewer_quick_fixes_up_front(client, open_gates, settings):
+    settings.WORKSPACE_FIX_BUDGET_BYTES = 1  # less than the document: none tried up front
+    body = client.get(f"/chains/{open_gates.key}/").content.decode()
+    assert 'name="op"' not in gate_row(body, "g0")
+    assert "Quick fixes" in gate_row(body, "g0")
+
+
 def test_the_quick_fixes_of_one_finding_load_on_demand_and_only_for_it(
     client, open_gates, settings
 ):

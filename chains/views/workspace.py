@@ -154,7 +154,7 @@ def workspace_context(
         item["comments"] = commented.get(item["key"], 0)
     context["scenario_checks"] = scenario_checks(chain, document)
     if tab == "coverage":
-        m = coverage(document)
+        m = _COVERAGE.get(head.content_hash) or _COVERAGE.put(head.content_hash, coverage(document))
         context["matrix"] = m
         context["matrix_rows"] = [
             (step, [m.cells.get((step, c.key)) for c in m.columns]) for step in m.steps
@@ -186,11 +186,13 @@ def _findings(head: Revision, document: ChainSpec, report: Any, opened: Any = No
 
     Every fix is tried on the whole chain before it is offered, so the fixes
     of every finding would cost the square of the chain's size. The first
-    ``WORKSPACE_EAGER_FIXES`` findings that may have fixes get them here, and
-    the one the user opened (``opened``, its index); the others get a link
-    that loads theirs (:func:`finding_fixes`).
+    ``WORKSPACE_EAGER_FIXES`` findings that may have fixes get them here (fewer
+    on a large chain: ``WORKSPACE_FIX_BUDGET_BYTES`` bounds the bytes validated
+    again), and the one the user opened (``opened``, its index); the others
+    get a link that loads theirs (:func:`finding_fixes`).
     """
-    eager = settings.WORKSPACE_EAGER_FIXES
+    size = len(json.dumps(head.document, separators=(",", ":")))
+    eager = min(settings.WORKSPACE_EAGER_FIXES, settings.WORKSPACE_FIX_BUDGET_BYTES // size)
     items = []
     for index, f in enumerate(report.findings):
         fixable = may_fix(f)
@@ -317,6 +319,7 @@ def _yaml(data: Any) -> str:
 
 
 _FIXES = Recent()
+_COVERAGE = Recent(16)
 
 
 # --- answering ------------------------------------------------------------------------
