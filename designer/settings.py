@@ -244,3 +244,10 @@ if WORKSPACE_EAGER_FIXES < 0 or WORKSPACE_FIX_BUDGET_BYTES < 0:
     raise ImproperlyConfigured(
         "WORKSPACE_EAGER_FIXES and WORKSPACE_FIX_BUDGET_BYTES must be 0 or more"
     )
+# Each process keeps parsed documents, and the findings' fixes and coverage it computed,
+# by content hash; these bound them by estimated bytes (a parsed document takes about
+# 25 times its JSON: one at the 2 MB upload limit, about 50 MB).
+PARSE_CACHE_BYTES = env_int("PARSE_CACHE_BYTES", 200_000_000)
+DERIVED_CACHE_BYTES = env_int("DERIVED_CACHE_BYTES", 50_000_000)
+if PARSE_CACHE_BYTES < 0 or DERIVED_CACHE_BYTES < 0:
+    raise ImproperlyConfigured("PARSE_CACHE_BYTES and DERIVED_CACHE_BYTES must be 0 or more")

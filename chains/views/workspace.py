@@ -154,7 +154,10 @@ def workspace_context(
         item["comments"] = commented.get(item["key"], 0)
     context["scenario_checks"] = scenario_checks(chain, document)
     if tab == "coverage":
-        m = _COVERAGE.get(head.content_hash) or _COVERAGE.put(head.content_hash, coverage(document))
+        m = _COVERAGE.get(head.content_hash)
+        if m is None:
+            m = coverage(document)  # a cell (mostly None) costs about 150 bytes kept
+            _COVERAGE.put(head.content_hash, m, weight=150 * len(m.cells))
         context["matrix"] = m
         context["matrix_rows"] = [
             (step, [m.cells.get((step, c.key)) for c in m.columns]) for step in m.steps
@@ -220,7 +223,7 @@ def _fixes(head: Revision, document: ChainSpec, finding: Any, index: int) -> lis
         {"op": fix.op, "title": fix.title, "args_json": json.dumps(fix.args)}
         for fix in fixes_for(document, finding)
     ]
-    return _FIXES.put(key, fixes)
+    return _FIXES.put(key, fixes, weight=len(json.dumps(fixes)) * 2)  # str: ~2 bytes a char
 
 
 @require_GET
@@ -318,8 +321,8 @@ def _yaml(data: Any) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=88)
 
 
-_FIXES = Recent()
-_COVERAGE = Recent(16)
+_FIXES = Recent(1024, budget=settings.DERIVED_CACHE_BYTES)
+_COVERAGE = Recent(16, budget=settings.DERIVED_CACHE_BYTES)
 
 
 # --- answering ------------------------------------------------------------------------

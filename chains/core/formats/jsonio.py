@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from ..errors import DocumentError, Problem
-from .yamlio import MAX_DEPTH, parse_yaml, refuse_nul
+from .yamlio import MAX_DEPTH, json_locations, refuse_nul
 
 __all__ = ["parse_json"]
 
@@ -40,10 +40,7 @@ def parse_json(text: str, *, locations: bool = True) -> tuple[Any, dict]:
         raise DocumentError([Problem(too_deep, *_deep_position(text))])
     if not locations:
         return data, {}
-    try:  # JSON is YAML: reuse the YAML reader for locations only.
-        _, where = parse_yaml(text)
-    except DocumentError:
-        where = {}
+    where = json_locations(text)  # JSON is YAML: the YAML reader gives the lines
     refuse_nul(data, where)
     return data, where
 

@@ -312,12 +312,30 @@ def rewind_past_landed_commit(chain: ChainSpec, ctx: LintContext) -> Found:
     main = set(main_steps(chain))
     flagged: set[str] = set()
     rows = _rows_naming(chain)
+    # How far back any verdict at each step can send the run, whatever the commit made
+    # (made only removes verdicts): a step that cannot reach before a commit is skipped
+    # without reading its verdicts again, which kept the rule from costing
+    # commits x steps x verdicts.
+    reach = [
+        min(
+            (
+                ctx.order[b]
+                for _, v in _verdicts_at(chain, ctx, a, set(), rows.get(a.id, []))
+                if (b := _back(v)) in ctx.order
+            ),
+            default=len(chain.actions),
+        )
+        for a in chain.actions
+    ]
     for commit in (a for a in chain.actions if is_unkeyed_commit(a) and a.id in main):
         at = ctx.order[commit.id]
         made = set(commit.output.handles) | ({commit.mutates} if commit.mutates else set())
-        for step in (a for a in chain.actions[at + 1 :] if a.id in main):
+        later = range(at + 1, len(chain.actions))
+        for step in (chain.actions[i] for i in later if reach[i] <= at):
+            if step.id not in main:
+                continue
             for where, verdict in _verdicts_at(chain, ctx, step, made, rows.get(step.id, [])):
-                back = verdict.to if verdict.type in ("rewind", "repair", "reselect") else None
+                back = _back(verdict)
                 if where in flagged or back not in ctx.order or ctx.order[back] > at:
                     continue
                 flagged.add(where)
@@ -327,6 +345,11 @@ def rewind_past_landed_commit(chain: ChainSpec, ctx: LintContext) -> Found:
                     f"the run back to {back}, and the replay dispatches {commit.id} again with "
                     "no key: a second booking.",
                 )
+
+
+def _back(verdict: Verdict) -> str | None:
+    """The step a verdict sends the run back to, if it sends it back."""
+    return verdict.to if verdict.type in ("rewind", "repair", "reselect") else None
 
 
 def _rows_naming(chain: ChainSpec) -> dict[str, list[int]]:
