@@ -240,6 +240,13 @@ DATA_UPLOAD_MAX_NUMBER_FIELDS = 500
 # (about 0.6 s). The others load when the user opens them.
 WORKSPACE_EAGER_FIXES = env_int("WORKSPACE_EAGER_FIXES", 8)
 WORKSPACE_FIX_BUDGET_BYTES = env_int("WORKSPACE_FIX_BUDGET_BYTES", 500_000)
+# Graphviz lays out the graph of a chain of at most this many actions, handles and gates
+# (a few seconds at this size; past it the tabs alone show the chain).
+WORKSPACE_GRAPH_MAX_NODES = env_int("WORKSPACE_GRAPH_MAX_NODES", 3000)
+# The lint panel lists this many findings; the lint API and command list them all.
+WORKSPACE_FINDINGS_SHOWN = env_int("WORKSPACE_FINDINGS_SHOWN", 300)
+if WORKSPACE_FINDINGS_SHOWN < 1:
+    raise ImproperlyConfigured("WORKSPACE_FINDINGS_SHOWN must be at least 1")
 if WORKSPACE_EAGER_FIXES < 0 or WORKSPACE_FIX_BUDGET_BYTES < 0:
     raise ImproperlyConfigured(
         "WORKSPACE_EAGER_FIXES and WORKSPACE_FIX_BUDGET_BYTES must be 0 or more"

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from chains.core import formats
+from chains.core.lint import lint
 from chains.models import Chain, Revision
 
 pytestmark = pytest.mark.django_db
@@ -259,6 +260,25 @@ def test_a_large_chain_gets_fewer_quick_fixes_up_front(client, open_gates, setti
     body = client.get(f"/chains/{open_gates.key}/").content.decode()
     assert 'name="op"' not in gate_row(body, "g0")
     assert "Quick fixes" in gate_row(body, "g0")
+
+
+def test_the_lint_panel_lists_the_first_findings_and_says_how_many_more_there_are(
+    client, open_gates, settings
+):
+    settings.WORKSPACE_FINDINGS_SHOWN = 2
+    body = client.get(f"/chains/{open_gates.key}/").content.decode()
+    panel = body.split('id="lint-panel"')[1].split("</section>")[0]
+    total = len(lint(formats.from_document(head(open_gates))).findings)
+    assert panel.count("data-rule=") == 2
+    assert f"{total} findings" in panel
+    assert f"{total - 2} more" in panel
+
+
+def test_a_chain_too_large_to_draw_says_so_instead_of_a_graph(client, open_gates, settings):
+    settings.WORKSPACE_GRAPH_MAX_NODES = 3
+    body = client.get(f"/chains/{open_gates.key}/").content.decode()
+    assert "<svg" not in body
+    assert "the graph is drawn up to 3" in body
 
 
 def test_the_quick_fixes_of_one_finding_load_on_demand_and_only_for_it(

@@ -135,13 +135,14 @@ def workspace_context(
             context.update(problems=exc.problems, raw=json.dumps(head.document, indent=2))
             return context
     selection, svg = drawing or _draw(document, params, commented)
-    report = report or lint(document)
+    report = report or _linted(head, document)
     context.update(
         document=document,
         report=report,
         selection=selection,
         element=_element(document, selection.key),
         findings=_findings(head, document, report, opened=params.get("fixes")),
+        unlisted=max(len(report.findings) - settings.WORKSPACE_FINDINGS_SHOWN, 0),
         rows=_rows(document, report),
         generic_rows=GENERIC_ROWS,
         verdict_types=VERDICT_TYPES,
@@ -180,6 +181,17 @@ def _draw(
     marks = dict(selection.marks)
     for key in commented:
         marks[key] = f"{marks.get(key, '')} has-comment".lstrip()
+    nodes = len(document.actions) + len(document.handles) + len(document.gates)
+    if nodes > settings.WORKSPACE_GRAPH_MAX_NODES:
+        # Graphviz would spend its whole timeout on every view and then give up.
+        too_big: Future[str] = Future()
+        too_big.set_exception(
+            RenderError(
+                f"the chain has {nodes} actions, handles and gates; the graph is drawn up to "
+                f"{settings.WORKSPACE_GRAPH_MAX_NODES}. The tabs list every element."
+            )
+        )
+        return selection, too_big
     dot = flow_dot if params.get("view") == "flow" else handle_graph_dot
     return selection, start_svg(dot(document, marks))
 
@@ -192,12 +204,13 @@ def _findings(head: Revision, document: ChainSpec, report: Any, opened: Any = No
     ``WORKSPACE_EAGER_FIXES`` findings that may have fixes get them here (fewer
     on a large chain: ``WORKSPACE_FIX_BUDGET_BYTES`` bounds the bytes validated
     again), and the one the user opened (``opened``, its index); the others
-    get a link that loads theirs (:func:`finding_fixes`).
+    get a link that loads theirs (:func:`finding_fixes`). Only the first
+    ``WORKSPACE_FINDINGS_SHOWN`` are listed; the API and the CLI list them all.
     """
     size = len(json.dumps(head.document, separators=(",", ":")))
     eager = min(settings.WORKSPACE_EAGER_FIXES, settings.WORKSPACE_FIX_BUDGET_BYTES // size)
     items = []
-    for index, f in enumerate(report.findings):
+    for index, f in enumerate(report.findings[: settings.WORKSPACE_FINDINGS_SHOWN]):
         fixable = may_fix(f)
         shown = fixable and (eager > 0 or opened == str(index))
         eager -= fixable
@@ -211,6 +224,15 @@ def _findings(head: Revision, document: ChainSpec, report: Any, opened: Any = No
             }
         )
     return items
+
+
+def _linted(head: Revision, document: ChainSpec) -> Any:
+    """The lint report of ``head``, kept per content: it is most of a large chain's render."""
+    known = _REPORTS.get(head.content_hash)
+    if known is None:
+        known = lint(document)  # a finding kept weighs about half a kilobyte
+        _REPORTS.put(head.content_hash, known, weight=512 * (1 + len(known.findings)))
+    return known
 
 
 def _fixes(head: Revision, document: ChainSpec, finding: Any, index: int) -> list[dict]:
@@ -236,7 +258,7 @@ def finding_fixes(request: HttpRequest, key: str) -> HttpResponse:
         document = document_of(revision) if revision is not None else None
     except DocumentError:
         document = None
-    findings = lint(document).findings if document is not None else []
+    findings = _linted(revision, document).findings if document is not None else []
     if index is None or not 0 <= index < len(findings):
         return HttpResponseBadRequest(
             f"finding: no finding {request.GET.get('finding')!r} on revision "
@@ -323,6 +345,7 @@ def _yaml(data: Any) -> str:
 
 _FIXES = Recent(1024, budget=settings.DERIVED_CACHE_BYTES)
 _COVERAGE = Recent(16, budget=settings.DERIVED_CACHE_BYTES)
+_REPORTS = Recent(64, budget=settings.DERIVED_CACHE_BYTES)
 
 
 # --- answering ------------------------------------------------------------------------
