@@ -19,6 +19,7 @@ app_name = "chains"
 chain_urls = [
     path("", workspace.workspace, name="chain"),
     path("edit", workspace.edit_chain, name="edit"),
+    path("fixes", workspace.finding_fixes, name="fixes"),
     path("undo", workspace.undo_redo, {"action": "undo"}, name="undo"),
     path("redo", workspace.undo_redo, {"action": "redo"}, name="redo"),
     path("diff", chain.revision_diff, name="diff"),

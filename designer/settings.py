@@ -314,3 +314,28 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = CHAIN_UPLOAD_MAX_BYTES + 256 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 # The largest form (an element's fields with a multi-select of handles) posts far fewer.
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 500
+
+# Bounded work per page (issue 14). Trying a quick fix validates the whole chain, so the
+# workspace tries the fixes of its first WORKSPACE_EAGER_FIXES findings only, and fewer on
+# a large chain: as many as fit WORKSPACE_FIX_BUDGET_BYTES of document validated again
+# (about 0.6 s). The others load when the user opens them.
+WORKSPACE_EAGER_FIXES = env_int("WORKSPACE_EAGER_FIXES", 8)
+WORKSPACE_FIX_BUDGET_BYTES = env_int("WORKSPACE_FIX_BUDGET_BYTES", 500_000)
+# Graphviz lays out the graph of a chain of at most this many actions, handles and gates
+# (a few seconds at this size; past it the tabs alone show the chain).
+WORKSPACE_GRAPH_MAX_NODES = env_int("WORKSPACE_GRAPH_MAX_NODES", 3000)
+# The lint panel lists this many findings; the lint API and command list them all.
+WORKSPACE_FINDINGS_SHOWN = env_int("WORKSPACE_FINDINGS_SHOWN", 300)
+if WORKSPACE_FINDINGS_SHOWN < 1:
+    raise ImproperlyConfigured("WORKSPACE_FINDINGS_SHOWN must be at least 1")
+if WORKSPACE_EAGER_FIXES < 0 or WORKSPACE_FIX_BUDGET_BYTES < 0:
+    raise ImproperlyConfigured(
+        "WORKSPACE_EAGER_FIXES and WORKSPACE_FIX_BUDGET_BYTES must be 0 or more"
+    )
+# Each process keeps parsed documents, and the findings' fixes and coverage it computed,
+# by content hash; these bound them by estimated bytes (a parsed document takes about
+# 25 times its JSON: one at the 2 MB upload limit, about 50 MB).
+PARSE_CACHE_BYTES = env_int("PARSE_CACHE_BYTES", 200_000_000)
+DERIVED_CACHE_BYTES = env_int("DERIVED_CACHE_BYTES", 50_000_000)
+if PARSE_CACHE_BYTES < 0 or DERIVED_CACHE_BYTES < 0:
+    raise ImproperlyConfigured("PARSE_CACHE_BYTES and DERIVED_CACHE_BYTES must be 0 or more")

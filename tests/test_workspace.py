@@ -7,6 +7,7 @@ import json
 import pytest
 
 from chains.core import formats
+from chains.core.lint import lint
 from chains.models import Chain, Revision
 
 pytestmark = pytest.mark.django_db
@@ -225,6 +226,108 @@ def test_a_quick_fix_posted_from_the_lint_panel_removes_its_finding(client, flig
     post_edit(client, flight, "add_edge", base=2, args=args)
     after = client.get(f"/chains/{flight.key}/").content.decode()
     assert 'data-rule="edges.missing-derivation"' not in after
+
+
+@pytest.fixture
+def open_gates() -> Chain:
+    """Six gates without a timeout: six findings, each with a quick fix."""
+    gates = "\n".join(
+        f"  - {{id: g{i}, audience: user, outcomes: {{yes: ok, no: dead_end}}}}" for i in range(6)
+    )
+    return store(f"id: gates\nactions:\n  - {{id: ask, effect: read}}\ngates:\n{gates}\n")
+
+
+def gate_row(body: str, gate: str) -> str:
+    """The lint panel's row of the missing-timeout finding of ``gate``."""
+    row = f'data-rule="gates.no-timeout" data-element="gates[{gate}]"'
+    return body.split(row)[1].split("</tr>")[0]
+
+
+def test_the_first_findings_show_their_quick_fixes_and_the_rest_a_link_to_them(
+    client, open_gates, settings
+):
+    settings.WORKSPACE_EAGER_FIXES = 2
+    body = client.get(f"/chains/{open_gates.key}/").content.decode()
+    assert 'name="op" value="update_gate"' in gate_row(body, "g0")
+    later = gate_row(body, "g5")
+    assert 'name="op"' not in later
+    assert "Quick fixes" in later
+    assert f"/chains/{open_gates.key}/fixes?" in later
+
+
+def test_a_large_chain_gets_fewer_quick_fixes_up_front(client, open_gates, settings):
+    settings.WORKSPACE_FIX_BUDGET_BYTES = 1  # less than the document: none tried up front
+    body = client.get(f"/chains/{open_gates.key}/").content.decode()
+    assert 'name="op"' not in gate_row(body, "g0")
+    assert "Quick fixes" in gate_row(body, "g0")
+
+
+def test_the_lint_panel_lists_the_first_findings_and_says_how_many_more_there_are(
+    client, open_gates, settings
+):
+    settings.WORKSPACE_FINDINGS_SHOWN = 2
+    body = client.get(f"/chains/{open_gates.key}/").content.decode()
+    panel = body.split('id="lint-panel"')[1].split("</section>")[0]
+    total = len(lint(formats.from_document(head(open_gates))).findings)
+    assert panel.count("data-rule=") == 2
+    assert f"{total} findings" in panel
+    assert f"{total - 2} more" in panel
+
+
+def test_a_chain_too_large_to_draw_says_so_instead_of_a_graph(client, open_gates, settings):
+    settings.WORKSPACE_GRAPH_MAX_NODES = 3
+    body = client.get(f"/chains/{open_gates.key}/").content.decode()
+    assert "<svg" not in body
+    assert "the graph is drawn up to 3" in body
+
+
+def test_the_quick_fixes_of_one_finding_load_on_demand_and_only_for_it(
+    client, open_gates, settings
+):
+    settings.WORKSPACE_EAGER_FIXES = 0
+    body = client.get(f"/chains/{open_gates.key}/").content.decode()
+    url = gate_row(body, "g5").split('hx-get="')[1].split('"')[0].replace("&amp;", "&")
+    answer = client.get(url, **HTMX).content.decode()
+    assert answer.count('name="op" value="update_gate"') == 1
+    assert "g5" in answer and "g4" not in answer
+    args = json.loads(answer.split('name="args" value="')[1].split('"')[0].replace("&quot;", '"'))
+    assert args["id"] == "g5"
+
+
+def test_a_quick_fix_loaded_on_demand_removes_its_finding_when_posted(client, open_gates, settings):
+    settings.WORKSPACE_EAGER_FIXES = 0
+    body = client.get(f"/chains/{open_gates.key}/").content.decode()
+    url = gate_row(body, "g3").split('hx-get="')[1].split('"')[0].replace("&amp;", "&")
+    answer = client.get(url, **HTMX).content.decode()
+    args = answer.split('name="args" value="')[1].split('"')[0].replace("&quot;", '"')
+    post_edit(client, open_gates, "update_gate", args=args)
+    after = client.get(f"/chains/{open_gates.key}/").content.decode()
+    assert 'data-rule="gates.no-timeout" data-element="gates[g3]"' not in after
+    assert 'data-rule="gates.no-timeout" data-element="gates[g4]"' in after
+
+
+def test_without_htmx_the_quick_fixes_link_opens_the_workspace_with_them_shown(
+    client, open_gates, settings
+):
+    settings.WORKSPACE_EAGER_FIXES = 0
+    body = client.get(f"/chains/{open_gates.key}/").content.decode()
+    link = gate_row(body, "g2").split('class="finding-link"')[1]
+    href = link.split('href="')[1].split('"')[0].replace("&amp;", "&")
+    page = client.get(f"/chains/{open_gates.key}/{href}").content.decode()
+    assert 'name="op" value="update_gate"' in gate_row(page, "g2")
+    assert 'name="op"' not in gate_row(page, "g1")
+
+
+def test_quick_fixes_of_an_unknown_finding_are_a_400_naming_it(client, open_gates):
+    answer = client.get(f"/chains/{open_gates.key}/fixes?finding=99&revision=1", **HTMX)
+    assert answer.status_code == 400
+    assert "finding" in answer.content.decode()
+
+
+def test_an_outsider_cannot_load_the_quick_fixes_of_a_chain(signed_in, people, flight):
+    url = f"/chains/{flight.key}/fixes?finding=0&revision=1"
+    answer = signed_in(people["outsider"]).get(url, **HTMX)
+    assert answer.status_code == 404
 
 
 def test_undo_and_redo_walk_the_history_as_new_revisions(client, small):

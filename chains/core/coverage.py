@@ -122,13 +122,22 @@ def coverage(doc: ChainSpec, variant: str | None = None) -> Matrix:
     unlisted = _unlisted_code(doc)
     columns = _columns(stale, unlisted)
     live = _live(doc)
+    detects = _detects(doc)
+    scoped = _rows_in_scope(doc, steps, variant)
     cells: dict[tuple[str, str], Cell | None] = {}
     for step in steps:
         ctx = ClassifyContext(variant=variant, commit_in_flight=is_commit_class(step), live=live)
+        rows = scoped[step.id]
+        consumed = set().union(*(detects.get(h, set()) for h in step.input.handles))
         for column in columns:
-            cells[(step.id, column.key)] = (
-                None if step.effect == "select" else _cell(doc, ctx, step, column, unlisted)
-            )
+            if step.effect == "select" or (
+                column.key.startswith("stale:") and column.signal not in consumed
+            ):
+                # Most stale columns are about handles the step never reads: one per
+                # handle, so skipping them without a lookup keeps the matrix linear work.
+                cells[(step.id, column.key)] = None
+            else:
+                cells[(step.id, column.key)] = _cell(doc, ctx, step, column, unlisted, rows)
     return Matrix(steps=[s.id for s in steps], columns=columns, cells=cells)
 
 
@@ -217,19 +226,22 @@ def _live(doc: ChainSpec) -> dict[str, int]:
 
 
 def _cell(
-    doc: ChainSpec, ctx: ClassifyContext, step: Action, column: Column, unlisted: str
+    doc: ChainSpec,
+    ctx: ClassifyContext,
+    step: Action,
+    column: Column,
+    unlisted: str,
+    rows: list[VerdictRow],
 ) -> Cell | None:
     key = column.key
     if key == "valid_empty":
-        return _valid_empty(doc, ctx, step)
-    if key.startswith("stale:"):
-        if not _consumes_detecting(doc, step, column.signal):
-            return None
-        return _classified(doc, ctx, step, _observation(column.signal))
+        return _valid_empty(doc, ctx, step, rows)
+    if key.startswith("stale:"):  # only on steps consuming a handle that detects it
+        return _classified(doc, ctx, step, rows, _observation(column.signal))
     if key == "terms_changed":
-        return _per_config(doc, ctx, step, "gate", unlisted)
+        return _per_config(doc, ctx, step, rows, "gate", unlisted)
     if key == "deterministic_reject":
-        return _per_config(doc, ctx, step, "dead_end", unlisted)
+        return _per_config(doc, ctx, step, rows, "dead_end", unlisted)
     fixed = {
         "success": Observation(),
         "timeout": Observation(transport="timeout"),
@@ -237,56 +249,100 @@ def _cell(
         "http_429": Observation(transport="http:429"),
         "unknown_code": _unknown(unlisted),
     }
-    return _classified(doc, ctx, step, fixed[key])
+    return _classified(doc, ctx, step, rows, fixed[key])
 
 
 def _classified(
-    doc: ChainSpec, ctx: ClassifyContext, step: Action, obs: Observation, note: str = ""
+    doc: ChainSpec,
+    ctx: ClassifyContext,
+    step: Action,
+    rows: list[VerdictRow],
+    obs: Observation,
+    note: str = "",
 ) -> Cell:
-    c: Classification = classify(doc, ctx, step, obs)
+    c: Classification = classify(doc, ctx, step, obs, rows)
     return Cell(verdict=str(c.verdict), row=c.row, source=c.source, reason=note + c.reason)
 
 
-def _valid_empty(doc: ChainSpec, ctx: ClassifyContext, step: Action) -> Cell | None:
+def _valid_empty(
+    doc: ChainSpec, ctx: ClassifyContext, step: Action, rows: list[VerdictRow]
+) -> Cell | None:
     empty = step.output.empty
     if empty is None or not empty.valid:
         return None
     if not empty.detect:
         note = "no empty.detect declared, so an empty answer looks like any success: "
-        return _classified(doc, ctx, step, Observation(), note)
-    cell = _classified(doc, ctx, step, _observation(empty.detect, as_predicate=True))
+        return _classified(doc, ctx, step, rows, Observation(), note)
+    cell = _classified(doc, ctx, step, rows, _observation(empty.detect, as_predicate=True))
     if cell.row == "#2" and empty.route is not None:
         return Cell(cell.verdict, cell.row, cell.source, f"{cell.reason}; routed to {empty.route}")
     return cell
 
 
-def _consumes_detecting(doc: ChainSpec, step: Action, atom: str) -> bool:
-    for handle_id in step.input.handles:
-        handle = doc.handle(handle_id)
-        detect = handle.staleness.detect if handle and handle.staleness else []
-        if atom in {normalize_atom(a) for a in detect}:
-            return True
-    return False
+def _rows_in_scope(
+    doc: ChainSpec, steps: list[Action], variant: str | None
+) -> dict[str, list[VerdictRow]]:
+    """Step id → the domain rows in scope for it (and the variant), in table order.
+
+    Checking every row for every cell cost the table times the matrix; rows
+    are indexed by what their scope names, and only a step's candidates
+    (rows for any step or by effect class, naming it, or a handle it
+    consumes) are checked, once per step.
+    """
+    broad: list[int] = []
+    by_step: dict[str, list[int]] = {}
+    by_handle: dict[str, list[int]] = {}
+    for i, row in enumerate(doc.verdict_table):
+        scope = row.scope
+        if scope.any or scope.effects or not (scope.steps or scope.consumers_of):
+            broad.append(i)
+            continue
+        for step_id in scope.steps:
+            by_step.setdefault(step_id, []).append(i)
+        for handle in scope.consumers_of:
+            by_handle.setdefault(handle, []).append(i)
+    scoped: dict[str, list[VerdictRow]] = {}
+    for step in steps:
+        found = {*broad, *by_step.get(step.id, [])}
+        for handle in step.input.handles:
+            found.update(by_handle.get(handle, []))
+        rows = (doc.verdict_table[i] for i in sorted(found))
+        scoped[step.id] = [row for row in rows if _row_in_scope(row, step, variant)]
+    return scoped
+
+
+def _detects(doc: ChainSpec) -> dict[str, set[str]]:
+    """Handle id → the normalised staleness atoms it detects (the first handle of an id)."""
+    detects: dict[str, set[str]] = {}
+    for handle in doc.handles:
+        atoms = handle.staleness.detect if handle.staleness else []
+        detects.setdefault(handle.id, {normalize_atom(a) for a in atoms})
+    return detects
 
 
 def _per_config(
-    doc: ChainSpec, ctx: ClassifyContext, step: Action, verdict: str, unlisted: str
+    doc: ChainSpec,
+    ctx: ClassifyContext,
+    step: Action,
+    rows: list[VerdictRow],
+    verdict: str,
+    unlisted: str,
 ) -> Cell:
     """SPEC §3 rows 8–10: only a domain row can say what this class looks like."""
     candidates = []
-    for row in doc.verdict_table:
+    for row in rows:
         if row.verdict.type == verdict and _row_in_scope(row, step, ctx.variant):
             atom = next((a for a in row.signal if not is_catch_all(a)), None)
             if atom is not None:
                 candidates.append((row, atom))
     if not candidates:
         note = f"no {verdict} row in scope; the class arrives as an unlisted code: "
-        return _classified(doc, ctx, step, _unknown(unlisted), note)
+        return _classified(doc, ctx, step, rows, _unknown(unlisted), note)
     row, atom = candidates[0]
     others = sorted({row_label(doc, r) for r, _ in candidates} - {row_label(doc, row)})
     also = f" (also {', '.join(others)})" if others else ""
     note = f"{atom} from row {row_label(doc, row)}{also}: "
-    return _classified(doc, ctx, step, _observation(atom), note)
+    return _classified(doc, ctx, step, rows, _observation(atom), note)
 
 
 def _row_in_scope(row: VerdictRow, step: Action, variant: str | None) -> bool:

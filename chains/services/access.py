@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from chains.core import formats
 from chains.core.model import ChainSpec
-from chains.core.recent import Recent
+from chains.core.recent import Recent, parsed_weight
 from chains.models import Chain, Revision, Role, Team, at_least
 
 __all__ = [
@@ -95,7 +96,7 @@ def get_revision(chain: Chain, number: int | None = None) -> Revision:
     return found
 
 
-_PARSED = Recent()
+_PARSED = Recent(budget=settings.PARSE_CACHE_BYTES)
 
 
 def document_of(revision: Revision, known: ChainSpec | None = None) -> ChainSpec:
@@ -105,7 +106,8 @@ def document_of(revision: Revision, known: ChainSpec | None = None) -> ChainSpec
     :class:`DocumentError` like ``from_document``.
     """
     key = revision.content_hash
-    document = known or _PARSED.get(key)
-    if document is None:
-        document = formats.from_document(revision.document)
-    return _PARSED.put(key, document)
+    cached = _PARSED.get(key)
+    if cached is not None and known is None:
+        return cached
+    document = known or formats.from_document(revision.document)
+    return _PARSED.put(key, document, weight=parsed_weight(revision.document))

@@ -33,7 +33,16 @@ from chains.core.sim.classifier import row_label
 from chains.core.sim.invariants import Monitor
 from chains.core.sim.palette import choices, default_intent
 from chains.core.sim.scenario import Scenario, ScenarioMismatch
-from chains.core.sim.session import Session, SessionError, decode, encode, gauges, play, run_marks
+from chains.core.sim.session import (
+    Session,
+    SessionError,
+    checkpoint_tokens,
+    decode,
+    encode,
+    gauges,
+    play,
+    run_marks,
+)
 from chains.core.verdicts import GENERIC_ROWS, format_verdict
 from chains.models import Chain, DuplicateScenario, Revision, Role
 from chains.services import scenarios
@@ -389,9 +398,12 @@ def _proposal_example(document: ChainSpec, session: Session) -> str:
 
 def _timeline(chain: Chain, revision: Revision, session: Session) -> list[dict[str, Any]]:
     """Trace events, each linked to the checkpoint just after the input that wrote it."""
-    urls = {n: _url(chain, revision, session.prefix(n)) for n in range(len(session.steps) + 1)}
+    base = f"{reverse('chains:simulate', args=[chain.key])}?r={revision.number}&s="
+    # Every checkpoint's address at once: encoding each prefix alone costs the square.
+    urls = [base + token for token in checkpoint_tokens(session.scenario)]
+    owners = session.owners()
     return [
-        {"event": e, "owner": session.owner(i), "url": urls[session.owner(i)]}
+        {"event": e, "owner": owners[i], "url": urls[owners[i]]}
         for i, e in enumerate(session.run.trace)
     ]
 

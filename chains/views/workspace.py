@@ -19,7 +19,8 @@ from typing import Any, get_args
 from urllib.parse import urlencode
 
 import yaml
-from django.http import HttpRequest, HttpResponse
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -29,7 +30,7 @@ from chains.core.coverage import coverage
 from chains.core.errors import ChainError, DocumentError
 from chains.core.keys import GraphKey, GraphKeyError, node_key
 from chains.core.lint import lint
-from chains.core.lint.fixes import fixes_for
+from chains.core.lint.fixes import fixes_for, may_fix
 from chains.core.model import EFFECTS, EVIDENCE_TAGS, ChainSpec, Gate, row_ref, rows_by_ref
 from chains.core.recent import Recent
 from chains.core.render import RenderError, flow_dot, handle_graph_dot, start_svg
@@ -134,13 +135,14 @@ def workspace_context(
             context.update(problems=exc.problems, raw=json.dumps(head.document, indent=2))
             return context
     selection, svg = drawing or _draw(document, params, commented)
-    report = report or lint(document)
+    report = report or _linted(head, document)
     context.update(
         document=document,
         report=report,
         selection=selection,
         element=_element(document, selection.key),
-        findings=_findings(head, document, report),
+        findings=_findings(head, document, report, opened=params.get("fixes")),
+        unlisted=max(len(report.findings) - settings.WORKSPACE_FINDINGS_SHOWN, 0),
         rows=_rows(document, report),
         generic_rows=GENERIC_ROWS,
         verdict_types=VERDICT_TYPES,
@@ -153,7 +155,10 @@ def workspace_context(
         item["comments"] = commented.get(item["key"], 0)
     context["scenario_checks"] = scenario_checks(chain, document)
     if tab == "coverage":
-        m = coverage(document)
+        m = _COVERAGE.get(head.content_hash)
+        if m is None:
+            m = coverage(document)  # a cell (mostly None) costs about 150 bytes kept
+            _COVERAGE.put(head.content_hash, m, weight=150 * len(m.cells))
         context["matrix"] = m
         context["matrix_rows"] = [
             (step, [m.cells.get((step, c.key)) for c in m.columns]) for step in m.steps
@@ -176,33 +181,99 @@ def _draw(
     marks = dict(selection.marks)
     for key in commented:
         marks[key] = f"{marks.get(key, '')} has-comment".lstrip()
+    nodes = len(document.actions) + len(document.handles) + len(document.gates)
+    if nodes > settings.WORKSPACE_GRAPH_MAX_NODES:
+        # Graphviz would spend its whole timeout on every view and then give up.
+        too_big: Future[str] = Future()
+        too_big.set_exception(
+            RenderError(
+                f"the chain has {nodes} actions, handles and gates; the graph is drawn up to "
+                f"{settings.WORKSPACE_GRAPH_MAX_NODES}. The tabs list every element."
+            )
+        )
+        return selection, too_big
     dot = flow_dot if params.get("view") == "flow" else handle_graph_dot
     return selection, start_svg(dot(document, marks))
 
 
-def _findings(head: Revision, document: ChainSpec, report: Any) -> list[dict]:
-    """Each finding with the element it points at and its quick fixes.
+def _findings(head: Revision, document: ChainSpec, report: Any, opened: Any = None) -> list[dict]:
+    """Each finding with the element it points at and, for the first few, its quick fixes.
 
-    Every fix is tried before it is offered (tens of ms on a large compile),
-    so the list is kept per content and a click around the page reuses it.
+    Every fix is tried on the whole chain before it is offered, so the fixes
+    of every finding would cost the square of the chain's size. The first
+    ``WORKSPACE_EAGER_FIXES`` findings that may have fixes get them here (fewer
+    on a large chain: ``WORKSPACE_FIX_BUDGET_BYTES`` bounds the bytes validated
+    again), and the one the user opened (``opened``, its index); the others
+    get a link that loads theirs (:func:`finding_fixes`). Only the first
+    ``WORKSPACE_FINDINGS_SHOWN`` are listed; the API and the CLI list them all.
     """
-    known = _FINDINGS.get(head.content_hash)
-    if known is not None:
-        return known
-    return _FINDINGS.put(
-        head.content_hash,
-        [
+    size = len(json.dumps(head.document, separators=(",", ":")))
+    eager = min(settings.WORKSPACE_EAGER_FIXES, settings.WORKSPACE_FIX_BUDGET_BYTES // size)
+    items = []
+    for index, f in enumerate(report.findings[: settings.WORKSPACE_FINDINGS_SHOWN]):
+        fixable = may_fix(f)
+        shown = fixable and (eager > 0 or opened == str(index))
+        eager -= fixable
+        items.append(
             {
                 "finding": f,
+                "index": index,
                 "key": finding_key(f.element),
-                "fixes": [
-                    {"op": fix.op, "title": fix.title, "args_json": json.dumps(fix.args)}
-                    for fix in fixes_for(document, f)
-                ],
+                "fixable": fixable,
+                "fixes": _fixes(head, document, f, index) if shown else None,
             }
-            for f in report.findings
-        ],
-    )
+        )
+    return items
+
+
+def _linted(head: Revision, document: ChainSpec) -> Any:
+    """The lint report of ``head``, kept per content: it is most of a large chain's render."""
+    known = _REPORTS.get(head.content_hash)
+    if known is None:
+        known = lint(document)  # a finding kept weighs about half a kilobyte
+        _REPORTS.put(head.content_hash, known, weight=512 * (1 + len(known.findings)))
+    return known
+
+
+def _fixes(head: Revision, document: ChainSpec, finding: Any, index: int) -> list[dict]:
+    """The quick fixes of one finding, kept per content so a click around the page reuses them."""
+    key = f"{head.content_hash}#{index}"
+    known = _FIXES.get(key)
+    if known is not None:
+        return known
+    fixes = [
+        {"op": fix.op, "title": fix.title, "args_json": json.dumps(fix.args)}
+        for fix in fixes_for(document, finding)
+    ]
+    return _FIXES.put(key, fixes, weight=len(json.dumps(fixes)) * 2)  # str: ~2 bytes a char
+
+
+@require_GET
+def finding_fixes(request: HttpRequest, key: str) -> HttpResponse:
+    """The quick fixes of one finding of one revision: what the lint panel loads on demand."""
+    chain = get_chain(request, key)
+    revision = chain.revisions.filter(number=_number(request.GET.get("revision"))).first()
+    index = _number(request.GET.get("finding"))
+    try:
+        document = document_of(revision) if revision is not None else None
+    except DocumentError:
+        document = None
+    findings = _linted(revision, document).findings if document is not None else []
+    if index is None or not 0 <= index < len(findings):
+        return HttpResponseBadRequest(
+            f"finding: no finding {request.GET.get('finding')!r} on revision "
+            f"{request.GET.get('revision')!r}; reload the workspace"
+        )
+    assert revision is not None and document is not None
+    item = {"index": index, "fixes": _fixes(revision, document, findings[index], index)}
+    state = {k: request.GET.get(k, "") for k in ("tab", "view", "select")}
+    context = {"chain": chain, "head": revision, "item": item, **state}
+    context["can_edit"] = chain.viewer_may(Role.EDITOR)
+    return render(request, "chains/workspace.html#fixes", context)
+
+
+def _number(text: str | None) -> int | None:
+    return int(text) if text and text.isdigit() and len(text) < 10 else None
 
 
 def _rows(document: ChainSpec, report: Any) -> list[dict]:
@@ -272,7 +343,9 @@ def _yaml(data: Any) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=88)
 
 
-_FINDINGS = Recent()
+_FIXES = Recent(1024, budget=settings.DERIVED_CACHE_BYTES)
+_COVERAGE = Recent(16, budget=settings.DERIVED_CACHE_BYTES)
+_REPORTS = Recent(64, budget=settings.DERIVED_CACHE_BYTES)
 
 
 # --- answering ------------------------------------------------------------------------

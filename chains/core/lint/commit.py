@@ -311,12 +311,31 @@ def rewind_past_landed_commit(chain: ChainSpec, ctx: LintContext) -> Found:
     """
     main = set(main_steps(chain))
     flagged: set[str] = set()
+    rows = _rows_naming(chain)
+    # How far back any verdict at each step can send the run, whatever the commit made
+    # (made only removes verdicts): a step that cannot reach before a commit is skipped
+    # without reading its verdicts again, which kept the rule from costing
+    # commits x steps x verdicts.
+    reach = [
+        min(
+            (
+                ctx.order[b]
+                for _, v in _verdicts_at(chain, ctx, a, set(), rows.get(a.id, []))
+                if (b := _back(v)) in ctx.order
+            ),
+            default=len(chain.actions),
+        )
+        for a in chain.actions
+    ]
     for commit in (a for a in chain.actions if is_unkeyed_commit(a) and a.id in main):
         at = ctx.order[commit.id]
         made = set(commit.output.handles) | ({commit.mutates} if commit.mutates else set())
-        for step in (a for a in chain.actions[at + 1 :] if a.id in main):
-            for where, verdict in _verdicts_at(chain, ctx, step, made):
-                back = verdict.to if verdict.type in ("rewind", "repair", "reselect") else None
+        later = range(at + 1, len(chain.actions))
+        for step in (chain.actions[i] for i in later if reach[i] <= at):
+            if step.id not in main:
+                continue
+            for where, verdict in _verdicts_at(chain, ctx, step, made, rows.get(step.id, [])):
+                back = _back(verdict)
                 if where in flagged or back not in ctx.order or ctx.order[back] > at:
                     continue
                 flagged.add(where)
@@ -328,10 +347,40 @@ def rewind_past_landed_commit(chain: ChainSpec, ctx: LintContext) -> Found:
                 )
 
 
+def _back(verdict: Verdict) -> str | None:
+    """The step a verdict sends the run back to, if it sends it back."""
+    return verdict.to if verdict.type in ("rewind", "repair", "reselect") else None
+
+
+def _rows_naming(chain: ChainSpec) -> dict[str, list[int]]:
+    """Step id → the (1-based) rows whose scope names it or a handle it consumes, in order.
+
+    Read once per lint: scanning the whole table for every (commit, later step)
+    pair cost the cube of the chain's size.
+    """
+    by_handle: dict[str, list[int]] = {}
+    by_step: dict[str, list[int]] = {}
+    for i, row in enumerate(chain.verdict_table, 1):
+        for step_id in row.scope.steps:
+            by_step.setdefault(step_id, []).append(i)
+        for handle in row.scope.consumers_of:
+            by_handle.setdefault(handle, []).append(i)
+    # A superset is harmless (the caller checks each row); duplicate ids share one.
+    found: dict[str, set[int]] = {}
+    for a in chain.actions:
+        mine = found.setdefault(a.id, set(by_step.get(a.id, [])))
+        for handle in a.input.handles:
+            mine.update(by_handle.get(handle, []))
+    return {step_id: sorted(rows) for step_id, rows in found.items()}
+
+
 def _verdicts_at(
-    chain: ChainSpec, ctx: LintContext, step: Action, made: set[str]
+    chain: ChainSpec, ctx: LintContext, step: Action, made: set[str], rows: list[int]
 ) -> Iterator[tuple[str, Verdict]]:
-    """Verdicts that can fire at ``step`` for a reason other than the death of ``made``."""
+    """Verdicts that can fire at ``step`` for a reason other than the death of ``made``.
+
+    ``rows`` are the rows that may name ``step`` (:func:`_rows_naming`).
+    """
 
     def of_commit(handle: str) -> bool:
         return handle in made or any(ctx.ancestry.derives_from(handle, m) for m in made)
@@ -339,7 +388,8 @@ def _verdicts_at(
     for path, verdict in action_verdicts(step):
         if not path.startswith("output.business_expiry"):
             yield f"actions[{step.id}].{path}", verdict
-    for i, row in enumerate(chain.verdict_table, 1):
+    for i in rows:
+        row = chain.verdict_table[i - 1]
         named = step.id in row.scope.steps or any(
             h in step.input.handles and not of_commit(h) for h in row.scope.consumers_of
         )

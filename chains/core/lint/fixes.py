@@ -25,7 +25,7 @@ from ..model import COMMIT_CLASS_EFFECTS, ChainSpec, VerdictRow, rows_by_ref
 from ..signals import conjuncts
 from .registry import Finding
 
-__all__ = ["Fix", "apply_fix", "fixes_for"]
+__all__ = ["Fix", "apply_fix", "fixes_for", "may_fix"]
 
 GATE_TIMEOUT = {"after": "15m", "verdict": "dead_end"}
 REMATCH_NOTE = (
@@ -57,6 +57,16 @@ def _fixes(*rule_ids: str) -> Callable[[Fixer], Fixer]:
         return fixer
 
     return register
+
+
+def may_fix(finding: Finding) -> bool:
+    """Whether ``finding``'s rule has quick fixes at all: cheap, with no chain at hand.
+
+    :func:`fixes_for` tries each fix on the whole chain, so its cost grows
+    with the chain; a page listing many findings asks this first and
+    fetches the fixes of one finding when the user opens it.
+    """
+    return finding.rule in _FIXERS
 
 
 def fixes_for(doc: ChainSpec, finding: Finding) -> list[Fix]:

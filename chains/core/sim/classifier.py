@@ -132,9 +132,17 @@ def _is_fault(obs: Observation) -> bool:
 
 
 def classify(
-    chain: ChainSpec, ctx: ClassifyContext, step: Action, obs: Observation
+    chain: ChainSpec,
+    ctx: ClassifyContext,
+    step: Action,
+    obs: Observation,
+    rows: Iterable[VerdictRow] | None = None,
 ) -> Classification:
     """Classify one observation of ``step``: SPEC §3, first match wins.
+
+    ``rows``, when given, are the domain rows in scope for ``step`` in table
+    order (a caller classifying many observations of one step reads the
+    table once); by default every row of ``chain`` is checked.
 
     >>> from chains.core.model import ChainSpec
     >>> doc = ChainSpec.model_validate({"id": "c", "actions": [{"id": "s", "effect": "read"}]})
@@ -149,7 +157,7 @@ def classify(
     auto = _auto_repair(step, ctx, obs, atoms)
     if auto is not None:
         return auto
-    for row in chain.verdict_table:
+    for row in chain.verdict_table if rows is None else rows:
         if not in_variant(row.only, ctx.variant) or scope_applies_to(row.scope, step) is not True:
             continue
         hit = next((a for a in row.signal if matches(a, obs, atoms)), None)

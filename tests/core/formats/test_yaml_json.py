@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from chains.core.errors import DocumentError
 from chains.core.formats import MAX_BYTES, dump, json_schema, load, yamlio
 from chains.core.formats.yamlio import MAX_ALIASES, MAX_DEPTH, comments
 
@@ -388,3 +389,32 @@ def test_a_hash_inside_a_value_is_not_a_comment(text):
 def test_a_comment_knows_its_line_column_and_the_key_it_trails():
     (c,) = comments("id: x\nb:\n  c: 1   # why\n", first_line=10)
     assert (c.line, c.column, c.key, c.text, c.trailing) == (12, 10, "c", "why", True)
+
+
+# --- large documents (issue 14): libyaml reads them, the limits and lines still hold ---
+
+
+def test_a_large_malformed_document_is_refused_at_its_line_with_libyamls_message(monkeypatch):
+    monkeypatch.setattr(yamlio, "_FAST_MESSAGES_FROM", 0)
+    with pytest.raises(DocumentError) as refused:
+        yamlio.parse_yaml("a: 1\nb: [1,\n c: 2")
+    problem = refused.value.problems[0]
+    assert problem.line is not None and problem.line >= 2
+    assert problem.message.startswith("malformed YAML")
+
+
+def test_a_json_document_near_the_size_limit_loads_with_the_lines_of_its_problems():
+    notes = ["a note long enough to take some room"] * 2
+    actions = [
+        {"id": f"a{i}", "effect": "read", "colour": "red", "notes": notes} for i in range(9_000)
+    ]
+    text = json.dumps({"id": "big", "actions": actions}, indent=1)
+    assert len(text) > MAX_BYTES // 2
+    result = load(text, filename="big.json")
+    assert len(result.chains[0].actions) == 9_000
+    extra = next(p for p in result.problems if p.path == "actions[8999].colour")
+    assert extra.line == text[: text.rindex('"colour"')].count("\n") + 1
+
+
+def test_a_document_without_a_hash_has_no_comments_and_is_not_scanned():
+    assert comments("a: 1\nb: [x, y]\n") == []

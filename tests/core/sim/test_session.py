@@ -8,7 +8,16 @@ import zlib
 import pytest
 
 from chains.core.sim.scenario import Scenario, ScenarioMismatch
-from chains.core.sim.session import MAX_TOKEN, SessionError, decode, encode, gauges, play, run_marks
+from chains.core.sim.session import (
+    MAX_TOKEN,
+    SessionError,
+    checkpoint_tokens,
+    decode,
+    encode,
+    gauges,
+    play,
+    run_marks,
+)
 
 from .builders import booking
 
@@ -37,6 +46,24 @@ def test_owner_maps_a_trace_event_to_the_number_of_events_applied_when_it_was_wr
     session = play(booking(), scenario(*TO_BOOK))
     assert session.owner(0) == 0
     assert session.owner(session.steps[2].first) == 3
+
+
+def test_owners_name_for_every_trace_event_the_events_applied_when_it_was_written():
+    session = play(booking(), scenario(*TO_BOOK))
+    assert session.owners() == [session.owner(i) for i in range(len(session.run.trace))]
+
+
+def test_checkpoint_tokens_decode_to_each_prefix_of_the_scenario():
+    session = play(booking(), scenario(*TO_BOOK, {"wait": 5}))
+    tokens = checkpoint_tokens(session.scenario)
+    assert len(tokens) == len(session.scenario.events) + 1
+    for n, token in enumerate(tokens):
+        assert decode(token) == session.prefix(n)
+
+
+def test_a_token_of_ten_thousand_events_decodes_to_all_of_them():
+    long = scenario(*TO_BOOK, *[{"wait": 0}] * 9_996)
+    assert len(decode(encode(long)).events) == 10_000
 
 
 def test_an_event_the_run_does_not_wait_for_stops_the_replay_and_says_why():

@@ -1,0 +1,73 @@
+"""How the simulator page's time grows with the events in its address.
+
+Builds simulation addresses of 1,000 to 10,000 events on the flight fixture
+(the run is started, then each event waits zero seconds, so every event
+applies and writes a trace event: a token of a few hundred characters once
+compressed), and times ``GET /chains/<key>/simulate?s=...`` through Django's
+test client on a throwaway SQLite database. Linear replay shows as a time
+ratio close to the events ratio. Target (issue 14): 10,000 events well under
+10 s.
+
+    .venv/bin/python bench/simulator_scale.py [--events 1000 2000 5000 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "designer.settings")
+os.environ.setdefault("DEBUG", "1")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.test.runner import DiscoverRunner  # noqa: E402
+from django.test.utils import setup_test_environment  # noqa: E402
+
+FLIGHT = ROOT / "fixtures" / "flight-roundtrip.yaml"
+
+
+def main() -> None:
+    from urllib.parse import urlencode
+
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from chains.core import formats
+    from chains.core.sim.scenario import Scenario
+    from chains.core.sim.session import encode
+    from chains.models import Chain
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, nargs="+", default=[1000, 2000, 5000, 10000])
+    args = parser.parse_args()
+    setup_test_environment()
+    runner = DiscoverRunner(verbosity=0)
+    databases = runner.setup_databases()
+    try:
+        chain = formats.load(FLIGHT.read_bytes(), filename=FLIGHT.name).chains[0]
+        key = Chain.objects.store(formats.to_document(chain), message="bench").chain.key
+        client = Client()
+        who, _ = get_user_model().objects.get_or_create(username="bench", is_superuser=True)
+        client.force_login(who)
+        print("events  token chars  status  seconds")
+        for n in [10, *args.events]:
+            token = encode(Scenario(chain=chain.id, events=[{"wait": 0}] * n))
+            url = f"/chains/{key}/simulate?{urlencode({'r': 1, 's': token})}"
+            started = time.perf_counter()
+            response = client.get(url)
+            elapsed = time.perf_counter() - started
+            print(f"{n:6}  {len(token):11}  {response.status_code:6}  {elapsed:7.2f}")
+    finally:
+        runner.teardown_databases(databases)
+
+
+if __name__ == "__main__":
+    main()
