@@ -44,6 +44,7 @@ ACCESS: dict[str, dict[str, str]] = {
     "chains:undo": {"POST": "editor"},
     "chains:redo": {"POST": "editor"},
     "chains:diff": {"GET": "viewer"},
+    "chains:fixes": {"GET": "viewer"},
     "chains:people": {"GET": "viewer", "POST": "owner"},
     "chains:simulate": {"GET": "viewer", "POST": "viewer"},
     "chains:save_scenario": {"POST": "editor"},
