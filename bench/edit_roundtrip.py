@@ -19,22 +19,10 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "designer.settings")
-os.environ.setdefault("DEBUG", "1")
-
-import django  # noqa: E402
-
-django.setup()
-
-from django.test.runner import DiscoverRunner  # noqa: E402
-from django.test.utils import setup_test_environment  # noqa: E402
+from _django import ROOT, test_database  # first: it sets Django up
 
 from chains.core import formats  # noqa: E402
 from chains.core.render import handle_graph_dot  # noqa: E402
@@ -95,10 +83,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=40)
     args = parser.parse_args()
-    setup_test_environment()
-    runner = DiscoverRunner(verbosity=0)
-    databases = runner.setup_databases()
-    try:
+    with test_database():
         key = store_flight()
         edit_times(key, 3)  # warm up: imports, template compilation
         # Interleave the two measurements in blocks so machine noise hits both alike.
@@ -107,8 +92,6 @@ def main() -> None:
         for _ in range(4):
             edits += edit_times(key, args.runs // 4)
             renders += dot_times(args.runs // 4)
-    finally:
-        runner.teardown_databases(databases)
     edit, bare = statistics.median(edits), statistics.median(renders)
     print(
         f"edit round trip (htmx POST add/remove edge, flight): median {edit * 1e3:.1f} ms, "

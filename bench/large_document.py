@@ -14,25 +14,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 import time
-from pathlib import Path
 
 import yaml
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "designer.settings")
-os.environ.setdefault("DEBUG", "1")
-
-import django  # noqa: E402
-
-django.setup()
-
-from django.test.runner import DiscoverRunner  # noqa: E402
-from django.test.utils import setup_test_environment  # noqa: E402
+from _django import test_database  # first: it sets Django up
 from workspace_scale import generate  # noqa: E402
 
 
@@ -55,10 +40,7 @@ def main() -> None:
     parser.add_argument("--actions", type=int, default=4200)
     parser.add_argument("--no-pages", action="store_true", help="skip the workspace page")
     args = parser.parse_args()
-    setup_test_environment()
-    runner = DiscoverRunner(verbosity=0)
-    databases = runner.setup_databases()
-    try:
+    with test_database():
         who = get_user_model().objects.create_user("bench")
         Team.objects.found("Bench", owner=who, slug="bench")
         _, secret = ApiToken.objects.issue(who, "bench")
@@ -87,8 +69,6 @@ def main() -> None:
             size = len(texts["json"])
             timed("GET /chains/large/ (cold)", size, lambda: pages.get("/chains/large/"))
             timed("GET /chains/large/ (again)", size, lambda: pages.get("/chains/large/"))
-    finally:
-        runner.teardown_databases(databases)
 
 
 if __name__ == "__main__":

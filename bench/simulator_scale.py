@@ -14,22 +14,9 @@ ratio close to the events ratio. Target (issue 14): 10,000 events well under
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "designer.settings")
-os.environ.setdefault("DEBUG", "1")
-
-import django  # noqa: E402
-
-django.setup()
-
-from django.test.runner import DiscoverRunner  # noqa: E402
-from django.test.utils import setup_test_environment  # noqa: E402
+from _django import ROOT, test_database  # first: it sets Django up
 
 FLIGHT = ROOT / "fixtures" / "flight-roundtrip.yaml"
 
@@ -48,10 +35,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, nargs="+", default=[1000, 2000, 5000, 10000])
     args = parser.parse_args()
-    setup_test_environment()
-    runner = DiscoverRunner(verbosity=0)
-    databases = runner.setup_databases()
-    try:
+    with test_database():
         chain = formats.load(FLIGHT.read_bytes(), filename=FLIGHT.name).chains[0]
         key = Chain.objects.store(formats.to_document(chain), message="bench").chain.key
         client = Client()
@@ -65,8 +49,6 @@ def main() -> None:
             response = client.get(url)
             elapsed = time.perf_counter() - started
             print(f"{n:6}  {len(token):11}  {response.status_code:6}  {elapsed:7.2f}")
-    finally:
-        runner.teardown_databases(databases)
 
 
 if __name__ == "__main__":

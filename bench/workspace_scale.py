@@ -21,23 +21,10 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "designer.settings")
-os.environ.setdefault("DEBUG", "1")
-
-import django  # noqa: E402
-
-django.setup()
-
-from django.test.runner import DiscoverRunner  # noqa: E402
-from django.test.utils import setup_test_environment  # noqa: E402
+from _django import test_database  # first: it sets Django up
 
 _ids = itertools.count()
 
@@ -125,10 +112,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 500])
     parser.add_argument("--runs", type=int, default=1)
     args = parser.parse_args()
-    setup_test_environment()
-    runner = DiscoverRunner(verbosity=0)
-    databases = runner.setup_databases()
-    try:
+    with test_database():
         client = Client()
         who, _ = get_user_model().objects.get_or_create(username="bench", is_superuser=True)
         client.force_login(who)
@@ -141,8 +125,6 @@ def main() -> None:
                 key, _ = store(n)
                 tab = timed_get(client, f"/chains/{key}/?tab=coverage")
                 print(f"{n:7}  {n:5}  {size / 1000:11.0f}  {page:11.2f}  {tab:14.2f}")
-    finally:
-        runner.teardown_databases(databases)
 
 
 if __name__ == "__main__":
