@@ -296,3 +296,15 @@ def test_accounts_through_a_link_count_against_the_sign_up_limit(team, people, s
     response = Client().post(path + "account", account_form("ada"))
     assert response.status_code == 429
     assert not get_user_model().objects.filter(username="ada").exists()
+
+
+def test_the_home_page_points_the_invitee_to_their_pending_invitations(team, people, signed_in):
+    invitations.invite(team, people["owner"], Role.VIEWER, username="outsider")
+    body = signed_in(people["outsider"]).get("/").content.decode()
+    assert 'id="pending-invitations"' in body
+    assert f"{team.name}" in body and 'href="/teams/"' in body
+
+
+def test_the_home_page_says_nothing_of_invitations_to_someone_without_any(people, signed_in):
+    body = signed_in(people["outsider"]).get("/").content.decode()
+    assert 'id="pending-invitations"' not in body

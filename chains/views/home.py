@@ -8,6 +8,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from chains.models import Chain, Revision
+from chains.services.invitations import pending_for
 
 
 @require_GET
@@ -31,4 +32,5 @@ def home(request: HttpRequest) -> HttpResponse:
     for chain in chains:
         if chain.head_number and not chain.head_status:  # stored before statuses were kept
             chain.head_status = chain.head().lint_status()
-    return render(request, "chains/home.html", {"chains": chains, "query": query})
+    context = {"chains": chains, "query": query, "invitations": list(pending_for(request.user))}
+    return render(request, "chains/home.html", context)
