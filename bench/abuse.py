@@ -265,7 +265,11 @@ def case_1(b: Bench) -> Verdict:
         if imported.status_code != 201:
             return False, f"import of {key} answered {imported.status_code}: {imported.text[:200]}"
     alone = b["a_owner"].page("/chains/big/")
-    notes = [f"{len(texts['big']) // 1000} KB chain alone {alone.elapsed_s:.1f} s"]
+    again = b["a_owner"].page("/chains/big/")
+    notes = [
+        f"{len(texts['big']) // 1000} KB chain alone {alone.elapsed_s:.1f} s, "
+        f"again {again.elapsed_s:.1f} s"
+    ]
     ok = alone.status_code == 200 and alone.elapsed_s < 5  # the target for this chain
     bursts = (("workspace", "/chains/big_b/"), ("coverage", "/chains/big500/?tab=coverage"))
     for label, path in bursts:
