@@ -29,38 +29,15 @@ import argparse
 import os
 import random
 import re
-import signal
-import socket
 import statistics
-import subprocess
-import sys
 import threading
 import time
 from collections import defaultdict
-from pathlib import Path
-from urllib.parse import urlparse
 
 import requests
+from _server import Gunicorn, fresh_database, manage, production_env, sign_in
 
-ROOT = Path(__file__).resolve().parents[1]
-PYTHON = sys.executable
 PASSWORD = "load-test-passphrase-7"
-
-
-def run(args: list[str], env: dict[str, str]) -> None:
-    subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True)
-
-
-def fresh_database(url: str) -> None:
-    """Create (or empty) the database ``url`` names."""
-    import psycopg
-
-    parts = urlparse(url)
-    name = parts.path.lstrip("/")
-    admin = parts._replace(path="/postgres").geturl()
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
 
 
 # Run by ``manage.py shell -c`` in the bench's database; LOAD_USERS and LOAD_PASSWORD from env.
@@ -80,23 +57,6 @@ Chain.objects.store(doc, team=team)
 for i in range(n):
     Chain.objects.store({**doc, "id": f"flight_{i}"}, team=team)
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(url: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            requests.get(url, timeout=5)
-            return
-        except requests.RequestException:
-            time.sleep(0.2)
-    raise SystemExit(f"gunicorn did not answer at {url}")
 
 
 class User(threading.Thread):
@@ -120,18 +80,14 @@ class User(threading.Thread):
         time.sleep(self.think * random.uniform(0.5, 1.5))
 
     def sign_in(self) -> None:
-        page = self.http.get(self.base + "/accounts/login/", timeout=30)
-        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
-        form = {"username": f"user{self.n}", "password": PASSWORD, "csrfmiddlewaretoken": token}
-        self.call(
-            "sign-in",
-            "POST",
-            "/accounts/login/",
-            (302,),
-            data=form,
-            allow_redirects=False,
-            headers={"Referer": self.base + "/accounts/login/"},
-        )
+        started = time.perf_counter()
+        try:
+            response = sign_in(self.http, self.base, f"user{self.n}", PASSWORD)
+        except requests.RequestException as exc:
+            self.record("sign-in", time.perf_counter() - started, type(exc).__name__)
+            return
+        error = None if response.status_code == 302 else f"HTTP {response.status_code}"
+        self.record("sign-in", time.perf_counter() - started, error)
 
     def run(self) -> None:
         self.sign_in()
@@ -180,41 +136,14 @@ def main() -> None:
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/chain_load")
     args = parser.parse_args()
 
-    env = {
-        **os.environ,
-        "DEBUG": "0",
-        "SECRET_KEY": "load-test-only-" + "x" * 40,
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "DATABASE_URL": args.database_url,
-        "SECURE_SSL_REDIRECT": "0",
-        "SESSION_COOKIE_SECURE": "0",
-        "CSRF_COOKIE_SECURE": "0",
-        "SECURE_HSTS_SECONDS": "0",
-    }
+    env = production_env(args.database_url)
     fresh_database(args.database_url)
-    run(["migrate", "--noinput"], env)
-    run(["shell", "-c", SETUP], {**env, "LOAD_USERS": str(args.users), "LOAD_PASSWORD": PASSWORD})
+    manage(["migrate", "--noinput"], env)
+    people = {**env, "LOAD_USERS": str(args.users), "LOAD_PASSWORD": PASSWORD}
+    manage(["shell", "-c", SETUP], people)
 
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen(
-        [
-            PYTHON,
-            "-m",
-            "gunicorn",
-            "designer.wsgi",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            str(args.workers),
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-    )
-    try:
-        wait_for(base + "/accounts/login/")
+    with Gunicorn(env, workers=args.workers) as server:
+        base = server.base
         times: dict[str, list[float]] = defaultdict(list)
         errors: dict[str, int] = defaultdict(int)
         lock = threading.Lock()
@@ -231,9 +160,6 @@ def main() -> None:
             u.start()
         for u in users:
             u.join()
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(30)
 
     # Signing in is setup (one slow password hash per user), not the load being measured.
     everything = [t for kind, values in times.items() if kind != "sign-in" for t in values]
