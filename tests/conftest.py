@@ -36,7 +36,7 @@ from django.db import connections
 from django.test import Client
 from hypothesis import settings as hypothesis_settings
 
-from chains.core import formats
+from chains.core import formats, render
 from chains.models import Chain, Role, Team
 from chains.tasks import explore_shard
 from designer.celery import app
@@ -130,6 +130,12 @@ def sent(monkeypatch):
     calls: list[tuple[int, int]] = []
     monkeypatch.setattr(explore_shard, "delay", lambda *args: calls.append(args))
     return calls
+
+
+@pytest.fixture(autouse=True)
+def fresh_layouts():
+    """Layouts are kept by their DOT; a test that fakes Graphviz must not leave its fake behind."""
+    render.forget_layouts()
 
 
 @pytest.fixture(autouse=True)

@@ -62,6 +62,37 @@ def test_the_flow_view_draws_the_steps_in_order(client, flight):
     assert 'id="flow&#45;graph"' in body  # Graphviz writes '-' as a character reference
 
 
+def test_the_graph_has_the_layout_time_the_settings_give(client, flight, settings, monkeypatch):
+    from chains.core import render
+
+    settings.WORKSPACE_LAYOUT_SECONDS = 2
+    timeouts = []
+    real = render.to_svg
+
+    def timed(dot, timeout):
+        timeouts.append(timeout)
+        return real(dot)
+
+    monkeypatch.setattr(render, "to_svg", timed)
+    client.get(f"/chains/{flight.key}/?view=flow&tab=gates")
+    assert timeouts == [2]
+
+
+def test_a_graph_past_its_layout_time_leaves_the_page_with_its_tabs(client, flight, monkeypatch):
+    from chains.core import render
+
+    def too_slow(dot, timeout):
+        raise render.RenderError(f"Graphviz 'dot' took longer than {timeout:g}s")
+
+    monkeypatch.setattr(render, "to_svg", too_slow)
+    response = client.get(f"/chains/{flight.key}/?view=flow&tab=handles")
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert "took longer than 4s. The tabs list every element." in body
+    assert 'id="handle:search_token"' not in body
+    assert "search_token" in body  # the Handles tab still lists it
+
+
 def test_every_tab_renders(client, flight):
     from chains.views.workspace import TABS
 

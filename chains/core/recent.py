@@ -56,6 +56,12 @@ class Recent:
         self.weight = 0
         self.lock = threading.Lock()
 
+    def clear(self) -> None:
+        """Forget every value."""
+        with self.lock:
+            self.values.clear()
+            self.weight = 0
+
     def get(self, key: str) -> Any:
         """The value kept under ``key`` (now the most recently used), or None."""
         with self.lock:

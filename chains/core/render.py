@@ -65,10 +65,12 @@ presentation attributes (:func:`to_svg`).
 
 from __future__ import annotations
 
+import hashlib
 import html
 import re
 import subprocess
 import threading
+import time
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import suppress
@@ -79,6 +81,7 @@ from .graph import action_verdicts
 from .keys import GraphKey, GraphKeyError, edge_key, key_attributes, node_key
 from .lint.structure import row_element
 from .model import Action, ChainSpec, Gate, Handle, compensators, first_by_id, is_external
+from .recent import Recent
 from .signals import scope_applies_to
 from .verdicts import Verdict, format_verdict
 
@@ -731,19 +734,81 @@ def _leave_one_waiting() -> None:
 _LAYOUTS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphviz")
 
 
-def start_svg(dot_source: str, timeout: float = 10.0) -> Future[str]:
+# Layouts by the hash of their DOT source: the SVG, or the RenderError of a layout that
+# failed and when it did. Marks only add CSS classes, so they are not part of the key.
+_LAID_OUT = Recent(size=128, budget=64 * 1024 * 1024)
+# How long a failed layout (most often one that ran out of time) is answered from memory
+# before Graphviz is given another try.
+FAILED_LAYOUT_SECONDS = 600.0
+
+
+def start_svg(
+    dot_source: str, timeout: float = 10.0, marks: Mapping[str, str] | None = None
+) -> Future[str]:
     """:func:`to_svg` in the background: Graphviz lays out while the caller does other work.
 
     ``result()`` of the returned future gives the SVG or raises :class:`RenderError`.
+    Each drawing is laid out once: the SVG is kept by the hash of ``dot_source``,
+    and a failure (a layout past ``timeout``, say) is answered at once for
+    ``FAILED_LAYOUT_SECONDS``, so a chain Graphviz cannot draw in time costs
+    the timeout once, not on every view. ``marks`` (graph key → CSS classes,
+    as the drawings take them) are added to the laid-out groups, which is
+    what Graphviz would have written, without a layout per selection.
     """
-    return _LAYOUTS.submit(to_svg, dot_source, timeout)
+    marks = _check_marks(marks)
+    key = hashlib.sha256(dot_source.encode("utf-8", errors="replace")).hexdigest()
+    done: Future[str] = Future()
+    known = _LAID_OUT.get(key)
+    if isinstance(known, str):
+        done.set_result(with_marks(known, marks))
+        return done
+    if known is not None and time.monotonic() - known[1] < FAILED_LAYOUT_SECONDS:
+        done.set_exception(known[0])
+        return done
+
+    def finished(layout: Future[str]) -> None:
+        error = layout.exception()
+        if error is None:
+            svg = _LAID_OUT.put(key, layout.result(), weight=len(layout.result()))
+            done.set_result(with_marks(svg, marks))
+            return
+        if isinstance(error, RenderError):
+            _LAID_OUT.put(key, (error, time.monotonic()), weight=len(str(error)))
+        done.set_exception(error)
+
+    _LAYOUTS.submit(to_svg, dot_source, timeout).add_done_callback(finished)
+    return done
+
+
+def forget_layouts() -> None:
+    """Lay every drawing out again from now on (tests; after Graphviz itself changes)."""
+    _LAID_OUT.clear()
+
+
+def with_marks(svg: str, marks: Mapping[str, str]) -> str:
+    """``svg`` with the classes ``marks`` gives each node or edge group's key added.
+
+    >>> with_marks('<g id="handle:a" class="node handle">', {"handle:a": "selected"})
+    '<g id="handle:a" class="node handle selected">'
+    """
+    if not marks:
+        return svg
+
+    def add(group: re.Match[str]) -> str:
+        mark = marks.get(html.unescape(group[1]))
+        if not mark:
+            return group[0]
+        # Written as Graphviz writes class names, with each '-' as a character reference.
+        return f'<g id="{group[1]}" class="{group[2]} {mark.replace("-", "&#45;")}"'
+
+    return _KEYED_GROUP.sub(add, svg)
 
 
 def handle_graph_svg(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
-    """:func:`handle_graph_dot` laid out as an inline ``<svg>`` element (see :func:`to_svg`)."""
-    return to_svg(handle_graph_dot(doc, marks))
+    """:func:`handle_graph_dot` laid out as an inline ``<svg>`` element (see :func:`start_svg`)."""
+    return start_svg(handle_graph_dot(doc), marks=marks).result()
 
 
 def flow_svg(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
-    """:func:`flow_dot` laid out as an inline ``<svg>`` element (see :func:`to_svg`)."""
-    return to_svg(flow_dot(doc, marks))
+    """:func:`flow_dot` laid out as an inline ``<svg>`` element (see :func:`start_svg`)."""
+    return start_svg(flow_dot(doc), marks=marks).result()

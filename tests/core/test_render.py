@@ -578,3 +578,44 @@ def test_control_characters_become_replacement_characters_so_the_svg_stays_xml()
     )
     node = by_id(handle_graph_svg(doc))["handle:bell\ufffd"]
     assert texts(node) == ["bell\ufffd"] and tooltip(node) == "nul\ufffd here"
+
+
+# --- start_svg: one layout per drawing --------------------------------------------------
+
+
+def test_a_drawing_is_laid_out_once_and_marks_are_added_after_layout(monkeypatch):
+    calls = []
+    real = render.to_svg
+    monkeypatch.setattr(render, "to_svg", lambda *a: calls.append(a) or real(*a))
+    dot = 'digraph "once" { "handle:a" [id="handle:a", class="handle"] }'
+    plain = render.start_svg(dot).result()
+    marked = render.start_svg(dot, marks={"handle:a": "selected"}).result()
+    assert len(calls) == 1
+    assert 'class="node handle"' in plain
+    assert 'class="node handle selected"' in marked
+
+
+def test_a_layout_that_timed_out_is_remembered_and_fails_at_once(monkeypatch):
+    dot = 'digraph "slow" { a -> b }'
+    monkeypatch.setattr(render, "to_svg", lambda *a: (_ for _ in ()).throw(RenderError("slow")))
+    with pytest.raises(RenderError, match="slow"):
+        render.start_svg(dot, timeout=1).result()
+    monkeypatch.setattr(render, "to_svg", lambda *a: pytest.fail("laid out again"))
+    with pytest.raises(RenderError, match="slow"):
+        render.start_svg(dot, timeout=1).result()
+
+
+def test_a_remembered_failure_is_tried_again_once_it_is_old(monkeypatch):
+    dot = 'digraph "later" { a -> b }'
+    monkeypatch.setattr(render, "to_svg", lambda *a: (_ for _ in ()).throw(RenderError("busy")))
+    with pytest.raises(RenderError):
+        render.start_svg(dot).result()
+    now = render.time.monotonic()
+    monkeypatch.setattr(render.time, "monotonic", lambda: now + render.FAILED_LAYOUT_SECONDS + 1)
+    monkeypatch.setattr(render, "to_svg", lambda *a: "<svg></svg>")
+    assert render.start_svg(dot).result() == "<svg></svg>"
+
+
+def test_a_bad_mark_is_refused_before_any_layout():
+    with pytest.raises(RenderError, match="not a CSS class name"):
+        render.start_svg("digraph { a }", marks={"handle:a": "no good!"})
