@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import requests
+from _chains import confirm_gate
 from _server import (
     PYTHON,
     ROOT,
@@ -107,22 +108,9 @@ def big_chain(key: str, actions: int, gates: int) -> dict:
             }
         )
     for i in range(gates):
-        gate_list.append(
-            {
-                "id": f"g{i}",
-                "audience": "user",
-                "outcomes": {"accept": "ok", "decline": "dead_end"},
-                "timeout": {"after": "30m", "verdict": "dead_end"},
-            }
-        )
-        rows.append(
-            {
-                "id": f"G{i}",
-                "signal": [f"code:CONFIRM_{i}"],
-                "scope": {"steps": [f"a{i % actions}"]},
-                "verdict": f"gate(g{i})",
-            }
-        )
+        gate, row = confirm_gate(i, f"a{i % actions}")
+        gate_list.append(gate)
+        rows.append(row)
     return {
         "id": key,
         "handles": handles,

@@ -19,6 +19,7 @@ import statistics
 import time
 
 import networkx as nx
+from _chains import confirm_gate, reject_row
 
 from chains.core.graph import derivation_graph
 from chains.core.lint import lint
@@ -77,31 +78,11 @@ def generate(n: int, segment: int | None = None) -> ChainSpec:
         else:
             actions.append(action)
         if i % 20 == 0:
-            gates.append(
-                {
-                    "id": f"g{i}",
-                    "audience": "user",
-                    "outcomes": {"accept": "ok", "decline": "dead_end"},
-                    "timeout": {"after": "30m", "verdict": "dead_end"},
-                }
-            )
-            rows.append(
-                {
-                    "id": f"G{i}",
-                    "signal": [f"code:CONFIRM_{i}"],
-                    "scope": {"steps": [f"a{i}"]},
-                    "verdict": f"gate(g{i})",
-                }
-            )
+            gate, row = confirm_gate(i, f"a{i}")
+            gates.append(gate)
+            rows.append(row)
         if i % 2 == 0:
-            rows.append(
-                {
-                    "id": f"R{i}",
-                    "signal": [f"code:REJECT_{i}"],
-                    "scope": {"steps": [f"a{i}"]},
-                    "verdict": f"dead_end(reason: reject_{i}, permanent: true)",
-                }
-            )
+            rows.append(reject_row(i))
     return ChainSpec.model_validate(
         {
             "id": f"scale-{n}",

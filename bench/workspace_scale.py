@@ -24,6 +24,7 @@ import json
 import time
 from typing import Any
 
+from _chains import reject_row
 from _django import test_database  # first: it sets Django up
 
 _ids = itertools.count()
@@ -63,14 +64,7 @@ def generate(n: int, name: str = "") -> dict[str, Any]:
             }
         )
         if i % 2 == 0:
-            rows.append(
-                {
-                    "id": f"R{i}",
-                    "signal": [f"code:REJECT_{i}"],
-                    "scope": {"steps": [f"a{i}"]},
-                    "verdict": f"dead_end(reason: reject_{i}, permanent: true)",
-                }
-            )
+            rows.append(reject_row(i))
     return {
         "id": name or f"scale-{n}",
         "handles": handles,
