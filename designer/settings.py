@@ -324,11 +324,12 @@ WORKSPACE_FIX_BUDGET_BYTES = env_int("WORKSPACE_FIX_BUDGET_BYTES", 500_000)
 # Graphviz lays out the graph of a chain of at most this many actions, handles and gates
 # (a few seconds at this size; past it the tabs alone show the chain).
 WORKSPACE_GRAPH_MAX_NODES = env_int("WORKSPACE_GRAPH_MAX_NODES", 3000)
-# Seconds Graphviz may take to lay out a workspace graph. A layout that runs out of time
-# is remembered for ten minutes, so such a chain costs this once, not on every view.
-WORKSPACE_LAYOUT_SECONDS = env_int("WORKSPACE_LAYOUT_SECONDS", 4)
-if WORKSPACE_LAYOUT_SECONDS < 1:
-    raise ImproperlyConfigured("WORKSPACE_LAYOUT_SECONDS must be at least 1")
+# Seconds Graphviz may take to lay out a page's graph (workspace, simulator, changes). A
+# layout that runs out of time is remembered for ten minutes, so such a chain costs this
+# once, not on every view.
+GRAPH_LAYOUT_SECONDS = env_int("GRAPH_LAYOUT_SECONDS", 4)
+if GRAPH_LAYOUT_SECONDS < 1:
+    raise ImproperlyConfigured("GRAPH_LAYOUT_SECONDS must be at least 1")
 # The lint panel lists this many findings; the lint API and command list them all.
 WORKSPACE_FINDINGS_SHOWN = env_int("WORKSPACE_FINDINGS_SHOWN", 300)
 if WORKSPACE_FINDINGS_SHOWN < 1:

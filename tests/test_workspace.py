@@ -65,7 +65,7 @@ def test_the_flow_view_draws_the_steps_in_order(client, flight):
 def test_the_graph_has_the_layout_time_the_settings_give(client, flight, settings, monkeypatch):
     from chains.core import render
 
-    settings.WORKSPACE_LAYOUT_SECONDS = 2
+    settings.GRAPH_LAYOUT_SECONDS = 2
     timeouts = []
     real = render.to_svg
 

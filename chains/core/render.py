@@ -804,11 +804,13 @@ def with_marks(svg: str, marks: Mapping[str, str]) -> str:
     return _KEYED_GROUP.sub(add, svg)
 
 
-def handle_graph_svg(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
+def handle_graph_svg(
+    doc: ChainSpec, marks: Mapping[str, str] | None = None, timeout: float = 10.0
+) -> str:
     """:func:`handle_graph_dot` laid out as an inline ``<svg>`` element (see :func:`start_svg`)."""
-    return start_svg(handle_graph_dot(doc), marks=marks).result()
+    return start_svg(handle_graph_dot(doc), timeout, marks).result()
 
 
-def flow_svg(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
+def flow_svg(doc: ChainSpec, marks: Mapping[str, str] | None = None, timeout: float = 10.0) -> str:
     """:func:`flow_dot` laid out as an inline ``<svg>`` element (see :func:`start_svg`)."""
-    return start_svg(flow_dot(doc), marks=marks).result()
+    return start_svg(flow_dot(doc), timeout, marks).result()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -38,7 +39,9 @@ def revision_diff(request: HttpRequest, key: str) -> HttpResponse:
     changes = diff(before, after)
     context["changes"] = changes
     try:
-        context["svg"] = handle_graph_svg(after, graph_marks(changes))
+        context["svg"] = handle_graph_svg(
+            after, graph_marks(changes), settings.GRAPH_LAYOUT_SECONDS
+        )
     except RenderError as exc:
         context["render_error"] = str(exc)
     return render(request, "chains/diff.html", context)

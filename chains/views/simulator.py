@@ -19,6 +19,7 @@ from functools import partial
 from typing import Any
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -338,7 +339,9 @@ def simulator_context(
         **extra,
     }
     try:
-        context["svg"] = handle_graph_svg(document, run_marks(document, run))
+        context["svg"] = handle_graph_svg(
+            document, run_marks(document, run), settings.GRAPH_LAYOUT_SECONDS
+        )
     except RenderError as exc:
         context["render_error"] = str(exc)
     return context

@@ -193,7 +193,7 @@ def _draw(
         )
         return selection, too_big
     dot = flow_dot if params.get("view") == "flow" else handle_graph_dot
-    return selection, start_svg(dot(document), settings.WORKSPACE_LAYOUT_SECONDS, marks)
+    return selection, start_svg(dot(document), settings.GRAPH_LAYOUT_SECONDS, marks)
 
 
 def _findings(head: Revision, document: ChainSpec, report: Any, opened: Any = None) -> list[dict]:
