@@ -138,6 +138,20 @@ def fresh_layouts():
     render.forget_layouts()
 
 
+@pytest.fixture
+def layout_timeouts(monkeypatch) -> list[float]:
+    """The time limit each Graphviz layout is given, in order (the layouts still run)."""
+    timeouts: list[float] = []
+    real = render.to_svg
+
+    def timed(dot: str, timeout: float) -> str:
+        timeouts.append(timeout)
+        return real(dot)
+
+    monkeypatch.setattr(render, "to_svg", timed)
+    return timeouts
+
+
 @pytest.fixture(autouse=True)
 def fresh_cache():
     """Failed sign-ins are counted in the cache; one test's must not lock out the next."""

@@ -287,18 +287,8 @@ def test_a_token_for_a_variant_the_chain_lacks_is_a_400_and_a_fresh_run(client, 
 
 
 def test_the_simulators_graph_has_the_layout_time_the_settings_give(
-    client, flight, settings, monkeypatch
+    client, flight, settings, layout_timeouts
 ):
-    from chains.core import render
-
     settings.GRAPH_LAYOUT_SECONDS = 2
-    timeouts = []
-    real = render.to_svg
-
-    def timed(dot, timeout):
-        timeouts.append(timeout)
-        return real(dot)
-
-    monkeypatch.setattr(render, "to_svg", timed)
     assert client.get(f"/chains/{flight.key}/simulate").status_code == 200
-    assert timeouts == [2]
+    assert layout_timeouts == [2]

@@ -62,20 +62,10 @@ def test_the_flow_view_draws_the_steps_in_order(client, flight):
     assert 'id="flow&#45;graph"' in body  # Graphviz writes '-' as a character reference
 
 
-def test_the_graph_has_the_layout_time_the_settings_give(client, flight, settings, monkeypatch):
-    from chains.core import render
-
+def test_the_graph_has_the_layout_time_the_settings_give(client, flight, settings, layout_timeouts):
     settings.GRAPH_LAYOUT_SECONDS = 2
-    timeouts = []
-    real = render.to_svg
-
-    def timed(dot, timeout):
-        timeouts.append(timeout)
-        return real(dot)
-
-    monkeypatch.setattr(render, "to_svg", timed)
     client.get(f"/chains/{flight.key}/?view=flow&tab=gates")
-    assert timeouts == [2]
+    assert layout_timeouts == [2]
 
 
 def test_a_graph_past_its_layout_time_leaves_the_page_with_its_tabs(client, flight, monkeypatch):
