@@ -735,7 +735,8 @@ _LAYOUTS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphviz")
 
 
 # Layouts by the hash of their DOT source: the SVG, or the RenderError of a layout that
-# failed and when it did. Marks only add CSS classes, so they are not part of the key.
+# failed, when, and within what time limit. Marks only add CSS classes, so they are not
+# part of the key.
 _LAID_OUT = Recent(size=128, budget=64 * 1024 * 1024)
 # How long a failed layout (most often one that ran out of time) is answered from memory
 # before Graphviz is given another try.
@@ -750,8 +751,9 @@ def start_svg(
     ``result()`` of the returned future gives the SVG or raises :class:`RenderError`.
     Each drawing is laid out once: the SVG is kept by the hash of ``dot_source``,
     and a failure (a layout past ``timeout``, say) is answered at once for
-    ``FAILED_LAYOUT_SECONDS``, so a chain Graphviz cannot draw in time costs
-    the timeout once, not on every view. ``marks`` (graph key → CSS classes,
+    ``FAILED_LAYOUT_SECONDS`` to any caller that allows no more time, so a
+    chain Graphviz cannot draw in time costs the timeout once, not on every
+    view. ``marks`` (graph key → CSS classes,
     as the drawings take them) are added to the laid-out groups, which is
     what Graphviz would have written, without a layout per selection.
     """
@@ -762,9 +764,11 @@ def start_svg(
     if isinstance(known, str):
         done.set_result(with_marks(known, marks))
         return done
-    if known is not None and time.monotonic() - known[1] < FAILED_LAYOUT_SECONDS:
-        done.set_exception(known[0])
-        return done
+    if known is not None:
+        error, failed_at, within = known
+        if timeout <= within and time.monotonic() - failed_at < FAILED_LAYOUT_SECONDS:
+            done.set_exception(error)
+            return done
 
     def finished(layout: Future[str]) -> None:
         error = layout.exception()
@@ -773,7 +777,7 @@ def start_svg(
             done.set_result(with_marks(svg, marks))
             return
         if isinstance(error, RenderError):
-            _LAID_OUT.put(key, (error, time.monotonic()), weight=len(str(error)))
+            _LAID_OUT.put(key, (error, time.monotonic(), timeout), weight=len(str(error)))
         done.set_exception(error)
 
     _LAYOUTS.submit(to_svg, dot_source, timeout).add_done_callback(finished)

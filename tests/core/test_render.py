@@ -619,3 +619,12 @@ def test_a_remembered_failure_is_tried_again_once_it_is_old(monkeypatch):
 def test_a_bad_mark_is_refused_before_any_layout():
     with pytest.raises(RenderError, match="not a CSS class name"):
         render.start_svg("digraph { a }", marks={"handle:a": "no good!"})
+
+
+def test_a_layout_that_failed_within_a_short_limit_is_tried_again_with_a_longer_one(monkeypatch):
+    dot = 'digraph "longer" { a -> b }'
+    monkeypatch.setattr(render, "to_svg", lambda *a: (_ for _ in ()).throw(RenderError("slow")))
+    with pytest.raises(RenderError):
+        render.start_svg(dot, timeout=1).result()
+    monkeypatch.setattr(render, "to_svg", lambda *a: "<svg></svg>")
+    assert render.start_svg(dot, timeout=5).result() == "<svg></svg>"
