@@ -295,6 +295,18 @@ def test_the_lint_panel_lists_the_first_findings_and_says_how_many_more_there_ar
     assert f"{total - 2} more" in panel
 
 
+def fixes_on_demand(client, chain, gate: str) -> str:
+    """The quick fixes of ``gate``'s finding, loaded as the lint panel's link loads them."""
+    body = client.get(f"/chains/{chain.key}/").content.decode()
+    url = gate_row(body, gate).split('hx-get="')[1].split('"')[0].replace("&amp;", "&")
+    return client.get(url, **HTMX).content.decode()
+
+
+def first_fix_args(answer: str) -> str:
+    """The JSON arguments of the first quick fix in ``answer``."""
+    return answer.split('name="args" value="')[1].split('"')[0].replace("&quot;", '"')
+
+
 def test_a_chain_too_large_to_draw_says_so_instead_of_a_graph(client, open_gates, settings):
     settings.WORKSPACE_GRAPH_MAX_NODES = 3
     body = client.get(f"/chains/{open_gates.key}/").content.decode()
@@ -306,21 +318,15 @@ def test_the_quick_fixes_of_one_finding_load_on_demand_and_only_for_it(
     client, open_gates, settings
 ):
     settings.WORKSPACE_EAGER_FIXES = 0
-    body = client.get(f"/chains/{open_gates.key}/").content.decode()
-    url = gate_row(body, "g5").split('hx-get="')[1].split('"')[0].replace("&amp;", "&")
-    answer = client.get(url, **HTMX).content.decode()
+    answer = fixes_on_demand(client, open_gates, "g5")
     assert answer.count('name="op" value="update_gate"') == 1
     assert "g5" in answer and "g4" not in answer
-    args = json.loads(answer.split('name="args" value="')[1].split('"')[0].replace("&quot;", '"'))
-    assert args["id"] == "g5"
+    assert json.loads(first_fix_args(answer))["id"] == "g5"
 
 
 def test_a_quick_fix_loaded_on_demand_removes_its_finding_when_posted(client, open_gates, settings):
     settings.WORKSPACE_EAGER_FIXES = 0
-    body = client.get(f"/chains/{open_gates.key}/").content.decode()
-    url = gate_row(body, "g3").split('hx-get="')[1].split('"')[0].replace("&amp;", "&")
-    answer = client.get(url, **HTMX).content.decode()
-    args = answer.split('name="args" value="')[1].split('"')[0].replace("&quot;", '"')
+    args = first_fix_args(fixes_on_demand(client, open_gates, "g3"))
     post_edit(client, open_gates, "update_gate", args=args)
     after = client.get(f"/chains/{open_gates.key}/").content.decode()
     assert 'data-rule="gates.no-timeout" data-element="gates[g3]"' not in after
