@@ -330,6 +330,16 @@ def case_2(b: Bench) -> Verdict:
     )
 
 
+def approval(b: Bench, asker: str, reviewer: str, revision: int) -> int:
+    """``asker`` asks ``reviewer`` to review ``revision``, who approves; the last status."""
+    body = {"reviewers": [reviewer], "revision": revision}
+    asked = b[asker].post("/chains/reviewed/reviews", body)
+    if asked.status_code != 201:
+        return asked.status_code
+    vote = f"/chains/reviewed/reviews/{asked.json()['id']}/vote"
+    return b[reviewer].post(vote, {"vote": "approve"}).status_code
+
+
 def case_3(b: Bench) -> Verdict:
     """A second review cannot bypass "request changes"; an author cannot approve their own."""
     b.edit("reviewed", "a_editor", "by_editor")
@@ -337,28 +347,14 @@ def case_3(b: Bench) -> Verdict:
     r1 = b["a_editor"].post("/chains/reviewed/reviews", {"reviewers": ["a_rev1"], "revision": rev})
     changes = {"vote": "request_changes", "note": "the gate needs a timeout"}
     b["a_rev1"].post(f"/chains/reviewed/reviews/{r1.json()['id']}/vote", changes)
-    r2 = b["a_editor"].post("/chains/reviewed/reviews", {"reviewers": ["a_rev2"], "revision": rev})
-    second = r2.status_code
-    if r2.status_code == 201:
-        second = (
-            b["a_rev2"]
-            .post(f"/chains/reviewed/reviews/{r2.json()['id']}/vote", {"vote": "approve"})
-            .status_code
-        )
+    second = approval(b, "a_editor", "a_rev2", rev)
     export = b["a_owner"].get(f"/chains/reviewed/revisions/{rev}/export")
     bypassed = "X-Approved" in export.headers
     states = {r["id"]: r["state"] for r in b["a_owner"].get("/chains/reviewed/reviews").json()}
 
     b.edit("reviewed", "a_editor", "by_editor_2")
     own = b.head("reviewed")
-    r3 = b["a_owner"].post("/chains/reviewed/reviews", {"reviewers": ["a_editor"], "revision": own})
-    author = r3.status_code
-    if r3.status_code == 201:
-        author = (
-            b["a_editor"]
-            .post(f"/chains/reviewed/reviews/{r3.json()['id']}/vote", {"vote": "approve"})
-            .status_code
-        )
+    author = approval(b, "a_owner", "a_editor", own)
     own_export = b["a_owner"].get(f"/chains/reviewed/revisions/{own}/export")
     own_approved = "X-Approved" in own_export.headers
     ok = not bypassed and not own_approved and 400 <= author < 500
