@@ -109,7 +109,9 @@ class ErrorOut(Out):
 
 
 # The errors any operation may answer with (designer/api.py writes them).
-ERRORS: dict[int, type[Schema]] = {c: ErrorOut for c in (400, 401, 403, 404, 413, 422, 429, 500)}
+ERRORS: dict[int, type[Schema]] = {
+    c: ErrorOut for c in (400, 401, 403, 404, 409, 413, 422, 429, 500)
+}
 
 
 class ChainOut(Out):
@@ -161,6 +163,7 @@ class ImportedChainOut(Out):
 
 class StoredOut(Out):
     id: str
+    team: str = Field(description="the slug of the chain's team; '-' for a chain without one")
     revision: int
     created: bool = Field(description="false when the content equals the head: no new revision")
 
@@ -805,7 +808,8 @@ def _saved_out(revision: Revision, base: int) -> dict[str, Any]:
 
 
 def _chain(request: HttpRequest, key: str, role: str = Role.VIEWER) -> Chain:
-    return chain_access(request.user, key, role)[0]
+    """The chain ``key`` of the team ``?team=`` names; without it, the one the person may see."""
+    return chain_access(request.user, key, role, team=request.GET.get("team") or None)[0]
 
 
 def _paged(request: HttpRequest, response: HttpResponse, page: review.Page) -> list[dict]:

@@ -15,7 +15,9 @@ from chains.views import (
 
 app_name = "chains"
 
-# Everything about one chain sits below its key.
+# Everything about one chain sits below its team and key. The short form
+# /chains/<key>/ names the one chain of that key the person may see (older
+# links and scripts); every link the app makes names the team.
 chain_urls = [
     path("", workspace.workspace, name="chain"),
     path("edit", workspace.edit_chain, name="edit"),
@@ -55,5 +57,6 @@ urlpatterns = [
     path("invite/<str:secret>/account", invitations.invitation_account, name="invitation_account"),
     path("chains/new/", wizard.new_chain, name="new"),
     path("chains/import/", imports.import_chain, name="import"),
+    path("t/<slug:team>/chains/<str:key>/", include(chain_urls)),
     path("chains/<str:key>/", include(chain_urls)),
 ]

@@ -29,6 +29,7 @@ from chains.api import router as chains_router
 from chains.core.edit import EditError
 from chains.core.errors import ChainError, DocumentError
 from chains.models import ApiToken, NothingToUndo, QueueDown, ReviewError, StaleRevision
+from chains.services.access import AmbiguousChain
 from chains.services.campaigns import BadCampaign
 from chains.services.limits import RateLimited
 
@@ -97,6 +98,11 @@ def invalid_document(request: HttpRequest, exc: DocumentError) -> HttpResponse:
     first = exc.problems[0] if exc.problems else None
     where = (first.path or (f"line {first.line}" if first.line else None)) if first else None
     return error(request, 400, "invalid_document", str(exc), where, problems=problems)
+
+
+@api.exception_handler(AmbiguousChain)
+def ambiguous(request: HttpRequest, exc: AmbiguousChain) -> HttpResponse:
+    return error(request, 409, "ambiguous_key", f"{exc}: add ?team=<slug>", "team")
 
 
 @api.exception_handler(StaleRevision)

@@ -59,6 +59,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # A short chain address (/chains/<key>/) that fits several of the person's chains.
+    "chains.views.common.ChooseChainMiddleware",
 ]
 
 ROOT_URLCONF = "designer.urls"

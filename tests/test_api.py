@@ -282,7 +282,9 @@ def test_importing_stores_the_chain_in_the_callers_team(team, people):
         bearer(people["editor"]), "POST", "/api/chains", {"document": SMALL, "filename": "s.yaml"}
     )
     assert response.status_code == 201
-    assert response.json()["stored"] == [{"id": "small", "revision": 1, "created": True}]
+    assert response.json()["stored"] == [
+        {"id": "small", "team": "flight-desk", "revision": 1, "created": True}
+    ]
     assert Chain.objects.get(key="small").team == team
 
 

@@ -68,7 +68,7 @@ def run(exploration: Exploration) -> Exploration:
 
 def page(client, exploration: Exploration, **headers) -> str:
     chain = exploration.revision.chain
-    response = client.get(f"/chains/{chain.key}/campaigns/{exploration.pk}/", **headers)
+    response = client.get(f"{chain.url()}campaigns/{exploration.pk}/", **headers)
     assert response.status_code == 200
     return response.content.decode()
 
@@ -79,9 +79,9 @@ def page(client, exploration: Exploration, **headers) -> str:
 @pytest.mark.django_db
 def test_the_list_shows_the_chains_campaigns_newest_first(client, unsafe, sent):
     first, second = launch(unsafe), launch(unsafe, max_faults=2)
-    body = client.get(f"/chains/{unsafe.key}/campaigns/").content.decode()
-    newer = body.index(f'href="/chains/{unsafe.key}/campaigns/{second.pk}/"')
-    older = body.index(f'href="/chains/{unsafe.key}/campaigns/{first.pk}/"')
+    body = client.get(f"{unsafe.url()}campaigns/").content.decode()
+    newer = body.index(f'href="{unsafe.url()}campaigns/{second.pk}/"')
+    older = body.index(f'href="{unsafe.url()}campaigns/{first.pk}/"')
     assert newer < older
     assert "2 faults, 60 events" in body
     assert "queued" in body
@@ -90,20 +90,20 @@ def test_the_list_shows_the_chains_campaigns_newest_first(client, unsafe, sent):
 @pytest.mark.django_db
 def test_the_list_counts_the_violations_of_a_finished_campaign(client, unsafe, sent):
     run(launch(unsafe))
-    body = client.get(f"/chains/{unsafe.key}/campaigns/").content.decode()
+    body = client.get(f"{unsafe.url()}campaigns/").content.decode()
     assert '<strong class="violations">1</strong>' in body
 
 
 @pytest.mark.django_db
 def test_the_list_leaves_out_campaigns_of_other_chains(client, unsafe, flight, sent):
     other = launch(flight)  # another chain
-    body = client.get(f"/chains/{unsafe.key}/campaigns/").content.decode()
+    body = client.get(f"{unsafe.url()}campaigns/").content.decode()
     assert f"/campaigns/{other.pk}/" not in body
 
 
 @pytest.mark.django_db
 def test_the_launch_form_starts_at_the_head_with_the_usual_bounds(client, unsafe):
-    body = client.get(f"/chains/{unsafe.key}/campaigns/").content.decode()
+    body = client.get(f"{unsafe.url()}campaigns/").content.decode()
     assert 'name="revision" min="1" max="1" value="1"' in body
     assert 'name="max_faults" min="0" max="6" value="2"' in body
     assert 'name="max_events" min="1" max="500" value="60"' in body
@@ -118,10 +118,10 @@ def test_launch_creates_a_campaign_with_the_posted_bounds_and_redirects_to_it(
     form = {**LAUNCH, "max_faults": "3", "max_events": "40", "shards": "2"}
     del form["crashes"]
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(f"/chains/{unsafe.key}/campaigns/", form)
+        response = client.post(f"{unsafe.url()}campaigns/", form)
     exploration = Exploration.objects.get()
     assert response.status_code == 303
-    assert response["Location"] == f"/chains/{unsafe.key}/campaigns/{exploration.pk}/"
+    assert response["Location"] == f"{unsafe.url()}campaigns/{exploration.pk}/"
     asked = {"max_faults": 3, "max_events": 40, "crashes": False}
     assert {name: exploration.bounds[name] for name in asked} == asked
     assert exploration.shard_count == 2
@@ -131,9 +131,9 @@ def test_launch_creates_a_campaign_with_the_posted_bounds_and_redirects_to_it(
 
 @pytest.mark.django_db
 def test_an_htmx_launch_is_sent_to_the_campaign_page_by_header(client, unsafe, sent):
-    response = client.post(f"/chains/{unsafe.key}/campaigns/", LAUNCH, **HTMX)
+    response = client.post(f"{unsafe.url()}campaigns/", LAUNCH, **HTMX)
     exploration = Exploration.objects.get()
-    assert response["HX-Redirect"] == f"/chains/{unsafe.key}/campaigns/{exploration.pk}/"
+    assert response["HX-Redirect"] == f"{unsafe.url()}campaigns/{exploration.pk}/"
 
 
 @pytest.mark.django_db
@@ -167,7 +167,7 @@ def test_an_htmx_launch_is_sent_to_the_campaign_page_by_header(client, unsafe, s
 def test_a_launch_out_of_bounds_is_refused_naming_the_field_and_keeps_the_form(
     client, unsafe, sent, field, typed, says
 ):
-    response = client.post(f"/chains/{unsafe.key}/campaigns/", {**LAUNCH, field: typed})
+    response = client.post(f"{unsafe.url()}campaigns/", {**LAUNCH, field: typed})
     body = response.content.decode()
     assert response.status_code == 400
     assert says in body
@@ -178,7 +178,7 @@ def test_a_launch_out_of_bounds_is_refused_naming_the_field_and_keeps_the_form(
 
 @pytest.mark.django_db
 def test_a_launch_of_an_unknown_revision_is_refused(client, unsafe, sent):
-    response = client.post(f"/chains/{unsafe.key}/campaigns/", {**LAUNCH, "revision": "9"})
+    response = client.post(f"{unsafe.url()}campaigns/", {**LAUNCH, "revision": "9"})
     assert response.status_code == 400
     assert "revision: unsafe_retry_booking has no revision 9 (its head is 1)" in (
         response.content.decode()
@@ -188,9 +188,7 @@ def test_a_launch_of_an_unknown_revision_is_refused(client, unsafe, sent):
 
 @pytest.mark.django_db
 def test_an_htmx_launch_refused_answers_the_form_partial(client, unsafe, sent):
-    response = client.post(
-        f"/chains/{unsafe.key}/campaigns/", {**LAUNCH, "max_faults": "9"}, **HTMX
-    )
+    response = client.post(f"{unsafe.url()}campaigns/", {**LAUNCH, "max_faults": "9"}, **HTMX)
     body = response.content.decode()
     assert response.status_code == 400
     assert body.lstrip().startswith('<div id="campaigns">')
@@ -206,7 +204,7 @@ def test_a_launch_with_the_worker_queue_down_is_a_503_and_leaves_no_queued_campa
         raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
 
     monkeypatch.setattr(explore_shard, "delay", refuse)
-    response = client.post(f"/chains/{unsafe.key}/campaigns/", {**LAUNCH, "shards": "2"}, **headers)
+    response = client.post(f"{unsafe.url()}campaigns/", {**LAUNCH, "shards": "2"}, **headers)
     reason = "the worker queue is down: OperationalError: Error 111 connecting to 127.0.0.1:6379"
     assert response.status_code == 503
     assert reason in response.content.decode()
@@ -224,8 +222,8 @@ def test_campaign_pages_of_an_unknown_chain_are_not_found(client):
 @pytest.mark.django_db
 def test_a_campaign_of_another_chain_is_not_found(client, unsafe, flight, sent):
     other = launch(flight)  # another chain
-    assert client.get(f"/chains/{unsafe.key}/campaigns/{other.pk}/").status_code == 404
-    assert client.post(f"/chains/{unsafe.key}/campaigns/{other.pk}/cancel").status_code == 404
+    assert client.get(f"{unsafe.url()}campaigns/{other.pk}/").status_code == 404
+    assert client.post(f"{unsafe.url()}campaigns/{other.pk}/cancel").status_code == 404
     other.refresh_from_db()
     assert other.status == "queued"
 
@@ -236,7 +234,7 @@ def test_a_campaign_of_another_chain_is_not_found(client, unsafe, flight, sent):
 @pytest.mark.django_db
 def test_the_campaign_page_shows_its_bounds_and_links_back_to_the_campaigns(client, unsafe, sent):
     body = page(client, launch(unsafe, max_events=30, crashes=False))
-    assert f'<a href="/chains/{unsafe.key}/campaigns/">Campaigns</a>' in body
+    assert f'<a href="{unsafe.url()}campaigns/">Campaigns</a>' in body
     assert "<dt>Inputs per path</dt><dd>at most 30</dd>" in body
     assert "<dt>Crashes</dt><dd>left out</dd>" in body
 
@@ -247,7 +245,7 @@ def test_the_progress_partial_polls_itself_while_the_campaign_is_active(client, 
     shard = ExplorationShard.objects.claim(exploration.pk, 0, worker="w")
     shard.beat(17)
     body = page(client, exploration, **HTMX)
-    url = f"/chains/{unsafe.key}/campaigns/{exploration.pk}/"
+    url = f"{unsafe.url()}campaigns/{exploration.pk}/"
     assert body.lstrip().startswith('<section id="progress"')
     assert f'hx-get="{url}"' in body
     assert POLLING in body
@@ -300,7 +298,7 @@ def test_a_violation_links_to_the_simulator_with_its_counterexample(client, unsa
     href = re.search(r'<a href="([^"]+)">open in the simulator</a>', body).group(1)
     link = urlsplit(href.replace("&amp;", "&"))
     query = {k: v[0] for k, v in parse_qs(link.query).items()}
-    assert link.path == f"/chains/{unsafe.key}/simulate"
+    assert link.path == f"{unsafe.url()}simulate"
     assert query["r"] == "1"
     assert query["violation"] == "unkeyed_redispatch"
     stored = Scenario.model_validate(violation["scenario"], strict=False)
@@ -344,7 +342,7 @@ def test_a_clean_campaign_that_never_reached_a_step_is_not_shown_as_a_pass(clien
 def test_the_list_shows_the_steps_reached_and_flags_an_incomplete_campaign(client, sent):
     chain = store(NO_OPTIONS)
     run(launch(chain))
-    body = client.get(f"/chains/{chain.key}/campaigns/").content.decode()
+    body = client.get(f"{chain.url()}campaigns/").content.decode()
     assert '<strong class="incomplete-count">2 of 3</strong> <small>incomplete</small>' in body
 
 
@@ -364,7 +362,7 @@ def test_a_campaign_stored_before_coverage_says_so_and_keeps_its_old_verdict(cli
 @pytest.mark.django_db
 def test_cancel_stops_an_active_campaign_and_returns_to_its_page(client, unsafe, sent):
     exploration = launch(unsafe)
-    url = f"/chains/{unsafe.key}/campaigns/{exploration.pk}/"
+    url = f"{unsafe.url()}campaigns/{exploration.pk}/"
     response = client.post(f"{url}cancel")
     exploration.refresh_from_db()
     assert response.status_code == 302
@@ -376,7 +374,7 @@ def test_cancel_stops_an_active_campaign_and_returns_to_its_page(client, unsafe,
 @pytest.mark.django_db
 def test_an_htmx_cancel_answers_the_progress_partial_without_polling(client, unsafe, sent):
     exploration = launch(unsafe)
-    response = client.post(f"/chains/{unsafe.key}/campaigns/{exploration.pk}/cancel", **HTMX)
+    response = client.post(f"{unsafe.url()}campaigns/{exploration.pk}/cancel", **HTMX)
     body = response.content.decode()
     assert body.lstrip().startswith('<section id="progress"')
     assert POLLING not in body
@@ -386,7 +384,7 @@ def test_an_htmx_cancel_answers_the_progress_partial_without_polling(client, uns
 @pytest.mark.django_db
 def test_cancel_accepts_only_post(client, unsafe, sent):
     exploration = launch(unsafe)
-    assert client.get(f"/chains/{unsafe.key}/campaigns/{exploration.pk}/cancel").status_code == 405
+    assert client.get(f"{unsafe.url()}campaigns/{exploration.pk}/cancel").status_code == 405
 
 
 @pytest.mark.django_db
@@ -492,7 +490,7 @@ def test_a_campaign_launched_from_the_page_runs_until_its_result_shows(
 ):
     chain = store(UNSAFE.read_text())
     form = {**LAUNCH, "shards": "2"}
-    url = client.post(f"/chains/{chain.key}/campaigns/", form)["Location"]
+    url = client.post(f"{chain.url()}campaigns/", form)["Location"]
 
     def page() -> str:
         return client.get(url, **HTMX).content.decode()
@@ -513,7 +511,7 @@ def test_the_launch_form_shows_the_caps_every_campaign_runs_under(client, unsafe
     settings.CAMPAIGN_TIME_LIMIT = 90
     settings.CAMPAIGN_MAX_MEMORY_MB = 640
     settings.CAMPAIGN_TEAM_CAMPAIGNS = 3
-    body = client.get(f"/chains/{unsafe.key}/campaigns/").content.decode()
+    body = client.get(f"{unsafe.url()}campaigns/").content.decode()
     caps = re.search(r'<p class="help" id="campaign-caps">(.*?)</p>', body, re.S)
     assert caps, body
     assert "12,345 states" in caps[1]
@@ -538,7 +536,7 @@ def test_a_campaign_stopped_at_a_cap_says_which_with_the_coverage_it_reached(
 @pytest.mark.django_db
 def test_the_list_flags_a_campaign_stopped_at_a_cap(client, unsafe, sent):
     run(Exploration.objects.launch(unsafe.head(), {"max_faults": 2, "max_states": 20}))
-    body = client.get(f"/chains/{unsafe.key}/campaigns/").content.decode()
+    body = client.get(f"{unsafe.url()}campaigns/").content.decode()
     assert "<small>state cap</small>" in body
 
 
@@ -555,5 +553,5 @@ def test_the_list_marks_a_campaign_waiting_for_its_team(client, unsafe, sent, se
     settings.CAMPAIGN_TEAM_CAMPAIGNS = 1
     launch(unsafe)
     launch(unsafe)
-    body = html.unescape(client.get(f"/chains/{unsafe.key}/campaigns/").content.decode())
+    body = html.unescape(client.get(f"{unsafe.url()}campaigns/").content.decode())
     assert body.count("<small>waiting for the team's earlier campaigns</small>") == 1

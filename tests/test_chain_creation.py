@@ -1,12 +1,13 @@
-"""Creating a chain: one key, one team, whoever stores it first; and keys the site's pages use.
+"""Creating a chain: a key is unique within its team; and keys the site's pages use.
 
-Keys are global. Import and the wizard check that a key is free, then store;
-between the two, another team may create the same key. The store re-checks
-inside its transaction, so a person never appends a revision to a chain they
-may not edit, whatever happened since their check. The race is simulated here
-by creating the other team's chain at the moment the store starts (on SQLite
-there is one connection); tests/test_creation_race.py runs it with two
-connections on PostgreSQL.
+Another team's chain of the same key is not in the way, and nothing says it
+exists. Within a team, import and the wizard check a key, then store; between
+the two, a teammate may create the same key. The store re-checks inside its
+transaction, so a person never appends a revision to a chain they may not
+edit, whatever happened since their check. The race is simulated here by
+creating the teammate's chain at the moment the store starts (on SQLite there
+is one connection); tests/test_creation_race.py runs it with two connections
+on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -29,15 +30,15 @@ SMALL = "id: small\ntitle: Small\nactions:\n  - id: look\n    effect: read\n"
 
 @pytest.fixture
 def theirs_first(monkeypatch, team):
-    """Make ``team`` create each new chain after someone else's check, before their store.
+    """Make ``team`` create each new chain after a teammate's check, before their store.
 
-    The other team's chain is stored (committed, as far as one connection
+    The teammate's chain is stored (committed, as far as one connection
     goes) before the import's or the wizard's own transaction opens.
     """
     original_store, original_store_all = ChainQuerySet.store, imports.store_all
 
     def claim(key):
-        if not Chain.objects.filter(key=key).exists():
+        if not Chain.objects.filter(team=team, key=key).exists():
             original_store(Chain.objects.all(), {"id": key, "title": "theirs"}, "theirs", team=team)
 
     def racing_store(self, document, *args, **kwargs):
@@ -62,42 +63,14 @@ def api_import(user, **body):
 # --- the creation race --------------------------------------------------------------------
 
 
-def test_an_import_that_loses_the_race_for_a_key_never_writes_into_the_winners_chain(
-    people, theirs_first
+def test_an_import_that_loses_the_race_to_a_teammate_never_writes_into_their_chain_without_the_role(
+    people, team, theirs_first
 ):
-    imported = import_document(SMALL, filename="s.yaml", author=people["outsider"])
+    imported = import_document(SMALL, filename="s.yaml", author=people["viewer"], team=team)
     chain = Chain.objects.get(key="small")
-    assert chain.team.slug == "flight-desk"
     assert chain.revisions.count() == 1 and chain.title == "theirs"
     assert imported.stored is None
     assert any("'small'" in p.message and p.severity == "error" for p in imported.problems)
-
-
-def test_an_import_page_that_loses_the_race_is_a_refusal_not_an_error(
-    people, signed_in, theirs_first
-):
-    response = signed_in(people["outsider"]).post(
-        "/chains/import/", {"text": SMALL, "name": "s.yaml"}
-    )
-    assert response.status_code == 400
-    assert "chain id &#x27;small&#x27; is not available to you" in response.content.decode()
-    assert Chain.objects.get(key="small").revisions.count() == 1
-
-
-def test_an_api_import_that_loses_the_race_is_a_400_and_writes_nothing(people, theirs_first):
-    response = api_import(people["outsider"], document=SMALL, filename="s.yaml", confirm=True)
-    assert response.status_code == 400
-    assert response.json()["error"]["code"] == "invalid_document"
-    assert Chain.objects.get(key="small").revisions.count() == 1
-
-
-def test_the_wizard_that_loses_the_race_is_a_400_and_writes_nothing(
-    people, signed_in, theirs_first
-):
-    response = signed_in(people["outsider"]).post("/chains/new/", {"create": "1", "key": "trip"})
-    assert response.status_code == 400
-    assert "chain id &#x27;trip&#x27; is not available to you" in response.content.decode()
-    assert Chain.objects.get(key="trip").revisions.count() == 1
 
 
 def test_the_wizard_never_adds_a_revision_to_a_chain_of_the_same_name_even_of_ones_own_team(
@@ -110,38 +83,56 @@ def test_the_wizard_never_adds_a_revision_to_a_chain_of_the_same_name_even_of_on
 
 
 def test_the_store_refuses_to_append_to_a_chain_its_author_may_not_edit(flight, people):
+    document = {**flight.head().document, "title": "mine"}
     with pytest.raises(ChainUnavailable, match="not available to you"):
-        Chain.objects.store({**flight.head().document, "title": "mine"}, author=people["outsider"])
-    with pytest.raises(ChainUnavailable):
-        Chain.objects.store({**flight.head().document, "title": "mine"}, author=people["viewer"])
+        Chain.objects.store(document, author=people["outsider"], team=flight.team)
+    with pytest.raises(ChainUnavailable, match="your role on this chain is viewer"):
+        Chain.objects.store(document, author=people["viewer"], team=flight.team)
     assert flight.revisions.count() == 1
 
 
-# --- what a refusal tells an outsider ---------------------------------------------------------
+# --- keys are per team: nothing tells an outsider that another team's key exists -------------
 
 
-def test_an_import_does_not_tell_an_outsider_that_another_teams_key_exists(
+def test_an_import_of_a_key_another_team_has_makes_the_importers_own_chain(
     flight, people, signed_in
 ):
     document = flight.head().document
     response = signed_in(people["outsider"]).post(
         "/chains/import/", {"text": json.dumps(document), "name": "f.json"}
     )
-    body = response.content.decode()
-    assert "chain id &#x27;flight_roundtrip&#x27; is not available to you" in body
-    assert "exists already" not in body and "Flight desk" not in body
+    assert response.status_code == 302
+    assert response["Location"] == "/t/elsewhere/chains/flight_roundtrip/"
+    assert Chain.objects.get(team__slug="elsewhere", key=flight.key).revisions.count() == 1
+    assert flight.revisions.count() == 1
 
 
-def test_the_wizard_does_not_tell_an_outsider_that_another_teams_key_exists(
+def test_an_import_page_answers_a_taken_key_and_a_free_one_alike(flight, people, signed_in):
+    client = signed_in(people["outsider"])
+    taken = client.post("/chains/import/", {"text": json.dumps(flight.head().document)})
+    free = client.post("/chains/import/", {"text": SMALL})
+    assert (taken.status_code, free.status_code) == (302, 302)
+    assert "Flight desk" not in client.get(taken["Location"]).content.decode()
+
+
+def test_the_wizard_makes_an_outsiders_own_chain_of_a_key_another_team_has(
     flight, people, signed_in
 ):
     response = signed_in(people["outsider"]).post(
         "/chains/new/", {"create": "1", "key": flight.key}
     )
-    body = response.content.decode()
-    assert response.status_code == 400
-    assert "chain id &#x27;flight_roundtrip&#x27; is not available to you" in body
-    assert "exists already" not in body
+    assert response.status_code == 302
+    assert response["Location"] == "/t/elsewhere/chains/flight_roundtrip/"
+    assert flight.revisions.count() == 1
+
+
+def test_an_api_import_of_a_key_another_team_has_is_stored_in_the_callers_team(flight, people):
+    document = json.dumps(flight.head().document)
+    response = api_import(people["outsider"], document=document, filename="f.json")
+    assert response.status_code == 201
+    assert response.json()["stored"] == [
+        {"id": "flight_roundtrip", "team": "elsewhere", "revision": 1, "created": True}
+    ]
 
 
 # --- keys the site's own addresses use --------------------------------------------------------

@@ -17,7 +17,7 @@ FLIGHT = Path(__file__).resolve().parent.parent / "fixtures" / "flight-roundtrip
 
 
 def test_chain_page_lists_the_actions_of_the_head_revision_in_order(client, flight):
-    response = client.get(f"/chains/{flight.key}/")
+    response = client.get(f"{flight.url()}")
     assert response.status_code == 200
     body = response.content.decode()
     document = formats.from_document(flight.head().document)
@@ -26,7 +26,7 @@ def test_chain_page_lists_the_actions_of_the_head_revision_in_order(client, flig
 
 
 def test_home_links_to_the_chain_page(client, flight):
-    assert f'href="/chains/{flight.key}/"' in client.get("/").content.decode()
+    assert f'href="{flight.url()}"' in client.get("/").content.decode()
 
 
 def test_unknown_chain_is_not_found(client):
@@ -34,7 +34,7 @@ def test_unknown_chain_is_not_found(client):
 
 
 def test_yaml_export_of_a_revision_reimports_to_the_stored_document(client, flight):
-    response = client.get(f"/chains/{flight.key}/r1.yaml")
+    response = client.get(f"{flight.url()}r1.yaml")
     assert response.status_code == 200
     assert response["Content-Disposition"] == f'attachment; filename="{flight.key}-r1.yaml"'
     assert response["X-Content-Hash"] == flight.head().content_hash
@@ -43,33 +43,33 @@ def test_yaml_export_of_a_revision_reimports_to_the_stored_document(client, flig
 
 
 def test_json_export_is_the_stored_document(client, flight):
-    response = client.get(f"/chains/{flight.key}/r1.json")
+    response = client.get(f"{flight.url()}r1.json")
     assert response["Content-Type"] == "application/json"
     assert json.loads(response.content) == flight.head().document
 
 
 def test_the_design_document_downloads_and_reimports_to_the_stored_document(client, flight):
-    response = client.get(f"/chains/{flight.key}/r1.md")
+    response = client.get(f"{flight.url()}r1.md")
     assert response["Content-Type"] == "text/markdown; charset=utf-8"
     reloaded = formats.load(response.content, format="md").chains[0]
     assert formats.to_document(reloaded) == flight.head().document
 
 
 def test_export_of_a_missing_revision_is_not_found(client, flight):
-    assert client.get(f"/chains/{flight.key}/r9.yaml").status_code == 404
+    assert client.get(f"{flight.url()}r9.yaml").status_code == 404
 
 
 def test_export_in_an_unknown_format_is_not_found(client, flight):
-    assert client.get(f"/chains/{flight.key}/r1.xml").status_code == 404
+    assert client.get(f"{flight.url()}r1.xml").status_code == 404
 
 
 def test_chain_page_and_export_accept_only_get(client, flight):
-    assert client.post(f"/chains/{flight.key}/").status_code == 405
-    assert client.post(f"/chains/{flight.key}/r1.yaml").status_code == 405
+    assert client.post(f"{flight.url()}").status_code == 405
+    assert client.post(f"{flight.url()}r1.yaml").status_code == 405
 
 
 def test_exported_yaml_is_plain_yaml(client, flight):
-    assert yaml.safe_load(client.get(f"/chains/{flight.key}/r1.yaml").content)["id"] == flight.key
+    assert yaml.safe_load(client.get(f"{flight.url()}r1.yaml").content)["id"] == flight.key
 
 
 @pytest.fixture
@@ -105,13 +105,13 @@ def test_chain_page_shows_the_lint_status_and_every_finding(client):
 
 
 def test_a_clean_chain_page_says_valid(client, flight):
-    body = client.get(f"/chains/{flight.key}/").content.decode()
+    body = client.get(f"{flight.url()}").content.decode()
     assert ">VALID<" in body
 
 
 def test_an_approved_revisions_download_names_its_revision_hash_and_tag(client, flight, people):
     flight.head().approve(by=people["reviewer"])
-    response = client.get(f"/chains/{flight.key}/r1.yaml")
+    response = client.get(f"{flight.url()}r1.yaml")
     assert response["X-Revision"] == "1"
     assert response["X-Content-Hash"] == flight.head().content_hash
     assert response["X-Approved"] == "approved-1"

@@ -69,7 +69,7 @@ def test_json_report_lists_chains_problems_and_what_was_stored(demo_file):
     assert [c["id"] for c in report["chains"]] == ["demo"]
     assert report["chains"][0]["handles"] == 1
     assert report["problems"] == []
-    assert report["stored"] == [{"id": "demo", "revision": 1, "created": True}]
+    assert report["stored"] == [{"id": "demo", "team": "-", "revision": 1, "created": True}]
 
 
 def test_explicit_format_is_passed_to_the_loader(demo_file):
@@ -157,7 +157,7 @@ def test_export_as_md_prints_the_design_document_that_imports_back_to_the_chain(
 
 
 def test_export_of_an_unknown_chain_fails():
-    with pytest.raises(CommandError, match="no chain with key 'ghost'"):
+    with pytest.raises(CommandError, match="no stored chain 'ghost'"):
         chain("export", "ghost")
 
 

@@ -170,7 +170,7 @@ def test_a_thread_with_more_replies_than_shown_links_to_all_of_them(
     viewer = signed_in(people["viewer"])
     body = viewer.get(f"/chains/{K}/comments").content.decode()
     assert "reply 1" in body and "reply 2" not in body
-    assert f'href="/chains/{K}/comments?thread={first.pk}">1 more reply</a>' in body
+    assert f'href="/t/flight-desk/chains/{K}/comments?thread={first.pk}">1 more reply</a>' in body
     alone = viewer.get(f"/chains/{K}/comments?thread={first.pk}&page=2").content.decode()
     assert "reply 2" in alone and "reply 0" not in alone
 

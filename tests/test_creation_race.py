@@ -1,10 +1,11 @@
-"""Two teams creating the same chain id at the same moment: one owns it, the other writes nothing.
+"""Two people creating the same chain id at the same moment.
 
-While one team's transaction inserts a new chain (seconds, for a large
-document), another person's import checks that the id is free, and it is, as
-far as committed rows go. Their insert then waits on the unique key, fails
-when the first transaction commits, and the store finds the chain it may not
-edit: it refuses inside its transaction instead of appending a revision.
+A key is unique within its team. While one transaction inserts a new chain
+(seconds, for a large document), a teammate's import checks that the id is
+free, and it is, as far as committed rows go. Their insert then waits on the
+unique key, fails when the first transaction commits, and the store finds the
+chain: it refuses inside its transaction unless they may edit it. Another
+team's import of the same id never waits: it makes that team's own chain.
 Threads need a database whose connections wait for each other's locks: these
 tests run on PostgreSQL (always in CI) and are skipped on SQLite.
 """
@@ -63,20 +64,39 @@ def while_the_team_inserts(team, key: str, other):
     return results
 
 
-def test_an_import_during_another_teams_creation_writes_nothing_into_their_chain(team, people):
+def test_an_import_during_a_teammates_creation_needs_the_editor_role_on_their_chain(team, people):
     results = while_the_team_inserts(
-        team, "small", lambda: import_document(SMALL, filename="s.yaml", author=people["outsider"])
+        team,
+        "small",
+        lambda: import_document(SMALL, filename="s.yaml", author=people["viewer"], team=team),
     )
     imported = results["other"]
     assert imported.stored is None, imported
-    assert any("'small' is not available to you" in p.message for p in imported.problems)
+    assert any("your role on this chain is viewer" in p.message for p in imported.problems)
     chain = Chain.objects.get(key="small")
     assert chain.team == team and chain.revisions.count() == 1
 
 
-def test_the_wizard_during_another_teams_creation_is_a_400(team, people):
+def test_an_import_during_another_teams_creation_of_the_same_key_makes_the_importers_own(
+    team, people
+):
+    elsewhere = people["outsider"].memberships.get().team
+    results = while_the_team_inserts(
+        team,
+        "small",
+        lambda: import_document(
+            SMALL, filename="s.yaml", author=people["outsider"], team=elsewhere
+        ),
+    )
+    assert results["other"].stored == [
+        {"id": "small", "team": "elsewhere", "revision": 1, "created": True}
+    ]
+    assert Chain.objects.get(key="small", team=team).title == "theirs"
+
+
+def test_the_wizard_during_a_teammates_creation_of_the_same_key_is_a_400(team, people):
     client = Client()
-    client.force_login(people["outsider"])
+    client.force_login(people["editor"])
     results = while_the_team_inserts(
         team, "trip", lambda: client.post("/chains/new/", {"create": "1", "key": "trip"})
     )

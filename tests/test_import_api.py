@@ -66,14 +66,26 @@ def test_confirm_does_not_store_a_document_with_nothing_usable(people):
     assert not Chain.objects.exists()
 
 
-def test_confirm_never_writes_into_another_teams_chain(team, people):
+def test_confirm_never_writes_into_a_chain_the_caller_may_only_view(team, people):
     chain = formats.load(LOCKERS, filename="lockers.md").chains[0]
-    Chain.objects.store(formats.to_document(chain), team=team)
-    answer = post(people["outsider"], document=LOCKERS, filename="lockers.md", confirm=True)
+    stored = Chain.objects.store(formats.to_document(chain), team=team).chain
+    stored.grant(people["editor"], "viewer")
+    answer = post(people["editor"], document=LOCKERS, filename="lockers.md", confirm=True)
     assert [s["id"] for s in answer["stored"]] == ["locker_release"]
-    refused = [p for p in answer["problems"] if "is not available to you" in p["message"]]
+    refused = [p for p in answer["problems"] if "your role on this chain is viewer" in p["message"]]
     assert refused[0]["severity"] == "error"
-    assert Chain.objects.get(key="locker_reserve").revisions.count() == 1
+    assert stored.revisions.count() == 1
+
+
+def test_another_teams_chain_of_the_same_id_is_no_obstacle(team, people):
+    chain = formats.load(LOCKERS, filename="lockers.md").chains[0]
+    theirs = Chain.objects.store(formats.to_document(chain), team=team).chain
+    answer = post(people["outsider"], document=LOCKERS, filename="lockers.md", confirm=True)
+    assert [(s["id"], s["team"]) for s in answer["stored"]] == [
+        ("locker_reserve", "elsewhere"),
+        ("locker_release", "elsewhere"),
+    ]
+    assert theirs.revisions.count() == 1
 
 
 def test_the_import_response_has_an_output_schema(people):

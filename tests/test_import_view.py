@@ -35,8 +35,7 @@ def test_the_import_page_offers_upload_and_paste(client):
 def test_uploading_a_chain_stores_it_and_opens_its_workspace(client):
     upload = SimpleUploadedFile("card.yaml", (FIXTURES / "card-payment.yaml").read_bytes())
     response = client.post("/chains/import/", {"file": upload})
-    key = Chain.objects.get().key
-    assert response.status_code == 302 and response["Location"] == f"/chains/{key}/"
+    assert response.status_code == 302 and response["Location"] == Chain.objects.get().url()
     assert Chain.objects.get().head().message == "import card.yaml"
 
 
@@ -215,16 +214,19 @@ def test_a_clean_compile_is_stored_without_asking(client):
 # --- permissions ----------------------------------------------------------------------
 
 
-def test_a_chain_of_another_team_is_refused_and_the_rest_may_be_confirmed(team, people, signed_in):
+def test_a_chain_the_person_may_only_view_is_refused_and_the_rest_may_be_confirmed(
+    team, people, signed_in
+):
     chain = formats.load(LOCKERS, filename="lockers.md").chains[0]
-    Chain.objects.store(formats.to_document(chain), team=team)
-    outsider = signed_in(people["outsider"])
-    body = paste(outsider).content.decode()
-    assert "chain id &#x27;locker_reserve&#x27; is not available to you" in body
+    stored = Chain.objects.store(formats.to_document(chain), team=team).chain
+    stored.grant(people["editor"], "viewer")
+    editor = signed_in(people["editor"])
+    body = paste(editor).content.decode()
+    assert "chain id &#x27;locker_reserve&#x27;: your role on this chain is viewer" in body
     assert "Store 1 chain with 3 problems" in body
-    paste(outsider, confirm=digest(LOCKERS))
-    assert Chain.objects.get(key="locker_release").team.slug == "elsewhere"
-    assert Chain.objects.get(key="locker_reserve").revisions.count() == 1
+    paste(editor, confirm=digest(LOCKERS))
+    assert Chain.objects.get(key="locker_release").team == team
+    assert stored.revisions.count() == 1
 
 
 def test_a_person_in_two_teams_who_names_none_is_asked_to_choose_and_keeps_the_text(

@@ -51,7 +51,7 @@ def broken(team) -> Chain:
 
 def edit(chain: Chain, title: str) -> Revision:
     """A new head that differs from the old one in its title."""
-    return Chain.objects.store({**chain.head().document, "title": title})
+    return Chain.objects.store({**chain.head().document, "title": title}, team=chain.team)
 
 
 def keep_scenario(chain: Chain, expect: dict) -> None:
@@ -279,7 +279,7 @@ def test_an_approved_revision_cannot_be_deleted_even_with_its_chain(flight, peop
 
 def post_comment(client, chain: Chain, htmx: bool = True, **fields):
     data = {"revision": str(chain.head().number), "from": "workspace", "body": "why?", **fields}
-    return client.post(f"/chains/{chain.key}/comments", data, **(HTMX if htmx else {}))
+    return client.post(f"{chain.url()}comments", data, **(HTMX if htmx else {}))
 
 
 def test_a_reviewer_comments_from_the_workspace_and_the_graph_marks_the_element(
@@ -301,26 +301,26 @@ def test_a_plain_comment_post_returns_to_the_workspace_with_the_selection(
         signed_in(people["reviewer"]), flight, htmx=False, anchor="chain", select="gate:x"
     )
     assert response.status_code == 303
-    assert response["Location"] == f"/chains/{flight.key}/?select=gate%3Ax"
+    assert response["Location"] == f"{flight.url()}?select=gate%3Ax"
 
 
 def test_the_graph_marks_every_element_with_an_open_thread(flight, people, client):
     key = "edge:derived_from:quote_id:outbound_pick"
     comment(flight, people, anchor=key)
-    body = client.get(f"/chains/{flight.key}/").content.decode()
+    body = client.get(f"{flight.url()}").content.decode()
     assert f'id="{key}" class="edge derived&#45;from has&#45;comment"' in body
 
 
 def test_a_resolved_thread_no_longer_marks_the_graph(flight, people, client):
     comment(flight, people, anchor="handle:quote_id").resolve(by=people["owner"])
-    assert "has&#45;comment" not in client.get(f"/chains/{flight.key}/").content.decode()
+    assert "has&#45;comment" not in client.get(f"{flight.url()}").content.decode()
 
 
 def test_a_verdict_row_with_comments_shows_their_count_in_the_table(flight, people, client):
     row = next(r.id for r in formats.from_document(flight.head().document).verdict_table if r.id)
     comment(flight, people, anchor=f"row:{row}")
     comment(flight, people, anchor=f"row:{row}")
-    body = client.get(f"/chains/{flight.key}/?tab=table").content.decode()
+    body = client.get(f"{flight.url()}?tab=table").content.decode()
     marked = body.split(f'data-row="{row}"')[0].rsplit("<tr", 1)[1]
     assert "has-comment" in marked
     assert 'title="2 open comment threads">💬 2</a>' in body
@@ -328,7 +328,7 @@ def test_a_verdict_row_with_comments_shows_their_count_in_the_table(flight, peop
 
 def test_a_viewer_reads_comments_but_is_offered_no_comment_form(flight, people, signed_in):
     comment(flight, people, body="look at @editor")
-    body = signed_in(people["viewer"]).get(f"/chains/{flight.key}/").content.decode()
+    body = signed_in(people["viewer"]).get(f"{flight.url()}").content.decode()
     assert '<span class="mention">@editor</span>' in body
     assert 'id="comment-form"' not in body
     assert "Resolve</button>" not in body
@@ -336,7 +336,7 @@ def test_a_viewer_reads_comments_but_is_offered_no_comment_form(flight, people, 
 
 @pytest.mark.parametrize("person", ["reviewer", "editor", "owner"])
 def test_reviewers_and_up_are_offered_the_comment_form(flight, people, signed_in, person):
-    body = signed_in(people[person]).get(f"/chains/{flight.key}/").content.decode()
+    body = signed_in(people[person]).get(f"{flight.url()}").content.decode()
     assert 'id="comment-form"' in body
 
 
@@ -375,7 +375,7 @@ def test_a_reply_to_a_comment_of_another_chain_is_a_400(flight, broken, people, 
 
 def test_resolving_a_comment_of_another_chain_is_a_404(flight, broken, people, signed_in):
     elsewhere = comment(broken, people)
-    url = f"/chains/{flight.key}/comments/{elsewhere.pk}/resolve"
+    url = f"{flight.url()}comments/{elsewhere.pk}/resolve"
     assert signed_in(people["owner"]).post(url).status_code == 404
     elsewhere.refresh_from_db()
     assert elsewhere.resolved_at is None
@@ -386,7 +386,7 @@ def test_the_author_of_a_comment_resolves_its_thread_from_the_comments_page(
 ):
     first = comment(flight, people)
     reviewer = signed_in(people["reviewer"])
-    response = reviewer.post(f"/chains/{flight.key}/comments/{first.pk}/resolve")
+    response = reviewer.post(f"{flight.url()}comments/{first.pk}/resolve")
     assert response.status_code == 303 and response["Location"].endswith("/comments")
     first.refresh_from_db()
     assert first.resolved_by == people["reviewer"]
@@ -396,7 +396,7 @@ def test_the_author_of_a_comment_resolves_its_thread_from_the_comments_page(
 def test_the_comments_page_lists_the_threads_of_one_anchor(flight, people, client):
     comment(flight, people, body="about the quote", anchor="handle:quote_id")
     comment(flight, people, body="on the whole thing")
-    body = client.get(f"/chains/{flight.key}/comments?anchor=handle:quote_id").content.decode()
+    body = client.get(f"{flight.url()}comments?anchor=handle:quote_id").content.decode()
     assert "about the quote" in body and "on the whole thing" not in body
 
 
@@ -404,7 +404,7 @@ def test_a_reply_from_the_comments_page_shows_in_its_thread(flight, people, sign
     first = comment(flight, people)
     editor = signed_in(people["editor"])
     data = {"revision": "1", "body": "see r2", "reply_to": str(first.pk)}
-    response = editor.post(f"/chains/{flight.key}/comments", data, HTTP_HX_REQUEST="true")
+    response = editor.post(f"{flight.url()}comments", data, HTTP_HX_REQUEST="true")
     assert response.status_code == 200
     assert '<div class="comment reply">' in response.content.decode()
     assert first.replies.get().author == people["editor"]
@@ -416,15 +416,15 @@ def test_a_reply_from_the_comments_page_shows_in_its_thread(flight, people, sign
 def test_an_editor_requests_a_review_and_is_sent_to_its_page(flight, people, signed_in):
     editor = signed_in(people["editor"])
     data = {"revision": "1", "reviewers": ["reviewer", "owner"], "note": "please"}
-    response = editor.post(f"/chains/{flight.key}/reviews/", data)
+    response = editor.post(f"{flight.url()}reviews/", data)
     review = Review.objects.get()
     assert response.status_code == 303
-    assert response["Location"] == f"/chains/{flight.key}/reviews/{review.pk}/"
+    assert response["Location"] == f"{flight.url()}reviews/{review.pk}/"
     assert review.requested_by == people["editor"] and review.votes.count() == 2
 
 
 def test_the_review_form_offers_only_people_who_may_review(flight, people, signed_in):
-    body = signed_in(people["editor"]).get(f"/chains/{flight.key}/reviews/").content.decode()
+    body = signed_in(people["editor"]).get(f"{flight.url()}reviews/").content.decode()
     offered = body.split('id="request-form"')[1].split("</fieldset>")[0]
     assert 'value="reviewer"' in offered and 'value="owner"' in offered
     assert 'value="viewer"' not in offered and 'value="editor"' not in offered
@@ -432,7 +432,7 @@ def test_the_review_form_offers_only_people_who_may_review(flight, people, signe
 
 def test_requesting_a_review_from_a_viewer_is_a_400_naming_them(flight, people, signed_in):
     data = {"reviewers": ["viewer"]}
-    response = signed_in(people["editor"]).post(f"/chains/{flight.key}/reviews/", data)
+    response = signed_in(people["editor"]).post(f"{flight.url()}reviews/", data)
     assert response.status_code == 400
     assert "viewer is a viewer on flight_roundtrip" in response.content.decode()
     assert not Review.objects.exists()
@@ -440,7 +440,7 @@ def test_requesting_a_review_from_a_viewer_is_a_400_naming_them(flight, people, 
 
 def test_a_review_request_naming_nobody_is_a_400_that_keeps_the_note(flight, people, signed_in):
     data = {"revision": "1", "note": "the cabin rule"}
-    response = signed_in(people["editor"]).post(f"/chains/{flight.key}/reviews/", data)
+    response = signed_in(people["editor"]).post(f"{flight.url()}reviews/", data)
     body = response.content.decode()
     assert response.status_code == 400
     assert "reviewers: name at least one reviewer" in body
@@ -450,7 +450,7 @@ def test_a_review_request_naming_nobody_is_a_400_that_keeps_the_note(flight, peo
 
 def test_a_vote_that_is_neither_approve_nor_request_changes_is_a_400(flight, people, signed_in):
     review = request(flight, people, "reviewer")
-    url = f"/chains/{flight.key}/reviews/{review.pk}/vote"
+    url = f"{flight.url()}reviews/{review.pk}/vote"
     response = signed_in(people["reviewer"]).post(url, {"vote": "maybe"})
     assert response.status_code == 400
     assert "vote: Input should be" in response.content.decode()
@@ -459,20 +459,17 @@ def test_a_vote_that_is_neither_approve_nor_request_changes_is_a_400(flight, peo
 
 def test_a_reviewer_may_not_request_a_review(flight, people, signed_in):
     data = {"reviewers": ["owner"]}
-    assert (
-        signed_in(people["reviewer"]).post(f"/chains/{flight.key}/reviews/", data).status_code
-        == 403
-    )
+    assert signed_in(people["reviewer"]).post(f"{flight.url()}reviews/", data).status_code == 403
 
 
 def test_a_named_reviewer_approves_and_the_workspace_shows_the_approval(flight, people, signed_in):
     review = request(flight, people, "reviewer")
     reviewer = signed_in(people["reviewer"])
-    response = reviewer.post(f"/chains/{flight.key}/reviews/{review.pk}/vote", {"vote": "approve"})
+    response = reviewer.post(f"{flight.url()}reviews/{review.pk}/vote", {"vote": "approve"})
     assert response.status_code == 303
     page = reviewer.get(response["Location"]).content.decode()
     assert "r1 is approved (approved-1) by reviewer" in page
-    body = reviewer.get(f"/chains/{flight.key}/").content.decode()
+    body = reviewer.get(f"{flight.url()}").content.decode()
     assert "approved r1" in body
     assert 'id="since-approved"' not in body  # nothing changed since
 
@@ -480,16 +477,16 @@ def test_a_named_reviewer_approves_and_the_workspace_shows_the_approval(flight, 
 def test_after_an_edit_the_workspace_links_what_changed_since_the_approval(flight, people, client):
     flight.head().approve(by=people["owner"])
     edit(flight, "Round trip, second draft")
-    body = client.get(f"/chains/{flight.key}/").content.decode()
+    body = client.get(f"{flight.url()}").content.decode()
     assert "approved r1" in body
-    assert f'href="/chains/{flight.key}/diff?from=1&amp;to=2" id="since-approved"' in body
+    assert f'href="{flight.url()}diff?from=1&amp;to=2" id="since-approved"' in body
 
 
 def test_approving_an_invalid_revision_is_a_400_saying_which_condition_fails(
     broken, people, signed_in
 ):
     review = request(broken, people, "reviewer")
-    url = f"/chains/{broken.key}/reviews/{review.pk}/vote"
+    url = f"{broken.url()}reviews/{review.pk}/vote"
     response = signed_in(people["reviewer"]).post(url, {"vote": "approve"})
     assert response.status_code == 400
     assert "r1 cannot be approved: its lint status is INVALID" in response.content.decode()
@@ -499,7 +496,7 @@ def test_approving_an_invalid_revision_is_a_400_saying_which_condition_fails(
 def test_the_review_page_shows_the_failing_conditions_up_front(flight, people, client):
     keep_scenario(flight, {"state": "dead_end"})
     review = request(flight, people, "reviewer")
-    body = client.get(f"/chains/{flight.key}/reviews/{review.pk}/").content.decode()
+    body = client.get(f"{flight.url()}reviews/{review.pk}/").content.decode()
     conditions = body.split('id="approval-problems"')[1].split("</div>")[0]
     assert "saved scenario &#x27;happy path&#x27; no longer holds" in conditions
     assert "now ends in done instead of dead_end" in conditions
@@ -508,7 +505,7 @@ def test_the_review_page_shows_the_failing_conditions_up_front(flight, people, c
 
 def test_voting_when_not_named_is_a_400_and_stores_nothing(flight, people, signed_in):
     review = request(flight, people, "reviewer")
-    url = f"/chains/{flight.key}/reviews/{review.pk}/vote"
+    url = f"{flight.url()}reviews/{review.pk}/vote"
     response = signed_in(people["owner"]).post(url, {"vote": "approve"})
     assert response.status_code == 400
     assert "owner is not a reviewer of review" in response.content.decode()
@@ -517,7 +514,7 @@ def test_voting_when_not_named_is_a_400_and_stores_nothing(flight, people, signe
 
 def test_only_a_named_reviewer_is_offered_the_vote_form(flight, people, signed_in):
     review = request(flight, people, "reviewer")
-    url = f"/chains/{flight.key}/reviews/{review.pk}/"
+    url = f"{flight.url()}reviews/{review.pk}/"
     assert 'id="vote-form"' in signed_in(people["reviewer"]).get(url).content.decode()
     assert 'id="vote-form"' not in signed_in(people["owner"]).get(url).content.decode()
 
@@ -525,8 +522,8 @@ def test_only_a_named_reviewer_is_offered_the_vote_form(flight, people, signed_i
 def test_a_review_of_another_chain_is_a_404(flight, broken, people, signed_in):
     review = request(broken, people, "reviewer")
     reviewer = signed_in(people["reviewer"])
-    assert reviewer.get(f"/chains/{flight.key}/reviews/{review.pk}/").status_code == 404
-    url = f"/chains/{flight.key}/reviews/{review.pk}/vote"
+    assert reviewer.get(f"{flight.url()}reviews/{review.pk}/").status_code == 404
+    url = f"{flight.url()}reviews/{review.pk}/vote"
     assert reviewer.post(url, {"vote": "request_changes", "note": "x"}).status_code == 404
     assert review.votes.get().decision == Decision.PENDING
 
@@ -534,6 +531,6 @@ def test_a_review_of_another_chain_is_a_404(flight, broken, people, signed_in):
 def test_the_reviews_page_lists_each_review_with_its_state(flight, people, client):
     review = request(flight, people, "reviewer")
     review.vote(people["reviewer"], "request_changes", "add a probe")
-    body = client.get(f"/chains/{flight.key}/reviews/").content.decode()
+    body = client.get(f"{flight.url()}reviews/").content.decode()
     assert "reviewer: changes requested" in body
     assert '<span class="review-state state-changes-requested">changes requested</span>' in body

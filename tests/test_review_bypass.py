@@ -21,7 +21,9 @@ def ask(revision: Revision, people: dict, *names: str) -> Review:
 
 def written_by(chain: Chain, author) -> Revision:
     """A new head saved by ``author``."""
-    return Chain.objects.store({**chain.head().document, "title": "by hand"}, author=author)
+    return Chain.objects.store(
+        {**chain.head().document, "title": "by hand"}, author=author, team=chain.team
+    )
 
 
 def state(review: Review) -> str:
@@ -60,7 +62,7 @@ def test_the_hold_lifts_when_the_reviewer_who_asked_for_changes_approves(flight,
 def test_a_review_of_another_revision_does_not_hold_this_one_back(flight, people):
     older = flight.head()
     ask(older, people, "reviewer").vote(people["reviewer"], "request_changes", "no")
-    newer = Chain.objects.store({**older.document, "title": "second draft"})
+    newer = Chain.objects.store({**older.document, "title": "second draft"}, team=flight.team)
     ask(newer, people, "owner").vote(people["owner"], "approve")
     assert flight.head().tag == "approved-2"
 
@@ -87,7 +89,10 @@ def test_the_review_page_says_what_holds_the_approval_back(flight, people, signe
     response = owner.post(f"/chains/{K}/reviews/{second.pk}/vote", {"vote": "approve"})
     page = owner.get(response["Location"]).content.decode()
     held = page.split('id="held-back"')[1].split("</div>")[0]
-    assert f'reviewer requested changes on <a href="/chains/{K}/reviews/{first.pk}/">' in held
+    assert (
+        f'reviewer requested changes on <a href="/t/flight-desk/chains/{K}/reviews/{first.pk}/">'
+        in held
+    )
     assert "the probe is missing" in held
     assert 'id="approvable"' not in page
     assert flight.head().approved_at is None

@@ -25,7 +25,9 @@ def test_an_approval_never_lands_beside_a_request_for_changes_made_at_the_same_m
     flight, people
 ):
     for n in range(ROUNDS):
-        revision = Chain.objects.store({**flight.head().document, "title": f"draft {n}"})
+        revision = Chain.objects.store(
+            {**flight.head().document, "title": f"draft {n}"}, team=flight.team
+        )
         first = Review.objects.request(revision, people["editor"], ["reviewer"])
         second = Review.objects.request(revision, people["editor"], ["owner"])
         race(

@@ -27,13 +27,13 @@ def outdated(db) -> Chain:
 
 
 def test_a_launch_with_no_revision_explores_the_head(flight, flight_document, sent):
-    Chain.objects.store({**flight_document, "title": "changed"}, base=1)
+    Chain.objects.store({**flight_document, "title": "changed"}, base=1, team=flight.team)
     exploration = launch_campaign(flight, CampaignIn(max_faults=0))
     assert exploration.revision.number == 2
 
 
 def test_a_launch_of_a_named_revision_explores_that_one(flight, flight_document, sent):
-    Chain.objects.store({**flight_document, "title": "changed"}, base=1)
+    Chain.objects.store({**flight_document, "title": "changed"}, base=1, team=flight.team)
     exploration = launch_campaign(flight, CampaignIn(revision=1, max_faults=0))
     assert exploration.revision.number == 1
 

@@ -17,7 +17,7 @@ def other(team) -> Chain:
 
 
 def second_revision(chain: Chain) -> None:
-    Chain.objects.store({**chain.head().document, "title": "second draft"})
+    Chain.objects.store({**chain.head().document, "title": "second draft"}, team=chain.team)
 
 
 def test_a_comment_without_a_revision_is_written_on_the_head(flight, people):

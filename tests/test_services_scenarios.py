@@ -37,7 +37,7 @@ def test_a_scenario_not_recorded_is_kept_as_given(flight, happy):
 
 
 def test_recording_replays_on_the_revision_named(flight, flight_document, happy):
-    Chain.objects.store({**flight_document, "title": "changed"}, base=1)
+    Chain.objects.store({**flight_document, "title": "changed"}, base=1, team=flight.team)
     with pytest.raises(Http404):
         save_scenario(flight, "happy", happy, author=None, record=True, revision=9, replace=False)
     saved = save_scenario(

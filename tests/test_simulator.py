@@ -34,7 +34,7 @@ QUOTE_EXPIRED = {"observe": {"transport": "http:400", "code": "QUOTE_EXPIRED"}}
 
 
 def url(chain: Chain) -> str:
-    return f"/chains/{chain.key}/simulate"
+    return f"{chain.url()}simulate"
 
 
 def token_of(events: list[dict]) -> str:
@@ -196,7 +196,9 @@ def test_crash_here_resumes_the_run_from_its_snapshot(client, flight):
 
 def test_each_timeline_event_links_to_the_checkpoint_after_the_input_that_wrote_it(client, flight):
     body = page(client, flight, token_of(TO_REVALIDATE))
-    links = re.findall(r'<a href="(/chains/flight_roundtrip/simulate\?[^"]+)" hx-get', body)
+    links = re.findall(
+        r'<a href="(/t/flight-desk/chains/flight_roundtrip/simulate\?[^"]+)" hx-get', body
+    )
     first = parse_qs(urlparse(unescape(links[0])).query)["s"][0]
     last = parse_qs(urlparse(unescape(links[-1])).query)["s"][0]
     assert decode(first).events == []
@@ -290,5 +292,5 @@ def test_the_simulators_graph_has_the_layout_time_the_settings_give(
     client, flight, settings, layout_timeouts
 ):
     settings.GRAPH_LAYOUT_SECONDS = 2
-    assert client.get(f"/chains/{flight.key}/simulate").status_code == 200
+    assert client.get(f"{flight.url()}simulate").status_code == 200
     assert layout_timeouts == [2]

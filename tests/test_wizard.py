@@ -40,7 +40,9 @@ def test_a_single_call_is_refused_and_told_what_to_use_instead(client):
 
 def test_creating_the_chain_stores_revision_1_with_the_fit_answers(client):
     response = client.post("/chains/new/", {**FIT, "create": "1", "key": "trip", "title": "Trip"})
-    assert response.status_code == 302 and response["Location"] == "/chains/trip/"
+    assert (
+        response.status_code == 302 and response["Location"] == Chain.objects.get(key="trip").url()
+    )
     revision = Chain.objects.get(key="trip").head()
     assert revision.document == {"id": "trip", "title": "Trip"}
     assert '"verdict": "fit"' in revision.message

@@ -40,7 +40,7 @@ def small() -> Chain:
 
 def post_edit(client, chain: Chain, op: str, base: int = 1, htmx: bool = False, **fields):
     data = {"base": str(base), "op": op, **fields}
-    return client.post(f"/chains/{chain.key}/edit", data, **(HTMX if htmx else {}))
+    return client.post(f"{chain.url()}edit", data, **(HTMX if htmx else {}))
 
 
 def head(chain: Chain) -> dict:
@@ -51,20 +51,20 @@ def head(chain: Chain) -> dict:
 
 
 def test_the_workspace_draws_the_handle_graph_with_a_node_per_handle(client, flight):
-    body = client.get(f"/chains/{flight.key}/").content.decode()
+    body = client.get(f"{flight.url()}").content.decode()
     assert "<svg" in body
     assert 'id="handle:search_token"' in body
     assert 'id="action:book_trip"' in body
 
 
 def test_the_flow_view_draws_the_steps_in_order(client, flight):
-    body = client.get(f"/chains/{flight.key}/?view=flow").content.decode()
+    body = client.get(f"{flight.url()}?view=flow").content.decode()
     assert 'id="flow&#45;graph"' in body  # Graphviz writes '-' as a character reference
 
 
 def test_the_graph_has_the_layout_time_the_settings_give(client, flight, settings, layout_timeouts):
     settings.GRAPH_LAYOUT_SECONDS = 2
-    client.get(f"/chains/{flight.key}/?view=flow&tab=gates")
+    client.get(f"{flight.url()}?view=flow&tab=gates")
     assert layout_timeouts == [2]
 
 
@@ -75,7 +75,7 @@ def test_a_graph_past_its_layout_time_leaves_the_page_with_its_tabs(client, flig
         raise render.RenderError(f"Graphviz 'dot' took longer than {timeout:g}s")
 
     monkeypatch.setattr(render, "to_svg", too_slow)
-    response = client.get(f"/chains/{flight.key}/?view=flow&tab=handles")
+    response = client.get(f"{flight.url()}?view=flow&tab=handles")
     body = response.content.decode()
     assert response.status_code == 200
     assert "took longer than 4s. The tabs list every element." in body
@@ -87,11 +87,11 @@ def test_every_tab_renders(client, flight):
     from chains.views.workspace import TABS
 
     for tab in TABS:
-        assert client.get(f"/chains/{flight.key}/?tab={tab}").status_code == 200, tab
+        assert client.get(f"{flight.url()}?tab={tab}").status_code == 200, tab
 
 
 def test_selecting_a_handle_lists_its_cascade_and_marks_it_on_the_graph(client, flight):
-    body = client.get(f"/chains/{flight.key}/?select=handle:search_token").content.decode()
+    body = client.get(f"{flight.url()}?select=handle:search_token").content.decode()
     assert 'id="cascade-list"' in body
     assert "outbound_pick" in body.split('id="cascade-list"')[1].split("</ul>")[0]
     assert '<g id="handle:outbound_pick" class="node handle cascade"' in body
@@ -99,14 +99,14 @@ def test_selecting_a_handle_lists_its_cascade_and_marks_it_on_the_graph(client, 
 
 
 def test_selecting_an_intent_field_shows_its_repair_scope(client, flight):
-    body = client.get(f"/chains/{flight.key}/?select=intent:travellers").content.decode()
+    body = client.get(f"{flight.url()}?select=intent:travellers").content.decode()
     assert "resumes at <code>initiate_hold</code>" in body
     assert '<g id="action:initiate_hold" class="node action effect&#45;mint selected"' in body
     assert '<g id="handle:hold_session" class="node handle repair&#45;scope"' in body
 
 
 def test_selecting_an_edge_offers_to_remove_it_by_its_parts(client, small):
-    page = client.get(f"/chains/{small.key}/?select=edge:derived_from:pick:search_id")
+    page = client.get(f"{small.url()}?select=edge:derived_from:pick:search_id")
     args = {"kind": "derived_from", "source": "pick", "target": "search_id"}
     assert json.loads(page.context["element"]["edge_args"]) == args
     assert 'name="op" value="remove_edge"' in page.content.decode()
@@ -122,35 +122,35 @@ def test_an_edge_between_ids_with_colons_is_read_by_the_ids_the_chain_has(client
           - {id: "ns:search", effect: read, output: {handles: ["ns:search_id"]}}
         """
     )
-    page = client.get(f"/chains/{chain.key}/?select=edge:mints:ns:search:ns:search_id")
+    page = client.get(f"{chain.url()}?select=edge:mints:ns:search:ns:search_id")
     assert page.context["element"]["id"] == "ns:search → ns:search_id"
 
 
 def test_the_graph_tells_the_script_each_elements_kind_and_id(client, small):
-    body = client.get(f"/chains/{small.key}/").content.decode()
+    body = client.get(f"{small.url()}").content.decode()
     assert 'data-key="handle:pick" data-kind="handle" data-name="pick"' in body
     assert 'data-edge-kind="derived_from" data-source="pick" data-target="search_id"' in body
 
 
 def test_a_domain_row_links_to_its_row_key(client, small):
-    body = client.get(f"/chains/{small.key}/?tab=table").content.decode()
+    body = client.get(f"{small.url()}?tab=table").content.decode()
     assert "?select=row%3AR1&amp;tab=table" in body
 
 
 def test_an_htmx_request_gets_only_the_workspace_partial(client, flight):
-    body = client.get(f"/chains/{flight.key}/", **HTMX).content.decode()
+    body = client.get(f"{flight.url()}", **HTMX).content.decode()
     assert body.lstrip().startswith('<div id="workspace"')
     assert "<html" not in body
 
 
 def test_the_table_tab_shows_domain_rows_then_the_generic_rows_with_11_and_12_fixed(client, small):
-    body = client.get(f"/chains/{small.key}/?tab=table").content.decode()
+    body = client.get(f"{small.url()}?tab=table").content.decode()
     assert body.index('data-row="R1"') < body.index('data-row="R2"') < body.index("#1<")
     assert body.count('class="generic-row fixed"') == 2
 
 
 def test_the_coverage_tab_shows_which_row_decides_each_cell(client, flight):
-    body = client.get(f"/chains/{flight.key}/?tab=coverage").content.decode()
+    body = client.get(f"{flight.url()}?tab=coverage").content.decode()
     assert 'id="coverage"' in body
     assert "F17" in body
 
@@ -166,7 +166,7 @@ def test_user_text_is_escaped_in_the_page_and_the_graph(client):
              output: {handles: [tok]}}
         """
     )
-    body = client.get(f"/chains/{chain.key}/?select=handle:tok").content.decode()
+    body = client.get(f"{chain.url()}?select=handle:tok").content.decode()
     assert "<script>alert(1)" not in body
     assert "<img src=x" not in body
     assert "&lt;script&gt;alert(1)" in body
@@ -179,7 +179,7 @@ def test_adding_a_handle_stores_a_new_revision_and_redirects_back(client, small)
     fields = {"arg.id": "quote", "arg.minted_by": "choose"}
     response = post_edit(client, small, "add_handle", **fields)
     assert response.status_code == 302
-    assert response["Location"] == f"/chains/{small.key}/"
+    assert response["Location"] == f"{small.url()}"
     assert small.head().number == 2
     assert "quote" in [h["id"] for h in head(small)["handles"]]
     assert small.head().message == "add handle quote"
@@ -239,13 +239,13 @@ def test_a_quick_fix_posted_from_the_lint_panel_removes_its_finding(client, flig
     for handle in document["handles"]:
         if handle["id"] == "hold_session":
             handle["derived_from"].remove("seatmap_ref")
-    Chain.objects.store(document, "drop an edge")
-    body = client.get(f"/chains/{flight.key}/").content.decode()
+    Chain.objects.store(document, "drop an edge", team=flight.team)
+    body = client.get(f"{flight.url()}").content.decode()
     assert 'data-rule="edges.missing-derivation"' in body
     fix = body.split('data-rule="edges.missing-derivation"')[1].split('name="args" value="')[1]
     args = fix.split('"')[0].replace("&quot;", '"')
     post_edit(client, flight, "add_edge", base=2, args=args)
-    after = client.get(f"/chains/{flight.key}/").content.decode()
+    after = client.get(f"{flight.url()}").content.decode()
     assert 'data-rule="edges.missing-derivation"' not in after
 
 
@@ -268,17 +268,17 @@ def test_the_first_findings_show_their_quick_fixes_and_the_rest_a_link_to_them(
     client, open_gates, settings
 ):
     settings.WORKSPACE_EAGER_FIXES = 2
-    body = client.get(f"/chains/{open_gates.key}/").content.decode()
+    body = client.get(f"{open_gates.url()}").content.decode()
     assert 'name="op" value="update_gate"' in gate_row(body, "g0")
     later = gate_row(body, "g5")
     assert 'name="op"' not in later
     assert "Quick fixes" in later
-    assert f"/chains/{open_gates.key}/fixes?" in later
+    assert f"{open_gates.url()}fixes?" in later
 
 
 def test_a_large_chain_gets_fewer_quick_fixes_up_front(client, open_gates, settings):
     settings.WORKSPACE_FIX_BUDGET_BYTES = 1  # less than the document: none tried up front
-    body = client.get(f"/chains/{open_gates.key}/").content.decode()
+    body = client.get(f"{open_gates.url()}").content.decode()
     assert 'name="op"' not in gate_row(body, "g0")
     assert "Quick fixes" in gate_row(body, "g0")
 
@@ -287,7 +287,7 @@ def test_the_lint_panel_lists_the_first_findings_and_says_how_many_more_there_ar
     client, open_gates, settings
 ):
     settings.WORKSPACE_FINDINGS_SHOWN = 2
-    body = client.get(f"/chains/{open_gates.key}/").content.decode()
+    body = client.get(f"{open_gates.url()}").content.decode()
     panel = body.split('id="lint-panel"')[1].split("</section>")[0]
     total = len(lint(formats.from_document(head(open_gates))).findings)
     assert panel.count("data-rule=") == 2
@@ -297,7 +297,7 @@ def test_the_lint_panel_lists_the_first_findings_and_says_how_many_more_there_ar
 
 def fixes_on_demand(client, chain, gate: str) -> str:
     """The quick fixes of ``gate``'s finding, loaded as the lint panel's link loads them."""
-    body = client.get(f"/chains/{chain.key}/").content.decode()
+    body = client.get(f"{chain.url()}").content.decode()
     url = gate_row(body, gate).split('hx-get="')[1].split('"')[0].replace("&amp;", "&")
     return client.get(url, **HTMX).content.decode()
 
@@ -309,7 +309,7 @@ def first_fix_args(answer: str) -> str:
 
 def test_a_chain_too_large_to_draw_says_so_instead_of_a_graph(client, open_gates, settings):
     settings.WORKSPACE_GRAPH_MAX_NODES = 3
-    body = client.get(f"/chains/{open_gates.key}/").content.decode()
+    body = client.get(f"{open_gates.url()}").content.decode()
     assert "<svg" not in body
     assert "the graph is drawn up to 3" in body
 
@@ -328,7 +328,7 @@ def test_a_quick_fix_loaded_on_demand_removes_its_finding_when_posted(client, op
     settings.WORKSPACE_EAGER_FIXES = 0
     args = first_fix_args(fixes_on_demand(client, open_gates, "g3"))
     post_edit(client, open_gates, "update_gate", args=args)
-    after = client.get(f"/chains/{open_gates.key}/").content.decode()
+    after = client.get(f"{open_gates.url()}").content.decode()
     assert 'data-rule="gates.no-timeout" data-element="gates[g3]"' not in after
     assert 'data-rule="gates.no-timeout" data-element="gates[g4]"' in after
 
@@ -337,31 +337,31 @@ def test_without_htmx_the_quick_fixes_link_opens_the_workspace_with_them_shown(
     client, open_gates, settings
 ):
     settings.WORKSPACE_EAGER_FIXES = 0
-    body = client.get(f"/chains/{open_gates.key}/").content.decode()
+    body = client.get(f"{open_gates.url()}").content.decode()
     link = gate_row(body, "g2").split('class="finding-link"')[1]
     href = link.split('href="')[1].split('"')[0].replace("&amp;", "&")
-    page = client.get(f"/chains/{open_gates.key}/{href}").content.decode()
+    page = client.get(f"{open_gates.url()}{href}").content.decode()
     assert 'name="op" value="update_gate"' in gate_row(page, "g2")
     assert 'name="op"' not in gate_row(page, "g1")
 
 
 def test_quick_fixes_of_an_unknown_finding_are_a_400_naming_it(client, open_gates):
-    answer = client.get(f"/chains/{open_gates.key}/fixes?finding=99&revision=1", **HTMX)
+    answer = client.get(f"{open_gates.url()}fixes?finding=99&revision=1", **HTMX)
     assert answer.status_code == 400
     assert "finding" in answer.content.decode()
 
 
 def test_an_outsider_cannot_load_the_quick_fixes_of_a_chain(signed_in, people, flight):
-    url = f"/chains/{flight.key}/fixes?finding=0&revision=1"
+    url = f"{flight.url()}fixes?finding=0&revision=1"
     answer = signed_in(people["outsider"]).get(url, **HTMX)
     assert answer.status_code == 404
 
 
 def test_undo_and_redo_walk_the_history_as_new_revisions(client, small):
     post_edit(client, small, "delete_row", **{"arg.id": "R2"})
-    client.post(f"/chains/{small.key}/undo", {"base": "2"})
+    client.post(f"{small.url()}undo", {"base": "2"})
     assert [r["id"] for r in head(small)["verdict_table"]] == ["R1", "R2"]
-    client.post(f"/chains/{small.key}/redo", {"base": "3"})
+    client.post(f"{small.url()}redo", {"base": "3"})
     assert [r["id"] for r in head(small)["verdict_table"]] == ["R1"]
     assert small.head().number == 4
 
@@ -412,21 +412,21 @@ def test_an_edit_naming_an_unknown_element_is_a_400_naming_it(client, small):
 )
 def test_malformed_edits_are_400s_that_say_what_is_wrong(client, small, fields, says):
     data = {"base": "1", **fields}
-    response = client.post(f"/chains/{small.key}/edit", data)
+    response = client.post(f"{small.url()}edit", data)
     assert response.status_code == 400
     assert says in response.content.decode()
     assert small.head().number == 1
 
 
 def test_undo_at_the_first_revision_is_a_400(client, small):
-    response = client.post(f"/chains/{small.key}/undo", {"base": "1"})
+    response = client.post(f"{small.url()}undo", {"base": "1"})
     assert response.status_code == 400
     assert "nothing to undo" in response.content.decode()
 
 
 def test_edits_and_undo_accept_only_post(client, small):
-    assert client.get(f"/chains/{small.key}/edit").status_code == 405
-    assert client.get(f"/chains/{small.key}/undo").status_code == 405
+    assert client.get(f"{small.url()}edit").status_code == 405
+    assert client.get(f"{small.url()}undo").status_code == 405
 
 
 def test_editing_an_unknown_chain_is_not_found(client):
@@ -438,15 +438,15 @@ def test_editing_an_unknown_chain_is_not_found(client):
 
 def test_the_diff_page_lists_what_changed_and_marks_it_on_the_graph(client, small):
     post_edit(client, small, "add_handle", **{"arg.id": "quote", "arg.minted_by": "choose"})
-    body = client.get(f"/chains/{small.key}/diff").content.decode()
+    body = client.get(f"{small.url()}diff").content.decode()
     assert "Revision 1 → 2" in body
     assert 'class="change change-added"' in body and "quote" in body
     assert "added" in body.split('id="handle:quote"')[1].split(">")[0]
 
 
 def test_a_diff_of_a_revision_that_does_not_exist_is_not_found(client, small):
-    assert client.get(f"/chains/{small.key}/diff?to=9").status_code == 404
-    assert client.get(f"/chains/{small.key}/diff?to=x").status_code == 404
+    assert client.get(f"{small.url()}diff?to=9").status_code == 404
+    assert client.get(f"{small.url()}diff?to=x").status_code == 404
 
 
 def test_chain_settings_are_edited_as_yaml_but_the_id_cannot_change(client, small):
@@ -524,14 +524,14 @@ def form_fields(body: str, form_id: str) -> dict[str, list[str]]:
 
 
 def test_the_common_fields_form_of_a_handle_shows_and_saves_its_values(client, small):
-    body = client.get(f"/chains/{small.key}/?select=handle:pick").content.decode()
+    body = client.get(f"{small.url()}?select=handle:pick").content.decode()
     fields = form_fields(body, "element-fields")
     assert fields["set.fields.minted_by"] == ["choose"]
     assert fields["setlist.fields.derived_from"] == ["", "search_id"]
     fields["setlist.fields.derived_from"] = [""]  # deselect every parent
     fields["set.fields.description"] = ["The chosen result."]
     fields["yaml.fields.single_use"] = ["false", "true"]  # the box ticked
-    response = client.post(f"/chains/{small.key}/edit", fields)
+    response = client.post(f"{small.url()}edit", fields)
     assert response.status_code == 302
     pick = next(h for h in head(small)["handles"] if h["id"] == "pick")
     assert pick.get("derived_from", []) == []
@@ -549,9 +549,9 @@ def test_clearing_a_field_in_the_common_form_removes_it(client, small):
 
 
 def test_a_row_is_edited_from_its_common_fields(client, small):
-    body = client.get(f"/chains/{small.key}/?select=row:R2&tab=table").content.decode()
+    body = client.get(f"{small.url()}?select=row:R2&tab=table").content.decode()
     fields = form_fields(body, "element-fields")
     assert fields["set.fields.verdict"] == ["dead_end"]
     fields["set.fields.verdict"] = ["rewind(to: search)"]
-    assert client.post(f"/chains/{small.key}/edit", fields).status_code == 302
+    assert client.post(f"{small.url()}edit", fields).status_code == 302
     assert head(small)["verdict_table"][1]["verdict"] == "rewind(to: search)"

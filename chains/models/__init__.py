@@ -31,6 +31,7 @@ from chains.models.campaigns import (
 )
 from chains.models.chains import (
     APPROVABLE,
+    NO_TEAM,
     Chain,
     ChainQuerySet,
     Revision,
@@ -101,6 +102,7 @@ __all__ = [
     "ChainQuerySet",
     "ChainRole",
     "ChainUnavailable",
+    "NO_TEAM",
     "Comment",
     "CommentQuerySet",
     "Decision",

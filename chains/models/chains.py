@@ -1,4 +1,8 @@
-"""Stored chains: a Chain is a name, its Revisions are immutable documents.
+"""Stored chains: a Chain is a name in a team, its Revisions are immutable documents.
+
+A chain's key is its document's id, unique within its team: two teams may
+each have a chain ``flight`` without either learning of the other's. Its
+address says both (``/t/<team>/chains/<key>/``; :meth:`Chain.url`).
 
 A revision holds one chain document as JSON (the output of
 ``chains.core.formats.to_document``) and the sha256 of its canonical form, so
@@ -23,6 +27,7 @@ from django.db import models, transaction
 from django.db.models import Max
 from django.db.models.signals import pre_delete
 from django.dispatch import receiver
+from django.urls import reverse
 from django.utils import timezone
 
 from chains.core import formats
@@ -74,6 +79,10 @@ APPROVABLE = ("VALID", "WARNINGS")
 # tests/test_chain_creation.py fails when an address is added without its segment here.
 RESERVED_KEYS = frozenset({"new", "import"})
 
+# The team part of the address of a chain that has no team (stored from the
+# command line without --team): no team's slug can be a lone dash.
+NO_TEAM = "-"
+
 NOTHING_TO = {
     "undo": "nothing to undo: this is the chain's first revision",
     "redo": "nothing to redo: the last change was not an undo",
@@ -93,6 +102,13 @@ class ChainQuerySet(models.QuerySet):
         granted = ChainRole.objects.filter(user=user, chain__team__isnull=True).values("chain")
         return self.filter(models.Q(team__in=teams) | models.Q(pk__in=granted))
 
+    def named(self, key: str, team: str | None = None) -> ChainQuerySet:
+        """The chains called ``key``; only ``team``'s when given (a slug, or :data:`NO_TEAM`)."""
+        chains = self.select_related("team").filter(key=key)
+        if team == NO_TEAM:
+            return chains.filter(team__isnull=True)
+        return chains if team is None else chains.filter(team__slug=team)
+
     def store(
         self,
         document: dict[str, Any],
@@ -107,7 +123,7 @@ class ChainQuerySet(models.QuerySet):
         team: Team | None = None,
         new: bool = False,
     ) -> Revision:
-        """Save a document as the head of its chain (keyed by ``document["id"]``).
+        """Save a document as the head of its chain: ``team``'s chain ``document["id"]``.
 
         Creates the chain when new; appends a revision only when the content
         differs from the head, and returns the head otherwise. With ``base``
@@ -116,12 +132,12 @@ class ChainQuerySet(models.QuerySet):
         edit is never overwritten. A new revision's undo target is the old
         head unless ``restores`` says it is an undo or redo (see
         :meth:`Chain.undo`). ``status`` is the document's lint status when
-        the caller has linted it already. ``team`` owns the chain when this
-        creates it (or when it has no team yet).
+        the caller has linted it already. ``team`` is the chain's team (None:
+        a chain without one); other teams' chains of that id are not touched.
 
         The chain is created or locked in the same transaction as the
         revision, and the rules are checked there, whatever the caller
-        checked before (another team may have created the key since):
+        checked before (a teammate may have created the key since):
         :class:`ChainUnavailable` when a new chain's id is one of
         :data:`RESERVED_KEYS`, when ``author`` (None: the operator, who may
         write anything) may not edit the existing chain, or when ``new``
@@ -130,15 +146,10 @@ class ChainQuerySet(models.QuerySet):
         key = document["id"]
         digest = content_hash(document)
         with transaction.atomic():
-            chain, created = self.select_for_update().get_or_create(
-                key=key, defaults={"team": team}
-            )
+            chain, created = self.select_for_update().get_or_create(key=key, team=team)
             refusal = reserved_key(key) if created else chain.refusal_for(author, new=new)
             if refusal:
                 raise ChainUnavailable(key, refusal)
-            if team is not None and chain.team_id is None:  # adopted by the first team to store it
-                chain.team = team
-                chain.save(update_fields=["team"])
             head = chain.head()
             if base is not None and head is not None and head.number != base:
                 raise StaleRevision(head, base)
@@ -177,7 +188,7 @@ def unavailable(key: str) -> str:
 
 
 class Chain(models.Model):
-    key = models.SlugField(max_length=200, unique=True)
+    key = models.SlugField(max_length=200)
     # The team that owns it; a chain without one (stored from the command line
     # without --team) is reachable by superusers only.
     team = models.ForeignKey(
@@ -196,9 +207,29 @@ class Chain(models.Model):
 
     class Meta:
         ordering = ["key"]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "key"], name="chain_key_unique_in_team"),
+            models.UniqueConstraint(
+                fields=["key"],
+                condition=models.Q(team__isnull=True),
+                name="chain_key_unique_without_team",
+            ),
+        ]
 
     def __str__(self) -> str:
-        return self.key
+        return f"{self.team_slug}/{self.key}"
+
+    def get_absolute_url(self) -> str:
+        return self.url()
+
+    @property
+    def team_slug(self) -> str:
+        """The team part of this chain's address (:data:`NO_TEAM` for a chain without one)."""
+        return self.team.slug if self.team is not None else NO_TEAM
+
+    def url(self, name: str = "chain", *args: Any) -> str:
+        """The address of this chain's page ``name`` (a ``chains:`` URL name), team included."""
+        return reverse(f"chains:{name}", args=[self.team_slug, self.key, *args])
 
     def head(self) -> Revision | None:
         return self.revisions.order_by("-number").first()
@@ -268,8 +299,13 @@ class Chain(models.Model):
         ``new``: they meant to create it. None as ``author`` is the operator.
         """
         role = self.role_of(author) if author is not None else Role.OWNER
-        if role is None or (not new and not at_least(role, Role.EDITOR)):
+        if role is None:
             return unavailable(self.key)
+        if not new and not at_least(role, Role.EDITOR):
+            return (
+                f"chain id {self.key!r}: your role on this chain is {role}; "
+                "storing a revision needs the editor role"
+            )
         if new:
             return f"key: a chain called {self.key!r} exists already; open it or choose another id"
         return None
@@ -304,6 +340,7 @@ class Chain(models.Model):
             undo_target=target.undo_target,
             redo_target=redo_to,
             restores=True,
+            team=self.team,
         )
 
     def _head_at(self, base: int) -> Revision:
@@ -415,19 +452,23 @@ class Revision(models.Model):
 def store_all(
     chains: list, message: str, author: Any = None, team: Team | None = None
 ) -> list[dict[str, Any]]:
-    """Store every chain of one import, all or none; says which added a revision.
+    """Store every chain of one import into ``team``, all or none; says which added a revision.
 
-    ``team`` owns the chains this creates.
+    Each is ``{"id", "team", "revision", "created"}``; ``team`` is the slug
+    in the chain's address.
     """
     stored = []
     with transaction.atomic():
         for chain in chains:
             document = formats.to_document(chain)
-            before = Revision.objects.filter(chain__key=document["id"]).aggregate(n=Max("number"))
+            before = Revision.objects.filter(chain__team=team, chain__key=document["id"]).aggregate(
+                n=Max("number")
+            )
             revision = Chain.objects.store(document, message=message, author=author, team=team)
             stored.append(
                 {
                     "id": document["id"],
+                    "team": team.slug if team is not None else NO_TEAM,
                     "revision": revision.number,
                     "created": revision.number != before["n"],
                 }

@@ -1,10 +1,14 @@
 """Who may reach a chain, and with which role: the one door the pages, the API and the CLI share.
 
-``chain_access(user, key, role)`` returns ``(chain, role)``: a person with no
+``chain_access(user, key, role, team)`` returns ``(chain, role)``: a person with no
 role on the chain gets :class:`~django.http.Http404` (its existence is not
 revealed), one whose role is too small gets
 :class:`~django.core.exceptions.PermissionDenied` naming the role needed. The
 pages turn those into their 404 and 403 pages, the API into its JSON errors.
+A key is unique within its team only. Without ``team`` (the short address
+``/chains/<key>/``, an API call without ``?team=``) the key names the one
+chain of that key the person may see; when they may see several,
+:class:`AmbiguousChain` lists their teams, and only those.
 Around it live the other lookups every surface needs: a chain's head or a
 numbered revision, the team a new chain belongs to, and a revision's parsed
 document, cached by content hash.
@@ -17,7 +21,6 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
-from django.shortcuts import get_object_or_404
 
 from chains.core import formats
 from chains.core.model import ChainSpec
@@ -25,6 +28,7 @@ from chains.core.recent import Recent, parsed_weight
 from chains.models import Chain, Revision, Role, Team, at_least
 
 __all__ = [
+    "AmbiguousChain",
     "NoTeam",
     "chain_access",
     "creating_team",
@@ -35,12 +39,31 @@ __all__ = [
 ]
 
 
-def chain_access(user: Any, key: str, role: str = Role.VIEWER) -> tuple[Chain, str]:
-    """The chain ``key`` and ``user``'s role on it, if that role is at least ``role``."""
-    chain = get_object_or_404(Chain.objects.select_related("team"), key=key)
-    have = chain.role_of(user)
-    if have is None:
+class AmbiguousChain(Exception):
+    """Several chains the person may see have this key: the address must name the team."""
+
+    def __init__(self, key: str, chains: list[Chain]):
+        self.key = key
+        self.chains = chains
+        teams = ", ".join(c.team_slug for c in chains)
+        super().__init__(f"{len(chains)} of your teams have a chain {key!r}: {teams}")
+
+
+def chain_access(
+    user: Any, key: str, role: str = Role.VIEWER, team: str | None = None
+) -> tuple[Chain, str]:
+    """The chain ``key`` of ``team`` (a slug, or :data:`NO_TEAM`) and ``user``'s role on it.
+
+    Raises unless that role is at least ``role``. Without ``team``, the one
+    chain called ``key`` that ``user`` may see.
+    """
+    chains = Chain.objects.named(key, team)
+    seen = [(chain, have) for chain in chains if (have := chain.role_of(user)) is not None]
+    if not seen:
         raise Http404(f"no chain {key!r} that you may see")
+    if len(seen) > 1:
+        raise AmbiguousChain(key, [chain for chain, _ in seen])
+    chain, have = seen[0]
     if not at_least(have, role):
         raise PermissionDenied(f"this needs the {role} role on {key}; yours is {have}")
     chain.viewer_role = have

@@ -106,6 +106,7 @@ def save_edit(
         base=base,
         author=author,
         status=report.status,
+        team=chain.team,
     )
     document_of(revision, known=changed)
     return Saved(revision, changed, report, started)

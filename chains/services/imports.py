@@ -88,8 +88,9 @@ def import_document(
 
     ``author`` is the person importing: a chain that exists already and that
     they may not edit is refused as an error problem. None is the operator at
-    the command line, who may write any chain. ``team`` owns the chains this
-    creates. Usable chains are stored when the import has no error, or when
+    the command line, who may write any chain. The chains are ``team``'s:
+    its chains of the same ids get a new revision, others are created in it.
+    Usable chains are stored when the import has no error, or when
     ``confirm`` says the caller accepts the errors; never when ``store`` is False.
     """
     try:
@@ -97,7 +98,7 @@ def import_document(
     except DocumentError as exc:
         return Imported(format=None, text=None, problems=exc.problems)
     result = formats.load(text, format=format, filename=filename)
-    refused = _refused(author, [c.id for c in result.chains])
+    refused = _refused(author, team, [c.id for c in result.chains])
     chains = [c for c in result.chains if c.id not in refused]
     problems = [*result.problems, *refused.values()]
     if not result.chains and not problems:
@@ -108,16 +109,17 @@ def import_document(
     return imported
 
 
-def _refused(author: Any, keys: list[str]) -> dict[str, Problem]:
-    """Of the chain ids ``keys``, those that may not be stored, each with why.
+def _refused(author: Any, team: Team | None, keys: list[str]) -> dict[str, Problem]:
+    """Of the chain ids ``keys``, those that may not be stored in ``team``, each with why.
 
-    Reserved ids, and chains that exist and ``author`` may not edit (None:
-    the operator, who may edit any). The store checks again when it writes.
+    Reserved ids, and ``team``'s chains that ``author`` may not edit (None:
+    the operator, who may edit any). Other teams' chains do not count: a key
+    is unique within its team. The store checks again when it writes.
     """
     found = {key: Problem(why) for key in keys if (why := reserved_key(key))}
     if author is None:
         return found
-    for chain in Chain.objects.filter(key__in=keys).select_related("team"):
+    for chain in Chain.objects.filter(team=team, key__in=keys).select_related("team"):
         why = chain.refusal_for(author)
         if why and chain.key not in found:
             found[chain.key] = Problem(why)
@@ -127,7 +129,7 @@ def _refused(author: Any, keys: list[str]) -> dict[str, Problem]:
 def _store(imported: Imported, message: str, author: Any, team: Team | None, confirm: bool) -> None:
     """Store the usable chains, all or none, leaving out any taken since they were checked.
 
-    Another team may create one of the ids between the check and the store;
+    A teammate may create one of the ids between the check and the store;
     the store refuses it inside its transaction, so nothing is stored, and
     the chain is reported as refused, as if the check had found it. The rest
     are then stored only if the caller accepted errors (``confirm``), as

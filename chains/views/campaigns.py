@@ -19,7 +19,6 @@ from urllib.parse import urlencode
 from django.db.models import OuterRef, Subquery, Sum
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
@@ -60,9 +59,9 @@ STOPPED_AT = {"states": "state cap", "time": "time limit", "memory": "memory cap
 
 @require_http_methods(["GET", "POST"])
 @rate_limited("campaign")
-def campaigns(request: HttpRequest, key: str) -> HttpResponse:
+def campaigns(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
     """The chain's campaigns and the form that launches one (POST), then its page."""
-    chain = get_chain(request, key, Role.EDITOR if request.method == "POST" else Role.VIEWER)
+    chain = get_chain(request, team, key, Role.EDITOR if request.method == "POST" else Role.VIEWER)
     head = get_head(chain)
     if request.method == "GET":
         return _list(request, chain, head, _defaults(head))
@@ -75,7 +74,7 @@ def campaigns(request: HttpRequest, key: str) -> HttpResponse:
         return _list(request, chain, head, typed, error=str(exc), field=exc.field, status=400)
     except QueueDown as exc:
         return _list(request, chain, head, typed, error=str(exc), status=503)
-    url = reverse("chains:campaign", args=[chain.key, exploration.pk])
+    url = chain.url("campaign", exploration.pk)
     if request.htmx:  # htmx would follow a redirect and swap the page into the form
         return HttpResponseClientRedirect(url)
     return HttpResponseRedirect(url, status=303)
@@ -84,23 +83,23 @@ def campaigns(request: HttpRequest, key: str) -> HttpResponse:
 # The same URL answers the page and its polled partial; caches must keep them apart.
 @vary_on_headers("HX-Request")
 @require_GET
-def campaign(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+def campaign(request: HttpRequest, key: str, pk: int, team: str | None = None) -> HttpResponse:
     """One campaign: bounds, progress (polled while active), then its results."""
-    chain = get_chain(request, key)
+    chain = get_chain(request, team, key)
     exploration = watch_campaign(chain, pk)
     template = "chains/campaign.html#progress" if request.htmx else "chains/campaign.html"
     return render(request, template, campaign_context(request, chain, exploration))
 
 
 @require_POST
-def cancel(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+def cancel(request: HttpRequest, key: str, pk: int, team: str | None = None) -> HttpResponse:
     """Stop a campaign; its shards stop at their next beat and keep what they found."""
-    chain = get_chain(request, key, Role.EDITOR)
+    chain = get_chain(request, team, key, Role.EDITOR)
     exploration = cancel_campaign(chain, pk)
     if request.htmx:
         context = campaign_context(request, chain, exploration)
         return render(request, "chains/campaign.html#progress", context)
-    return redirect("chains:campaign", key=chain.key, pk=exploration.pk)
+    return redirect(chain.url("campaign", exploration.pk))
 
 
 # --- the list and the launch form ---------------------------------------------
@@ -267,7 +266,7 @@ def _violations(
     chain: Chain, revision: Revision, result: dict[str, Any] | None
 ) -> list[dict[str, Any]]:
     """Each broken invariant with its counterexample's length and a link that replays it."""
-    simulate = reverse("chains:simulate", args=[chain.key])
+    simulate = chain.url("simulate")
     found = []
     for violation in result["violations"] if result else []:
         shown = {k: violation[k] for k in ("invariant", "message")}

@@ -24,9 +24,9 @@ CONTENT_TYPES = {
 
 
 @require_GET
-def revision_diff(request: HttpRequest, key: str) -> HttpResponse:
+def revision_diff(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
     """What changed between two revisions (default: the head and the one before it)."""
-    chain = get_chain(request, key)
+    chain = get_chain(request, team, key)
     head = get_head(chain)
     new = get_revision(chain, _number(request.GET.get("to"), head.number))
     old = get_revision(chain, _number(request.GET.get("from"), max(new.number - 1, 1)))
@@ -48,9 +48,9 @@ def revision_diff(request: HttpRequest, key: str) -> HttpResponse:
 
 
 @require_GET
-def test_vectors_export(request: HttpRequest, key: str) -> HttpResponse:
+def test_vectors_export(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
     """The chain's saved scenarios replayed on the head, as conformance test vectors."""
-    chain = get_chain(request, key)
+    chain = get_chain(request, team, key)
     head = get_head(chain)
     try:
         document = formats.from_document(head.document)
@@ -74,8 +74,10 @@ def _number(raw: str | None, default: int) -> int:
 
 
 @require_GET
-def revision_export(request: HttpRequest, key: str, number: str, fmt: str) -> HttpResponse:
-    revision = get_revision(get_chain(request, key), int(number))
+def revision_export(
+    request: HttpRequest, key: str, number: str, fmt: str, team: str | None = None
+) -> HttpResponse:
+    revision = get_revision(get_chain(request, team, key), int(number))
     try:
         text = formats.dump(formats.from_document(revision.document), fmt)
     except DocumentError as exc:

@@ -60,7 +60,7 @@ def import_chain(request: HttpRequest) -> HttpResponse:
         message=f"import {name or 'pasted text'}",
     )
     if imported.stored and len(imported.stored) == 1 and not imported.errors:
-        return redirect("chains:chain", key=imported.stored[0]["id"])
+        return redirect("chains:chain", *(imported.stored[0][k] for k in ("team", "id")))
     context.update(_report(imported), name=name)
     status = 400 if not imported.chains else 200
     return render(request, TEMPLATE, context, status=status)

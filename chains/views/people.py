@@ -185,15 +185,15 @@ def team_page(request: HttpRequest, team: Team, status: int = 200, **extra: Any)
 
 
 @require_http_methods(["GET", "POST"])
-def chain_people(request: HttpRequest, key: str) -> HttpResponse:
+def chain_people(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
     """Who may do what on one chain; its owners grant and take back roles here."""
-    chain = get_chain(request, key, Role.OWNER if request.method == "POST" else Role.VIEWER)
+    chain = get_chain(request, team, key, Role.OWNER if request.method == "POST" else Role.VIEWER)
     error, status = "", 200
     if request.method == "POST":
         try:
             user, new_role = _member(request.POST)
             chain.grant(user, None if new_role == "remove" else new_role)
-            return redirect("chains:people", key=chain.key)
+            return redirect(chain.url("people"))
         except (FormError, BadMember, GrantRefused) as exc:
             error, status = str(exc), 400
     context = {

@@ -20,7 +20,6 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
-from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 from pydantic import BaseModel, Field
@@ -54,49 +53,51 @@ class Back(BaseModel):
 
 @require_http_methods(["GET", "POST"])
 @rate_limited("comment")
-def comments(request: HttpRequest, key: str) -> HttpResponse:
+def comments(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
     """The chain's comment threads (GET); a new thread or a reply (POST)."""
     if request.method == "GET":
-        return _comments_page(request, get_chain(request, key))
-    chain = get_chain(request, key, Role.REVIEWER)
+        return _comments_page(request, get_chain(request, team, key))
+    chain = get_chain(request, team, key, Role.REVIEWER)
     _, refused = _carry_out(request, chain, CommentIn, reviewing.post_comment)
     return _after_comment(request, chain, refused, 400 if refused else 200)
 
 
 @require_POST
-def resolve_comment(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+def resolve_comment(
+    request: HttpRequest, key: str, pk: int, team: str | None = None
+) -> HttpResponse:
     """Resolve the comment's thread, or reopen it when it is resolved."""
-    chain = get_chain(request, key, Role.REVIEWER)
+    chain = get_chain(request, team, key, Role.REVIEWER)
     reviewing.toggle_comment(chain, pk, request.user)
     return _after_comment(request, chain)
 
 
 @require_http_methods(["GET", "POST"])
-def reviews(request: HttpRequest, key: str) -> HttpResponse:
+def reviews(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
     """The chain's reviews (GET); a request that named people review a revision (POST)."""
     if request.method == "GET":
-        return _reviews_page(request, get_chain(request, key))
-    chain = get_chain(request, key, Role.EDITOR)
+        return _reviews_page(request, get_chain(request, team, key))
+    chain = get_chain(request, team, key, Role.EDITOR)
     review, refused = _carry_out(request, chain, ReviewIn, reviewing.request_review)
     if refused:
         return _reviews_page(request, chain, error=refused, status=400)
-    url = reverse("chains:review", args=[chain.key, review.pk])
+    url = chain.url("review", review.pk)
     if request.htmx:  # htmx would follow a redirect and swap the page into the form
         return HttpResponseClientRedirect(url)
     return HttpResponseRedirect(url, status=303)
 
 
 @require_GET
-def review(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+def review(request: HttpRequest, key: str, pk: int, team: str | None = None) -> HttpResponse:
     """One review: the approval conditions first, then each reviewer's decision."""
-    chain = get_chain(request, key)
+    chain = get_chain(request, team, key)
     return _review_page(request, chain, reviewing.get_review(chain, pk))
 
 
 @require_POST
-def vote(request: HttpRequest, key: str, pk: int) -> HttpResponse:
+def vote(request: HttpRequest, key: str, pk: int, team: str | None = None) -> HttpResponse:
     """A named reviewer approves or requests changes (``vote``, with a ``note``)."""
-    chain = get_chain(request, key, Role.REVIEWER)
+    chain = get_chain(request, team, key, Role.REVIEWER)
     try:
         form = read_form(VoteIn, request.POST)
         review = reviewing.vote(chain, pk, request.user, form.vote, form.note)
@@ -105,7 +106,7 @@ def vote(request: HttpRequest, key: str, pk: int) -> HttpResponse:
         return _review_page(request, chain, review, error=str(exc), status=400)
     if request.htmx:
         return _review_page(request, chain, review)
-    url = reverse("chains:review", args=[chain.key, review.pk])
+    url = chain.url("review", review.pk)
     return HttpResponseRedirect(url, status=303)
 
 
@@ -131,7 +132,7 @@ def _after_comment(
     in_workspace, state = back.from_ == "workspace", back.state()
     typed = {k: request.POST.get(k, "") for k in ("body", "reply_to", "anchor")} if error else {}
     if not error and not request.htmx:
-        url = reverse("chains:chain" if in_workspace else "chains:comments", args=[chain.key])
+        url = chain.url("chain" if in_workspace else "comments")
         return HttpResponseRedirect(f"{url}?{urlencode(state)}" if state else url, status=303)
     if not in_workspace:
         return _comments_page(

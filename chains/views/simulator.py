@@ -22,7 +22,6 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from pydantic import BaseModel
 
@@ -77,8 +76,8 @@ class Unrunnable(ChainError):
 
 @require_http_methods(["GET", "POST"])
 @rate_limited("simulate", methods=("GET", "POST"))
-def simulate(request: HttpRequest, key: str) -> HttpResponse:
-    chain = get_chain(request, key)
+def simulate(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
+    chain = get_chain(request, team, key)
     given = request.POST if request.method == "POST" else request.GET
     try:
         revision, document = _opened(chain, given.get("r", ""))
@@ -111,9 +110,9 @@ class SaveForm(BaseModel):
 
 
 @require_POST
-def save_scenario(request: HttpRequest, key: str) -> HttpResponse:
+def save_scenario(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
     """Keep the current simulation with the chain, its outcome recorded as ``expect``."""
-    chain = get_chain(request, key, Role.EDITOR)
+    chain = get_chain(request, team, key, Role.EDITOR)
     try:
         revision, document = _opened(chain, request.POST.get("r", ""))
     except Unrunnable as exc:
@@ -269,7 +268,7 @@ def _answer(
 
 def _url(chain: Chain, revision: Revision, scenario: Scenario) -> str:
     query = urlencode({"r": revision.number, "s": encode(scenario)})
-    return f"{reverse('chains:simulate', args=[chain.key])}?{query}"
+    return f"{chain.url('simulate')}?{query}"
 
 
 def _json(document: ChainSpec, scenario: Scenario) -> JsonResponse:
@@ -401,7 +400,7 @@ def _proposal_example(document: ChainSpec, session: Session) -> str:
 
 def _timeline(chain: Chain, revision: Revision, session: Session) -> list[dict[str, Any]]:
     """Trace events, each linked to the checkpoint just after the input that wrote it."""
-    base = f"{reverse('chains:simulate', args=[chain.key])}?r={revision.number}&s="
+    base = f"{chain.url('simulate')}?r={revision.number}&s="
     # Every checkpoint's address at once: encoding each prefix alone costs the square.
     urls = [base + token for token in checkpoint_tokens(session.scenario)]
     owners = session.owners()

@@ -80,5 +80,5 @@ def _create(request: HttpRequest, result: FitResult) -> HttpResponse:
     document = {"id": form.key, "title": form.title.strip() or form.key}
     message = "new chain; fit test: " + json.dumps(as_dict(result), sort_keys=True)
     # new=True: the store creates the chain or refuses, in one transaction.
-    Chain.objects.store(document, message, author=request.user, team=team, new=True)
-    return redirect("chains:chain", key=form.key)
+    revision = Chain.objects.store(document, message, author=request.user, team=team, new=True)
+    return redirect(revision.chain.url())

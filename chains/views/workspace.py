@@ -22,7 +22,6 @@ import yaml
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from chains.core import edit, formats
@@ -60,15 +59,15 @@ TABS = ("actions", "handles", "gates", "table", "coverage", "policy", "evidence"
 
 
 @require_GET
-def workspace(request: HttpRequest, key: str) -> HttpResponse:
-    chain = get_chain(request, key)
+def workspace(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
+    chain = get_chain(request, team, key)
     context = workspace_context(chain, get_head(chain), request.GET)
     return render_workspace(request, context)
 
 
 @require_POST
-def edit_chain(request: HttpRequest, key: str) -> HttpResponse:
-    chain = get_chain(request, key, Role.EDITOR)
+def edit_chain(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
+    chain = get_chain(request, team, key, Role.EDITOR)
     try:
         posted = read_edit(request.POST)
         saved = editing.save_edit(
@@ -88,8 +87,8 @@ def edit_chain(request: HttpRequest, key: str) -> HttpResponse:
 
 
 @require_POST
-def undo_redo(request: HttpRequest, key: str, action: str) -> HttpResponse:
-    chain = get_chain(request, key, Role.EDITOR)
+def undo_redo(request: HttpRequest, key: str, action: str, team: str | None = None) -> HttpResponse:
+    chain = get_chain(request, team, key, Role.EDITOR)
     restore = editing.undo if action == "undo" else editing.redo
     try:
         base = read_form(UndoIn, request.POST).base
@@ -249,9 +248,9 @@ def _fixes(head: Revision, document: ChainSpec, finding: Any, index: int) -> lis
 
 
 @require_GET
-def finding_fixes(request: HttpRequest, key: str) -> HttpResponse:
+def finding_fixes(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
     """The quick fixes of one finding of one revision: what the lint panel loads on demand."""
-    chain = get_chain(request, key)
+    chain = get_chain(request, team, key)
     revision = chain.revisions.filter(number=_number(request.GET.get("revision"))).first()
     index = _number(request.GET.get("finding"))
     try:
@@ -378,7 +377,7 @@ def _saved(request: HttpRequest, chain: Chain, revision: Revision, **known: Any)
     """
     state = _state(request)
     if not request.htmx:
-        url = reverse("chains:chain", args=[chain.key])
+        url = chain.url()
         return redirect(f"{url}?{urlencode(state)}" if state else url, permanent=False)
     context = workspace_context(chain, revision, state, saved=revision, **known)
     return render_workspace(request, context)

@@ -88,7 +88,9 @@ def test_an_editor_asks_a_reviewer_who_comments_on_the_graph_and_approves(team_p
     expect(editor.locator("h1 .revision")).to_have_text("revision 2")
     expect(editor.locator("#approved-badge")).to_have_text("approved r1")
     since = editor.get_by_role("link", name="what changed since r1")
-    expect(since).to_have_attribute("href", "/chains/flight_roundtrip/diff?from=1&to=2")
+    expect(since).to_have_attribute(
+        "href", "/t/flight-desk/chains/flight_roundtrip/diff?from=1&to=2"
+    )
     since.click()
     expect(editor.locator("h1")).to_have_text("Revision 1 → 2")
     expect(editor.locator("#changes")).to_contain_text("loyalty_ref")

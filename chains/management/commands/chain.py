@@ -50,6 +50,20 @@ from chains.services import editing
 from chains.services.imports import import_document
 from chains.services.scenarios import BadScenario, save_scenario
 
+CHAIN_REF = "a stored chain: KEY, or TEAM/KEY when several teams have that key"
+
+
+def stored_chain(ref: str, not_found: str | None = None) -> Chain:
+    """The stored chain ``ref`` names: ``team/key`` (``-/key``: no team), or a key only one has."""
+    team, _, key = ref.rpartition("/")
+    found = list(Chain.objects.named(key, team or None)[:10])
+    if not found:
+        raise CommandError(not_found or f"no stored chain {ref!r}")
+    if len(found) > 1:
+        refs = ", ".join(str(c) for c in found)
+        raise CommandError(f"several teams have a chain {key!r}; name one as TEAM/KEY: {refs}")
+    return found[0]
+
 
 class Command(BaseCommand):
     help = "Import, export and describe chain documents."
@@ -65,7 +79,7 @@ class Command(BaseCommand):
         imp.add_argument("--team", help="slug of the team that owns the chains this creates")
 
         exp = sub.add_parser("export", help="Print the head revision of a chain.")
-        exp.add_argument("chain", help="the chain key (its id)")
+        exp.add_argument("chain", help=CHAIN_REF)
         exp.add_argument(
             "--format",
             choices=["yaml", "json", "md"],
@@ -78,7 +92,7 @@ class Command(BaseCommand):
         edt = sub.add_parser(
             "edit", help="Apply an edit operation to a stored chain; print the new revision."
         )
-        edt.add_argument("chain", help="the stored chain key")
+        edt.add_argument("chain", help=CHAIN_REF)
         edt.add_argument("op", help="an operation of chains/core/edit.py, e.g. add_handle")
         # dest "args" would collide with the positional arguments Django passes to handle().
         edt.add_argument(
@@ -87,7 +101,7 @@ class Command(BaseCommand):
         undo = sub.add_parser("undo", help="Undo a chain's last edit; print the new revision.")
         redo = sub.add_parser("redo", help="Redo what the last undo took away; print the revision.")
         for change in (undo, redo):
-            change.add_argument("chain", help="the stored chain key")
+            change.add_argument("chain", help=CHAIN_REF)
         for change in (edt, undo, redo):
             change.add_argument(
                 "--base", type=int, metavar="N", help="the revision it starts from (default: head)"
@@ -103,7 +117,9 @@ class Command(BaseCommand):
         sim = sub.add_parser(
             "simulate", help="Run a scenario against a chain: exit 0 if it ran as expected, else 1."
         )
-        sim.add_argument("chain", help="a chain file (any import format) or a stored chain key")
+        sim.add_argument(
+            "chain", help="a chain file (any import format) or a stored chain (KEY or TEAM/KEY)"
+        )
         sim.add_argument("scenario", type=Path, help="the scenario (YAML or JSON)")
         sim.add_argument("--json", action="store_true", help="print the result as JSON")
 
@@ -112,7 +128,9 @@ class Command(BaseCommand):
             help="Search failure sequences for broken invariants: exit 1 if one broke, "
             "3 if none did but coverage is incomplete, 0 if clean and complete.",
         )
-        xpl.add_argument("chain", help="a chain file (any import format) or a stored chain key")
+        xpl.add_argument(
+            "chain", help="a chain file (any import format) or a stored chain (KEY or TEAM/KEY)"
+        )
         xpl.add_argument("--chain", dest="chain_id", help="which chain of a multi-chain file")
         xpl.add_argument("--max-faults", type=int, default=Bounds.max_faults)
         xpl.add_argument("--max-events", type=int, default=Bounds.max_events)
@@ -136,7 +154,7 @@ class Command(BaseCommand):
         )
         scn_sub = scn.add_subparsers(dest="action", required=True)
         add = scn_sub.add_parser("add", help="Save a scenario file under a name.")
-        add.add_argument("chain", help="the stored chain key")
+        add.add_argument("chain", help=CHAIN_REF)
         add.add_argument("name")
         add.add_argument("scenario", type=Path)
         add.add_argument(
@@ -145,10 +163,10 @@ class Command(BaseCommand):
         chk = scn_sub.add_parser(
             "check", help="Replay every saved scenario: exit 1 if any changed."
         )
-        chk.add_argument("chain", help="the stored chain key")
+        chk.add_argument("chain", help=CHAIN_REF)
         chk.add_argument("--json", action="store_true")
         vec = scn_sub.add_parser("export", help="Print the conformance test vectors (JSON).")
-        vec.add_argument("chain", help="the stored chain key")
+        vec.add_argument("chain", help=CHAIN_REF)
 
         rls = sub.add_parser("rules", help="List the lint rules.")
         rls.add_argument("--markdown", action="store_true", help="the docs/lint-rules.md text")
@@ -200,18 +218,17 @@ class Command(BaseCommand):
             raise CommandError(f"no chain found in {path}")
 
     def export(self, key: str, fmt: str) -> None:
-        chain = Chain.objects.filter(key=key).first()
-        head = chain.head() if chain else None
+        head = stored_chain(key).head()
         if head is None:
-            raise CommandError(f"no chain with key {key!r}")
+            raise CommandError(f"chain {key!r} has no revision")
         self.write_text(formats.dump(formats.from_document(head.document), fmt))
 
     def edit(self, subcommand: str, options: dict[str, Any]) -> None:
         """Edit, undo or redo as the operator (who may write any chain); stdout: the revision."""
-        chain = Chain.objects.filter(key=options["chain"]).first()
-        head = chain.head() if chain else None
-        if chain is None or head is None:
-            raise CommandError(f"no stored chain {options['chain']!r}")
+        chain = stored_chain(options["chain"])
+        head = chain.head()
+        if head is None:
+            raise CommandError(f"chain {options['chain']!r} has no revision")
         base = head.number if options["base"] is None else options["base"]
         try:
             if subcommand == "edit":
@@ -256,10 +273,11 @@ class Command(BaseCommand):
         if path.exists():
             result = formats.load(read_limited(path), format=fmt, filename=path.name)
             return result.chains, result.problems
-        stored = Chain.objects.filter(key=target).first()
-        head = stored.head() if stored else None
+        head = stored_chain(
+            target, not_found=f"{target} is neither a file nor a stored chain"
+        ).head()
         if head is None:
-            raise CommandError(f"{target} is neither a file nor a stored chain")
+            raise CommandError(f"chain {target!r} has no revision")
         return [formats.from_document(head.document)], []
 
     def simulate(self, target: str, path: Path, as_json: bool) -> None:
@@ -350,9 +368,9 @@ class Command(BaseCommand):
             self.stdout.write(f"wrote {path}")
 
     def scenario(self, options: dict[str, Any]) -> None:
-        chain = Chain.objects.filter(key=options["chain"]).first()
-        if chain is None or chain.head() is None:
-            raise CommandError(f"no stored chain {options['chain']!r}")
+        chain = stored_chain(options["chain"])
+        if chain.head() is None:
+            raise CommandError(f"chain {options['chain']!r} has no revision")
         if options["action"] == "add":
             self.scenario_add(chain, options)
             return
