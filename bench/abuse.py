@@ -232,8 +232,10 @@ class Bench:
         body = {"op": "add_handle", "args": {"id": handle}, "base": self.head(key, who)}
         return self[who].post(f"/chains/{key}/edits", body)
 
-    def import_doc(self, who: str, text: str, team: str, **kw) -> requests.Response:
-        body = {"document": text, "filename": "chain.json", "team": team, "confirm": True}
+    def import_doc(
+        self, who: str, text: str, team: str, filename: str = "chain.json", **kw
+    ) -> requests.Response:
+        body = {"document": text, "filename": filename, "team": team, "confirm": True}
         return self[who].post("/chains", body, **kw)
 
 
@@ -463,27 +465,28 @@ def case_7(b: Bench) -> Verdict:
 
 
 def case_8(b: Bench) -> Verdict:
-    """Importing another team's key reads like an unavailable key; shadowed ids are refused."""
+    """Another team's key is no obstacle and goes unmentioned; shadowed ids are refused."""
     flight = Path(ROOT, "fixtures/flight-roundtrip.yaml").read_text()
-    body = {"document": flight, "team": "outsiders", "confirm": True}
-    taken = b["outsider"].post("/chains", body)
+    before = b.head("flight_roundtrip")
+    taken = b.import_doc("outsider", flight, "outsiders", "f.yaml")
+    free = b.import_doc(
+        "outsider", flight.replace("flight_roundtrip", "free"), "outsiders", "f.yaml"
+    )
     named = any(w in taken.text for w in ("Alpha", "alpha", "a_owner"))
-    unavailable = "not available to you" in taken.text
-    get = b["outsider"].get("/chains/flight_roundtrip").status_code
+    untouched = b.head("flight_roundtrip") == before
     shadowed = {}
     for key in ("new", "import"):
         doc = flight.replace("id: flight_roundtrip", f"id: {key}", 1)
-        body = {"document": doc, "team": "outsiders", "confirm": True}
-        shadowed[key] = b["outsider"].post("/chains", body).status_code
+        shadowed[key] = b.import_doc("outsider", doc, "outsiders", "f.yaml").status_code
     ok = (
-        400 <= taken.status_code < 500
-        and unavailable
+        taken.status_code == free.status_code == 201
+        and untouched
         and not named
         and all(400 <= s < 500 for s in shadowed.values())
     )
     return ok, (
-        f"another team's key: {taken.status_code}, 'not available': {unavailable}, team named: "
-        f"{named} (GET {get}); shadowed ids {shadowed}"
+        f"another team's key: {taken.status_code}, a free key: {free.status_code}, "
+        f"team A's chain untouched: {untouched}, team named: {named}; shadowed ids {shadowed}"
     )
 
 

@@ -1,4 +1,4 @@
-"""The chain list: every chain the user may see, with its lint status badge, searchable."""
+"""The chain list: every chain the user may see, with its team and lint status badge, searchable."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ def home(request: HttpRequest) -> HttpResponse:
     heads = Revision.objects.filter(chain=OuterRef("pk")).order_by("-number")
     chains = (
         Chain.objects.visible_to(request.user)
+        .select_related("team")
         .annotate(
             revision_count=Count("revisions"),
             head_number=Max("revisions__number"),
