@@ -395,7 +395,11 @@ def test_a_comment_knows_its_line_column_and_the_key_it_trails():
 
 
 def test_a_large_malformed_document_is_refused_at_its_line_with_libyamls_message(monkeypatch):
+    def slow_reader(loader):
+        raise AssertionError("a large document was read again by the pure-Python reader")
+
     monkeypatch.setattr(yamlio, "_FAST_MESSAGES_FROM", 0)
+    monkeypatch.setattr(yamlio._Loader, "get_single_node", slow_reader)
     with pytest.raises(DocumentError) as refused:
         yamlio.parse_yaml("a: 1\nb: [1,\n c: 2")
     problem = refused.value.problems[0]
