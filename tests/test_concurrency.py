@@ -35,8 +35,8 @@ def test_of_two_stores_on_the_same_base_one_wins_and_the_other_conflicts(flight)
     for n in range(ROUNDS):
         base = flight.head().number
         results = race(
-            partial(Chain.objects.store, edited(flight, f"a{n}"), "a", base=base),
-            partial(Chain.objects.store, edited(flight, f"b{n}"), "b", base=base),
+            partial(Chain.objects.store, edited(flight, f"a{n}"), "a", base=base, team=flight.team),
+            partial(Chain.objects.store, edited(flight, f"b{n}"), "b", base=base, team=flight.team),
         )
         won = [r for r in results if isinstance(r, Revision)]
         lost = [r for r in results if isinstance(r, StaleRevision)]
