@@ -34,7 +34,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from . import edit
 from .diff import Change, diff
+from .errors import ChainError
 from .formats import to_document
 from .model import ChainSpec, ref_position
 
@@ -112,13 +114,19 @@ class Conflict:
 
 @dataclass(frozen=True)
 class Rebase:
-    """An edit on ``base`` measured against ``head``; see :func:`rebase`."""
+    """An edit on ``base`` measured against ``head``; see :func:`rebase`.
+
+    ``reapply`` is the arguments to post again on the head: ``args`` less the
+    fields an update left as they were at the base (a form posts every field
+    it shows), so the fields only they changed keep their values.
+    """
 
     op: str
     args: dict[str, Any]
     written: tuple[Written, ...]
     conflicts: tuple[Conflict, ...]
     changes: tuple[Change, ...] = field(default=())
+    reapply: dict[str, Any] = field(default_factory=dict)
 
     @property
     def fields(self) -> tuple[Written, ...]:
@@ -158,12 +166,41 @@ def rebase(base: ChainSpec, head: ChainSpec, op: str, args: Any) -> Rebase:
         raise TypeError("rebase needs two chains (ChainSpec)")
     before, after = to_document(base), to_document(head)
     args = args if isinstance(args, dict) else {}
+    try:
+        # The edit on its own base is "yours" in the document's canonical form.
+        mine: dict | None = to_document(edit.apply(base, op, args))
+    except ChainError:
+        mine = None  # it no longer applies to its base: compare the values as posted
     written: list[Written] = []
     conflicts: list[Conflict] = []
-    for w, c in _measure(before, after, op, args):
+    for w, c in _measure(before, after, mine, op, args):
         written.extend(w)
         conflicts.extend(c)
-    return Rebase(op, args, tuple(written), tuple(conflicts), tuple(diff(base, head)))
+    reapply = _reapply(op, args, {w.name for w in written})
+    return Rebase(op, args, tuple(written), tuple(conflicts), tuple(diff(base, head)), reapply)
+
+
+def _reapply(op: str, args: dict[str, Any], changed: set[str]) -> dict[str, Any]:
+    fields = args.get("fields")
+    if not op.startswith("update_") or not isinstance(fields, dict):
+        return args
+    if op == "update_policy":
+        return {**args, "fields": _pick(fields, changed)}
+    return {**args, "fields": {k: v for k, v in fields.items() if k in changed}}
+
+
+def _pick(fields: dict, paths: set[str], prefix: str = "") -> dict:
+    """The parts of a nested ``fields`` whose leaf paths are in ``paths``."""
+    picked = {}
+    for key, value in fields.items():
+        path = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, dict) and value:
+            inner = _pick(value, paths, path)
+            if inner:
+                picked[key] = inner
+        elif path in paths:
+            picked[key] = value
+    return picked
 
 
 # --- what each kind of edit touches --------------------------------------------
@@ -171,19 +208,22 @@ def rebase(base: ChainSpec, head: ChainSpec, op: str, args: Any) -> Rebase:
 Measured = Iterator[tuple[list[Written], list[Conflict]]]
 
 
-def _measure(before: dict, after: dict, op: str, args: dict[str, Any]) -> Measured:
+def _measure(before: dict, after: dict, mine: dict | None, op: str, args: dict) -> Measured:
     if op in ("add_edge", "remove_edge"):
         yield _edge(before, after, op == "add_edge", args)
     elif op == "update_policy":
-        yield _policy(before, after, args.get("fields"))
+        yield _policy(before, after, mine, args.get("fields"))
     elif op == "update_chain":
-        yield _fields(before, after, "chain", str(after.get("id", "")), args.get("fields"))
+        chain_id = str(after.get("id", ""))
+        yield _fields("chain", chain_id, args.get("fields"), before, after, mine)
     elif op in _ELEMENT_OPS:
         verb, kind = _ELEMENT_OPS[op]
-        yield from _element_edit(before, after, verb, kind, args)
+        yield from _element_edit(before, after, mine, verb, kind, args)
 
 
-def _element_edit(before: dict, after: dict, verb: str, kind: str, args: dict) -> Measured:
+def _element_edit(
+    before: dict, after: dict, mine: dict | None, verb: str, kind: str, args: dict
+) -> Measured:
     if verb == "add":
         given = args.get("fields") if kind == "row" else args
         if isinstance(given, dict) and isinstance(given.get("id"), str):
@@ -203,7 +243,12 @@ def _element_edit(before: dict, after: dict, verb: str, kind: str, args: dict) -
         )
         return
     if verb == "update":
-        yield _fields(before, after, kind, ident, args.get("fields"), old or {}, new)
+        fields = args.get("fields")
+        renamed = fields.get("id", ident) if isinstance(fields, dict) else ident
+        yours = (
+            _find(mine, kind, renamed) if mine is not None and isinstance(renamed, str) else None
+        )
+        yield _fields(kind, ident, fields, old or {}, new, yours or None)
     elif verb == "delete":
         clash = old is not ABSENT and old != new
         note = f"{kind} {ident}: they changed what you delete"
@@ -241,45 +286,61 @@ def _added(before: dict, after: dict, kind: str, ident: str, yours: Any) -> tupl
 
 
 def _fields(
-    before: dict,
-    after: dict,
-    kind: str,
-    ident: str,
-    fields: Any,
-    old: Any = ABSENT,
-    new: Any = ABSENT,
+    kind: str, ident: str, fields: Any, old: dict, new: dict, mine: dict | None
 ) -> tuple[list[Written], list[Conflict]]:
-    """An update of some top-level fields of one element (or of the chain itself)."""
+    """An update of some top-level fields of one element (or of the chain itself).
+
+    Only the fields the edit changed count as yours: a form posts every field
+    it shows, and one left as it was must not undo their change to it.
+    """
     if not isinstance(fields, dict):
         return [], []
-    if kind == "chain":
-        old, new = before, after
     written = [
-        Written(kind, ident, str(k), _plain(v), new.get(k, ABSENT), old.get(k, ABSENT))
+        Written(
+            kind,
+            ident,
+            str(k),
+            mine.get(k, ABSENT) if mine is not None else _plain(v),
+            new.get(k, ABSENT),
+            old.get(k, ABSENT),
+        )
         for k, v in fields.items()
     ]
+    written = [w for w in written if w.yours != w.base]
     clashing = tuple(w.name for w in written if w.conflicts)
     conflicts = []
     if clashing:
         text = f"{kind} {ident}: they changed {', '.join(clashing)} too"
         conflicts.append(Conflict("field", kind, ident, clashing, text))
     # The chain's other fields are other people's business; an element's are worth a word.
-    other = tuple(k for k in _changed_keys(old, new) if k not in fields)
+    yours = {w.name for w in written}
+    other = tuple(k for k in _changed_keys(old, new) if k not in yours)
     if other and kind != "chain":
         text = f"{kind} {ident}: they changed {', '.join(other)} (fields you did not edit)"
         conflicts.append(Conflict("elsewhere", kind, ident, other, text))
     return written, conflicts
 
 
-def _policy(before: dict, after: dict, fields: Any) -> tuple[list[Written], list[Conflict]]:
+def _policy(
+    before: dict, after: dict, mine: dict | None, fields: Any
+) -> tuple[list[Written], list[Conflict]]:
     """``update_policy`` deep-merges: each leaf it sets is compared at its own path."""
     if not isinstance(fields, dict):
         return [], []
     old, new = before.get("policy", {}), after.get("policy", {})
+    yours = mine.get("policy", {}) if mine is not None else None
     written = [
-        Written("policy", "policy", path, value, _at(new, path), _at(old, path))
+        Written(
+            "policy",
+            "policy",
+            path,
+            _at(yours, path) if yours is not None else value,
+            _at(new, path),
+            _at(old, path),
+        )
         for path, value in _leaves(fields)
     ]
+    written = [w for w in written if w.yours != w.base]
     clashing = tuple(w.name for w in written if w.conflicts)
     conflicts = []
     if clashing:

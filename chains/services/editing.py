@@ -79,6 +79,7 @@ class StaleEdit(StaleRevision):
     def __init__(self, head: Revision, base: int, rebase: Rebase | None):
         super().__init__(head, base)
         self.rebase = rebase
+        self.plain = str(self)  # the refusal alone, for a page that shows the rest itself
         if rebase is not None:
             self.args = (f"{self.args[0]}. Against revision {head.number}: {rebase.summary()}",)
 

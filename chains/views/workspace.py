@@ -399,12 +399,15 @@ def _stale(request: HttpRequest, chain: Chain, exc: StaleRevision, posted: EditI
     so it is refused again (and measured again) if the head moves once more.
     """
     check: Rebase | None = getattr(exc, "rebase", None)
-    context = workspace_context(chain, exc.head, _state(request), error=str(exc), stale=True)
-    context["typed"] = {"op": posted.op, "yaml": request.POST.get("yaml.fields")}
+    message = getattr(exc, "plain", str(exc))
+    context = workspace_context(chain, exc.head, _state(request), error=message, stale=True)
+    typed_yaml = request.POST.get("yaml.fields")
+    # The YAML editor opens with the refusal only when it is where the person typed.
+    context["typed"] = {"op": posted.op if typed_yaml is not None else "", "yaml": typed_yaml}
     context["stale_edit"] = {
         "base": posted.base,
         "op": posted.op,
-        "args_json": json.dumps(posted.args),
+        "args_json": json.dumps(check.reapply if check else posted.args),
         "check": check,
         "sides": [_side(w) for w in check.written] if check else [],
     }

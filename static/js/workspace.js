@@ -72,6 +72,12 @@
     pushing: null, // the URL to push to history once its workspace is in
   };
 
+  var requests = {
+    current: null, // the request swapping #workspace now: { xhr, verb, push }
+    asking: null, // what load() asks for, until htmx:beforeRequest names its xhr
+    waiting: null, // a GET asked for while an edit was in flight: { url, push }
+  };
+
   // --- finding things ----------------------------------------------------------------
 
   function workspace() {
@@ -119,8 +125,60 @@
   // The URL is pushed once the new workspace is in (see rendered), so a
   // reload keeps the selection and Back returns to the previous one.
   function go(url) {
-    state.pushing = url;
+    return load(url, true);
+  }
+
+  // One workspace request at a time, and the newest click wins: a GET in
+  // flight is aborted for a newer request (htmx would drop the newer one), and
+  // a GET asked for while an edit is in flight waits for the edit, so the edit
+  // is neither lost nor overtaken. The URL to push travels with its own request
+  // (requests.push), so a response never pushes another request's address.
+  function load(url, push) {
+    if (requests.current && requests.current.verb !== "get") {
+      requests.waiting = { url: url, push: push };
+      return null;
+    }
+    abortLoad();
+    requests.asking = { url: url, push: push };
     return swapIn("GET", url);
+  }
+
+  function abortLoad() {
+    var old = requests.current;
+    if (!old || old.verb !== "get") return;
+    requests.current = null; // before abort(): its afterRequest must not start a waiting GET
+    old.xhr.abort();
+  }
+
+  function requestStarts(event) {
+    var detail = event.detail;
+    if (!detail.target || detail.target.id !== "workspace") return;
+    var verb = (detail.requestConfig && detail.requestConfig.verb) || "get";
+    if (requests.current && requests.current.xhr !== detail.xhr) abortLoad(); // an edit replaces a GET
+    var asked = requests.asking;
+    requests.asking = null;
+    requests.current = {
+      xhr: detail.xhr,
+      verb: verb,
+      push: asked && asked.push && verb === "get" ? asked.url : null,
+    };
+  }
+
+  function requestEnds(event) {
+    var done = requests.current;
+    if (!done || event.detail.xhr !== done.xhr) return;
+    requests.current = null;
+    var next = requests.waiting;
+    requests.waiting = null;
+    if (next) load(next.url, next.push);
+  }
+
+  function swapStarts(event) {
+    var done = requests.current;
+    if (event.detail.target && event.detail.target.id === "workspace") {
+      var ours = done && event.detail.xhr === done.xhr && event.detail.shouldSwap;
+      state.pushing = ours ? done.push : null;
+    }
   }
 
   function selectKey(key) {
@@ -130,6 +188,7 @@
   function edit(op, args) {
     var ws = workspace();
     if (ws.dataset.canEdit !== "true") return null; // a reader's page offers no edits
+    abortLoad(); // htmx would drop an edit sent while a GET is in flight
     return swapIn("POST", ws.dataset.editUrl, {
       base: ws.dataset.base,
       op: op,
@@ -532,13 +591,11 @@
   document.addEventListener("drop", onDrop);
   document.addEventListener("dragend", onDragEnd);
   window.addEventListener("popstate", function (event) {
-    if (event.state && event.state.workspace && workspace()) swapIn("GET", location.href);
+    if (event.state && event.state.workspace && workspace()) load(location.href, false);
   });
-  ["htmx:sendError", "htmx:responseError"].forEach(function (name) {
-    document.addEventListener(name, function () {
-      state.pushing = null;
-    });
-  });
+  document.addEventListener("htmx:beforeRequest", requestStarts);
+  document.addEventListener("htmx:afterRequest", requestEnds);
+  document.addEventListener("htmx:beforeSwap", swapStarts);
   htmx.onLoad(function (element) {
     var holds = element.querySelector && element.querySelector("#workspace");
     if (element.id === "workspace" || holds) rendered();

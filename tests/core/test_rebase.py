@@ -77,6 +77,25 @@ def test_the_difference_between_base_and_head_is_listed_for_the_reader():
     assert [c.summary for c in result.changes] == ["row R2 removed"]
 
 
+def test_fields_a_form_posts_unchanged_are_not_yours_and_are_not_posted_again():
+    head = theirs("update_handle", id="offer_id", fields={"single_use": True})
+    form = {"description": "My words.", "single_use": False, "minted_by": "search"}
+    result = check(head, "update_handle", id="offer_id", fields=form)
+    assert [w.name for w in result.written] == ["description"]
+    assert [c.kind for c in result.conflicts] == ["elsewhere"]  # said, but no clash
+    assert result.reapply == {"id": "offer_id", "fields": {"description": "My words."}}
+    merged = edit.apply(head, "update_handle", result.reapply).handle("offer_id")
+    assert (merged.description, merged.single_use) == ("My words.", True)
+
+
+def test_a_policy_update_is_posted_again_with_only_the_leaves_it_changed():
+    head = theirs("update_policy", fields={"per_step": {"read": {"attempts": 5}}})
+    fields = {"per_step": {"read": {"attempts": 3}, "mint": {"attempts": 2}}}
+    result = check(head, "update_policy", fields=fields)
+    assert result.clashes == ()
+    assert result.reapply["fields"] == {"per_step": {"mint": {"attempts": 2}}}
+
+
 # --- no conflict: one click re-applies it ----------------------------------------------
 
 
