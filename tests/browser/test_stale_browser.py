@@ -28,8 +28,9 @@ SLOW = 0.4  # seconds the server takes to draw a selection the test makes slow
 
 
 def screenshot(page: Page, name: str) -> None:
+    """What the person sees in the window (not the whole page): is the answer in sight?"""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
 
 
 def open_workspace(page: Page, live_server, chain: Chain, query: str = "") -> None:
@@ -210,7 +211,8 @@ def test_a_stale_save_shows_yours_beside_theirs_and_applies_yours_in_one_click(
     )
     expect(stale.locator("pre.theirs").first).to_have_text("Alice's words about the quote.")
     expect(stale.locator("#stale-conflicts")).to_contain_text("they changed description too")
-    screenshot(bob, "stale-save")
+    expect(stale).to_be_in_viewport()
+    screenshot(bob, "stale-save-1280")
 
     stale.get_by_role("button", name="Apply yours over theirs").click()
 
@@ -236,6 +238,8 @@ def test_a_stale_save_that_clashes_with_nothing_keeps_both_changes(
 
     stale = bob.locator("#stale-edit")
     expect(stale.locator("#stale-clean")).to_be_visible()
+    bob.set_viewport_size({"width": 1440, "height": 900})
+    screenshot(bob, "stale-save-clean-1440")
     stale.get_by_role("button", name="Apply yours on revision 2").click()
 
     expect(bob.locator("#saved-note")).to_contain_text("Saved revision 3")
