@@ -73,7 +73,7 @@
   };
 
   var requests = {
-    current: null, // the request swapping #workspace now: { xhr, verb, push }
+    current: null, // the request whose answer #workspace will show: { xhr, verb, push }
     asking: null, // what load() asks for, until htmx:beforeRequest names its xhr
     waiting: null, // a GET asked for while an edit was in flight: { url, push }
   };
@@ -116,8 +116,14 @@
     return location.pathname + "?" + query.toString();
   }
 
+  // Each request gets a source element of its own: htmx drops a request whose
+  // source has one in flight already, and that would drop a quick second click.
   function swapIn(verb, url, values) {
-    var options = { target: "#workspace", swap: "outerHTML", source: "#workspace" };
+    var source = document.createElement("span");
+    source.hidden = true;
+    source.setAttribute("data-workspace-request", "");
+    document.body.appendChild(source); // inside <body>, so its hx-headers (CSRF) apply
+    var options = { target: "#workspace", swap: "outerHTML", source: source };
     if (values) options.values = values;
     return htmx.ajax(verb, url, options);
   }
@@ -128,33 +134,24 @@
     return load(url, true);
   }
 
-  // One workspace request at a time, and the newest click wins: a GET in
-  // flight is aborted for a newer request (htmx would drop the newer one), and
-  // a GET asked for while an edit is in flight waits for the edit, so the edit
-  // is neither lost nor overtaken. The URL to push travels with its own request
-  // (requests.push), so a response never pushes another request's address.
+  // The newest request for #workspace wins: the answer of an older one still
+  // in flight is not swapped in (not aborted either: htmx logs an abort as an
+  // error). A GET asked for while an edit is in flight waits for the edit, so
+  // the edit is neither lost nor overtaken. The URL to push travels with its
+  // own request, so an answer never pushes another request's address.
   function load(url, push) {
     if (requests.current && requests.current.verb !== "get") {
       requests.waiting = { url: url, push: push };
       return null;
     }
-    abortLoad();
     requests.asking = { url: url, push: push };
     return swapIn("GET", url);
-  }
-
-  function abortLoad() {
-    var old = requests.current;
-    if (!old || old.verb !== "get") return;
-    requests.current = null; // before abort(): its afterRequest must not start a waiting GET
-    old.xhr.abort();
   }
 
   function requestStarts(event) {
     var detail = event.detail;
     if (!detail.target || detail.target.id !== "workspace") return;
     var verb = (detail.requestConfig && detail.requestConfig.verb) || "get";
-    if (requests.current && requests.current.xhr !== detail.xhr) abortLoad(); // an edit replaces a GET
     var asked = requests.asking;
     requests.asking = null;
     requests.current = {
@@ -165,6 +162,10 @@
   }
 
   function requestEnds(event) {
+    var source = event.detail.elt;
+    if (source && source.hasAttribute && source.hasAttribute("data-workspace-request")) {
+      source.remove();
+    }
     var done = requests.current;
     if (!done || event.detail.xhr !== done.xhr) return;
     requests.current = null;
@@ -174,11 +175,14 @@
   }
 
   function swapStarts(event) {
+    var detail = event.detail;
+    if (!detail.target || detail.target.id !== "workspace") return;
     var done = requests.current;
-    if (event.detail.target && event.detail.target.id === "workspace") {
-      var ours = done && event.detail.xhr === done.xhr && event.detail.shouldSwap;
-      state.pushing = ours ? done.push : null;
+    if (!done || detail.xhr !== done.xhr) {
+      detail.shouldSwap = false; // a newer request replaced this one
+      return;
     }
+    state.pushing = detail.shouldSwap ? done.push : null;
   }
 
   function selectKey(key) {
@@ -188,7 +192,6 @@
   function edit(op, args) {
     var ws = workspace();
     if (ws.dataset.canEdit !== "true") return null; // a reader's page offers no edits
-    abortLoad(); // htmx would drop an edit sent while a GET is in flight
     return swapIn("POST", ws.dataset.editUrl, {
       base: ws.dataset.base,
       op: op,

@@ -48,6 +48,20 @@ def centre(page: Page, key: str) -> tuple[float, float]:
     return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
 
 
+def console_errors(page: Page) -> list[str]:
+    """What the console logs as an error from now on (favicon requests aside)."""
+    heard: list[str] = []
+    page.on(
+        "console",
+        lambda m: (
+            heard.append(m.text)
+            if m.type == "error" and "favicon" not in m.location.get("url", "")
+            else None
+        ),
+    )
+    return heard
+
+
 def selected_in_address(page: Page) -> str:
     return parse_qs(urlparse(page.url).query).get("select", [""])[0]
 
@@ -99,6 +113,7 @@ def test_a_second_click_during_a_pending_selection_wins_ten_times_of_ten(
 ):
     page = wide
     open_workspace(page, live_server, flight)
+    errors = console_errors(page)
     for first, _ in PAIRS:
         slow_selections.add(first)
     for attempt in range(10):
@@ -111,6 +126,8 @@ def test_a_second_click_during_a_pending_selection_wins_ten_times_of_ten(
         assert page.locator("#workspace").get_attribute("data-select") == second, attempt
         assert selected_in_address(page) == second, (attempt, page.url)
         expect(page.locator("#element-panel h2 code")).to_have_text(second.split(":", 1)[1])
+    assert errors == []
+    assert page.locator("[data-workspace-request]").count() == 0  # no helper left behind
 
 
 def test_a_tab_clicked_during_a_pending_selection_is_the_tab_shown_and_in_the_address(
