@@ -12,14 +12,20 @@ the position of the row it moves. When the element it touches changed only
 in fields it does not write, that is reported too (``elsewhere``): the edit
 can be re-applied as it is, but the person should know. Anything else that
 changed (other elements) never stops the edit from being re-applied: the
-same operation and arguments are applied to the head, which keeps theirs.
+same operation is applied to the head, which keeps theirs.
+
+This is a three-way comparison. *Yours* is the edit applied to its own base,
+read in the canonical document form (:func:`~chains.core.formats.to_document`)
+like the base and the head, so a value posted in another spelling, or a
+field a form posts unchanged (every form posts all it shows), is no change
+of yours. Those unchanged fields are left out of the arguments to post again
+(``Rebase.reapply``), so re-applying never undoes their change to them.
 
 Assumptions: the edit is a ``chains.core.edit`` operation with its
-arguments as posted (decoded JSON); values are compared in the canonical
-document form (:func:`~chains.core.formats.to_document`), so an edit's
-value is compared as written. An operation this module does not know, or
-malformed arguments, touch nothing (applying them again is what refuses
-them). Rows are named by id or ``#n`` (1-based), as edits name them.
+arguments as posted (decoded JSON). When it no longer applies to its base,
+the values as posted stand for yours. An operation this module does not
+know, or malformed arguments, touch nothing (applying them again is what
+refuses them). Rows are named by id or ``#n`` (1-based), as edits name them.
 
 >>> base = ChainSpec.model_validate({"id": "c", "handles": [{"id": "h"}]})
 >>> head = ChainSpec.model_validate({"id": "c", "handles": [{"id": "h", "description": "theirs"}]})

@@ -345,8 +345,7 @@ class Chain(models.Model):
         )
 
     def _edit_shown_by(self, revision: Revision) -> Revision:
-        """The edit whose content ``revision`` shows: itself, or for an undo or redo the edit
-        it restored.
+        """The edit whose content ``revision`` shows: itself, or the edit an undo or redo restored.
 
         An edit's undo target is its parent; an undo or redo takes the undo target
         of the revision it restores, never its own parent. So the edit a restore
