@@ -111,6 +111,17 @@ def test_a_plain_form_post_gets_the_same_answer_as_a_whole_page(client, small):
     assert f'href="{small.url()}?select=handle%3Asearch_id&amp;tab=actions' in keep
 
 
+def test_a_stale_policy_edit_names_the_setting_it_writes(client, small):
+    post_edit(client, small, "update_policy", 1, **{"yaml.fields": "per_chain: {max_rewinds: 5}"})
+    body = post_edit(
+        client, small, "update_policy", 1, **{"yaml.fields": "per_chain: {max_rewinds: 2}"}
+    )
+    row = part(body.content.decode(), 'class="stale-sides"', "</table>")
+    assert "<td>policy</td><td><code>per_chain.max_rewinds</code></td>" in row
+    assert part(row, '<pre class="yours">', "</pre>") == "2"
+    assert part(row, '<pre class="theirs">', "</pre>") == "5"
+
+
 # --- re-applying -------------------------------------------------------------------------
 
 

@@ -417,13 +417,19 @@ def _stale(request: HttpRequest, chain: Chain, exc: StaleRevision, posted: EditI
 def _side(written: Written) -> dict[str, Any]:
     """One row of the stale answer: where, and yours beside theirs as text a person reads."""
     return {
-        "where": "edge" if written.element == "edge" else f"{written.element} {written.id}",
+        "where": _where(written),
         "field": written.name or (written.id if written.element == "edge" else "the whole element"),
         "yours": _shown(written.yours, written.element),
         "theirs": _shown(written.theirs, written.element),
         "changed": written.changed_by_them,
         "clash": written.conflicts,
     }
+
+
+def _where(written: Written) -> str:
+    if written.element in ("edge", "policy"):
+        return written.element
+    return "chain settings" if written.element == "chain" else f"{written.element} {written.id}"
 
 
 def _shown(value: Any, element: str) -> str:
