@@ -91,7 +91,7 @@ def test_undo_and_redo_answer_with_the_revision_they_stored(editor, flight):
     assert (undone.status_code, undone.json()["number"]) == (201, 3)
     assert "quote" not in handle_ids(flight)
     redone = post(editor, "redo", {"base": 3})
-    assert (redone.status_code, redone.json()["message"]) == (201, "redo revision 2")
+    assert (redone.status_code, redone.json()["message"]) == (201, "redo add handle quote (r2)")
     assert "quote" in handle_ids(flight)
 
 

@@ -94,7 +94,22 @@ def test_undo_restores_the_content_before_the_last_edit_as_a_new_revision():
     undone = chain.undo(base=2)
     assert undone.number == 3
     assert undone.document["description"] == "v0"
-    assert undone.message == "undo revision 2"
+    assert undone.message == "undo v1 (r2)"
+
+
+def test_the_second_of_two_undos_names_the_edit_before_the_last():
+    chain = edits(3)
+    assert chain.undo(base=3).message == "undo v2 (r3)"
+    assert chain.undo(base=4).message == "undo v1 (r2)"
+
+
+def test_redos_name_the_edits_they_bring_back_in_order():
+    chain = edits(3)
+    chain.undo(base=3)
+    chain.undo(base=4)
+    assert chain.redo(base=5).message == "redo v1 (r2)"
+    assert chain.redo(base=6).message == "redo v2 (r3)"
+    assert chain.undo(base=7).message == "undo v2 (r3)"
 
 
 def test_repeated_undos_walk_back_edit_by_edit_and_stop_at_the_first():

@@ -329,12 +329,13 @@ class Chain(models.Model):
         if target is None:
             raise NothingToUndo(NOTHING_TO[way])
         # An undo can be redone back to this head; a redo keeps the redo trail beyond it.
-        redo_to, number = (
-            (head, head.number) if way == "undo" else (target.redo_target, target.number)
-        )
+        redo_to = head if way == "undo" else target.redo_target
+        # Name the edit taken back or brought back, not the revision numbers of
+        # earlier undos: the second of two undos takes back the edit before the last.
+        edited = self._edit_shown_by(head if way == "undo" else target)
         return Chain.objects.store(
             target.document,
-            f"{way} revision {number}",
+            f"{way} {edited.message or 'the change'} (r{edited.number})"[:500],
             base=base,
             author=author,
             undo_target=target.undo_target,
@@ -342,6 +343,22 @@ class Chain(models.Model):
             restores=True,
             team=self.team,
         )
+
+    def _edit_shown_by(self, revision: Revision) -> Revision:
+        """The edit whose content ``revision`` shows: itself, or the edit an undo or redo restored.
+
+        An edit's undo target is its parent; an undo or redo takes the undo target
+        of the revision it restores, never its own parent. So the edit a restore
+        shows is the latest edit with the same content and the same undo target.
+        """
+        if revision.undo_target_id == revision.parent_id:
+            return revision
+        same = self.revisions.filter(
+            undo_target_id=revision.undo_target_id,
+            content_hash=revision.content_hash,
+            number__lt=revision.number,
+        ).order_by("-number")
+        return next((r for r in same if r.undo_target_id == r.parent_id), revision)
 
     def _head_at(self, base: int) -> Revision:
         head = self.head()

@@ -5,7 +5,9 @@ the revision it started from (:class:`EditIn`, the schema the page and the
 API both read). :func:`save_edit` applies it to the head's ChainSpec, lints
 the result and stores it as a new revision; :func:`undo` and :func:`redo`
 store an earlier document again. Each stores nothing when it refuses: a base
-that is no longer the head raises ``StaleRevision``, an edit the core refuses
+that is no longer the head raises ``StaleEdit`` (a ``StaleRevision`` that also
+carries what the edit writes beside the head's values and whether it clashes
+with what changed in between, :func:`chains.core.rebase.rebase`), an edit the core refuses
 (or one that would change the chain's id, its address) raises ``EditError``
 naming the place, and undo with nothing to undo raises ``NothingToUndo``.
 Who may edit is the caller's check (``services.access.chain_access``).
@@ -25,13 +27,15 @@ from chains.core.errors import DocumentError
 from chains.core.formats.yamlio import parse_yaml
 from chains.core.lint import LintReport, lint
 from chains.core.model import ChainSpec
-from chains.models import Chain, Revision
+from chains.core.rebase import Rebase, rebase
+from chains.models import Chain, Revision, StaleRevision
 from chains.services.access import document_of, get_head
 
 __all__ = [
     "MAX_FIELD",
     "EditIn",
     "Saved",
+    "StaleEdit",
     "UndoIn",
     "parse_args",
     "parse_value",
@@ -62,6 +66,22 @@ class EditIn(UndoIn):
     args: dict[str, Any] = Field(
         default_factory=dict, description="the operation's arguments, by parameter name"
     )
+
+
+class StaleEdit(StaleRevision):
+    """An edit refused because its base is no longer the head, measured against the head.
+
+    ``rebase`` says, field by field, what the edit writes beside the head's
+    values, and what clashes (None when the base revision cannot be read).
+    The message adds what clashes, so the API's 409 says it too.
+    """
+
+    def __init__(self, head: Revision, base: int, rebase: Rebase | None):
+        super().__init__(head, base)
+        self.rebase = rebase
+        self.plain = str(self)  # the refusal alone, for a page that shows the rest itself
+        if rebase is not None:
+            self.args = (f"{self.args[0]}. Against revision {head.number}: {rebase.summary()}",)
 
 
 @dataclass(frozen=True)
@@ -100,16 +120,36 @@ def save_edit(
         raise EditError("id", "a chain's id is its address and cannot change here")
     started = start(changed) if start is not None else None
     report = lint(changed)
-    revision = Chain.objects.store(
-        formats.to_document(changed),
-        _message(op, args),
-        base=base,
-        author=author,
-        status=report.status,
-        team=chain.team,
-    )
+    try:
+        revision = Chain.objects.store(
+            formats.to_document(changed),
+            _message(op, args),
+            base=base,
+            author=author,
+            status=report.status,
+            team=chain.team,
+        )
+    except StaleRevision as exc:
+        raise StaleEdit(exc.head, base, stale_check(chain, op, args, base, exc.head)) from None
     document_of(revision, known=changed)
     return Saved(revision, changed, report, started)
+
+
+def stale_check(
+    chain: Chain, op: str, args: dict[str, Any], base: int, head: Revision
+) -> Rebase | None:
+    """The edit ``op(args)`` made on revision ``base``, beside ``head``; None without a base.
+
+    A base that does not exist (a number typed by hand) or no longer
+    validates leaves nothing to compare with.
+    """
+    known = chain.revisions.filter(number=base).first()
+    try:
+        before = document_of(known) if known is not None else None
+        after = document_of(head)
+    except DocumentError:
+        return None
+    return rebase(before, after, op, args) if before is not None else None
 
 
 def undo(chain: Chain, *, base: int, author: Any) -> Revision:

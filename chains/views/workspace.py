@@ -31,6 +31,7 @@ from chains.core.keys import GraphKey, GraphKeyError, node_key
 from chains.core.lint import lint
 from chains.core.lint.fixes import fixes_for, may_fix
 from chains.core.model import EFFECTS, EVIDENCE_TAGS, ChainSpec, Gate, row_ref, rows_by_ref
+from chains.core.rebase import ABSENT, Rebase, Written
 from chains.core.recent import Recent
 from chains.core.render import RenderError, flow_dot, handle_graph_dot, start_svg
 from chains.core.selection import Selection, finding_key, intent_fields, select
@@ -46,7 +47,7 @@ from chains.models import (
 )
 from chains.services import editing
 from chains.services.access import document_of, get_head
-from chains.services.editing import UndoIn
+from chains.services.editing import EditIn, UndoIn
 from chains.views.common import get_chain
 from chains.views.edit_form import read_edit
 from chains.views.forms import read_form
@@ -79,7 +80,7 @@ def edit_chain(request: HttpRequest, key: str, team: str | None = None) -> HttpR
             start=_drawing(request, chain) if request.htmx else None,
         )
     except StaleRevision as exc:
-        return _refused(request, chain, str(exc), 409)
+        return _stale(request, chain, exc, posted)
     except ChainError as exc:
         return _refused(request, chain, str(exc), 400)
     known = {"document": saved.spec, "report": saved.report, "drawing": saved.started}
@@ -389,3 +390,53 @@ def _refused(request: HttpRequest, chain: Chain, message: str, status: int) -> H
     context["stale"] = status == 409
     context["typed"] = {"op": request.POST.get("op", ""), "yaml": request.POST.get("yaml.fields")}
     return render_workspace(request, context, status)
+
+
+def _stale(request: HttpRequest, chain: Chain, exc: StaleRevision, posted: EditIn) -> HttpResponse:
+    """The head, with the refused edit beside its values and a form that posts it again on it.
+
+    The re-apply form carries the same op and arguments with the head as base,
+    so it is refused again (and measured again) if the head moves once more.
+    """
+    check: Rebase | None = getattr(exc, "rebase", None)
+    message = getattr(exc, "plain", str(exc))
+    context = workspace_context(chain, exc.head, _state(request), error=message, stale=True)
+    typed_yaml = request.POST.get("yaml.fields")
+    # The YAML editor opens with the refusal only when it is where the person typed.
+    context["typed"] = {"op": posted.op if typed_yaml is not None else "", "yaml": typed_yaml}
+    context["stale_edit"] = {
+        "base": posted.base,
+        "op": posted.op,
+        "args_json": json.dumps(check.reapply if check else posted.args),
+        "check": check,
+        "sides": [_side(w) for w in check.written] if check else [],
+    }
+    return render_workspace(request, context, 409)
+
+
+def _side(written: Written) -> dict[str, Any]:
+    """One row of the stale answer: where, and yours beside theirs as text a person reads."""
+    return {
+        "where": _where(written),
+        "field": written.name or (written.id if written.element == "edge" else "the whole element"),
+        "yours": _shown(written.yours, written.element),
+        "theirs": _shown(written.theirs, written.element),
+        "changed": written.changed_by_them,
+        "clash": written.conflicts,
+    }
+
+
+def _where(written: Written) -> str:
+    if written.element in ("edge", "policy"):
+        return written.element
+    return "chain settings" if written.element == "chain" else f"{written.element} {written.id}"
+
+
+def _shown(value: Any, element: str) -> str:
+    if element == "edge":
+        return "there" if value else "not there"
+    if value is ABSENT:
+        return "(not set)"
+    if isinstance(value, str):
+        return value  # what was typed, as typed
+    return _yaml(value).removesuffix("...\n").strip()

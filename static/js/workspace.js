@@ -72,6 +72,12 @@
     pushing: null, // the URL to push to history once its workspace is in
   };
 
+  var requests = {
+    current: null, // the request whose answer #workspace will show: { xhr, verb, push }
+    asking: null, // what load() asks for, until htmx:beforeRequest names its xhr
+    waiting: null, // a GET asked for while an edit was in flight: { url, push }
+  };
+
   // --- finding things ----------------------------------------------------------------
 
   function workspace() {
@@ -110,8 +116,14 @@
     return location.pathname + "?" + query.toString();
   }
 
+  // Each request gets a source element of its own: htmx drops a request whose
+  // source has one in flight already, and that would drop a quick second click.
   function swapIn(verb, url, values) {
-    var options = { target: "#workspace", swap: "outerHTML", source: "#workspace" };
+    var source = document.createElement("span");
+    source.hidden = true;
+    source.setAttribute("data-workspace-request", "");
+    document.body.appendChild(source); // inside <body>, so its hx-headers (CSRF) apply
+    var options = { target: "#workspace", swap: "outerHTML", source: source };
     if (values) options.values = values;
     return htmx.ajax(verb, url, options);
   }
@@ -119,8 +131,58 @@
   // The URL is pushed once the new workspace is in (see rendered), so a
   // reload keeps the selection and Back returns to the previous one.
   function go(url) {
-    state.pushing = url;
+    return load(url, true);
+  }
+
+  // The newest request for #workspace wins: the answer of an older one still
+  // in flight is not swapped in (not aborted either: htmx logs an abort as an
+  // error). A GET asked for while an edit is in flight waits for the edit, so
+  // the edit is neither lost nor overtaken. The URL to push travels with its
+  // own request, so an answer never pushes another request's address.
+  function load(url, push) {
+    if (requests.current && requests.current.verb !== "get") {
+      requests.waiting = { url: url, push: push };
+      return null;
+    }
+    requests.asking = { url: url, push: push };
     return swapIn("GET", url);
+  }
+
+  function requestStarts(event) {
+    var detail = event.detail;
+    if (!detail.target || detail.target.id !== "workspace") return;
+    var verb = (detail.requestConfig && detail.requestConfig.verb) || "get";
+    var asked = requests.asking;
+    requests.asking = null;
+    requests.current = {
+      xhr: detail.xhr,
+      verb: verb,
+      push: asked && asked.push && verb === "get" ? asked.url : null,
+    };
+  }
+
+  function requestEnds(event) {
+    var source = event.detail.elt;
+    if (source && source.hasAttribute && source.hasAttribute("data-workspace-request")) {
+      source.remove();
+    }
+    var done = requests.current;
+    if (!done || event.detail.xhr !== done.xhr) return;
+    requests.current = null;
+    var next = requests.waiting;
+    requests.waiting = null;
+    if (next) load(next.url, next.push);
+  }
+
+  function swapStarts(event) {
+    var detail = event.detail;
+    if (!detail.target || detail.target.id !== "workspace") return;
+    var done = requests.current;
+    if (!done || detail.xhr !== done.xhr) {
+      detail.shouldSwap = false; // a newer request replaced this one
+      return;
+    }
+    state.pushing = detail.shouldSwap ? done.push : null;
   }
 
   function selectKey(key) {
@@ -532,13 +594,11 @@
   document.addEventListener("drop", onDrop);
   document.addEventListener("dragend", onDragEnd);
   window.addEventListener("popstate", function (event) {
-    if (event.state && event.state.workspace && workspace()) swapIn("GET", location.href);
+    if (event.state && event.state.workspace && workspace()) load(location.href, false);
   });
-  ["htmx:sendError", "htmx:responseError"].forEach(function (name) {
-    document.addEventListener(name, function () {
-      state.pushing = null;
-    });
-  });
+  document.addEventListener("htmx:beforeRequest", requestStarts);
+  document.addEventListener("htmx:afterRequest", requestEnds);
+  document.addEventListener("htmx:beforeSwap", swapStarts);
   htmx.onLoad(function (element) {
     var holds = element.querySelector && element.querySelector("#workspace");
     if (element.id === "workspace" || holds) rendered();

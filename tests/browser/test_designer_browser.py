@@ -308,10 +308,10 @@ def test_undo_takes_an_edit_back_and_redo_restores_it(live_server, flight, page)
     page.get_by_role("button", name="Undo").click()
 
     expect(node(page, "handle:scratch")).to_have_count(0)
-    expect(page.locator("#saved-note")).to_contain_text("undo revision 2")
+    expect(page.locator("#saved-note")).to_contain_text("undo add handle scratch (r2)")
     page.get_by_role("button", name="Redo").click()
     expect(node(page, "handle:scratch")).to_have_count(1)
-    expect(page.locator("#saved-note")).to_contain_text("redo revision 2")
+    expect(page.locator("#saved-note")).to_contain_text("redo add handle scratch (r2)")
 
 
 def test_ctrl_z_and_ctrl_shift_z_undo_and_redo_from_the_keyboard(live_server, flight, page):
