@@ -43,12 +43,18 @@ class Back(BaseModel):
     select: str = ""
     tab: str = ""
     view: str = ""
+    wide: str = ""
+    sev: str = ""
 
     def state(self) -> dict[str, str]:
         """The workspace's view state to carry along, when the form was the workspace's."""
         if self.from_ != "workspace":
             return {}
-        return {k: v for k, v in self.model_dump(include={"select", "tab", "view"}).items() if v}
+        return {
+            k: v
+            for k, v in self.model_dump(include={"select", "tab", "view", "wide", "sev"}).items()
+            if v
+        }
 
 
 @require_http_methods(["GET", "POST"])
