@@ -205,3 +205,12 @@ def test_quick_fixes_loaded_on_demand_keep_the_filter_in_their_forms(client, set
 def test_row_tools_come_before_the_row_in_the_verdict_table(client, unsafe):
     row = page(client, unsafe, "?tab=table").split('class="domain-row')[1].split("</tr>")[0]
     assert row.index('class="row-tools"') < row.index("<code>U1</code>")
+
+
+def test_without_javascript_the_resize_handle_is_hidden_and_the_panel_has_its_default(
+    client, unsafe
+):
+    body = page(client, unsafe)
+    handle = body.split('id="ws-resizer"')[1].split(">")[0]
+    assert " hidden" in handle
+    assert "--side-width" not in body  # only layout.js sets it, on <html>

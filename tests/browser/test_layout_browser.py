@@ -262,6 +262,7 @@ def test_the_severity_filter_hides_the_other_severities_in_summary_and_panel(
     counts = Counter(f.severity for f in lint(formats.from_document(big_document())).findings)
     assert counts["error"] and counts["info"]  # something for the filter to hide
     open_workspace(page, live_server, big)
+    page.evaluate("window.sameDocument = true")
 
     page.locator("#lint-summary .severity-filter a[data-severity='warning']").click()
 
@@ -275,6 +276,7 @@ def test_the_severity_filter_hides_the_other_severities_in_summary_and_panel(
     expect(rows).to_have_count(counts["warning"])
     assert set(rows.evaluate_all("l => l.map(e => e.className)")) == {"severity-warning"}
     page.wait_for_url("**sev=warning**")
+    assert page.evaluate("window.sameDocument === true")  # swapped by htmx, not reloaded
 
 
 def test_the_filter_survives_an_edit(live_server, page, big):
