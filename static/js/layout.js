@@ -10,6 +10,9 @@
  *   or Enter for the default). The width is the custom property
  *   --side-width on <html>, which htmx never replaces, so it survives every
  *   swap of #workspace; localStorage keeps it across reloads.
+ * - scroll positions inside the workspace (the tab body, the coverage
+ *   matrix) kept across a swap that shows the same tab, so an edit in row
+ *   40 of the verdict table leaves row 40 in sight.
  * - the layout state (data-wide, data-sev on #workspace) carried along by
  *   every htmx request that replaces #workspace and does not name it
  *   itself, and kept in the address bar, so an edit or a click on the
@@ -27,6 +30,7 @@
   var STEP = 16;
   var BIG_STEP = 64;
   var KEPT = ["wide", "sev"]; // the layout state of #workspace's data attributes
+  var SCROLLERS = ["#ws-body .tab-body", "#ws-body .coverage-wrap"];
 
   function workspace() {
     return document.getElementById("workspace");
@@ -182,6 +186,39 @@
     if (changed) history.replaceState(history.state, "", url.pathname + url.search + url.hash);
   }
 
+  // --- scroll positions --------------------------------------------------------------
+
+  var scrolled = null; // where the scrollers of the workspace being replaced were
+
+  function place(ws) {
+    return [ws.dataset.tab, ws.dataset.wide].join(" ");
+  }
+
+  function rememberScroll(event) {
+    var ws = workspace();
+    scrolled = null;
+    if (!ws || !event.detail.target || event.detail.target.id !== "workspace") return;
+    scrolled = { place: place(ws), at: {} };
+    SCROLLERS.forEach(function (selector) {
+      var el = ws.querySelector(selector);
+      if (el) scrolled.at[selector] = [el.scrollTop, el.scrollLeft];
+    });
+  }
+
+  // Right after the swap, before anything is painted, so the panel never jumps.
+  function restoreScroll() {
+    var ws = workspace();
+    var was = scrolled;
+    scrolled = null;
+    if (!ws || !was || was.place !== place(ws)) return;
+    Object.keys(was.at).forEach(function (selector) {
+      var el = ws.querySelector(selector);
+      if (!el) return;
+      el.scrollTop = was.at[selector][0];
+      el.scrollLeft = was.at[selector][1];
+    });
+  }
+
   // --- wiring ----------------------------------------------------------------------
 
   function rendered() {
@@ -199,6 +236,8 @@
   document.addEventListener("keydown", onKeydown);
   document.addEventListener("dblclick", onDoubleClick);
   document.addEventListener("htmx:configRequest", carryState);
+  document.addEventListener("htmx:beforeSwap", rememberScroll);
+  document.addEventListener("htmx:afterSwap", restoreScroll);
   window.addEventListener("resize", describe);
   htmx.onLoad(function (element) {
     var holds = element.querySelector && element.querySelector("#workspace");

@@ -289,3 +289,16 @@ def test_the_filter_survives_an_edit(live_server, page, big):
     expect(page.locator("#workspace")).to_have_attribute("data-sev", "error")
     rows = page.locator("#lint-panel table.findings tbody tr")
     assert set(rows.evaluate_all("l => l.map(e => e.className)")) == {"severity-error"}
+
+
+def test_an_edit_leaves_the_side_panel_scrolled_where_it_was(live_server, page, big):
+    open_workspace(page, live_server, big, "?tab=table", width=1280)
+    row = page.locator("#verdict-table tr.domain-row").nth(10)
+    row.scroll_into_view_if_needed()
+    before = page.locator("#ws-body .tab-body").evaluate("b => b.scrollTop")
+    assert before > 200
+
+    row.get_by_role("button", name="Move down row").click()
+
+    expect(page.locator("#saved-note")).to_be_visible()
+    assert page.locator("#ws-body .tab-body").evaluate("b => b.scrollTop") == before
