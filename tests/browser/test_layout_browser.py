@@ -302,3 +302,19 @@ def test_an_edit_leaves_the_side_panel_scrolled_where_it_was(live_server, page, 
 
     expect(page.locator("#saved-note")).to_be_visible()
     assert page.locator("#ws-body .tab-body").evaluate("b => b.scrollTop") == before
+
+
+def test_the_lint_panel_has_the_same_filter_and_all_brings_every_finding_back(
+    live_server, page, big
+):
+    total = len(lint(formats.from_document(big_document())).findings)
+    open_workspace(page, live_server, big)
+    rows = page.locator("#lint-panel table.findings tbody tr")
+
+    page.locator("#lint-panel .severity-filter a[data-severity='info']").click()
+    expect(page.locator("#workspace")).to_have_attribute("data-sev", "info")
+    assert set(rows.evaluate_all("l => l.map(e => e.className)")) == {"severity-info"}
+
+    page.locator("#lint-panel .severity-filter a.sev-all").click()
+    expect(page.locator("#workspace")).to_have_attribute("data-sev", "")
+    expect(rows).to_have_count(total)
