@@ -62,6 +62,8 @@ WIDE_TABS = ("table", "coverage")
 SEVERITIES: tuple[str, ...] = get_args(Severity)
 # Findings the lint summary beside the canvas names; the lint panel lists the rest.
 SUMMARY_FINDINGS = 3
+# The view state every workspace form posts back (templates/chains/_state.html).
+STATE_FIELDS = ("select", "tab", "view", "wide", "sev")
 
 
 @require_GET
@@ -126,7 +128,6 @@ def workspace_context(
         "tab": tab,
         "tabs": TABS,
         "wide_tabs": WIDE_TABS,
-        "severities": SEVERITIES,
         **layout_state(params, tab),
         "effects": EFFECTS,
         "view": view,
@@ -400,9 +401,7 @@ _REPORTS = Recent(64, budget=settings.DERIVED_CACHE_BYTES)
 
 def _state(request: HttpRequest) -> dict[str, str]:
     """The workspace's view state a form carries along (selection, tab, view, layout)."""
-    return {
-        k: request.POST[k] for k in ("select", "tab", "view", "wide", "sev") if request.POST.get(k)
-    }
+    return {k: request.POST[k] for k in STATE_FIELDS if request.POST.get(k)}
 
 
 def _drawing(request: HttpRequest, chain: Chain) -> Callable[[ChainSpec], Any]:
