@@ -5,7 +5,7 @@
  * and the wide-tab and lint-filter links reload the page. This file adds:
  *
  * - the resize handle between the canvas and the side panel (#ws-resizer,
- *   rendered hidden): drag it, or focus it and use the arrow keys (Shift for
+ *   shown once this file puts the class layout-js on <html>): drag it, or focus it and use the arrow keys (Shift for
  *   bigger steps, Home and End for the narrowest and widest, a double click
  *   or Enter for the default). The width is the custom property
  *   --side-width on <html>, which htmx never replaces, so it survives every
@@ -100,7 +100,7 @@
   // The separator's value is the panel's width in pixels, for screen readers.
   function describe() {
     var h = handle();
-    if (!h || h.hidden) return;
+    if (!h || !h.offsetParent) return; // not shown (full width, a narrow window)
     var l = limits();
     h.setAttribute("aria-valuemin", String(l.min));
     h.setAttribute("aria-valuemax", String(l.max));
@@ -222,13 +222,13 @@
   // --- wiring ----------------------------------------------------------------------
 
   function rendered() {
-    var h = handle();
-    if (h) h.hidden = false;
     describe();
     keepAddress();
   }
 
-  apply(stored() === null ? null : stored());
+  // On <html>, which no swap replaces: the handle never blinks out and back.
+  document.documentElement.classList.add("layout-js");
+  apply(stored());
   document.addEventListener("pointerdown", onPointerDown);
   document.addEventListener("pointermove", onPointerMove);
   document.addEventListener("pointerup", onPointerUp);

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.test import Client
 from playwright.sync_api import Page, expect
 
 from chains.core import formats
@@ -69,6 +70,20 @@ def flight() -> str:
     return store(fixture_document("flight-roundtrip.yaml"))
 
 
+@pytest.fixture
+def plain_page(browser, live_server, admin_user):
+    """A signed-in page with JavaScript off: what works must work as links and forms."""
+    signed = Client()
+    signed.force_login(admin_user)
+    context = browser.new_context(java_script_enabled=False)
+    cookie = signed.cookies[settings.SESSION_COOKIE_NAME].value
+    context.add_cookies(
+        [{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}]
+    )
+    yield context.new_page()
+    context.close()
+
+
 def watch(page: Page) -> list[str]:
     """Console errors (a CSP violation, a script error), favicon aside."""
     complaints: list[str] = []
@@ -87,7 +102,7 @@ def watch(page: Page) -> list[str]:
 def open_workspace(page: Page, live_server, key: str, query: str = "", width: int = 1440) -> None:
     page.set_viewport_size({"width": width, "height": 900})
     page.goto(f"{live_server.url}/chains/{key}/{query}")
-    page.wait_for_function("document.getElementById('ws-resizer').hidden === false")
+    page.wait_for_function("document.documentElement.classList.contains('layout-js')")
 
 
 def panel_width(page: Page) -> float:
@@ -155,7 +170,7 @@ def test_the_panel_width_survives_an_edit_and_a_reload(live_server, page, flight
     assert panel_width(page) == pytest.approx(wanted, abs=1)
 
     page.reload()
-    page.wait_for_function("document.getElementById('ws-resizer').hidden === false")
+    page.wait_for_function("document.documentElement.classList.contains('layout-js')")
     assert panel_width(page) == pytest.approx(wanted, abs=1)
 
 
@@ -318,3 +333,33 @@ def test_the_lint_panel_has_the_same_filter_and_all_brings_every_finding_back(
     page.locator("#lint-panel .severity-filter a.sev-all").click()
     expect(page.locator("#workspace")).to_have_attribute("data-sev", "")
     expect(rows).to_have_count(total)
+
+
+# --- without JavaScript ---------------------------------------------------------------
+
+
+def test_without_javascript_the_panel_has_its_default_width_and_no_handle(
+    live_server, plain_page, flight
+):
+    plain_page.set_viewport_size({"width": 1440, "height": 900})
+    plain_page.goto(f"{live_server.url}/chains/{flight}/")
+    expect(plain_page.locator("#ws-resizer")).to_be_hidden()
+    assert panel_width(plain_page) == pytest.approx(26 * 16, abs=1)
+    summary = plain_page.locator("#lint-summary").bounding_box()
+    assert summary["y"] + summary["height"] <= 900
+
+
+def test_without_javascript_full_width_and_the_filter_are_links(live_server, plain_page, big):
+    plain_page.set_viewport_size({"width": 1280, "height": 900})
+    plain_page.goto(f"{live_server.url}/chains/{big}/?tab=table")
+
+    plain_page.locator("#wide-toggle").click()
+    plain_page.wait_for_url("**wide=1**")
+    expect(plain_page.locator("#ws-body")).to_have_class("ws-body wide")
+    plain_page.locator("#lint-summary .severity-filter a[data-severity='error']").click()
+
+    plain_page.wait_for_url("**sev=error**")
+    assert "wide=1" in plain_page.url
+    rows = plain_page.locator("#lint-panel table.findings tbody tr")
+    assert set(rows.evaluate_all("l => l.map(e => e.className)")) == {"severity-error"}
+    assert not page_scrolls_sideways(plain_page)
