@@ -33,7 +33,7 @@ from chains.services.review import CommentIn, ReviewIn, VoteIn
 from chains.views.common import get_chain
 from chains.views.forms import FormError, read_form
 from chains.views.limits import rate_limited
-from chains.views.workspace import render_workspace, workspace_context
+from chains.views.workspace import STATE_FIELDS, render_workspace, workspace_context
 
 
 class Back(BaseModel):
@@ -43,12 +43,14 @@ class Back(BaseModel):
     select: str = ""
     tab: str = ""
     view: str = ""
+    wide: str = ""
+    sev: str = ""
 
     def state(self) -> dict[str, str]:
         """The workspace's view state to carry along, when the form was the workspace's."""
         if self.from_ != "workspace":
             return {}
-        return {k: v for k, v in self.model_dump(include={"select", "tab", "view"}).items() if v}
+        return {k: v for k, v in self.model_dump(include=set(STATE_FIELDS)).items() if v}
 
 
 @require_http_methods(["GET", "POST"])

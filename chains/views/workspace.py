@@ -30,6 +30,7 @@ from chains.core.errors import ChainError, DocumentError
 from chains.core.keys import GraphKey, GraphKeyError, node_key
 from chains.core.lint import lint
 from chains.core.lint.fixes import fixes_for, may_fix
+from chains.core.lint.registry import Severity
 from chains.core.model import EFFECTS, EVIDENCE_TAGS, ChainSpec, Gate, row_ref, rows_by_ref
 from chains.core.rebase import ABSENT, Rebase, Written
 from chains.core.recent import Recent
@@ -57,6 +58,13 @@ SECTIONS = {"action": "actions", "handle": "handles", "gate": "gates", "row": "v
 CHAIN_SECTIONS = {"id", "handles", "actions", "gates", "verdict_table", "policy"}
 AUDIENCES = get_args(Gate.model_fields["audience"].annotation)
 TABS = ("actions", "handles", "gates", "table", "coverage", "policy", "evidence", "history")
+# Tabs wide enough to want the whole page width (``?wide=1``) instead of the side panel.
+WIDE_TABS = ("table", "coverage")
+SEVERITIES: tuple[str, ...] = get_args(Severity)
+# Findings the lint summary beside the canvas names; the lint panel lists the rest.
+SUMMARY_FINDINGS = 3
+# The view state every workspace form posts back (templates/chains/_state.html).
+STATE_FIELDS = ("select", "tab", "view", "wide", "sev")
 
 
 @require_GET
@@ -120,6 +128,8 @@ def workspace_context(
         "head": head,
         "tab": tab,
         "tabs": TABS,
+        "wide_tabs": WIDE_TABS,
+        **layout_state(params, tab),
         "effects": EFFECTS,
         "view": view,
         "history": chain.revisions.order_by("-number")[:30],
@@ -141,8 +151,7 @@ def workspace_context(
         report=report,
         selection=selection,
         element=_element(document, selection.key),
-        findings=_findings(head, document, report, opened=params.get("fixes")),
-        unlisted=max(len(report.findings) - settings.WORKSPACE_FINDINGS_SHOWN, 0),
+        **_lint_lists(head, document, report, params.get("fixes"), context["severity"]),
         rows=_rows(document, report),
         generic_rows=GENERIC_ROWS,
         verdict_types=VERDICT_TYPES,
@@ -196,7 +205,40 @@ def _draw(
     return selection, start_svg(dot(document), settings.GRAPH_LAYOUT_SECONDS, marks)
 
 
-def _findings(head: Revision, document: ChainSpec, report: Any, opened: Any = None) -> list[dict]:
+def layout_state(params: Any, tab: str) -> dict[str, Any]:
+    """The layout a link or form carries along besides tab, view and selection.
+
+    ``wide`` gives the Table or Coverage tab the page's whole width; ``severity``
+    filters the lint summary and panel to one severity. ``keep`` is both as a
+    query-string tail (``&wide=1&sev=error``) for links to add to their own.
+    """
+    wide = params.get("wide") == "1" and tab in WIDE_TABS
+    severity = params.get("sev") if params.get("sev") in SEVERITIES else ""
+    kept = {k: v for k, v in (("wide", "1" if wide else ""), ("sev", severity)) if v}
+    return {"wide": wide, "severity": severity, "keep": f"&{urlencode(kept)}" if kept else ""}
+
+
+def _lint_lists(
+    head: Revision, document: ChainSpec, report: Any, opened: Any, severity: str
+) -> dict[str, Any]:
+    """What the lint summary and panel show: counts by severity, then the findings of one."""
+    counts = {s: 0 for s in SEVERITIES}
+    for f in report.findings:
+        counts[f.severity] += 1
+    findings = _findings(head, document, report, opened, severity)
+    matching = counts[severity] if severity else len(report.findings)
+    return {
+        "severity_counts": counts,
+        "matching": matching,
+        "findings": findings,
+        "summary_findings": findings[:SUMMARY_FINDINGS],
+        "unlisted": max(matching - settings.WORKSPACE_FINDINGS_SHOWN, 0),
+    }
+
+
+def _findings(
+    head: Revision, document: ChainSpec, report: Any, opened: Any = None, severity: str = ""
+) -> list[dict]:
     """Each finding with the element it points at and, for the first few, its quick fixes.
 
     Every fix is tried on the whole chain before it is offered, so the fixes
@@ -206,11 +248,17 @@ def _findings(head: Revision, document: ChainSpec, report: Any, opened: Any = No
     again), and the one the user opened (``opened``, its index); the others
     get a link that loads theirs (:func:`finding_fixes`). Only the first
     ``WORKSPACE_FINDINGS_SHOWN`` are listed; the API and the CLI list them all.
+    With a ``severity``, only findings of that severity are listed; each keeps
+    its index in the whole report, which is how its quick fixes are loaded.
     """
     size = len(json.dumps(head.document, separators=(",", ":")))
     eager = min(settings.WORKSPACE_EAGER_FIXES, settings.WORKSPACE_FIX_BUDGET_BYTES // size)
-    items = []
-    for index, f in enumerate(report.findings[: settings.WORKSPACE_FINDINGS_SHOWN]):
+    items: list[dict] = []
+    for index, f in enumerate(report.findings):
+        if len(items) == settings.WORKSPACE_FINDINGS_SHOWN:
+            break
+        if severity and f.severity != severity:
+            continue
         fixable = may_fix(f)
         shown = fixable and (eager > 0 or opened == str(index))
         eager -= fixable
@@ -267,6 +315,7 @@ def finding_fixes(request: HttpRequest, key: str, team: str | None = None) -> Ht
     assert revision is not None and document is not None
     item = {"index": index, "fixes": _fixes(revision, document, findings[index], index)}
     state = {k: request.GET.get(k, "") for k in ("tab", "view", "select")}
+    state.update(layout_state(request.GET, state["tab"]))
     context = {"chain": chain, "head": revision, "item": item, **state}
     context["can_edit"] = chain.viewer_may(Role.EDITOR)
     return render(request, "chains/workspace.html#fixes", context)
@@ -352,8 +401,8 @@ _REPORTS = Recent(64, budget=settings.DERIVED_CACHE_BYTES)
 
 
 def _state(request: HttpRequest) -> dict[str, str]:
-    """The workspace's view state a form carries along (selection, tab, view)."""
-    return {k: request.POST[k] for k in ("select", "tab", "view") if request.POST.get(k)}
+    """The workspace's view state a form carries along (selection, tab, view, layout)."""
+    return {k: request.POST[k] for k in STATE_FIELDS if request.POST.get(k)}
 
 
 def _drawing(request: HttpRequest, chain: Chain) -> Callable[[ChainSpec], Any]:

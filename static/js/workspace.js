@@ -30,6 +30,7 @@
     "#cascade-list a",
     "#workspace nav.tabs a",
     "#element-panel a.close",
+    "#workspace nav.severity-filter a",
   ].join(", ");
 
   var MODES = {
