@@ -302,7 +302,7 @@ def _element(document: ChainSpec, text: str | None) -> dict | None:
         args = {"kind": key.name, "source": key.source, "target": key.target}
         return {
             "kind": f"{key.name} edge",
-            "id": f"{key.source} → {key.target}",
+            "id": " → ".join(key.arrow),  # as drawn, and as quick fixes name it
             "key": shown,
             "edge": key.name in edit.EDGE_KINDS,
             "edge_args": json.dumps(args),

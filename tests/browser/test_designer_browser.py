@@ -390,7 +390,8 @@ def test_a_selected_edge_is_shown_in_the_side_panel_at_common_widths(
 
     click_edge(page, "edge:derived_from:quote_id:outbound_pick")
 
-    expect(page.locator("#element-panel")).to_contain_text("quote_id → outbound_pick")
+    # Named as drawn: the parent points at the handle derived from it.
+    expect(page.locator("#element-panel")).to_contain_text("outbound_pick → quote_id")
     screenshot(page, f"workspace-selected-edge-{width}")
 
 
