@@ -133,7 +133,7 @@ _NODE_LOOK = {
 }
 _EDGE_LOOK = {"fontname": _FONT, "fontsize": "12", "arrowsize": "0.7"}
 # Top-down, with little space between ranks: one rank per step (see handle_graph_dot).
-_LAYOUT = {"rankdir": "TB", "nodesep": "0.25", "ranksep": "0.2"}
+_LAYOUT = {"rankdir": "TB", "nodesep": "0.25", "ranksep": "0.16"}
 # Invisible edges that keep rows in order pull harder than any drawn edge.
 _ORDER_WEIGHT = "20"
 # Handles that no step of the chain mints share rows of at most this many.
