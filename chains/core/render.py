@@ -138,6 +138,9 @@ _LAYOUT = {"rankdir": "TB", "nodesep": "0.25", "ranksep": "0.16"}
 _ORDER_WEIGHT = "20"
 # Handles that no step of the chain mints share rows of at most this many.
 _ORPHANS_PER_ROW = 4
+# Rows per column before a drawing wraps into another column beside it: about
+# what the canvas holds at 11 px labels in a 900 px high window.
+_ROWS_PER_COLUMN = 20
 
 
 class RenderError(ChainError):
@@ -230,6 +233,35 @@ class _Drawing:
                 self.edges[key].tips.append(tip)
             return
         self.edges[key] = _Item(attrs.pop("label", None), classes, attrs, [tip], tail, head)
+
+    def lay_out_rows(self, rows: list[list[str]], along: Mapping[str, str] | None = None) -> None:
+        """Draw ``rows`` top down in order, each row's nodes side by side.
+
+        Past ``_ROWS_PER_COLUMN`` rows the rows wrap into columns side by side
+        (like a newspaper), so a long chain stays about as tall as the canvas
+        instead of shrinking its labels. Edges between two columns then stop
+        pulling on the ranks. ``along`` puts nodes outside the rows (an entry
+        gate) in the column of another node. Call it once every edge is in.
+        """
+        rows = [row for row in rows if row]
+        columns = -(-len(rows) // _ROWS_PER_COLUMN)
+        height = -(-len(rows) // columns) if rows else 0
+        chunks = [rows[c * height : (c + 1) * height] for c in range(columns)]
+        column_of = {key: c for c, chunk in enumerate(chunks) for row in chunk for key in row}
+        for key, mate in (along or {}).items():
+            if mate in column_of:
+                column_of.setdefault(key, column_of[mate])
+        for line in range(height):
+            same = [chunk[line] for chunk in chunks if line < len(chunk)]
+            self.rows.append([key for row in same for key in row])
+            # A flat invisible edge keeps the columns in order from left to right.
+            self.order.extend((a[-1], b[0]) for a, b in zip(same, same[1:], strict=False))
+        for chunk in chunks:
+            self.order.extend((a[0], b[0]) for a, b in zip(chunk, chunk[1:], strict=False))
+        for item in self.edges.values():
+            tail, head = column_of.get(item.tail), column_of.get(item.head)
+            if tail is not None and head is not None and tail != head:
+                item.attrs["constraint"] = "false"
 
     def source(self) -> str:
         lines = [f"digraph {_quote(self.name)} {{"]
@@ -355,7 +387,6 @@ def handle_graph_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> 
             handle_node(handle_id)
     for handle_id in handles:
         handle_node(handle_id)
-    _handle_rows(d, actions, handles)
 
     for handle in handles.values():
         for parent in handle.derived_from:
@@ -389,6 +420,7 @@ def handle_graph_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> 
             _probe(d, action.id, _action_node(d, actions, probe))
         for compensator in compensators(action):
             _compensator(d, action.id, _action_node(d, actions, compensator))
+    _handle_rows(d, actions, handles)
     return d.source()
 
 
@@ -414,10 +446,7 @@ def _handle_rows(d: _Drawing, actions: dict[str, Action], handles: dict[str, Han
     placed = {node_key("handle", h) for h in row_of}
     orphans = [k for k in d.nodes if k.startswith("handle:") and k not in placed]
     all_rows = [orphans[i : i + _ORPHANS_PER_ROW] for i in range(0, len(orphans), _ORPHANS_PER_ROW)]
-    all_rows += rows.values()
-    d.rows.extend(all_rows)
-    pairs = zip(all_rows, all_rows[1:], strict=False)
-    d.order.extend((above[0], below[0]) for above, below in pairs)
+    d.lay_out_rows([*all_rows, *rows.values()])
 
 
 def _mints(d: _Drawing, action_key: str, handle_key: str) -> None:
@@ -537,7 +566,6 @@ def flow_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
 
     for action in actions.values():
         _flow_offshoots(d, actions, action)
-    _beside_the_main_line(d, main)
     for action in actions.values():
         written = action_verdicts(action)
         written += [
@@ -566,13 +594,18 @@ def flow_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
             tip = f"{gate.id} {where}: {format_verdict(verdict)}"
             if verdict.to:
                 _route(d, actions, "outcome", gate.id, node_key("gate", gate.id), verdict, tip)
+    _beside_the_main_line(d, main, entry_gates)
     return d.source()
 
 
-def _beside_the_main_line(d: _Drawing, main: list[Action]) -> None:
-    """Put each commit's probe and first compensation steps on its row, beside the main line."""
+def _beside_the_main_line(d: _Drawing, main: list[Action], entry_gates: set[str]) -> None:
+    """One row per main-line step, with its probe and first compensation steps beside it."""
     taken = {node_key("action", a.id) for a in main}
+    rows = []
+    along = {}
     for action in main:
+        if action.entry_gate in entry_gates:
+            along[node_key("gate", action.entry_gate)] = node_key("action", action.id)
         comp = action.compensation
         firsts = [action.confirmation.probe if action.confirmation else None]
         if comp is not None:
@@ -584,7 +617,8 @@ def _beside_the_main_line(d: _Drawing, main: list[Action]) -> None:
             if key in d.nodes and key not in taken:
                 row.append(key)
                 taken.add(key)
-        d.rows.append(row)
+        rows.append(row)
+    d.lay_out_rows(rows, along)
 
 
 def _flow_offshoots(d: _Drawing, actions: dict[str, Action], action: Action) -> None:

@@ -725,3 +725,27 @@ def test_the_flow_runs_top_down_with_the_probe_beside_its_commit(flight_flow):
     book_x, book_y = centre(flight_flow["action:book_trip"])
     probe_x, probe_y = centre(flight_flow["action:find_trips_by_reference"])
     assert search_y < book_y and probe_y == book_y and probe_x != book_x
+
+
+def steps_without_edges(count: int) -> ChainSpec:
+    actions = [{"id": f"call_{i:02d}", "effect": "read"} for i in range(count)]
+    return ChainSpec.model_validate({"id": "bare", "actions": actions})
+
+
+@pytest.mark.parametrize("draw", [handle_graph_svg, flow_svg])
+def test_forty_steps_wrap_into_two_columns_side_by_side(draw):
+    svg = by_id(draw(steps_without_edges(40)))
+    first_x, first_y = centre(svg["action:call_00"])
+    wrapped_x, wrapped_y = centre(svg["action:call_20"])
+    assert wrapped_y == first_y and wrapped_x > first_x
+    assert centre(svg["action:call_19"])[1] > first_y
+
+
+@pytest.mark.parametrize("draw", [handle_graph_svg, flow_svg])
+def test_forty_steps_fit_the_canvas_with_labels_of_eleven_px_or_more(draw):
+    assert label_px(draw(steps_without_edges(40))) >= 11
+
+
+def test_twenty_steps_stay_in_one_column():
+    svg = by_id(handle_graph_svg(steps_without_edges(20)))
+    assert len({centre(svg[f"action:call_{i:02d}"])[0] for i in range(20)}) == 1
