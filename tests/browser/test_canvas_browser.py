@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.test import Client
 from playwright.sync_api import Page, expect
 
 from chains.core import formats
-from chains.models import Chain
+from chains.models import Chain, Role, Team
 from tests.shapes import long_chain
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -271,3 +273,39 @@ def test_dragging_between_two_actions_adds_nothing_and_says_why(live_server, pag
     expect(page.locator("#mode-hint")).to_contain_text("No edge joins an action to an action")
     page.mouse.up()
     expect(page.locator("#saved-note")).to_have_count(0)
+
+
+@pytest.fixture
+def reader(browser, live_server) -> Page:
+    """A signed-in page of someone who may only read the flight chain."""
+    person = get_user_model().objects.create_user("reader")
+    team = Team.objects.found("Flight desk", owner=get_user_model().objects.create_user("lead"))
+    team.add(person, Role.VIEWER)
+    Chain.objects.store(
+        formats.to_document(formats.load(FLIGHT.read_bytes(), filename=FLIGHT.name).chains[0]),
+        team=team,
+    )
+    signed = Client()
+    signed.force_login(person)
+    context = browser.new_context()
+    cookie = signed.cookies[settings.SESSION_COOKIE_NAME].value
+    context.add_cookies(
+        [{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}]
+    )
+    yield context.new_page()
+    context.close()
+
+
+def test_on_a_readers_page_a_drag_from_a_node_pans_and_posts_nothing(live_server, reader):
+    open_canvas(reader, live_server, "flight_roundtrip")
+    expect(reader.locator("#read-only")).to_be_visible()
+    reader.keyboard.press("+")  # the toolbar is disabled for a reader; the keys still zoom
+    before = reader.locator("#canvas svg").get_attribute("viewBox")
+    posts: list[str] = []
+    reader.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+
+    drag(reader, "handle:quote_id", "handle:hold_session")
+
+    assert reader.locator("#canvas svg").get_attribute("viewBox") != before
+    reader.wait_for_timeout(300)
+    assert posts == []
