@@ -112,6 +112,16 @@ def test_selecting_an_edge_offers_to_remove_it_by_its_parts(client, small):
     assert 'name="op" value="remove_edge"' in page.content.decode()
 
 
+def test_a_selected_derived_from_edge_is_named_parent_to_child_as_drawn(client, small):
+    page = client.get(f"{small.url()}?select=edge:derived_from:pick:search_id")
+    assert page.context["element"]["id"] == "search_id → pick"
+
+
+def test_a_selected_edge_says_in_words_which_end_derives_from_which(client, small):
+    page = client.get(f"{small.url()}?select=edge:derived_from:pick:search_id")
+    assert '<p class="edge-says">pick derives from search_id.</p>' in page.content.decode()
+
+
 def test_an_edge_between_ids_with_colons_is_read_by_the_ids_the_chain_has(client):
     chain = store(
         """

@@ -30,6 +30,7 @@ __all__ = [
     "NODE_KINDS",
     "GraphKey",
     "GraphKeyError",
+    "arrow",
     "edge_key",
     "key_attributes",
     "node_key",
@@ -101,6 +102,11 @@ class GraphKey:
     def is_edge(self) -> bool:
         return self.kind == EDGE
 
+    @property
+    def arrow(self) -> tuple[str, str]:
+        """An edge's ends in the direction its arrow points (see :func:`arrow`)."""
+        return arrow(self.name, self.source, self.target)
+
     def __str__(self) -> str:
         if not self.is_edge:
             return f"{self.kind}:{self.name}"
@@ -130,6 +136,31 @@ class GraphKey:
                 raise GraphKeyError(f"{text!r}: a {edge_kind} edge ends with its verdict type")
         source, target = _split_ends(text, ends, names)
         return cls.edge(edge_kind, source, target, verdict)
+
+
+# The edges whose key names the ends against the direction of the arrow: a
+# derived_from key is child then parent, a consumes key is action then handle.
+_AGAINST_THE_ARROW = ("derived_from", "consumes")
+
+
+def arrow(kind: str, source: str, target: str) -> tuple[str, str]:
+    """``(tail, head)`` of an edge ``kind`` from ``source`` to ``target``, as drawn.
+
+    One convention everywhere (drawings, the edge panel, quick fixes, diffs):
+    an arrow points the way things are made, from what exists first to what
+    is made from it. A parent handle points at the handle derived from it,
+    an action at the handle it mints, a handle at the action that consumes
+    it. A key keeps the order the document writes (a ``derived_from`` key is
+    child then parent), so only this function turns it into an arrow.
+
+    >>> arrow("derived_from", "hold", "quote_id")
+    ('quote_id', 'hold')
+    >>> arrow("mints", "quote", "quote_id")
+    ('quote', 'quote_id')
+    """
+    if kind in _AGAINST_THE_ARROW:
+        return target, source
+    return source, target
 
 
 def node_key(kind: str, name: str) -> str:

@@ -20,10 +20,14 @@ Handle graph keys and classes:
 
 * ``action:<id>`` — ``node action effect-<effect>`` (+ ``probe-only``)
 * ``handle:<id>`` — ``node handle`` (+ ``single-use``, ``external``)
-* ``edge:derived_from:<child>:<parent>`` — ``edge derived-from`` (bold, arrow
-  points from child to parent: "derives from")
-* ``edge:mints:<action>:<handle>`` — ``edge mints``
+* ``edge:derived_from:<child>:<parent>`` — ``edge derived-from`` (bold, drawn
+  parent → child)
+* ``edge:mints:<action>:<handle>`` — ``edge mints`` (drawn action → handle)
 * ``edge:consumes:<action>:<handle>`` — ``edge consumes`` (drawn handle → action)
+
+Every arrow points the way things are made, from what exists first to what
+is made from it (:func:`chains.core.keys.arrow`), so in the top-down layout
+they all point down unless a step uses what a later step makes.
 * ``edge:probe:<commit>:<probe>`` — ``edge probe`` (dashed)
 * ``edge:compensator:<commit>:<compensator>`` — ``edge compensator`` (dashed),
   one per action of the compensation (action, chain and ladder rungs)
@@ -116,6 +120,28 @@ _COMPENSATION = EFFECT_FILLS["compensate"]
 _FONT = "Helvetica,Arial,sans-serif"
 _TOOLTIP_LIMIT = 200
 
+# What decides whether the canvas reads at first sight is the label size against
+# the space around it: the page fits the whole drawing into the canvas, so a label
+# shows at fontsize x (canvas / drawing). Big labels on small boxes with little space
+# between ranks keep a 40-node chain at 11 CSS px or more in a 1440x900 window.
+_NODE_LOOK = {
+    "fontname": _FONT,
+    "fontsize": "14",
+    "height": "0.3",
+    "width": "0.4",
+    "margin": "0.08,0.02",
+}
+_EDGE_LOOK = {"fontname": _FONT, "fontsize": "12", "arrowsize": "0.7"}
+# Top-down, with little space between ranks: one rank per step (see handle_graph_dot).
+_LAYOUT = {"rankdir": "TB", "nodesep": "0.25", "ranksep": "0.16"}
+# Invisible edges that keep rows in order pull harder than any drawn edge.
+_ORDER_WEIGHT = "20"
+# Handles that no step of the chain mints share rows of at most this many.
+_ORPHANS_PER_ROW = 4
+# Rows per column before a drawing wraps into another column beside it: about
+# what the canvas holds at 11 px labels in a 900 px high window.
+_ROWS_PER_COLUMN = 20
+
 
 class RenderError(ChainError):
     """A drawing could not be made: Graphviz is missing, too slow or failed, or bad marks."""
@@ -188,6 +214,8 @@ class _Drawing:
         self.nodes: dict[str, _Item] = {}
         self.edges: dict[str, _Item] = {}
         self.names: dict[str, str] = {}
+        self.rows: list[list[str]] = []  # node keys drawn side by side (one rank)
+        self.order: list[tuple[str, str]] = []  # invisible edges: tail's row above head's
 
     def node(self, key: str, label: str, classes: list[str], tip: str, **attrs: str) -> None:
         """Add a node; the first definition of a key wins."""
@@ -206,16 +234,53 @@ class _Drawing:
             return
         self.edges[key] = _Item(attrs.pop("label", None), classes, attrs, [tip], tail, head)
 
+    def lay_out_rows(self, rows: list[list[str]], along: Mapping[str, str] | None = None) -> None:
+        """Draw ``rows`` top down in order, each row's nodes side by side.
+
+        Past ``_ROWS_PER_COLUMN`` rows the rows wrap into columns side by side
+        (like a newspaper), so a long chain stays about as tall as the canvas
+        instead of shrinking its labels. Edges between two columns then stop
+        pulling on the ranks. ``along`` puts nodes outside the rows (an entry
+        gate) in the column of another node. Call it once every edge is in.
+        """
+        rows = [row for row in rows if row]
+        columns = -(-len(rows) // _ROWS_PER_COLUMN)
+        height = -(-len(rows) // columns) if rows else 0
+        chunks = [rows[c * height : (c + 1) * height] for c in range(columns)]
+        column_of = {key: c for c, chunk in enumerate(chunks) for row in chunk for key in row}
+        for key, mate in (along or {}).items():
+            if mate in column_of:
+                column_of.setdefault(key, column_of[mate])
+        for line in range(height):
+            same = [chunk[line] for chunk in chunks if line < len(chunk)]
+            self.rows.append([key for row in same for key in row])
+            # A flat invisible edge keeps the columns in order from left to right.
+            self.order.extend((a[-1], b[0]) for a, b in zip(same, same[1:], strict=False))
+        for chunk in chunks:
+            self.order.extend((a[0], b[0]) for a, b in zip(chunk, chunk[1:], strict=False))
+        for item in self.edges.values():
+            tail, head = column_of.get(item.tail), column_of.get(item.head)
+            if tail is not None and head is not None and tail != head:
+                item.attrs["constraint"] = "false"
+
     def source(self) -> str:
         lines = [f"digraph {_quote(self.name)} {{"]
         lines.append(f"  graph [{_attrs(self.graph_attrs)}];")
-        lines.append(f'  node [fontname="{_FONT}", fontsize="11"];')
-        lines.append(f'  edge [fontname="{_FONT}", fontsize="9", arrowsize="0.7"];')
+        lines.append(f"  node [{_attrs(_NODE_LOOK)}];")
+        lines.append(f"  edge [{_attrs(_EDGE_LOOK)}];")
         for key, item in self.nodes.items():
             lines.append(f"  {_quote(self.names[key])} [{self._item_attrs(key, item)}];")
         for key, item in self.edges.items():
             tail, head = _quote(self.names[item.tail]), _quote(self.names[item.head])
             lines.append(f"  {tail} -> {head} [{self._item_attrs(key, item)}];")
+        # Graphviz writes nothing for an invisible edge, so these never reach the SVG.
+        for tail, head in self.order:
+            a, b = _quote(self.names[tail]), _quote(self.names[head])
+            lines.append(f'  {a} -> {b} [style="invis", weight="{_ORDER_WEIGHT}"];')
+        for row in self.rows:
+            if len(row) > 1:
+                names = "; ".join(_quote(self.names[key]) for key in row)
+                lines.append(f"  {{ rank=same; {names}; }}")
         lines.append("}")
         return "\n".join(lines) + "\n"
 
@@ -279,8 +344,9 @@ def _action_node(
 def handle_graph_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
     """The handle graph of ``doc`` as DOT: who mints, consumes and derives from what.
 
-    Handles are ovals, actions boxes filled by effect class, laid out left to
-    right in chain order. ``marks`` maps graph keys (see the module
+    Handles are ovals, actions boxes filled by effect class, laid out top
+    down with one row per step in chain order: the step, then the handles it
+    mints beside it. ``marks`` maps graph keys (see the module
     docstring) to extra CSS classes. Names that nothing defines are drawn
     as ``undefined`` nodes. The same document always gives the same text.
 
@@ -291,7 +357,7 @@ def handle_graph_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> 
     >>> 'id="edge:mints:a:h"' in dot, 'class="handle cascade"' in dot
     (True, True)
     """
-    d = _Drawing("handle-graph", _check_marks(marks), rankdir="LR", nodesep="0.25")
+    d = _Drawing("handle-graph", _check_marks(marks), **_LAYOUT)
     actions = first_by_id(doc.actions)
     handles = first_by_id(doc.handles)
 
@@ -330,7 +396,6 @@ def handle_graph_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> 
                 handle_node(handle.id),
                 ["derived-from"],
                 f"{handle.id} derives from {parent}",
-                dir="back",
                 style="bold",
                 penwidth="2.2",
             )
@@ -355,7 +420,33 @@ def handle_graph_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> 
             _probe(d, action.id, _action_node(d, actions, probe))
         for compensator in compensators(action):
             _compensator(d, action.id, _action_node(d, actions, compensator))
+    _handle_rows(d, actions, handles)
     return d.source()
+
+
+def _handle_rows(d: _Drawing, actions: dict[str, Action], handles: dict[str, Handle]) -> None:
+    """One row per step, top to bottom in chain order: the step, then the handles it mints.
+
+    A long chain then grows downwards one short row at a time instead of one
+    very wide line, which keeps its labels readable when the page fits it to
+    the canvas; and a chain without a single edge still reads top-down in
+    order. Handles no step of the chain mints (external, undefined, not yet
+    minted) sit in short rows above the first step.
+    """
+    row_of: dict[str, str] = {}  # handle id -> the step whose row it joins
+    for handle in handles.values():
+        if handle.minted_by in actions and not is_external(handle):
+            row_of[handle.id] = handle.minted_by
+    for action in actions.values():
+        for handle_id in action.output.handles:
+            row_of.setdefault(handle_id, action.id)
+    rows = {action_id: [node_key("action", action_id)] for action_id in actions}
+    for handle_id, action_id in row_of.items():
+        rows[action_id].append(node_key("handle", handle_id))
+    placed = {node_key("handle", h) for h in row_of}
+    orphans = [k for k in d.nodes if k.startswith("handle:") and k not in placed]
+    all_rows = [orphans[i : i + _ORPHANS_PER_ROW] for i in range(0, len(orphans), _ORPHANS_PER_ROW)]
+    d.lay_out_rows([*all_rows, *rows.values()])
 
 
 def _mints(d: _Drawing, action_key: str, handle_key: str) -> None:
@@ -419,7 +510,7 @@ def flow_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
     >>> 'id="edge:flow:a:b"' in dot, 'id="edge:route:b:a:rewind"' in dot
     (True, True)
     """
-    d = _Drawing("flow-graph", _check_marks(marks), rankdir="LR", nodesep="0.35")
+    d = _Drawing("flow-graph", _check_marks(marks), **_LAYOUT)
     actions = first_by_id(doc.actions)
     gates = first_by_id(doc.gates)
     compensating = {c for action in actions.values() for c in compensators(action)}
@@ -503,7 +594,31 @@ def flow_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
             tip = f"{gate.id} {where}: {format_verdict(verdict)}"
             if verdict.to:
                 _route(d, actions, "outcome", gate.id, node_key("gate", gate.id), verdict, tip)
+    _beside_the_main_line(d, main, entry_gates)
     return d.source()
+
+
+def _beside_the_main_line(d: _Drawing, main: list[Action], entry_gates: set[str]) -> None:
+    """One row per main-line step, with its probe and first compensation steps beside it."""
+    taken = {node_key("action", a.id) for a in main}
+    rows = []
+    along = {}
+    for action in main:
+        if action.entry_gate in entry_gates:
+            along[node_key("gate", action.entry_gate)] = node_key("action", action.id)
+        comp = action.compensation
+        firsts = [action.confirmation.probe if action.confirmation else None]
+        if comp is not None:
+            firsts += [comp.action, *comp.chain[:1]]
+            firsts += [rung.action or next(iter(rung.chain), None) for rung in comp.ladder]
+        row = [node_key("action", action.id)]
+        for step in firsts:
+            key = node_key("action", step) if step and step != "none" else None
+            if key in d.nodes and key not in taken:
+                row.append(key)
+                taken.add(key)
+        rows.append(row)
+    d.lay_out_rows(rows, along)
 
 
 def _flow_offshoots(d: _Drawing, actions: dict[str, Action], action: Action) -> None:

@@ -340,6 +340,14 @@ def _rows(document: ChainSpec, report: Any) -> list[dict]:
     return rows
 
 
+# The arrow alone does not say which end derives from which: a sentence does.
+_EDGE_SAYS = {
+    "derived_from": "{} derives from {}.",
+    "consumes": "{} consumes {}.",
+    "mints": "{} mints {}.",
+}
+
+
 def _element(document: ChainSpec, text: str | None) -> dict | None:
     """The selected element and its document form, for the side panel's editor."""
     names = {e.id for e in [*document.actions, *document.handles, *document.gates]}
@@ -352,7 +360,8 @@ def _element(document: ChainSpec, text: str | None) -> dict | None:
         args = {"kind": key.name, "source": key.source, "target": key.target}
         return {
             "kind": f"{key.name} edge",
-            "id": f"{key.source} → {key.target}",
+            "id": " → ".join(key.arrow),  # as drawn, and as quick fixes name it
+            "says": _EDGE_SAYS.get(key.name, "").format(key.source, key.target),
             "key": shown,
             "edge": key.name in edit.EDGE_KINDS,
             "edge_args": json.dumps(args),

@@ -581,6 +581,24 @@
     clearDropMarks();
   }
 
+  // --- for static/js/canvas.js (toolbar zoom, drag-to-connect) ----------------------
+
+  window.chainWorkspace = {
+    edit: edit,
+    setViewBox: function (box) {
+      var svg = drawing();
+      if (svg) setViewBox(svg, box, true);
+    },
+    zoom: function (factor) {
+      var c = canvas();
+      var svg = drawing();
+      if (!c || !svg) return;
+      var rect = c.getBoundingClientRect();
+      zoom(svg, rect.left + rect.width / 2, rect.top + rect.height / 2, factor);
+    },
+    fit: fit,
+  };
+
   // --- wiring ------------------------------------------------------------------------
 
   document.addEventListener("click", onClick);

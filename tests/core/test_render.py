@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from chains.core import formats, render
+from chains.core.keys import GraphKey
 from chains.core.model import ChainSpec
 from chains.core.render import (
     EFFECT_FILLS,
@@ -19,6 +20,7 @@ from chains.core.render import (
     handle_graph_svg,
     to_svg,
 )
+from tests.shapes import long_chain
 
 from .lint.helpers import chain
 
@@ -65,6 +67,25 @@ def tooltip(element: ET.Element) -> str | None:
 
 def texts(element: ET.Element) -> list[str]:
     return [t.text or "" for t in element.iter(f"{SVG}text")]
+
+
+def node_key_of(dot: str, name: str) -> str:
+    """The key of the one handle or action node called ``name`` in ``dot``."""
+    (key,) = [k for k in (f"handle:{name}", f"action:{name}") if f'  "{k}" [' in dot]
+    return key
+
+
+def centre(element: ET.Element) -> tuple[float, float]:
+    """Where a node's label sits (Graphviz centres it on the node); y grows downwards."""
+    text = element.find(f".//{SVG}text")
+    assert text is not None
+    return float(text.get("x", "0")), float(text.get("y", "0"))
+
+
+def size(svg: str) -> tuple[float, float]:
+    """Width and height of a drawing in its own units (points, as the label font size)."""
+    _, _, width, height = (float(n) for n in ET.fromstring(svg).get("viewBox", "").split())
+    return width, height
 
 
 def strokes(element: ET.Element) -> ET.Element:
@@ -207,13 +228,24 @@ def test_a_long_description_is_cut_short_in_the_tooltip():
     assert len(tip) <= 200 and tip.endswith("…")
 
 
-def test_derived_from_edges_are_bold_and_their_arrow_points_at_the_parent(flight_spec):
+def test_derived_from_edges_are_bold_and_their_arrow_points_at_the_child(flight_spec):
     dot = handle_graph_dot(flight_spec)
     line = next(
         ln for ln in dot.splitlines() if "edge:derived_from:outbound_pick:search_token" in ln
     )
     assert line.lstrip().startswith('"handle:search_token" -> "handle:outbound_pick"')
-    assert 'dir="back"' in line and 'style="bold"' in line
+    assert "dir=" not in line and 'style="bold"' in line
+
+
+def test_every_document_edge_is_drawn_the_way_its_arrow_convention_says(flight_spec):
+    dot = handle_graph_dot(flight_spec)
+    for line in dot.splitlines():
+        key = line.partition('id="')[2].partition('"')[0]
+        if not key.startswith(("edge:derived_from:", "edge:mints:", "edge:consumes:")):
+            continue
+        tail, head = GraphKey.parse(key).arrow
+        edge = line.lstrip().partition(" [")[0]
+        assert edge == f'"{node_key_of(dot, tail)}" -> "{node_key_of(dot, head)}"', key
 
 
 @pytest.mark.parametrize(
@@ -628,3 +660,92 @@ def test_a_layout_that_failed_within_a_short_limit_is_tried_again_with_a_longer_
         render.start_svg(dot, timeout=1).result()
     monkeypatch.setattr(render, "to_svg", lambda *a: "<svg></svg>")
     assert render.start_svg(dot, timeout=5).result() == "<svg></svg>"
+
+
+# --- layout: readable at first sight -----------------------------------------------------
+
+# The canvas of the workspace page at 1280x800 is about 800 x 600 CSS px; the
+# page fits the drawing into it, so a label shows at LABEL_PT times this scale.
+CANVAS = (800.0, 600.0)
+LABEL_PT = 14.0
+
+
+def label_px(svg: str) -> float:
+    width, height = size(svg)
+    return LABEL_PT * min(CANVAS[0] / width, CANVAS[1] / height, 4 / 3)
+
+
+def test_node_labels_are_set_in_the_size_the_readability_budget_assumes(flight_spec):
+    assert f'fontsize="{LABEL_PT:g}"' in handle_graph_dot(flight_spec).split("node [")[1]
+
+
+@pytest.mark.parametrize("draw", [handle_graph_svg, flow_svg])
+def test_the_flight_chain_fits_the_canvas_with_labels_of_eleven_px_or_more(flight_spec, draw):
+    assert label_px(draw(flight_spec)) >= 11
+
+
+@pytest.mark.parametrize("draw", [handle_graph_svg, flow_svg])
+def test_a_forty_node_chain_fits_the_canvas_with_labels_of_eleven_px_or_more(draw):
+    assert label_px(draw(long_chain(20))) >= 11
+
+
+def test_the_handle_graph_draws_the_steps_top_down_in_chain_order(flight_spec, flight_handles):
+    ys = [centre(flight_handles[f"action:{a.id}"])[1] for a in flight_spec.actions]
+    assert ys == sorted(ys) and len(set(ys)) == len(ys)
+
+
+def test_the_handles_a_step_mints_sit_beside_it_on_its_row(flight_handles):
+    step_x, step_y = centre(flight_handles["action:price_quote"])
+    handle_x, handle_y = centre(flight_handles["handle:quote_id"])
+    assert handle_y == step_y and handle_x > step_x
+
+
+def test_a_chain_without_edges_is_drawn_top_down_in_order():
+    doc = chain("""
+        id: c
+        actions: [{id: first, effect: read}, {id: second, effect: read}, {id: third, effect: read}]
+    """)
+    svg = by_id(handle_graph_svg(doc))
+    ys = [centre(svg[f"action:{name}"])[1] for name in ("first", "second", "third")]
+    assert ys[0] < ys[1] < ys[2]
+
+
+def test_handles_no_step_mints_sit_above_the_first_step():
+    doc = chain("""
+        id: c
+        handles: [{id: given}, {id: made, minted_by: make}]
+        actions: [{id: make, effect: mint, input: {handles: [given]}, output: {handles: [made]}}]
+    """)
+    svg = by_id(handle_graph_svg(doc))
+    assert centre(svg["handle:given"])[1] < centre(svg["action:make"])[1]
+
+
+def test_the_flow_runs_top_down_with_the_probe_beside_its_commit(flight_flow):
+    search_y = centre(flight_flow["action:outbound_search"])[1]
+    book_x, book_y = centre(flight_flow["action:book_trip"])
+    probe_x, probe_y = centre(flight_flow["action:find_trips_by_reference"])
+    assert search_y < book_y and probe_y == book_y and probe_x != book_x
+
+
+def steps_without_edges(count: int) -> ChainSpec:
+    actions = [{"id": f"call_{i:02d}", "effect": "read"} for i in range(count)]
+    return ChainSpec.model_validate({"id": "bare", "actions": actions})
+
+
+@pytest.mark.parametrize("draw", [handle_graph_svg, flow_svg])
+def test_forty_steps_wrap_into_two_columns_side_by_side(draw):
+    svg = by_id(draw(steps_without_edges(40)))
+    first_x, first_y = centre(svg["action:call_00"])
+    wrapped_x, wrapped_y = centre(svg["action:call_20"])
+    assert wrapped_y == first_y and wrapped_x > first_x
+    assert centre(svg["action:call_19"])[1] > first_y
+
+
+@pytest.mark.parametrize("draw", [handle_graph_svg, flow_svg])
+def test_forty_steps_fit_the_canvas_with_labels_of_eleven_px_or_more(draw):
+    assert label_px(draw(steps_without_edges(40))) >= 11
+
+
+def test_twenty_steps_stay_in_one_column():
+    svg = by_id(handle_graph_svg(steps_without_edges(20)))
+    assert len({centre(svg[f"action:call_{i:02d}"])[0] for i in range(20)}) == 1

@@ -21,6 +21,7 @@ from typing import Any
 from .. import edit
 from ..formats import to_document
 from ..graph import minters, missing_edges, selection_coupling_gaps, selection_handles
+from ..keys import arrow
 from ..model import COMMIT_CLASS_EFFECTS, ChainSpec, VerdictRow, rows_by_ref
 from ..signals import conjuncts
 from .registry import Finding
@@ -118,10 +119,11 @@ def _edge_fixes(finding: Finding, gaps: list[tuple[str, str]], mention: str) -> 
     mine = [(m, c) for m, c in gaps if m == minted]
     named = [(m, c) for m, c in mine if mention.format(c) in finding.message]
     for child, parent in dict.fromkeys(named or mine):
+        tail, head = arrow("derived_from", child, parent)  # named as the edge is drawn
         yield Fix(
             finding.rule,
             finding.element,
-            f"Add edge {parent} → {child}",
+            f"Add edge {tail} → {head}",
             "add_edge",
             {"kind": "derived_from", "source": child, "target": parent},
         )
