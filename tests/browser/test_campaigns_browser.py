@@ -65,7 +65,9 @@ def test_a_campaign_is_followed_until_it_completes_and_its_counterexample_opens(
 
     page.get_by_role("link", name="open in the simulator").first.click()
     expect(page.locator("#findings .violation-focus")).to_contain_text("unkeyed_redispatch")
-    expect(page.locator("#findings")).to_contain_text("book_room was dispatched again")
+    expect(page.locator("#findings")).to_contain_text(
+        "row U2 (timeout -> retry) re-dispatched unkeyed commit book_room"
+    )
 
 
 # A select whose handle no step's result fills (the explorer's coverage tests share it).
