@@ -282,6 +282,10 @@ class CampaignOut(Out):
     shard_count: int
     shards_done: int
     states: int
+    states_max: int | None = Field(
+        description="the most states the campaign may explore (max_states times shards), "
+        "which states counts toward while it runs; None without a cap"
+    )
     started_at: str | None
     finished_at: str | None
     error: str
