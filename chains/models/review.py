@@ -25,6 +25,7 @@ from django.utils import timezone
 from chains.core import formats
 from chains.core.comments import CHAIN, UnknownAnchor, check_anchor, mentions, split_mentions
 from chains.core.errors import DocumentError
+from chains.core.words import article
 from chains.models.chains import Chain, Revision
 from chains.models.errors import NotApprovable, ReviewError
 from chains.models.people import Role, at_least
@@ -244,7 +245,8 @@ class ReviewQuerySet(models.QuerySet):
             if user is None or role is None:
                 refused.append(f"{name} has no role on {chain.key}")
             elif not at_least(role, Role.REVIEWER):
-                refused.append(f"{name} is a {role} on {chain.key}; reviewing needs reviewer")
+                why = f"{name} is {article(role)} on {chain.key}; reviewing needs reviewer"
+                refused.append(why)
             elif user == by:
                 refused.append(f"{name} asks for this review and cannot also give it")
         if not refused and all(found[name].pk == revision.author_id for name in names):

@@ -42,7 +42,7 @@ def validate_chain(
     >>> validate_chain({"id": "c", "actions": [{"id": "a", "effect": "x"}]})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    chains.core.errors.DocumentError: actions[0].effect: expected read | mint | commit | ...
+    chains.core.errors.DocumentError: actions[a].effect: expected read | mint | commit | ...
     """
     if not isinstance(data, dict):
         kind = "nothing" if data is None else type(data).__name__
@@ -59,7 +59,12 @@ def validation_problems(exc: ValidationError, data: Any, where: dict) -> list[Pr
     for err in exc.errors(include_url=False):
         loc = source_path(data, tuple(err["loc"]))
         line, column = locate(where, loc)
-        problems.append(Problem(f"{error_message(err)}", line, column, path=format_path(loc)))
+        path, label = format_path(loc), format_path(loc, data)
+        problems.append(
+            Problem(
+                error_message(err), line, column, path=path, label=label if label != path else None
+            )
+        )
     return problems
 
 
@@ -102,14 +107,25 @@ def locate(where: dict, loc: tuple) -> tuple[int | None, int | None]:
     return None, None
 
 
-def format_path(loc: tuple) -> str:
-    """``('actions', 3, 'idempotency', 'mode')`` → ``actions[3].idempotency.mode``."""
+def format_path(loc: tuple, data: Any = None) -> str:
+    """``('actions', 3, 'idempotency', 'mode')`` → ``actions[3].idempotency.mode``.
+
+    Given the ``data`` the path points into, a list position whose element
+    has a string ``id`` is written as that id, the way people name elements:
+
+    >>> format_path(("actions", 1, "effect"), {"actions": [{"id": "a"}, {"id": "reserve"}]})
+    'actions[reserve].effect'
+    """
     out = ""
+    node = data
     for part in loc:
+        child = _child(node, part)
         if isinstance(part, int):
-            out += f"[{part}]"
+            ident = child.get("id") if isinstance(child, dict) else None
+            out += f"[{ident}]" if isinstance(ident, str) and ident else f"[{part}]"
         else:
             out += ("." if out else "") + str(part)
+        node = child
     return out
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from ..model import ChainSpec, Gate, is_commit_class, is_unkeyed_commit
 from ..policy import step_limits
+from ..words import article
 from .runtime import TERMINAL, Run
 from .state import Event, Snapshot
 
@@ -311,7 +312,9 @@ def _lineage(s: Snapshot, handle_ids: list[str]) -> list[Finding]:
             else:
                 continue
             found.append(
-                Finding("mixed_lineage", f"{hid} is live but derives from a {parent} that {why}")
+                Finding(
+                    "mixed_lineage", f"{hid} is live but derives from {article(parent)} that {why}"
+                )
             )
     return found
 
