@@ -297,6 +297,25 @@ class Review(models.Model):
             return "changes requested"
         return "held back" if self._complete(votes) else "open"
 
+    def ballots(self) -> list[tuple[ReviewVote, str]]:
+        """Each vote with the decision a listing shows for it.
+
+        A vote still pending counts for nothing once the revision is approved,
+        and the revision's author's never counts: showing either as "pending"
+        beside an approved review reads as if approval skipped someone, so
+        they say why they no longer count.
+        """
+        approved = self.revision.approved_at is not None
+        shown = []
+        for v in self.votes.all():
+            label = v.get_decision_display()
+            if v.decision == Decision.PENDING and v.reviewer_id == self.revision.author_id:
+                label = f"not counted: saved r{self.revision.number}"
+            elif v.decision == Decision.PENDING and approved:
+                label = "not needed: approved without this vote"
+            shown.append((v, label))
+        return shown
+
     def holds(self) -> list[ReviewVote]:
         """The requests for changes on other reviews of the revision that hold back its approval."""
         return list(
