@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from chains.core import formats
 from chains.core.edit import EditError, apply
 from chains.core.errors import DocumentError
 from chains.core.formats.validation import validate_chain
@@ -61,3 +62,15 @@ def test_a_refused_edit_names_the_element_by_id_in_its_message():
         apply(doc, "update_action", {"id": "search", "fields": {"effect": "teleport"}})
     assert caught.value.path == "actions[0].effect"
     assert str(caught.value).startswith("actions[search].effect: expected read")
+
+
+def test_an_unknown_key_on_an_element_is_reported_at_its_id():
+    text = (
+        "id: c\nactions:\n  - {id: search, effect: read}\n"
+        "  - {id: reserve, effect: read, colour: red}\n"
+    )
+    [info] = [p for p in formats.load(text, format="yaml").problems if "colour" in p.message]
+    assert (info.path, str(info)) == (
+        "actions[1].colour",
+        "line 4, column 41: actions[reserve].colour: unknown key 'colour' kept in extras",
+    )
