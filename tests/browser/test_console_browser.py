@@ -150,7 +150,9 @@ def test_every_workspace_tab_and_both_views_are_quiet(live_server, console, flig
     console.visit(f"{chain}?select=handle:search_token")
 
 
-def test_the_workspace_stays_quiet_after_an_htmx_edit(live_server, console, flight):
+def test_the_workspace_stays_quiet_after_an_htmx_edit_a_selection_and_a_tab(
+    live_server, console, flight
+):
     page = console.page
     console.visit(live_server.url + flight.url())
     page.locator("details.adders > summary").click()
@@ -160,6 +162,15 @@ def test_the_workspace_stays_quiet_after_an_htmx_edit(live_server, console, flig
     expect(page.locator('#canvas [id="handle:audit_ref"]')).to_have_count(1)
     page.wait_for_load_state("networkidle")
     console.check("after an htmx edit")
+
+    page.locator('#canvas [id="handle:search_token"]').click()
+    expect(page.locator("#cascade-list")).to_contain_text("quote_id")
+    page.get_by_role("navigation", name="Sections").get_by_role("link", name="Table").click()
+    expect(page.locator("#tab-table")).to_be_visible()
+    page.get_by_role("link", name="Flow", exact=True).click()
+    expect(page.locator('#canvas [id="action:book_trip"]')).to_have_count(1)
+    page.wait_for_load_state("networkidle")
+    console.check("after selecting a node, a tab and the flow view")
 
 
 def test_the_simulator_campaign_review_comment_people_and_diff_pages_are_quiet(
