@@ -29,7 +29,6 @@ from chains.core.diff import diff
 from chains.core.errors import DocumentError, Problem
 from chains.core.graph import cascade, repair_scope
 from chains.core.lint import lint, worst_status
-from chains.core.render import flow_dot, handle_graph_dot, to_png, to_svg
 from chains.core.sim.regression import test_vectors
 from chains.core.sim.scenario import Scenario, load_scenario, simulate
 from chains.models import (
@@ -42,7 +41,7 @@ from chains.models import (
     saved_scenarios,
     scenario_checks,
 )
-from chains.services import campaigns, editing, review, scenarios
+from chains.services import campaigns, editing, exports, review, scenarios
 from chains.services.access import (
     NoTeam,
     chain_access,
@@ -282,6 +281,10 @@ class CampaignOut(Out):
     shard_count: int
     shards_done: int
     states: int
+    states_max: int | None = Field(
+        description="the most states the campaign may explore (max_states times shards), "
+        "which states counts toward while it runs; None without a cap"
+    )
     started_at: str | None
     finished_at: str | None
     error: str
@@ -705,15 +708,7 @@ def vote(request: HttpRequest, key: str, pk: int, body: VoteIn) -> dict[str, Any
 
 # --- exports ----------------------------------------------------------------------------
 
-EXPORTS = {
-    "yaml": "application/yaml; charset=utf-8",
-    "json": "application/json",
-    "md": "text/markdown; charset=utf-8",
-    "dot": "text/vnd.graphviz; charset=utf-8",
-    "svg": "image/svg+xml",
-    "png": "image/png",
-}
-DRAWINGS = ("dot", "svg", "png")
+EXPORTS = exports.CONTENT_TYPES
 # The YAML and JSON exports are the chain document (its JSON Schema: GET /api/schema).
 EXPORT_SCHEMAS: dict[str, dict[str, str]] = {
     "yaml": {"type": "object"},
@@ -742,23 +737,7 @@ def export(
     format: Literal["yaml", "json", "md", "dot", "svg", "png"] = "yaml",
     graph: Literal["handles", "flow"] = "handles",
 ) -> HttpResponse:
-    revision = get_revision(_chain(request, key), number)
-    document = document_of(revision)
-    content: str | bytes
-    name = f"{revision.chain.key}-r{revision.number}"
-    if format in DRAWINGS:
-        dot = (handle_graph_dot if graph == "handles" else flow_dot)(document)
-        content = dot if format == "dot" else to_svg(dot) if format == "svg" else to_png(dot)
-        name += f"-{graph}"
-    else:
-        content = formats.dump(document, format)
-    response = HttpResponse(content, content_type=EXPORTS[format])
-    response["Content-Disposition"] = f'attachment; filename="{name}.{format}"'
-    response["X-Revision"] = str(revision.number)
-    response["X-Content-Hash"] = revision.content_hash
-    if revision.tag:  # an approved revision says so, with the tag reviewers gave it
-        response["X-Approved"] = revision.tag
-    return response
+    return exports.download(get_revision(_chain(request, key), number), format, graph)
 
 
 @router.get(

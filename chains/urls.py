@@ -37,7 +37,11 @@ chain_urls = [
     path("reviews/<int:pk>/", review.review, name="review"),
     path("reviews/<int:pk>/vote", review.vote, name="vote"),
     path("scenarios.json", chain.test_vectors_export, name="vectors"),
-    re_path(r"^r(?P<number>[0-9]+)\.(?P<fmt>yaml|json|md)$", chain.revision_export, name="export"),
+    re_path(
+        r"^r(?P<number>[0-9]+)\.(?P<fmt>yaml|json|md|dot|svg|png)$",
+        chain.revision_export,
+        name="export",
+    ),
 ]
 
 urlpatterns = [

@@ -250,9 +250,22 @@ def test_the_progress_partial_polls_itself_while_the_campaign_is_active(client, 
     assert f'hx-get="{url}"' in body
     assert POLLING in body
     assert 'hx-swap="outerHTML"' in body
-    assert '<progress max="2" value="0">' in body
-    assert "17 states explored" in body
+    assert '<progress id="states-bar">' in body  # no cap: the bar moves without an end
+    assert "17 states explored · 0 of 2 shards done" in body
     assert "<h1>" not in body
+
+
+@pytest.mark.django_db
+def test_a_single_shard_campaign_fills_its_bar_with_the_states_its_shard_writes(
+    client, unsafe, sent
+):
+    exploration = launch(unsafe, max_states=400)
+    shard = ExplorationShard.objects.claim(exploration.pk, 0, worker="w")
+    shard.beat(100)
+    body = page(client, exploration, **HTMX)
+    assert '<progress id="states-bar" max="400" value="100">' in body
+    assert "100 states explored of at most 400" in body
+    assert "shards done" not in body  # one shard: nothing to count
 
 
 @pytest.mark.django_db
@@ -262,7 +275,7 @@ def test_the_progress_partial_stops_polling_once_the_campaign_is_done(client, un
     assert exploration.status == "done"
     assert POLLING not in body
     assert "hx-get" not in body
-    assert '<progress max="2" value="2">' in body
+    assert '<progress id="states-bar" max="1" value="1">' in body
 
 
 @pytest.mark.django_db
@@ -498,7 +511,7 @@ def test_a_campaign_launched_from_the_page_runs_until_its_result_shows(
     wait_until(lambda: POLLING not in page(), interval=0.2, message="the campaign did not finish")
     body = page()
     assert 'id="campaign-status">done</span>' in body
-    assert '<progress max="2" value="2">' in body
+    assert '<progress id="states-bar" max="1" value="1">' in body
     assert "open in the simulator" in body
 
 

@@ -92,7 +92,7 @@ def test_a_head_that_no_longer_validates_is_shown_as_stored_with_the_reason(clie
 def test_exporting_a_revision_that_no_longer_validates_is_a_conflict(client, outdated):
     response = client.get("/chains/old/r1.yaml")
     assert response.status_code == 409
-    assert "actions[0].effect" in response.content.decode()
+    assert "actions[a].effect" in response.content.decode()
 
 
 def test_chain_page_shows_the_lint_status_and_every_finding(client):
@@ -115,3 +115,39 @@ def test_an_approved_revisions_download_names_its_revision_hash_and_tag(client, 
     assert response["X-Revision"] == "1"
     assert response["X-Content-Hash"] == flight.head().content_hash
     assert response["X-Approved"] == "approved-1"
+
+
+@pytest.mark.parametrize(
+    ("fmt", "content_type", "starts"),
+    [
+        ("svg", "image/svg+xml", b"<svg"),
+        ("png", "image/png", b"\x89PNG"),
+        ("dot", "text/vnd.graphviz; charset=utf-8", b"digraph"),
+    ],
+)
+def test_a_viewer_downloads_the_graph_as_svg_png_and_dot(
+    flight, people, signed_in, fmt, content_type, starts
+):
+    response = signed_in(people["viewer"]).get(f"{flight.url()}r1.{fmt}")
+    assert response.status_code == 200
+    assert response["Content-Type"] == content_type
+    assert response.content.startswith(starts)
+    assert response["Content-Disposition"] == (
+        f'attachment; filename="{flight.key}-r1-handles.{fmt}"'
+    )
+
+
+def test_the_flow_graph_downloads_with_graph_flow(client, flight):
+    response = client.get(f"{flight.url()}r1.dot", {"graph": "flow"})
+    assert response["Content-Disposition"].endswith(f'"{flight.key}-r1-flow.dot"')
+    assert response.content.decode() != client.get(f"{flight.url()}r1.dot").content.decode()
+
+
+def test_someone_without_a_role_cannot_download_the_drawing(flight, people, signed_in):
+    assert signed_in(people["outsider"]).get(f"{flight.url()}r1.svg").status_code == 404
+
+
+def test_the_workspace_offers_the_drawing_of_the_graph_on_show(client, flight):
+    body = client.get(flight.url(), {"view": "flow"}).content.decode()
+    for fmt in ("svg", "png", "dot"):
+        assert f'href="{flight.url()}r1.{fmt}?graph=flow" id="export-{fmt}" download' in body

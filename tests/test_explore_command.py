@@ -40,7 +40,8 @@ def test_a_safe_chain_prints_its_counts_and_exits_0():
 def test_a_violation_prints_its_scenario_and_exits_1():
     code, out = explore(UNSAFE, "--max-faults", "1")
     assert code == 1
-    assert "[unkeyed_redispatch] unkeyed commit book_room was dispatched again" in out
+    headline = "[unkeyed_redispatch] row U2 (timeout -> retry) re-dispatched unkeyed commit"
+    assert f"{headline} book_room" in out
     assert "transport: timeout" in out
 
 

@@ -59,7 +59,7 @@ def test_a_document_that_fails_validation_lists_the_path_and_stores_nothing(clie
     text = "id: x\nactions:\n  - {id: a, effect: teleport}\n"
     response = client.post("/chains/import/", {"text": text, "name": "x.yaml"})
     assert response.status_code == 400
-    assert "actions[0].effect" in response.content.decode()
+    assert "actions[a].effect" in response.content.decode()
     assert not Chain.objects.exists()
 
 
@@ -200,7 +200,7 @@ def test_a_document_with_nothing_usable_is_a_400_naming_what_and_where_and_keeps
     body = response.content.decode()
     assert response.status_code == 400
     assert "Nothing stored" in body and 'href="#line-3"' in body
-    assert "actions[0].effect" in body
+    assert "actions[a].effect" in body
     assert "effect: teleport" in body.split('id="document-text"')[1]
 
 

@@ -179,7 +179,7 @@ def test_a_refusal_names_the_role_needed_and_changes_nothing(flight, people, sig
     )
     assert response.status_code == 403
     assert (
-        "this needs the editor role on flight_roundtrip; yours is viewer"
+        "This needs the editor role on flight_roundtrip; yours is viewer"
         in response.content.decode()
     )
     assert flight.head().number == head

@@ -534,3 +534,28 @@ def test_the_reviews_page_lists_each_review_with_its_state(flight, people, clien
     body = client.get(f"{flight.url()}reviews/").content.decode()
     assert "reviewer: changes requested" in body
     assert '<span class="review-state state-changes-requested">changes requested</span>' in body
+
+
+def test_the_reviews_page_shows_a_pending_vote_on_an_approved_revision_as_not_needed(
+    flight, people, client
+):
+    waiting = request(flight, people, "owner")
+    request(flight, people, "reviewer").vote(people["reviewer"], "approve")
+    assert Review.objects.get(pk=waiting.pk).state() == "closed"
+    body = client.get(f"{flight.url()}reviews/").content.decode()
+    assert "owner: not needed: approved without this vote" in body
+    assert "owner: pending" not in body
+
+
+def test_the_authors_pending_vote_on_an_approved_review_says_it_does_not_count(
+    flight, people, client
+):
+    document = {**flight.head().document, "title": "edited"}
+    revision = Chain.objects.store(document, "edit", author=people["editor"], team=flight.team)
+    review = Review.objects.request(revision, people["owner"], ["editor", "reviewer"])
+    review.vote(people["reviewer"], "approve")
+    assert review.state() == "approved"
+    for page in (f"{flight.url()}reviews/", f"{flight.url()}reviews/{review.pk}/"):
+        body = client.get(page).content.decode()
+        assert f"not counted: saved r{revision.number}" in body, page
+        assert ">pending<" not in body and "editor: pending" not in body, page

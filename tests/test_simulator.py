@@ -14,6 +14,7 @@ from chains.core import formats
 from chains.core.sim.scenario import Scenario
 from chains.core.sim.session import decode, encode
 from chains.models import Chain, SavedScenario
+from tests.conftest import fixture_document
 
 pytestmark = pytest.mark.django_db
 
@@ -263,7 +264,7 @@ def test_a_broken_invariant_is_listed_and_the_one_named_in_the_address_is_highli
     body = page(client, chain, token, violation="unkeyed_redispatch")
     findings = body.split('id="findings"')[1].split("</section>")[0]
     assert '<li class="violation-focus"><code>unkeyed_redispatch</code>' in findings
-    assert "book_room was dispatched again" in findings
+    assert "re-dispatched unkeyed commit book_room" in findings
 
 
 def test_a_new_run_starts_from_the_intent_typed_and_drops_the_inputs(client, flight):
@@ -294,3 +295,28 @@ def test_the_simulators_graph_has_the_layout_time_the_settings_give(
     settings.GRAPH_LAYOUT_SECONDS = 2
     assert client.get(f"{flight.url()}simulate").status_code == 200
     assert layout_timeouts == [2]
+
+
+def test_a_generic_row_decision_says_no_domain_row_matched(client, flight):
+    timeout = {"observe": {"transport": "timeout"}}
+    body = page(client, flight, step(client, flight, "", timeout))
+    assert "No domain row: generic row" in text(body, "decision")
+    assert text(body, "decided-row") == "#6"
+    assert text(body, "decided-verdict") == "retry"
+
+
+def test_an_input_no_row_gave_a_verdict_names_no_row_and_never_none(client, flight):
+    token = step(client, flight, token_of([{"observe": OPTIONS}]), {"select": "opt_1"})
+    decision = text(page(client, flight, token), "decision")
+    assert "None" not in decision
+    assert "select" not in decision
+
+
+def test_the_unsafe_counterexample_names_the_row_at_fault_not_the_p3_record(client, team):
+    unsafe = Chain.objects.store(fixture_document("unsafe-retry-booking.yaml"), team=team).chain
+    events = [{"observe": {}}, {"observe": {"transport": "timeout"}}]
+    token = encode(Scenario(chain=unsafe.key, intent={}, events=events))
+    body = page(client, unsafe, token, violation="unkeyed_redispatch")
+    assert text(body, "decided-row") == "U2"
+    assert text(body, "decided-verdict") == "retry"
+    assert "row U2 (timeout -&gt; retry) re-dispatched unkeyed commit book_room" in body

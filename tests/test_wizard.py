@@ -44,8 +44,22 @@ def test_creating_the_chain_stores_revision_1_with_the_fit_answers(client):
         response.status_code == 302 and response["Location"] == Chain.objects.get(key="trip").url()
     )
     revision = Chain.objects.get(key="trip").head()
-    assert revision.document == {"id": "trip", "title": "Trip"}
+    assert revision.document == {"id": "trip", "title": "Trip", "extras": {"fit_test": FIT}}
     assert '"verdict": "fit"' in revision.message
+
+
+def test_the_fit_answers_are_in_the_new_chains_design_document(client):
+    client.post("/chains/new/", {**FIT, "create": "1", "key": "trip", "title": "Trip"})
+    chain = Chain.objects.get(key="trip")
+    design = client.get(chain.url("export", 1, "md")).content.decode()
+    assert "was not recorded for this chain" not in design
+    assert "**Verdict: a chain fits.**" in design
+    assert "`single_call` `no`" in design
+
+
+def test_a_chain_created_without_answers_stores_no_fit_test(client):
+    client.post("/chains/new/", {"create": "1", "key": "bare"})
+    assert Chain.objects.get(key="bare").head().document == {"id": "bare", "title": "bare"}
 
 
 def test_a_refused_flow_can_still_be_created(client):

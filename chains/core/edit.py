@@ -48,6 +48,7 @@ from .keys import DOCUMENT_EDGE_KINDS
 from .lint.structure import EXTERNAL
 from .model import EFFECTS, Action, ChainSpec, Gate, Handle, Policy, VerdictRow, ref_position
 from .verdicts import format_verdict, parse_verdict
+from .words import article
 
 __all__ = [
     "OPS",
@@ -99,11 +100,15 @@ class EditError(ChainError):
     ``problems`` lists every validation problem when there were several.
     """
 
-    def __init__(self, path: str, message: str, problems: list[Problem] | None = None):
+    def __init__(
+        self, path: str, message: str, problems: list[Problem] | None = None, label: str = ""
+    ):
         self.path = path
         self.message = message
         self.problems = problems or [Problem(message, path=path or None)]
-        super().__init__(f"{path}: {message}" if path else message)
+        # The message names elements by id (``label``) where ``path`` counts positions.
+        shown = label or path
+        super().__init__(f"{shown}: {message}" if shown else message)
 
 
 # --- arguments ---------------------------------------------------------------
@@ -171,10 +176,9 @@ def _check_new_id(data: Data, section: str, new_id: Any, name: str) -> str:
     if section == "actions" and new_id in RESERVED_ACTION_IDS:
         raise EditError(name, f"{new_id!r} already means something in a chain; pick another id")
     if _find(data, section, new_id) is not None:
-        kind = _KIND[section]
-        article = "an" if kind[0] in "aeiou" else "a"
         raise EditError(
-            f"{section}.{new_id}", f"{article} {kind} with id {new_id!r} already exists"
+            f"{section}.{new_id}",
+            f"{article(_KIND[section])} with id {new_id!r} already exists",
         )
     return new_id
 
@@ -193,7 +197,7 @@ def _validated(data: Data) -> ChainSpec:
         return from_document(data)
     except DocumentError as exc:
         first = exc.problems[0]
-        raise EditError(first.path or "", first.message, exc.problems) from None
+        raise EditError(first.path or "", first.message, exc.problems, first.label or "") from None
 
 
 def _find(data: Data, section: str, ident: str) -> int | None:

@@ -22,16 +22,27 @@ class Problem:
     column: int | None = None
     path: str | None = None
     severity: Literal["error", "warning", "info"] = "error"
+    # ``path`` with each list position that holds an element with an id written as that id
+    # (``actions[reserve].effect`` for ``actions[2].effect``): what a person reads. ``path``
+    # stays positional, since scripts and the API's ``location`` rely on it.
+    label: str | None = None
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        del data["label"]  # the API's problem shape is unchanged; its message carries the label
+        return data
+
+    @property
+    def shown_path(self) -> str | None:
+        """The path as pages and messages show it: by element id where there is one."""
+        return self.label or self.path
 
     def __str__(self) -> str:
         where = []
         if self.line is not None:
             where.append(f"line {self.line}" + (f", column {self.column}" if self.column else ""))
-        if self.path:
-            where.append(self.path)
+        if self.shown_path:
+            where.append(self.shown_path)
         return f"{': '.join(where)}: {self.message}" if where else self.message
 
 

@@ -23,6 +23,7 @@ from collections.abc import Container
 from dataclasses import dataclass
 
 from .errors import ChainError
+from .words import article
 
 __all__ = [
     "DOCUMENT_EDGE_KINDS",
@@ -95,7 +96,7 @@ class GraphKey:
             raise GraphKeyError(f"{kind!r} is not an edge kind ({', '.join(EDGE_KINDS)})")
         if (kind in _VERDICT_EDGES) != bool(verdict) or ":" in verdict:
             wants = "ends with" if kind in _VERDICT_EDGES else "takes no"
-            raise GraphKeyError(f"a {kind} edge {wants} a verdict type, got {verdict!r}")
+            raise GraphKeyError(f"{article(kind)} edge {wants} a verdict type, got {verdict!r}")
         return cls(EDGE, kind, source, target, verdict)
 
     @property
@@ -133,7 +134,9 @@ class GraphKey:
         if edge_kind in _VERDICT_EDGES:
             ends, _, verdict = ends.rpartition(":")
             if not verdict:
-                raise GraphKeyError(f"{text!r}: a {edge_kind} edge ends with its verdict type")
+                raise GraphKeyError(
+                    f"{text!r}: {article(edge_kind)} edge ends with its verdict type"
+                )
         source, target = _split_ends(text, ends, names)
         return cls.edge(edge_kind, source, target, verdict)
 

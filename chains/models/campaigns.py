@@ -356,12 +356,16 @@ class Exploration(models.Model):
     def progress(self) -> dict[str, Any]:
         """Where the exploration stands, for a page or the API to poll."""
         shards = list(self.shards.order_by("index"))
+        cap = self.get_bounds().max_states
         return {
             "id": self.pk,
             "status": self.status,
             "shard_count": self.shard_count,
             "shards_done": sum(s.status == ExplorationStatus.DONE for s in shards),
+            # Each running shard writes its states at every beat, so states move while
+            # shards do not (one shard, the default, is done only at the end).
             "states": sum(s.states for s in shards),
+            "states_max": cap * self.shard_count if cap else None,
             "started_at": self.started_at,
             "finished_at": self.finished_at,
             "error": self.error,

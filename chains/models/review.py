@@ -25,6 +25,7 @@ from django.utils import timezone
 from chains.core import formats
 from chains.core.comments import CHAIN, UnknownAnchor, check_anchor, mentions, split_mentions
 from chains.core.errors import DocumentError
+from chains.core.words import article
 from chains.models.chains import Chain, Revision
 from chains.models.errors import NotApprovable, ReviewError
 from chains.models.people import Role, at_least
@@ -244,7 +245,8 @@ class ReviewQuerySet(models.QuerySet):
             if user is None or role is None:
                 refused.append(f"{name} has no role on {chain.key}")
             elif not at_least(role, Role.REVIEWER):
-                refused.append(f"{name} is a {role} on {chain.key}; reviewing needs reviewer")
+                why = f"{name} is {article(role)} on {chain.key}; reviewing needs reviewer"
+                refused.append(why)
             elif user == by:
                 refused.append(f"{name} asks for this review and cannot also give it")
         if not refused and all(found[name].pk == revision.author_id for name in names):
@@ -294,6 +296,25 @@ class Review(models.Model):
         if any(v.decision == Decision.CHANGES for v in votes):
             return "changes requested"
         return "held back" if self._complete(votes) else "open"
+
+    def ballots(self) -> list[tuple[ReviewVote, str]]:
+        """Each vote with the decision a listing shows for it.
+
+        A vote still pending counts for nothing once the revision is approved,
+        and the revision's author's never counts: showing either as "pending"
+        beside an approved review reads as if approval skipped someone, so
+        they say why they no longer count.
+        """
+        approved = self.revision.approved_at is not None
+        shown = []
+        for v in self.votes.all():
+            label = v.get_decision_display()
+            if v.decision == Decision.PENDING and v.reviewer_id == self.revision.author_id:
+                label = f"not counted: saved r{self.revision.number}"
+            elif v.decision == Decision.PENDING and approved:
+                label = "not needed: approved without this vote"
+            shown.append((v, label))
+        return shown
 
     def holds(self) -> list[ReviewVote]:
         """The requests for changes on other reviews of the revision that hold back its approval."""

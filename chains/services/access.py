@@ -29,14 +29,36 @@ from chains.models import Chain, Revision, Role, Team, at_least
 
 __all__ = [
     "AmbiguousChain",
+    "ChainForbidden",
+    "ChainNotFound",
     "NoTeam",
     "chain_access",
+    "chain_owners",
     "creating_team",
     "document_of",
     "find_revision",
     "get_head",
     "get_revision",
 ]
+
+
+class ChainNotFound(Http404):
+    """No chain of that key the person may see; a missing chain and a hidden one look the same.
+
+    Its own class so the 404 page can say how access is had without saying
+    whether the chain exists.
+    """
+
+
+class ChainForbidden(PermissionDenied):
+    """The person sees ``chain`` but their role ``have`` is below ``needed``.
+
+    They see the chain already, so the 403 page may name its owners to ask.
+    """
+
+    def __init__(self, chain: Chain, needed: str, have: str):
+        self.chain, self.needed, self.have = chain, needed, have
+        super().__init__(f"this needs the {needed} role on {chain.key}; yours is {have}")
 
 
 class AmbiguousChain(Exception):
@@ -60,14 +82,30 @@ def chain_access(
     chains = Chain.objects.named(key, team)
     seen = [(chain, have) for chain in chains if (have := chain.role_of(user)) is not None]
     if not seen:
-        raise Http404(f"no chain {key!r} that you may see")
+        raise ChainNotFound(f"no chain {key!r} that you may see")
     if len(seen) > 1:
         raise AmbiguousChain(key, [chain for chain, _ in seen])
     chain, have = seen[0]
     if not at_least(have, role):
-        raise PermissionDenied(f"this needs the {role} role on {key}; yours is {have}")
+        raise ChainForbidden(chain, role, have)
     chain.viewer_role = have
     return chain, have
+
+
+def chain_owners(chain: Chain) -> list[str]:
+    """The usernames of ``chain``'s owners: its team's owners and members granted owner here.
+
+    A grant counts only for a member of the team (as in ``Chain.role_of``); a
+    chain without a team has its owners by grant alone.
+    """
+    granted = chain.roles.filter(role=Role.OWNER)
+    names: set[str] = set()
+    if chain.team is not None:
+        granted = granted.filter(user__memberships__team=chain.team)
+        owners = chain.team.memberships.filter(role=Role.OWNER)
+        names.update(owners.values_list("user__username", flat=True))
+    names.update(granted.values_list("user__username", flat=True))
+    return sorted(names)
 
 
 class NoTeam(Exception):

@@ -13,14 +13,9 @@ from chains.core.errors import DocumentError
 from chains.core.render import RenderError, handle_graph_svg
 from chains.core.sim.regression import test_vectors
 from chains.models import saved_scenarios
+from chains.services import exports
 from chains.services.access import get_head, get_revision
 from chains.views.common import get_chain
-
-CONTENT_TYPES = {
-    "yaml": "application/yaml; charset=utf-8",
-    "json": "application/json",
-    "md": "text/markdown; charset=utf-8",
-}
 
 
 @require_GET
@@ -77,17 +72,17 @@ def _number(raw: str | None, default: int) -> int:
 def revision_export(
     request: HttpRequest, key: str, number: str, fmt: str, team: str | None = None
 ) -> HttpResponse:
+    """A revision as a file: the document (yaml, json, md) or a drawing (dot, svg, png).
+
+    A drawing is of the handle graph, or of the flow with ``?graph=flow``.
+    """
     revision = get_revision(get_chain(request, team, key), int(number))
+    graph: exports.Graph = "flow" if request.GET.get("graph") == "flow" else "handles"
     try:
-        text = formats.dump(formats.from_document(revision.document), fmt)
+        return exports.download(revision, fmt, graph)
     except DocumentError as exc:
         message = f"revision {number} no longer validates: {exc}\n"
         return HttpResponse(message, status=409, content_type="text/plain; charset=utf-8")
-    response = HttpResponse(text, content_type=CONTENT_TYPES[fmt])
-    filename = f"{revision.chain.key}-r{revision.number}.{fmt}"
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    response["X-Revision"] = str(revision.number)
-    response["X-Content-Hash"] = revision.content_hash
-    if revision.tag:  # an approved revision says so, with its tag
-        response["X-Approved"] = revision.tag
-    return response
+    except RenderError as exc:  # Graphviz missing or too slow: the server's trouble, not theirs
+        message = f"revision {number} could not be drawn: {exc}\n"
+        return HttpResponse(message, status=503, content_type="text/plain; charset=utf-8")

@@ -1,4 +1,4 @@
-"""The pages for a request Django refuses before any view reads it (400), and for a bug (500).
+"""Error pages: a request refused unread (400), no access (403, 404), a bug (500).
 
 Django answers a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE``, more fields than
 ``DATA_UPLOAD_MAX_NUMBER_FIELDS`` or files than ``DATA_UPLOAD_MAX_NUMBER_FILES``,
@@ -7,6 +7,11 @@ designer/urls.py). The page says which limit was hit in the user's terms and
 that nothing was stored; any other cause gets a general sentence, since the
 exception's own message is written for developers. Below ``/api/`` both
 answer JSON in the API's error shape instead (``designer/api.py``).
+
+A chain the person may not see is a 404 that says how access is had, the
+same page whether the chain exists or not; a role too small for what they
+asked is a 403 naming the role needed and the chain's owners, whom they may
+ask (they see the chain, so naming its owners reveals nothing).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from django.shortcuts import render
 from django.views import defaults
 from django.views.decorators.csrf import requires_csrf_token
 
+from chains.services.access import ChainForbidden, ChainNotFound, chain_owners
 from designer.api import SERVER_ERROR
 from designer.security import NulCharacter
 
@@ -53,3 +59,29 @@ def server_error(request: HttpRequest) -> HttpResponse:
         error = {"code": "server_error", "message": SERVER_ERROR, "location": None}
         return JsonResponse({"error": error}, status=500)
     return defaults.server_error(request)
+
+
+@requires_csrf_token
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if request.path.startswith("/api/"):  # ApiErrorsAsJsonMiddleware turns it into JSON
+        return defaults.page_not_found(request, exception)
+    context = {"chain_hidden": isinstance(exception, ChainNotFound), "reason": _said(exception)}
+    return render(request, "404.html", context, status=404)
+
+
+@requires_csrf_token
+def forbidden(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if request.path.startswith("/api/"):
+        return defaults.permission_denied(request, exception)
+    context: dict[str, object] = {"reason": _said(exception)}
+    if isinstance(exception, ChainForbidden):
+        chain = exception.chain
+        context.update(chain=chain, needed=exception.needed, have=exception.have)
+        context["owners"] = chain_owners(chain)
+    return render(request, "403.html", context, status=403)
+
+
+def _said(exception: Exception) -> str:
+    """The sentence the exception was raised with, or "" (the page then says something general)."""
+    message = exception.args[0] if exception.args else ""
+    return message if isinstance(message, str) else ""

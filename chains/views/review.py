@@ -258,7 +258,7 @@ def _review_page(
         "review": review,
         "revision": revision,
         "state": state,
-        "votes": votes,
+        "ballots": review.ballots(),
         "mine": mine,
         "can_vote": mine is not None and state not in ("approved", "closed") and can_review,
         "authored": revision.author_id is not None and revision.author_id == request.user.pk,

@@ -309,7 +309,8 @@ def simulator_context(
     s = run.snapshot
     last = session.steps[-1] if session.steps else None
     caused = run.trace[last.first : last.last] if last else run.trace
-    decided = next((e for e in reversed(caused) if e.row), None)
+    rows = _rows(document)
+    decided = _decision(caused, rows)
     monitor = Monitor(document)
     findings = monitor.feed(run.trace) + monitor.state_findings(s)
     context = {
@@ -329,7 +330,7 @@ def simulator_context(
         "gauges": gauges(document, run),
         "findings": findings,
         "timeline": _timeline(chain, revision, session),
-        "rows": _rows(document, decided.row if decided else None),
+        "rows": [{**r, "matched": decided and r["id"] == decided["row"]} for r in rows],
         "intent_json": json.dumps(session.scenario.intent, indent=2),
         "snapshot_json": json.dumps(s.model_dump(mode="json"), indent=2),
         "trace_json": json.dumps([e.model_dump(mode="json") for e in run.trace], indent=2),
@@ -410,7 +411,7 @@ def _timeline(chain: Chain, revision: Revision, session: Session) -> list[dict[s
     ]
 
 
-def _rows(document: ChainSpec, matched: str | None) -> list[dict[str, Any]]:
+def _rows(document: ChainSpec) -> list[dict[str, Any]]:
     """The verdict table as the run reads it: domain rows, then the generic ones."""
     rows = [
         {
@@ -424,6 +425,28 @@ def _rows(document: ChainSpec, matched: str | None) -> list[dict[str, Any]]:
         {"id": generic_row_ref(n), "signal": signal, "verdict": verdict}
         for n, signal, _, verdict in GENERIC_ROWS
     ]
-    for row in rows:
-        row["matched"] = row["id"] == matched
     return rows
+
+
+def _decision(caused: list[Any], rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """What gave the last input its verdict, for the sentence "Row F3 decided ...".
+
+    The trace's ``row`` also labels the runtime's own steps (``select``,
+    ``P3:correlation``, ``entry_gate``), many without a verdict, so the last
+    event with a ``row`` is not always a decision: the last one with a
+    verdict is. ``kind`` says whether a domain row, a generic row (no domain
+    row matched) or a rule of the runtime outside the table decided.
+    """
+    event = next((e for e in reversed(caused) if e.row and e.verdict), None)
+    if event is None:
+        return None
+    generic = {generic_row_ref(n) for n, *_ in GENERIC_ROWS}
+    domain = {r["id"] for r in rows} - generic
+    kind = "domain" if event.row in domain else "generic" if event.row in generic else "rule"
+    return {
+        "kind": kind,
+        "row": event.row,
+        "verdict": event.verdict,
+        "note": event.note,
+        "event": event,
+    }

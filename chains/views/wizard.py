@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field, create_model, field_validator
 
 from chains.core.errors import ChainError
 from chains.core.fit import QUESTIONS, FitResult, as_dict, assess
+from chains.core.formats.design_doc import FIT_TEST_KEY
 from chains.models import Chain, ChainUnavailable, Team
 from chains.models.chains import reserved_key
 from chains.services.access import NoTeam, creating_team
@@ -65,19 +66,27 @@ def new_chain(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
         return render(request, TEMPLATE, context)
     try:
-        context["result"] = assess({k: v for k, v in answers.items() if v})
+        given = {k: v for k, v in answers.items() if v}
+        context["result"] = assess(given)
         if "create" in request.POST:
-            return _create(request, context["result"])
+            return _create(request, context["result"], given)
     except (ChainError, NoTeam, ChainUnavailable) as exc:
         return render(request, TEMPLATE, {**context, "error": str(exc)}, status=400)
     return render(request, TEMPLATE, context)
 
 
-def _create(request: HttpRequest, result: FitResult) -> HttpResponse:
-    """Store the new chain's first revision, with the fit test's answers in its message."""
+def _create(request: HttpRequest, result: FitResult, answers: dict[str, str]) -> HttpResponse:
+    """Store the new chain's first revision, with the fit test's answers in its message.
+
+    The answers also go into the document (``extras.fit_test``), where the
+    design document's fit-test section reads them: a message is history,
+    the document is what every export carries.
+    """
     form = read_form(NewChainIn, request.POST)
     team = creating_team(request.user, form.team)
-    document = {"id": form.key, "title": form.title.strip() or form.key}
+    document: dict[str, Any] = {"id": form.key, "title": form.title.strip() or form.key}
+    if answers:
+        document["extras"] = {FIT_TEST_KEY: answers}
     message = "new chain; fit test: " + json.dumps(as_dict(result), sort_keys=True)
     # new=True: the store creates the chain or refuses, in one transaction.
     revision = Chain.objects.store(document, message, author=request.user, team=team, new=True)

@@ -123,7 +123,10 @@ def validate_item(item: Item, problems: list[Problem]) -> Any:
     }
     for p in [*extras_problems(item.value, rel), *unreadable_problems(item.value, rel)]:
         line = p.line or item.line
-        problems.append(replace(p, path=f"{name}.{p.path}" if p.path else name, line=line))
+        label = f"{name}.{p.label}" if p.label else None
+        problems.append(
+            replace(p, path=f"{name}.{p.path}" if p.path else name, label=label, line=line)
+        )
     return item.value
 
 

@@ -14,7 +14,7 @@ helpers for each element it validates on its own.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
@@ -42,7 +42,7 @@ def validate_chain(
     >>> validate_chain({"id": "c", "actions": [{"id": "a", "effect": "x"}]})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    chains.core.errors.DocumentError: actions[0].effect: expected read | mint | commit | ...
+    chains.core.errors.DocumentError: actions[a].effect: expected read | mint | commit | ...
     """
     if not isinstance(data, dict):
         kind = "nothing" if data is None else type(data).__name__
@@ -59,7 +59,7 @@ def validation_problems(exc: ValidationError, data: Any, where: dict) -> list[Pr
     for err in exc.errors(include_url=False):
         loc = source_path(data, tuple(err["loc"]))
         line, column = locate(where, loc)
-        problems.append(Problem(f"{error_message(err)}", line, column, path=format_path(loc)))
+        problems.append(_problem(error_message(err), (line, column), loc, data, "error"))
     return problems
 
 
@@ -89,6 +89,8 @@ def source_path(data: Any, loc: tuple) -> tuple:
 def _child(node: Any, part: Any) -> Any:
     if isinstance(node, dict):
         return node.get(part)
+    if isinstance(node, BaseModel) and isinstance(part, str):
+        return getattr(node, part, None)
     if isinstance(node, list) and isinstance(part, int) and part < len(node):
         return node[part]
     return None
@@ -102,15 +104,36 @@ def locate(where: dict, loc: tuple) -> tuple[int | None, int | None]:
     return None, None
 
 
-def format_path(loc: tuple) -> str:
-    """``('actions', 3, 'idempotency', 'mode')`` → ``actions[3].idempotency.mode``."""
+def format_path(loc: tuple, data: Any = None) -> str:
+    """``('actions', 3, 'idempotency', 'mode')`` → ``actions[3].idempotency.mode``.
+
+    Given the ``data`` the path points into (plain data or the parsed
+    models), a list position whose element has a string ``id`` is written as
+    that id, the way people name elements:
+
+    >>> format_path(("actions", 1, "effect"), {"actions": [{"id": "a"}, {"id": "reserve"}]})
+    'actions[reserve].effect'
+    """
     out = ""
+    node = data
     for part in loc:
+        child = _child(node, part)
         if isinstance(part, int):
-            out += f"[{part}]"
+            ident = child.get("id") if isinstance(child, dict) else getattr(child, "id", None)
+            out += f"[{ident}]" if isinstance(ident, str) and ident else f"[{part}]"
         else:
             out += ("." if out else "") + str(part)
+        node = child
     return out
+
+
+Severity = Literal["error", "warning", "info"]
+
+
+def _problem(message: str, at: tuple, loc: tuple, data: Any, severity: Severity) -> Problem:
+    """A problem at ``loc``: its ``path`` counts positions, its ``label`` names ids."""
+    path, label = format_path(loc), format_path(loc, data)
+    return Problem(message, at[0], at[1], path, severity, label if label != path else None)
 
 
 def error_message(err: Any) -> str:
@@ -146,15 +169,8 @@ def extras_problems(
                     # Written as an unknown key, or already under ``extras:``.
                     written = where.get((*path, "extras", key)) if where else None
                     at = written or (locate(where, loc) if where else (line, None))
-                    found.append(
-                        Problem(
-                            f"unknown key {key!r} kept in extras",
-                            at[0],
-                            at[1],
-                            path=format_path(loc),
-                            severity="info",
-                        )
-                    )
+                    message = f"unknown key {key!r} kept in extras"
+                    found.append(_problem(message, at, loc, chain, "info"))
             for name in type(obj).model_fields:
                 if name != "extras":
                     walk(getattr(obj, name), (*path, name))
@@ -183,7 +199,7 @@ def unreadable_problems(element: Any, where: dict | None = None) -> list[Problem
 
     def report(message: str, loc: tuple) -> None:
         at = locate(where, loc) if where else (None, None)
-        found.append(Problem(message, at[0], at[1], path=format_path(loc), severity="warning"))
+        found.append(_problem(message, at, loc, element, "warning"))
 
     def walk(obj: Any, path: tuple) -> None:
         if isinstance(obj, AutoRepair) and not auto_repair_transform(obj, 1):

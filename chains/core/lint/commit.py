@@ -22,6 +22,7 @@ from ..graph import action_verdicts
 from ..model import Action, ChainSpec, Compensation, VerdictRow, main_steps
 from ..signals import scope_actions
 from ..verdicts import Verdict, parse_verdict
+from ..words import article
 from .context import LintContext, is_commit_class, is_keyed, is_unkeyed_commit
 from .registry import rule
 from .structure import row_element
@@ -60,7 +61,7 @@ def missing_confirmation(chain: ChainSpec, ctx: LintContext) -> Found:
         if a.confirmation is None:
             yield (
                 f"actions[{a.id}]",
-                f"actions[{a.id}] is a {_kind(a)} with no confirmation: a lost response "
+                f"actions[{a.id}] is {article(_kind(a))} with no confirmation: a lost response "
                 "leaves no safe way to learn whether it landed.",
             )
 
@@ -104,7 +105,7 @@ def probe_not_read(chain: ChainSpec, ctx: LintContext) -> Found:
         if probe is not None and probe.effect != "read":
             yield (
                 f"actions[{a.id}].confirmation",
-                f"actions[{a.id}] is confirmed by {probe.id}, which is a {probe.effect}, "
+                f"actions[{a.id}] is confirmed by {probe.id}, which is {article(probe.effect)}, "
                 "not a read.",
             )
 

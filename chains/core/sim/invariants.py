@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from ..model import ChainSpec, Gate, is_commit_class, is_unkeyed_commit
 from ..policy import step_limits
+from ..words import article
 from .runtime import TERMINAL, Run
 from .state import Event, Snapshot
 
@@ -152,7 +153,7 @@ class Monitor:
                 self.open.pop(step, None)
                 self.streak[step] = self.streak.get(step, 0) + 1
             else:
-                self.open[step] = _why_open(event)
+                self.open[step] = _redispatch_message(step, event)
                 self.streak.pop(step, None)
         for alias in presented:
             handle = self.chain.handle(alias.split("#")[0])
@@ -181,7 +182,7 @@ class Monitor:
         if result == "not_landed":
             self.open.pop(step, None)
         elif result == "landed" and step in self.open:
-            self.open[step] = "was found landed by the probe"
+            self.open[step] = _again(step, "was found landed by the probe")
 
     def _gate_answer(self, row: str) -> list[Finding]:
         gate_id = row.removeprefix("gate:").rsplit(".", 1)[0]
@@ -204,13 +205,7 @@ class Monitor:
             return []
         found = []
         if is_unkeyed_commit(action) and step in self.open:
-            found.append(
-                Finding(
-                    "unkeyed_redispatch",
-                    f"unkeyed commit {step} was dispatched again although its earlier "
-                    f"dispatch {self.open[step]}",
-                )
-            )
+            found.append(Finding("unkeyed_redispatch", self.open[step]))
         limit = step_limits(self.chain, action).safe_reject_redispatch
         in_a_row = self.streak.get(step, 0) if self.last_step == step else 0
         if is_unkeyed_commit(action) and in_a_row > limit:
@@ -270,13 +265,37 @@ class Monitor:
         return found
 
 
-def _why_open(event: Event) -> str:
-    """How an unkeyed commit's dispatch stands: landed, or never resolved."""
+def _redispatch_message(step: str, event: Event) -> str:
+    """What a later dispatch of the unkeyed commit ``step`` would break, after ``event``.
+
+    A ``retry`` on an unresolved dispatch is what sends the commit again, so
+    the row that gave it is the one to fix: the sentence starts with it.
+    Otherwise (a rewind, a gate, a landed dispatch) it names how the earlier
+    dispatch stands, with the signal, the verdict and the row that gave it.
+    """
     signal = event.signal or {}
-    seen = " ".join(str(signal[k]) for k in ("transport", "code") if signal.get(k))
+    seen = " ".join(str(signal[k]) for k in ("transport", "code") if signal.get(k)) or "response"
     verdict = event.verdict or "no verdict"
-    how = "landed" if verdict == "ok" or verdict.startswith("ok(") else "was unresolved"
-    return f"{how} ({seen or 'response'} -> {verdict})"
+    row = f", {_row_name(event.row)}" if event.row else ""
+    if verdict == "ok" or verdict.startswith("ok("):
+        return _again(step, f"landed ({seen} -> {verdict}{row})")
+    if verdict.startswith("retry") and event.row:
+        return (
+            f"{_row_name(event.row)} ({seen} -> {verdict}) re-dispatched unkeyed commit {step} "
+            "although its earlier dispatch was unresolved"
+        )
+    return _again(step, f"was unresolved ({seen} -> {verdict}{row})")
+
+
+def _again(step: str, how: str) -> str:
+    return f"unkeyed commit {step} was dispatched again although its earlier dispatch {how}"
+
+
+def _row_name(row: str) -> str:
+    """``U2`` → ``row U2``; a generic row ``#7`` → ``generic row #7``; a runtime rule as it is."""
+    if row.startswith("#"):
+        return f"generic row {row}"
+    return row if ":" in row else f"row {row}"
 
 
 def _lineage(s: Snapshot, handle_ids: list[str]) -> list[Finding]:
@@ -293,7 +312,9 @@ def _lineage(s: Snapshot, handle_ids: list[str]) -> list[Finding]:
             else:
                 continue
             found.append(
-                Finding("mixed_lineage", f"{hid} is live but derives from a {parent} that {why}")
+                Finding(
+                    "mixed_lineage", f"{hid} is live but derives from {article(parent)} that {why}"
+                )
             )
     return found
 

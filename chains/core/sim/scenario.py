@@ -39,6 +39,7 @@ from ..formats import decode, detect_format, parse_json, validation_problems
 from ..formats.yamlio import parse_yaml
 from ..model import ChainSpec, parse_duration
 from ..verdicts import VERDICT_TYPES, format_verdict, parse_verdict
+from ..words import article
 from .runtime import Run, SimulationError
 from .state import Event, Observation, Proposal, RunState, Snapshot, Waiting
 
@@ -219,7 +220,7 @@ class ProposeEvent(_ScenarioEvent):
     propose: Proposal
 
     def describe(self) -> str:
-        return f"proposes a {self.propose.kind}"
+        return f"proposes {article(self.propose.kind)}"
 
 
 _EVENT_MODELS: dict[str, type[_ScenarioEvent]] = {

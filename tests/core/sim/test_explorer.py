@@ -28,8 +28,8 @@ def test_the_unsafe_fixture_yields_a_redispatch_with_a_replayable_counterexample
     assert [(v.invariant, v.message) for v in result.violations] == [
         (
             "unkeyed_redispatch",
-            "unkeyed commit book_room was dispatched again although its earlier dispatch "
-            "was unresolved (timeout -> retry)",
+            "row U2 (timeout -> retry) re-dispatched unkeyed commit book_room "
+            "although its earlier dispatch was unresolved",
         )
     ]
     scenario = result.violations[0].scenario

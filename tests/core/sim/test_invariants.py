@@ -40,7 +40,7 @@ def test_an_unkeyed_commit_dispatched_again_after_a_timeout_breaks_exactly_once(
     ]
     found = check(booking(), snapshot(state="done"), trace)
     assert invariants(found) == ["unkeyed_redispatch"]
-    assert "timeout -> reconcile" in found[0].message
+    assert "(timeout -> reconcile, generic row #7)" in found[0].message
 
 
 def test_a_second_dispatch_after_one_that_landed_says_the_first_landed():
@@ -49,8 +49,15 @@ def test_a_second_dispatch_after_one_that_landed_says_the_first_landed():
     (finding,) = check(booking(), snapshot(state="done"), trace)
     assert finding.message == (
         "unkeyed commit book was dispatched again although its earlier dispatch "
-        "landed (http:200 -> ok)"
+        "landed (http:200 -> ok, generic row #3)"
     )
+
+
+def test_a_retry_that_re_dispatched_an_unresolved_commit_heads_its_finding_with_the_row():
+    """The row at fault comes first: the reader fixes U2, not the runtime's P3 record."""
+    trace = [attempt(1, "book", "timeout", "retry", "U2"), attempt(2, "book")]
+    (finding,) = check(booking(), snapshot(state="done"), trace)
+    assert finding.message.startswith("row U2 (timeout -> retry) re-dispatched unkeyed commit book")
 
 
 def test_a_probe_that_proves_not_landed_allows_the_next_dispatch():

@@ -1,0 +1,57 @@
+"""A revision as a file to download: the document formats and the drawings.
+
+The chain pages (``r<N>.<format>``) and the API's export operation answer
+with the same file, headers and name, built here once. Drawings lay the
+revision's handle graph or flow graph out with Graphviz, bounded by its
+timeout like every drawing.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from django.http import HttpResponse
+
+from chains.core import formats
+from chains.core.render import flow_dot, handle_graph_dot, to_png, to_svg
+from chains.models import Revision
+from chains.services.access import document_of
+
+__all__ = ["CONTENT_TYPES", "DRAWINGS", "GRAPHS", "Graph", "download"]
+
+CONTENT_TYPES = {
+    "yaml": "application/yaml; charset=utf-8",
+    "json": "application/json",
+    "md": "text/markdown; charset=utf-8",
+    "dot": "text/vnd.graphviz; charset=utf-8",
+    "svg": "image/svg+xml",
+    "png": "image/png",
+}
+DRAWINGS = ("dot", "svg", "png")
+GRAPHS = ("handles", "flow")
+Graph = Literal["handles", "flow"]
+
+
+def download(revision: Revision, fmt: str, graph: Graph = "handles") -> HttpResponse:
+    """``revision`` in format ``fmt`` as an attachment named ``<key>-r<N>[-<graph>].<fmt>``.
+
+    Raises ``DocumentError`` when the revision no longer validates and
+    ``RenderError`` when Graphviz cannot draw it; the callers say so in
+    their own terms.
+    """
+    document = document_of(revision)
+    content: str | bytes
+    name = f"{revision.chain.key}-r{revision.number}"
+    if fmt in DRAWINGS:
+        dot = (handle_graph_dot if graph == "handles" else flow_dot)(document)
+        content = dot if fmt == "dot" else to_svg(dot) if fmt == "svg" else to_png(dot)
+        name += f"-{graph}"
+    else:
+        content = formats.dump(document, fmt)
+    response = HttpResponse(content, content_type=CONTENT_TYPES[fmt])
+    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
+    response["X-Revision"] = str(revision.number)
+    response["X-Content-Hash"] = revision.content_hash
+    if revision.tag:  # an approved revision says so, with the tag reviewers gave it
+        response["X-Approved"] = revision.tag
+    return response
