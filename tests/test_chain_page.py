@@ -85,7 +85,7 @@ def test_a_head_that_no_longer_validates_is_shown_as_stored_with_the_reason(clie
     assert response.status_code == 200
     body = response.content.decode()
     assert "no longer validates" in body
-    assert "actions[0].effect" in body
+    assert "actions[a].effect" in body
     assert "teleport" in body
 
 
