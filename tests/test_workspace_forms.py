@@ -482,7 +482,7 @@ def test_the_yaml_editor_posts_replace(editor, hotel):
 def test_a_refused_verdict_builder_add_keeps_every_typed_field(editor, hotel):
     fields = {
         "arg.fields.id": "R9",
-        "yaml.fields.signal": "[code:QUOTE_EXPIRED]",
+        "csv.fields.signal": "code:QUOTE_EXPIRED, http:410",
         "list.fields.scope.steps": ["reserve"],
         "verdict.type": "rewind",
         "verdict.to": "",
@@ -491,7 +491,15 @@ def test_a_refused_verdict_builder_add_keeps_every_typed_field(editor, hotel):
     assert response.status_code == 400
     form = response.content.decode().split('id="add-row-form"')[1].split("</form>")[0]
     assert 'value="R9"' in form
-    assert 'value="[code:QUOTE_EXPIRED]"' in form
+    assert 'value="code:QUOTE_EXPIRED, http:410"' in form
     assert "<option selected>reserve</option>" in form
     assert "<option selected>rewind</option>" in form
     assert 'class="field-error" role="alert"' in form
+
+
+def test_the_add_row_form_reads_its_signals_comma_separated(editor, hotel):
+    fields = {"arg.fields.id": "R9", "csv.fields.signal": "timeout, http:504"}
+    fields["verdict.type"] = "reconcile"
+    assert post(editor, hotel, "add-row", "add_row", tab="table", **fields).status_code == 200
+    row = hotel.head().document["verdict_table"][0]
+    assert row == {"id": "R9", "signal": ["timeout", "http:504"], "verdict": "reconcile"}

@@ -151,7 +151,11 @@ def keep(fv: FormValues, path: str) -> str:
 
 @register.filter
 def rows(fv: FormValues, path: str) -> list[FormValues]:
-    """The numbered rows of a list or mapping, and one blank row to add with."""
+    """The numbered rows of a list or mapping, and one blank row to add with.
+
+    ``path:n`` shows at least ``n`` rows (a new gate's accept and decline).
+    """
+    path, _, least = path.partition(":")
     stored = fv.stored(path)
     count = len(stored) if isinstance(stored, (list, dict)) else 0
     if fv.post is not None:
@@ -160,7 +164,7 @@ def rows(fv: FormValues, path: str) -> list[FormValues]:
         count = max([int(n) + 1 for n in numbers if n.isdigit()] or [0])
         count = max(count - 1, 0)  # the posted blank row comes back as the blank row
     scoped = []
-    for n in range(count + 1):
+    for n in range(max(count + 1, int(least or 0))):
         row = fv.scoped(f"{fv.base}{path}.{n}.")
         name = row.stored("name")
         row.alias = f"{fv.base}{path}.{name}." if name else ""

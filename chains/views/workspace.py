@@ -55,7 +55,7 @@ SECTIONS = {"action": "actions", "handle": "handles", "gate": "gates", "row": "v
 # Parts of a chain document with edits of their own (the rest is "chain settings").
 CHAIN_SECTIONS = {"id", "handles", "actions", "gates", "verdict_table", "policy"}
 AUDIENCES = get_args(Gate.model_fields["audience"].annotation)
-ADDERS = ("action", "handle", "gate")  # the canvas's add forms, kept open after an add
+ADDERS = ("action", "handle", "gate", "row")  # add forms kept open after an add
 TABS = ("actions", "handles", "gates", "table", "coverage", "policy", "evidence", "history")
 
 

@@ -1,0 +1,35 @@
+/*
+ * Chain Designer workspace forms: focus where the next thing is typed.
+ *
+ * The forms work without it: the server renders an adder open, with
+ * `autofocus` on the id box of the form just used (or on the first field of a
+ * refused form), after every add. This file only moves the caret there after
+ * an htmx swap (a swapped-in `autofocus` is not applied by the browser) and
+ * into the first box of an adder the user opens. It assumes the markup of
+ * templates/chains/workspace.html (details.adders, details.add-gate). No
+ * inline handlers; events are delegated from the document.
+ */
+(function () {
+  "use strict";
+
+  var ADDERS = "details.adders, details.add-gate, details.add-row";
+  var FIRST = "input:not([type=hidden]):not([type=checkbox]), select, textarea";
+
+  // toggle does not bubble: listen in the capture phase.
+  document.addEventListener(
+    "toggle",
+    function (event) {
+      var details = event.target;
+      if (!details.matches || !details.matches(ADDERS) || !details.open) return;
+      var form = details.querySelector("form");
+      var first = form && form.querySelector(FIRST);
+      if (first) first.focus();
+    },
+    true
+  );
+
+  htmx.onLoad(function (element) {
+    var wanted = element.querySelector ? element.querySelector("[autofocus]") : null;
+    if (wanted && wanted.offsetParent !== null) wanted.focus();
+  });
+})();
