@@ -503,3 +503,63 @@ def test_the_add_row_form_reads_its_signals_comma_separated(editor, hotel):
     assert post(editor, hotel, "add-row", "add_row", tab="table", **fields).status_code == 200
     row = hotel.head().document["verdict_table"][0]
     assert row == {"id": "R9", "signal": ["timeout", "http:504"], "verdict": "reconcile"}
+
+
+def form_in(response, form_id: str) -> str:
+    return response.content.decode().split(f'id="{form_id}"')[1].split("</form>")[0]
+
+
+def test_a_refused_add_action_keeps_the_typed_id_in_the_open_adder(editor, hotel):
+    fields = {"arg.id": "quote", "arg.effect": "mint"}
+    response = post(editor, hotel, "add-action", "add_action", adding="action", **fields)
+    assert response.status_code == 400
+    form = form_in(response, "add-action-form")
+    assert 'value="quote"' in form and "<option selected>mint</option>" in form
+    assert "already exists" in form.split('class="field-error"')[1]
+    assert '<details class="adders" id="adders" open>' in response.content.decode()
+
+
+def test_a_refused_add_handle_keeps_the_typed_id_and_minter(editor, hotel):
+    fields = {"arg.id": "search_id", "arg.minted_by": "quote", "yaml.single_use": "true"}
+    response = post(editor, hotel, "add-handle", "add_handle", adding="handle", **fields)
+    assert response.status_code == 400
+    form = form_in(response, "add-handle-form")
+    assert 'value="search_id"' in form and "<option selected>quote</option>" in form
+    assert 'value="true" checked' in form
+    assert "already exists" in form
+
+
+def test_a_refused_gate_edit_shows_the_error_beside_the_timeout(editor, hotel):
+    body = editor.get(f"{hotel.url()}?select=gate:book_consent").content.decode()
+    posted = browser_post(body, "element-fields")
+    posted["set.fields.timeout.outcome"] = "accept"  # a timeout needs its "after"
+    response = post(editor, hotel, "element-form", "update_gate", **posted)
+    assert response.status_code == 400
+    timeout = form_in(response, "element-fields").split("<legend>Timeout</legend>")[1]
+    timeout = timeout.split("</fieldset>")[0]
+    assert 'value="accept"' in timeout
+    assert 'class="field-error"' in timeout
+    assert "timeout" not in element(hotel, "gates", "book_consent")
+
+
+def test_a_refused_row_edit_keeps_the_typed_verdict(editor, hotel):
+    row = {"arg.fields.id": "R1", "csv.fields.signal": "x", "verdict.type": "retry"}
+    assert post(editor, hotel, "add-row", "add_row", **row).status_code == 200
+    body = editor.get(f"{hotel.url()}?select=row:R1&tab=table").content.decode()
+    posted = browser_post(body, "element-fields")
+    posted["set.fields.verdict"] = "rewind(to:"
+    response = post(editor, hotel, "element-form", "update_row", **posted)
+    assert response.status_code == 400
+    form = form_in(response, "element-fields")
+    assert 'value="rewind(to:"' in form
+    assert "Not saved:" in form
+
+
+def test_a_refused_variants_save_keeps_the_typed_values(editor, hotel):
+    fields = {"keep.fields.variants": "null", "csv.fields.variants.values": "NDC, EDIFACT"}
+    response = post(editor, hotel, "variants-form", "update_chain", tab="policy", **fields)
+    assert response.status_code == 400
+    form = form_in(response, "variants-form")
+    assert 'value="NDC, EDIFACT"' in form
+    assert 'class="field-error"' in form.split("<legend>")[1]
+    assert "variants" not in hotel.head().document
