@@ -563,3 +563,19 @@ def test_a_refused_variants_save_keeps_the_typed_values(editor, hotel):
     assert 'value="NDC, EDIFACT"' in form
     assert 'class="field-error"' in form.split("<legend>")[1]
     assert "variants" not in hotel.head().document
+
+
+def test_the_gate_panel_deletes_an_unused_gate(editor, hotel):
+    response = post(editor, hotel, "", "delete_gate", **{"arg.id": "book_consent"})
+    assert response.status_code == 200
+    assert element_ids(hotel, "gates") == []
+
+
+def test_deleting_a_gate_still_used_names_the_place(editor, hotel):
+    posted = action_form(editor, hotel, "reserve")
+    posted["set.fields.entry_gate"] = "book_consent"
+    assert post(editor, hotel, "element-form", "update_action", **posted).status_code == 200
+    response = post(editor, hotel, "", "delete_gate", **{"arg.id": "book_consent"})
+    assert response.status_code == 400
+    assert "actions.reserve.entry_gate" in response.content.decode()
+    assert element_ids(hotel, "gates") == ["book_consent"]

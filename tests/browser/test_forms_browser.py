@@ -144,6 +144,9 @@ def test_a_gate_an_idempotency_and_a_verdict_row_are_made_through_the_forms(hand
     page = hand.page
     hand.click(page.locator("details.adders > summary"))
     add_action(hand, "quote", "mint")
+    adder = page.locator("#add-action-form")
+    expect(adder.get_by_label("Action id")).to_be_focused()  # open, ready for the next one
+    expect(adder.get_by_label("Action id")).to_have_value("")
     add_action(hand, "reserve", "commit")
     add_gate(hand)
     assert element("hotel", "gates", "book_consent") == {
@@ -240,7 +243,7 @@ def test_the_hotel_chain_is_built_to_valid_through_the_forms(hand, capsys):
     hand.type(budgets.get_by_label("Max rewinds"), "3")
     hand.type(budgets.get_by_label("Max repairs"), "2", tab=True)
     hand.type(budgets.get_by_label("Wall clock (parked time excluded)"), "30m", tab=True)
-    hand.save(budgets.get_by_role("button", name="Save policy"))
+    hand.save(budgets.get_by_role("button", name="Save budgets"))
 
     hand.click(page.locator("nav.tabs a", has_text="Table"))
     add_row(hand, "R1", "timeout", "reconcile", step="reserve")
