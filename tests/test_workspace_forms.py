@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 
 from chains.core import formats
 from chains.models import Chain, Team
@@ -579,3 +581,68 @@ def test_deleting_a_gate_still_used_names_the_place(editor, hotel):
     assert response.status_code == 400
     assert "actions.reserve.entry_gate" in response.content.decode()
     assert element_ids(hotel, "gates") == ["book_consent"]
+
+
+def test_the_row_form_sets_the_scope(editor, hotel):
+    row = {"arg.fields.id": "R1", "csv.fields.signal": "timeout", "verdict.type": "reconcile"}
+    post(editor, hotel, "add-row", "add_row", **row)
+    body = editor.get(f"{hotel.url()}?select=row:R1&tab=table").content.decode()
+    posted = browser_post(body, "element-fields")
+    posted["setlist.fields.scope.steps"] = ["", "reserve"]
+    assert post(editor, hotel, "element-form", "update_row", **posted).status_code == 200
+    assert hotel.head().document["verdict_table"][0]["scope"] == {"steps": ["reserve"]}
+
+
+def test_an_element_is_scoped_to_a_variant_when_the_chain_has_variants(editor, hotel):
+    variants = {"keep.fields.variants": "null", "set.fields.variants.axis": "rail"}
+    post(
+        editor,
+        hotel,
+        "variants-form",
+        "update_chain",
+        **variants,
+        **{"csv.fields.variants.values": "NDC, EDIFACT"},
+    )
+    posted = action_form(editor, hotel, "quote")
+    posted["setlist.fields.only"] = ["", "NDC"]
+    assert post(editor, hotel, "element-form", "update_action", **posted).status_code == 200
+    assert element(hotel, "actions", "quote")["only"] == ["NDC"]
+
+
+FIXTURE_FILES = [
+    "flight-roundtrip.yaml",
+    "card-payment.yaml",
+    "cloud-provisioning.yaml",
+    "hotel-compile.md",
+    "unsafe-retry-booking.yaml",
+]
+KINDS = [("actions", "action"), ("handles", "handle"), ("gates", "gate"), ("verdict_table", "row")]
+
+
+@pytest.mark.parametrize("name", FIXTURE_FILES)
+def test_every_element_form_saved_unchanged_changes_nothing(client, team, name):
+    """What a form shows and posts back is the element: no key, order or origin is lost."""
+    path = Path(settings.BASE_DIR) / "fixtures" / name
+    for spec in formats.load(path.read_bytes(), filename=name).chains:
+        chain = Chain.objects.store(formats.to_document(spec), "import", team=team).chain
+        before = chain.head().document
+        for section, kind in KINDS:
+            for n, item in enumerate(before.get(section, []), 1):
+                ident = item.get("id") or f"#{n}"
+                body = client.get(f"{chain.url()}?select={kind}:{ident}").content.decode()
+                posted = browser_post(body, "element-fields")
+                response = post(client, chain, "element-form", f"update_{kind}", **posted)
+                assert response.status_code == 200, (name, ident)
+                assert chain.head().document == before, (name, ident)
+
+
+def test_a_comma_inside_brackets_or_quotes_stays_in_its_signal():
+    from django.http import QueryDict
+
+    from chains.views.edit_form import read_edit
+
+    post = QueryDict(mutable=True)
+    post.update({"base": "1", "op": "update_row", "arg.id": "P1"})
+    post["csv.fields.signal"] = "code in ['a', 'b'], http:402, f(x, y), 'q,r'"
+    signals = read_edit(post).args["fields"]["signal"]
+    assert signals == ["code in ['a', 'b']", "http:402", "f(x, y)", "'q,r'"]

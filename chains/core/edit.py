@@ -46,7 +46,17 @@ from .formats import from_document, to_document
 from .graph import derivation_cycles, derivation_graph
 from .keys import DOCUMENT_EDGE_KINDS
 from .lint.structure import EXTERNAL
-from .model import EFFECTS, Action, ChainSpec, Gate, Handle, Policy, VerdictRow, ref_position
+from .model import (
+    EFFECTS,
+    Action,
+    ChainSpec,
+    Gate,
+    Handle,
+    Policy,
+    VerdictRow,
+    external_minter,
+    ref_position,
+)
 from .verdicts import format_verdict, parse_verdict
 
 __all__ = [
@@ -490,7 +500,7 @@ def _set_minter(data: Data, handle: Data, minter: str | None) -> None:
     path = f"handles.{hid}.minted_by"
     if minter is not None:
         _need_str("minted_by", minter)
-        if minter != EXTERNAL and _find(data, "actions", minter) is None:
+        if not external_minter(minter) and _find(data, "actions", minter) is None:
             raise EditError(path, f"action {minter!r} does not exist")
     for action in data.get("actions") or []:
         outputs = (action.get("output") or {}).get("handles") or []
@@ -500,7 +510,7 @@ def _set_minter(data: Data, handle: Data, minter: str | None) -> None:
         handle.pop("minted_by", None)
         return
     handle["minted_by"] = minter
-    if minter != EXTERNAL:
+    if not external_minter(minter):
         outputs = _list_at(_element(data, "actions", minter), "output", "handles")
         if hid not in outputs:
             outputs.append(hid)

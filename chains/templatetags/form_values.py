@@ -186,3 +186,17 @@ def err(fv: FormValues, path: str) -> str:
         if full and where.endswith(f".{fv.prefix}{full}"):  # a posted field name
             return fv.error
     return ""
+
+
+@register.filter
+def choices(chosen: Any, items: Any) -> list[tuple[str, bool]]:
+    """A picker's options as (id, selected): the chosen ones first, in their stored order.
+
+    A chosen id the chain does not define (a dangling reference, an
+    ``external(...)`` minter) stays an option, so saving the form unchanged
+    keeps it; the rest follow in document order.
+    """
+    picked = [chosen] if isinstance(chosen, str) else list(chosen or [])
+    picked = [p for p in picked if p]
+    ids = [getattr(item, "id", item) for item in items or []]
+    return [(p, True) for p in picked] + [(i, False) for i in ids if i not in picked]

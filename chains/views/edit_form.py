@@ -63,9 +63,25 @@ def _yaml(post: QueryDict, name: str) -> Any:
 
 
 def _csv(post: QueryDict, name: str) -> Any:
-    """A comma-separated list (signals, rematch keys); an empty box sets null."""
-    items = [part.strip() for part in post[name].split(",") if part.strip()]
-    return items or None
+    """A comma-separated list (signals, rematch keys); an empty box sets null.
+
+    A comma inside brackets or quotes belongs to its item: a signal such as
+    ``code in ['a', 'b']`` stays one.
+    """
+    items, depth, quote, start, text = [], 0, "", 0, post[name]
+    for i, char in enumerate(text + ","):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(depth - 1, 0)
+        elif char == "," and depth == 0:
+            items.append(text[start:i].strip())
+            start = i + 1
+    return [item for item in items if item] or None
 
 
 def _int(post: QueryDict, name: str) -> Any:

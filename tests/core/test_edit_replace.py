@@ -73,3 +73,9 @@ def test_an_output_handle_chosen_on_the_action_is_minted_by_it():
 def test_an_output_handle_dropped_from_the_action_is_minted_by_nothing():
     new = edit.update_action(CHAIN, "quote", {"output": {"handles": []}})
     assert new.handle("quote_token").minted_by is None
+
+
+def test_a_handle_minted_outside_the_chain_keeps_its_origin_on_update():
+    new = edit.update_handle(CHAIN, "quote_token", {"minted_by": "external(scope 1 book_stay)"})
+    assert new.handle("quote_token").minted_by == "external(scope 1 book_stay)"
+    assert new.action("quote").output.handles == []
