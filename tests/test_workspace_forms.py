@@ -646,3 +646,20 @@ def test_a_comma_inside_brackets_or_quotes_stays_in_its_signal():
     post["csv.fields.signal"] = "code in ['a', 'b'], http:402, f(x, y), 'q,r'"
     signals = read_edit(post).args["fields"]["signal"]
     assert signals == ["code in ['a', 'b']", "http:402", "f(x, y)", "'q,r'"]
+
+
+@pytest.mark.parametrize("name", FIXTURE_FILES)
+@pytest.mark.parametrize(
+    "form_id, op", [("policy-form", "update_policy"), ("variants-form", "update_chain")]
+)
+def test_the_policy_and_variants_forms_saved_unchanged_change_nothing(
+    client, team, name, form_id, op
+):
+    path = Path(settings.BASE_DIR) / "fixtures" / name
+    spec = formats.load(path.read_bytes(), filename=name).chains[0]
+    chain = Chain.objects.store(formats.to_document(spec), "import", team=team).chain
+    before = chain.head().document
+    body = client.get(f"{chain.url()}?tab=policy").content.decode()
+    response = post(client, chain, form_id, op, **browser_post(body, form_id))
+    assert response.status_code == 200
+    assert chain.head().document == before
