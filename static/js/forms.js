@@ -5,7 +5,8 @@
  * `autofocus` on the id box of the form just used (or on the first field of a
  * refused form), after every add. This file only moves the caret there after
  * an htmx swap (a swapped-in `autofocus` is not applied by the browser) and
- * into the first box of an adder the user opens. It assumes the markup of
+ * into the first box of an adder the user opens, and after a refused save
+ * scrolls the error beside the field into view. It assumes the markup of
  * templates/chains/workspace.html (details.adders, details.add-gate). No
  * inline handlers; events are delegated from the document.
  */
@@ -29,7 +30,13 @@
   );
 
   htmx.onLoad(function (element) {
-    var wanted = element.querySelector ? element.querySelector("[autofocus]") : null;
+    if (!element.querySelector) return;
+    var wanted = element.querySelector("[autofocus]");
     if (wanted && wanted.offsetParent !== null) wanted.focus();
+    // A refused save: show the reason beside the field it names (the last
+    // field-error of the form), not wherever the page happened to scroll.
+    var errors = element.querySelectorAll("form .field-error");
+    var shown = errors.length ? errors[errors.length - 1] : null;
+    if (shown && shown.offsetParent !== null) shown.scrollIntoView({ block: "center" });
   });
 })();
