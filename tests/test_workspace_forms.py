@@ -663,3 +663,14 @@ def test_the_policy_and_variants_forms_saved_unchanged_change_nothing(
     response = post(client, chain, form_id, op, **browser_post(body, form_id))
     assert response.status_code == 200
     assert chain.head().document == before
+
+
+def test_a_confirmation_by_key_replay_alone_survives_the_action_form(editor, team):
+    pay = "{id: pay, effect: commit, confirmation: {by_key_replay: true}}"
+    text = f"id: keyed\nactions:\n  - {pay}\n"
+    spec = formats.load(text, format="yaml").chains[0]
+    chain = Chain.objects.store(formats.to_document(spec), "import", team=team).chain
+    before = chain.head().document
+    posted = action_form(editor, chain, "pay")
+    assert post(editor, chain, "element-form", "update_action", **posted).status_code == 200
+    assert chain.head().document == before

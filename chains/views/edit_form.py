@@ -185,8 +185,8 @@ def _empty(value: Any, top: bool = True) -> bool:
     under a kept ``input``) every key counts.
     """
     if isinstance(value, dict):
-        if not top:
-            return all(v is None for v in value.values())
+        if not top:  # kept as stored: even ``{}`` says something (by_key_replay: true)
+            return bool(value) and all(v is None for v in value.values())
         return all(_empty(v, False) or isinstance(v, bool) for v in value.values())
     return value is None or value in ("", [])
 
