@@ -674,3 +674,16 @@ def test_a_confirmation_by_key_replay_alone_survives_the_action_form(editor, tea
     posted = action_form(editor, chain, "pay")
     assert post(editor, chain, "element-form", "update_action", **posted).status_code == 200
     assert chain.head().document == before
+
+
+def test_the_confirmation_section_sets_by_key_replay_async_and_sweep(editor, hotel):
+    posted = action_form(editor, hotel, "reserve")
+    posted["yaml.fields.confirmation.by_key_replay"] = ["null", "true"]
+    posted["set.fields.confirmation.async.channel"] = "webhook"
+    posted["set.fields.confirmation.async.deadline"] = "24h"
+    posted["set.fields.confirmation.sweep.interval"] = "5m"
+    assert post(editor, hotel, "element-form", "update_action", **posted).status_code == 200
+    confirmation = element(hotel, "actions", "reserve")["confirmation"]
+    assert confirmation["async"] == {"channel": "webhook", "deadline": "24h"}
+    assert confirmation["sweep"] == {"interval": "5m"}
+    assert "by_key_replay" in confirmation
