@@ -687,3 +687,29 @@ def test_the_confirmation_section_sets_by_key_replay_async_and_sweep(editor, hot
     assert confirmation["async"] == {"channel": "webhook", "deadline": "24h"}
     assert confirmation["sweep"] == {"interval": "5m"}
     assert "by_key_replay" in confirmation
+
+
+@pytest.mark.parametrize(
+    "form_id, op, fields",
+    [
+        ("add-action", "add_action", {"arg.id": "refund"}),
+        ("add-handle", "add_handle", {"arg.id": "refund_id"}),
+        ("add-row", "add_row", {"arg.fields.id": "R1", "verdict.type": "retry"}),
+        (
+            "element-form",
+            "update_handle",
+            {"arg.id": "quote_token", "yaml.fields.single_use": "true"},
+        ),
+        (
+            "element-form",
+            "update_gate",
+            {"arg.id": "book_consent", "set.fields.audience": "operator"},
+        ),
+        ("variants-form", "update_chain", {"set.fields.variants.axis": "rail"}),
+    ],
+)
+def test_a_viewer_cannot_post_any_form(people, signed_in, hotel, form_id, op, fields):
+    before = hotel.head().number
+    response = post(signed_in(people["viewer"]), hotel, form_id, op, **fields)
+    assert response.status_code == 403
+    assert hotel.head().number == before
