@@ -46,7 +46,17 @@ from .formats import from_document, to_document
 from .graph import derivation_cycles, derivation_graph
 from .keys import DOCUMENT_EDGE_KINDS
 from .lint.structure import EXTERNAL
-from .model import EFFECTS, Action, ChainSpec, Gate, Handle, Policy, VerdictRow, ref_position
+from .model import (
+    EFFECTS,
+    Action,
+    ChainSpec,
+    Gate,
+    Handle,
+    Policy,
+    VerdictRow,
+    external_minter,
+    ref_position,
+)
 from .verdicts import format_verdict, parse_verdict
 from .words import article
 
@@ -142,6 +152,12 @@ def _need_index(name: str, value: Any) -> int:
     return value
 
 
+def _need_flag(value: Any, name: str = "replace") -> bool:
+    if not isinstance(value, bool):
+        raise EditError(name, f"{name} must be true or false, got {_json_type(value)}")
+    return value
+
+
 def _known_keys(model: type[BaseModel]) -> list[str]:
     return [field.alias or name for name, field in model.model_fields.items()]
 
@@ -233,8 +249,15 @@ def _list_at(element: Data, *keys: str) -> list[Any]:
     return found
 
 
-def _replace(element: Data, fields: Data) -> None:
-    """Top-level keys of ``fields`` replace the element's; ``None`` removes a key."""
+def _replace(element: Data, fields: Data, whole: bool = False) -> None:
+    """Top-level keys of ``fields`` replace the element's; ``None`` removes a key.
+
+    ``whole`` makes ``fields`` the element's every key (the YAML editor shows
+    them all, so a key deleted there is meant gone): the others are dropped.
+    """
+    if whole:
+        for key in [k for k in element if k != "id" and k not in fields]:
+            del element[key]
     for key, value in fields.items():
         if value is None:
             element.pop(key, None)
@@ -419,8 +442,12 @@ def _rename_action(data: Data, old: str, new: str) -> None:
         policy["per_step"] = {new if k == old else k: v for k, v in per_step.items()}
 
 
-def update_action(doc: ChainSpec, id: str, fields: dict[str, Any]) -> ChainSpec:
+def update_action(
+    doc: ChainSpec, id: str, fields: dict[str, Any], replace: bool = False
+) -> ChainSpec:
     """Replace top-level keys of an action; a new ``id`` renames it everywhere.
+
+    With ``replace`` the keys left out of ``fields`` are removed too.
 
     >>> doc = ChainSpec.model_validate({"id": "c", "actions": [
     ...     {"id": "get", "effect": "read"},
@@ -430,8 +457,21 @@ def update_action(doc: ChainSpec, id: str, fields: dict[str, Any]) -> ChainSpec:
     """
     data = _document(doc)
     changes = _changes(data, "actions", id, fields, Action)
-    _replace(_element(data, "actions", changes.pop("id")), changes)
+    action = _element(data, "actions", changes.pop("id"))
+    before = set((action.get("output") or {}).get("handles") or [])
+    _replace(action, changes, _need_flag(replace))
+    _sync_minters(data, action, before)
     return _validated(data)
+
+
+def _sync_minters(data: Data, action: Data, before: set[str]) -> None:
+    """Output handles changed by an update move ``minted_by`` along, as a mints edge would."""
+    after = (action.get("output") or {}).get("handles") or []
+    for handle in data.get("handles") or []:
+        if handle["id"] in after and handle["id"] not in before:
+            _set_minter(data, handle, action["id"])
+        elif handle["id"] in before - set(after) and handle.get("minted_by") == action["id"]:
+            handle.pop("minted_by")
 
 
 def delete_action(doc: ChainSpec, id: str) -> ChainSpec:
@@ -464,7 +504,7 @@ def _set_minter(data: Data, handle: Data, minter: str | None) -> None:
     path = f"handles.{hid}.minted_by"
     if minter is not None:
         _need_str("minted_by", minter)
-        if minter != EXTERNAL and _find(data, "actions", minter) is None:
+        if not external_minter(minter) and _find(data, "actions", minter) is None:
             raise EditError(path, f"action {minter!r} does not exist")
     for action in data.get("actions") or []:
         outputs = (action.get("output") or {}).get("handles") or []
@@ -474,7 +514,7 @@ def _set_minter(data: Data, handle: Data, minter: str | None) -> None:
         handle.pop("minted_by", None)
         return
     handle["minted_by"] = minter
-    if minter != EXTERNAL:
+    if not external_minter(minter):
         outputs = _list_at(_element(data, "actions", minter), "output", "handles")
         if hid not in outputs:
             outputs.append(hid)
@@ -493,19 +533,24 @@ def add_handle(doc: ChainSpec, id: str, minted_by: str | None = None, **fields: 
     return after
 
 
-def update_handle(doc: ChainSpec, id: str, fields: dict[str, Any]) -> ChainSpec:
+def update_handle(
+    doc: ChainSpec, id: str, fields: dict[str, Any], replace: bool = False
+) -> ChainSpec:
     """Replace top-level keys of a handle; a new ``id`` renames it everywhere.
 
     A new ``minted_by`` moves the handle to that action's ``output.handles``
-    (``None`` or ``external``: out of every action's).
+    (``None`` or ``external``: out of every action's). With ``replace`` the
+    keys left out of ``fields`` are removed too (no ``minted_by``: no minter).
     """
     data = _document(doc)
     changes = _changes(data, "handles", id, fields, Handle)
     new_id = changes.pop("id")
     handle = _element(data, "handles", new_id)
+    if _need_flag(replace) and "minted_by" not in changes:
+        changes["minted_by"] = None
     if "minted_by" in changes:
         _set_minter(data, handle, changes.pop("minted_by"))
-    _replace(handle, changes)
+    _replace(handle, changes, replace)
     after = _validated(data)
     _refuse_new_cycles(doc, after, f"handles.{new_id}.derived_from")
     return after
@@ -664,15 +709,15 @@ def add_row(doc: ChainSpec, fields: dict[str, Any], index: int | None = None) ->
     return _validated(data)
 
 
-def update_row(doc: ChainSpec, id: str, fields: dict[str, Any]) -> ChainSpec:
-    """Replace top-level keys of a verdict row (``id`` or ``#n``)."""
+def update_row(doc: ChainSpec, id: str, fields: dict[str, Any], replace: bool = False) -> ChainSpec:
+    """Replace top-level keys of a verdict row (``id`` or ``#n``); ``replace``: all of them."""
     data = _document(doc)
     at = _position(data, "verdict_table", id)
     row = data["verdict_table"][at]
     changes = _need_fields(fields, VerdictRow, _row_place(row, at))
     if changes.get("id", row.get("id")) != row.get("id"):
         _check_new_id(data, "verdict_table", changes["id"], f"{_row_place(row, at)}.id")
-    _replace(row, changes)
+    _replace(row, changes, _need_flag(replace))
     return _validated(data)
 
 
@@ -734,11 +779,16 @@ def add_gate(doc: ChainSpec, id: str, **fields: Any) -> ChainSpec:
     return _validated(data)
 
 
-def update_gate(doc: ChainSpec, id: str, fields: dict[str, Any]) -> ChainSpec:
-    """Replace top-level keys of a gate; a new ``id`` renames its ``gate(...)`` verdicts too."""
+def update_gate(
+    doc: ChainSpec, id: str, fields: dict[str, Any], replace: bool = False
+) -> ChainSpec:
+    """Replace top-level keys of a gate; a new ``id`` renames its ``gate(...)`` verdicts too.
+
+    With ``replace`` the keys left out of ``fields`` are removed too.
+    """
     data = _document(doc)
     changes = _changes(data, "gates", id, fields, Gate)
-    _replace(_element(data, "gates", changes.pop("id")), changes)
+    _replace(_element(data, "gates", changes.pop("id")), changes, _need_flag(replace))
     return _validated(data)
 
 
@@ -760,8 +810,15 @@ def _merge(base: Data, patch: Data) -> None:
     for key, value in patch.items():
         if value is None:
             base.pop(key, None)
-        elif isinstance(value, dict) and isinstance(base.get(key), dict):
-            _merge(base[key], value)
+        elif isinstance(value, dict) and value:
+            # A form posts every box: a section whose boxes are all empty is no section.
+            found = base.get(key)
+            node: Data = found if isinstance(found, dict) else {}
+            _merge(node, value)
+            if node:
+                base[key] = node
+            else:
+                base.pop(key, None)
         else:
             base[key] = value
 

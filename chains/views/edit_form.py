@@ -10,6 +10,15 @@ The families are listed for people in docs/designer.md ("Posting edits from
 a script"). A field that cannot be read raises ``FormError`` (``EditError``
 for JSON or YAML it cannot read) naming it; the workspace answers 400 and
 keeps what was typed.
+
+Structured forms (a gate's outcomes, an action's idempotency) post nested
+objects with three marker families, applied around the value families:
+``keep.<path>`` carries the object's current value as JSON (so the keys a
+form does not show survive), and an object that ends up empty is removed;
+``rows.<path>`` turns the numbered entries posted under it (``<path>.0.when``)
+into a list, dropping empty ones; ``named.<path>`` turns them into a mapping
+keyed by each entry's ``name`` (a gate's outcomes, an action's intent
+fields), dropping entries without one.
 """
 
 from __future__ import annotations
@@ -53,6 +62,38 @@ def _yaml(post: QueryDict, name: str) -> Any:
     return parse_value(post[name], name, "YAML")
 
 
+def _csv(post: QueryDict, name: str) -> Any:
+    """A comma-separated list (signals, rematch keys); an empty box sets null.
+
+    A comma inside brackets or quotes belongs to its item: a signal such as
+    ``code in ['a', 'b']`` stays one.
+    """
+    items, depth, quote, start, text = [], 0, "", 0, post[name]
+    for i, char in enumerate(text + ","):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(depth - 1, 0)
+        elif char == "," and depth == 0:
+            items.append(text[start:i].strip())
+            start = i + 1
+    return [item for item in items if item] or None
+
+
+def _int(post: QueryDict, name: str) -> Any:
+    """A whole number (a budget); an empty box sets null."""
+    text = post[name].strip()
+    if text == "":
+        return None
+    if not text.lstrip("-").isdigit() or len(text) > 12:
+        raise FormError(f"{name}: expected a whole number, got {text!r}", (name,))
+    return int(text)
+
+
 # Each family: how one posted field becomes the argument at its path.
 FAMILIES: dict[str, Callable[[QueryDict, str], Any]] = {
     "arg": _arg,
@@ -60,7 +101,10 @@ FAMILIES: dict[str, Callable[[QueryDict, str], Any]] = {
     "list": _list,
     "setlist": _setlist,
     "yaml": _yaml,
+    "csv": _csv,
+    "int": _int,
 }
+MARKERS = ("keep", "rows", "named")
 # ``verdict.<part>`` fields (type, to, gate, fields, reason) build one verdict
 # expression, stored at the path ``verdict.into`` names.
 VERDICT_AT = "fields.verdict"
@@ -71,6 +115,12 @@ def read_edit(post: QueryDict) -> EditIn:
     plain = read_form(EditIn, _without(post, "args"))
     args = parse_args(post["args"]) if post.get("args") else {}
     verdict: dict[str, str] = {}
+    marked = _marked(post)
+    for family, path, name in marked:  # shallow first: a row's keep lands in its reset list
+        if family == "keep":
+            _put(args, path, parse_value(post[name], name, "JSON"), name)
+        else:
+            _put(args, path, {}, name)
     for name in post:
         family, _, path = name.partition(".")
         if family in FAMILIES:
@@ -82,7 +132,63 @@ def read_edit(post: QueryDict) -> EditIn:
     if verdict:
         at = verdict.pop("into", VERDICT_AT)
         _put(args, at, build_verdict(verdict), "verdict.into")
+    for family, path, _name in reversed(marked):  # deep first: a row empties before its list
+        _shape(args, family, path)
     return plain.model_copy(update={"args": args})
+
+
+def _marked(post: QueryDict) -> list[tuple[str, str, str]]:
+    """The marker fields as (family, path, field name), shallow paths first."""
+    found = []
+    for name in post:
+        family, _, path = name.partition(".")
+        if family in MARKERS:
+            found.append((family, path, name))
+    return sorted(found, key=lambda item: (item[1].count("."), item[0] != "keep"))
+
+
+def _shape(args: dict[str, Any], family: str, path: str) -> None:
+    """Apply a marker once every value is in: make a list or a mapping, or drop an empty object."""
+    *parents, last = path.split(".")
+    node: Any = args
+    for part in parents:
+        node = node.get(part) if isinstance(node, dict) else None
+    if not isinstance(node, dict) or not isinstance(node.get(last), dict):
+        return
+    value = {k: v for k, v in node[last].items() if v is not None}
+    if family == "rows":
+        entries = [value[k] for k in sorted(value, key=_number) if k.isdigit()]
+        node[last] = [e for e in entries if not _empty(e)]
+    elif family == "named":
+        entries = [value[k] for k in sorted(value, key=_number) if k.isdigit()]
+        named = [e for e in entries if isinstance(e, dict) and e.get("name")]
+        node[last] = {e.pop("name"): e for e in named}
+    elif _empty(value):
+        # A section with nothing in it is no section: null removes it from the element.
+        if path.count(".") <= 1:
+            node[last] = None
+        else:
+            del node[last]
+    else:
+        node[last] = value
+
+
+def _number(key: str) -> int:
+    return int(key) if key.isdigit() else -1
+
+
+def _empty(value: Any, top: bool = True) -> bool:
+    """Nothing worth keeping: no value, or only unset ones and ticks.
+
+    A box is posted ticked or not on every row, the blank one included, so a
+    tick alone does not make a row or a section; deeper down (an intent field
+    under a kept ``input``) every key counts.
+    """
+    if isinstance(value, dict):
+        if not top:  # kept as stored: even ``{}`` says something (by_key_replay: true)
+            return bool(value) and all(v is None for v in value.values())
+        return all(_empty(v, False) or isinstance(v, bool) for v in value.values())
+    return value is None or value in ("", [])
 
 
 def _without(post: QueryDict, name: str) -> QueryDict:
@@ -99,7 +205,9 @@ def _put(args: dict[str, Any], path: str, value: Any, field: str) -> None:
     *parents, last = path.split(".")
     node = args
     for part in parents:
-        node = node.setdefault(part, {})
+        if node.get(part) is None:  # a kept section that was absent (JSON null)
+            node[part] = {}
+        node = node[part]
         if not isinstance(node, dict):
             raise FormError(f"{field}: {part} is not an object")
     node[last] = value

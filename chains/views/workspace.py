@@ -57,6 +57,7 @@ SECTIONS = {"action": "actions", "handle": "handles", "gate": "gates", "row": "v
 # Parts of a chain document with edits of their own (the rest is "chain settings").
 CHAIN_SECTIONS = {"id", "handles", "actions", "gates", "verdict_table", "policy"}
 AUDIENCES = get_args(Gate.model_fields["audience"].annotation)
+ADDERS = ("action", "handle", "gate", "row")  # add forms kept open after an add
 TABS = ("actions", "handles", "gates", "table", "coverage", "policy", "evidence", "history")
 # Tabs wide enough to want the whole page width (``?wide=1``) instead of the side panel.
 WIDE_TABS = ("table", "coverage")
@@ -64,7 +65,8 @@ SEVERITIES: tuple[str, ...] = get_args(Severity)
 # Findings the lint summary beside the canvas names; the lint panel lists the rest.
 SUMMARY_FINDINGS = 3
 # The view state every workspace form posts back (templates/chains/_state.html).
-STATE_FIELDS = ("select", "tab", "view", "wide", "sev")
+# adding: the adder form kept open after an add.
+STATE_FIELDS = ("select", "tab", "view", "wide", "sev", "adding")
 
 
 @require_GET
@@ -90,7 +92,7 @@ def edit_chain(request: HttpRequest, key: str, team: str | None = None) -> HttpR
     except StaleRevision as exc:
         return _stale(request, chain, exc, posted)
     except ChainError as exc:
-        return _refused(request, chain, str(exc), 400)
+        return _refused(request, chain, str(exc), 400, exc)
     known = {"document": saved.spec, "report": saved.report, "drawing": saved.started}
     return _saved(request, chain, saved.revision, **known)
 
@@ -135,6 +137,7 @@ def workspace_context(
         "history": chain.revisions.order_by("-number")[:30],
         "threads": Comment.objects.threads(chain)[:50],
         "approved": chain.approved(),
+        "adding": params.get("adding") if params.get("adding") in ADDERS else "",
         **extra,
     }
     commented = Comment.objects.open_counts(chain)
@@ -380,6 +383,7 @@ def _element(document: ChainSpec, text: str | None) -> dict | None:
         "key": shown,
         "yaml": _yaml(found),
         "value": value,
+        "data": found,
     }
 
 
@@ -394,7 +398,12 @@ def _settings(document: ChainSpec) -> dict[str, str]:
     """The policy, and the chain's own fields, as YAML for the Policy tab's two editors."""
     data = formats.to_document(document)
     own = {k: v for k, v in data.items() if k not in CHAIN_SECTIONS}
-    return {"policy_yaml": _yaml(data.get("policy", {})), "settings_yaml": _yaml(own)}
+    return {
+        "policy_yaml": _yaml(data.get("policy", {})),
+        "settings_yaml": _yaml(own),
+        "policy_data": data.get("policy", {}),
+        "chain_data": own,
+    }
 
 
 def _yaml(data: Any) -> str:
@@ -410,7 +419,7 @@ _REPORTS = Recent(64, budget=settings.DERIVED_CACHE_BYTES)
 
 
 def _state(request: HttpRequest) -> dict[str, str]:
-    """The workspace's view state a form carries along (selection, tab, view, layout)."""
+    """The workspace's view state a form carries along (selection, tab, view, layout, adder)."""
     return {k: request.POST[k] for k in STATE_FIELDS if request.POST.get(k)}
 
 
@@ -442,11 +451,25 @@ def _saved(request: HttpRequest, chain: Chain, revision: Revision, **known: Any)
     return render_workspace(request, context)
 
 
-def _refused(request: HttpRequest, chain: Chain, message: str, status: int) -> HttpResponse:
-    """The workspace again with the reason, and what the user typed kept in its form."""
+def _refused(
+    request: HttpRequest, chain: Chain, message: str, status: int, exc: Exception | None = None
+) -> HttpResponse:
+    """The workspace again with the reason, and what the user typed kept in its form.
+
+    ``typed`` gives the posting form (its ``form`` field) every value posted
+    and the place the refusal names, so it shows them next to its fields.
+    """
     context = workspace_context(chain, get_head(chain), _state(request), error=message)
     context["stale"] = status == 409
-    context["typed"] = {"op": request.POST.get("op", ""), "yaml": request.POST.get("yaml.fields")}
+    fields = getattr(exc, "fields", None)
+    context["typed"] = {
+        "op": request.POST.get("op", ""),
+        "yaml": request.POST.get("yaml.fields"),
+        "form": request.POST.get("form", ""),
+        "post": request.POST,
+        "error": message,
+        "path": getattr(exc, "path", None) or (fields[0] if fields else ""),
+    }
     return render_workspace(request, context, status)
 
 

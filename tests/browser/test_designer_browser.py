@@ -70,7 +70,8 @@ def open_workspace(page: Page, live_server, key: str, query: str = "") -> None:
 
 
 def add_handle(page: Page, name: str) -> None:
-    page.locator("details.adders > summary").click()
+    if not page.locator("details.adders").evaluate("details => details.open"):
+        page.locator("details.adders > summary").click()  # it stays open after an add
     form = page.locator("#add-handle-form")
     form.get_by_label("Handle id").fill(name)
     form.get_by_role("button", name="Add handle").click()

@@ -59,7 +59,7 @@ from .chain import ChainSpec, Independence, Variants, first_by_id, in_variant, m
 from .elements import EVIDENCE_TAGS, Element, Source, Variant, source_from_text
 from .fields import Duration, DurationText, StrList, VerdictExpr, parse_duration
 from .gates import Gate, GateTimeout, Outcome, PayloadExpiry
-from .handles import Handle, Rematch, Staleness, is_external
+from .handles import Handle, Rematch, Staleness, external_minter, is_external
 from .policy import Backoff, EscalationStep, PerChain, Policy, StepPolicy
 from .table import (
     SIGNAL_TERMS_LIMIT,

@@ -52,4 +52,9 @@ def is_external(handle: Handle) -> bool:
     >>> is_external(Handle(id="order_id", minted_by="create_order"))
     False
     """
-    return bool(handle.minted_by and _EXTERNAL.match(handle.minted_by.strip()))
+    return bool(handle.minted_by and external_minter(handle.minted_by))
+
+
+def external_minter(minted_by: str) -> bool:
+    """Whether a ``minted_by`` text names the outside world (``external``, ``external(...)``)."""
+    return bool(_EXTERNAL.match(minted_by.strip()))

@@ -1,0 +1,715 @@
+"""The workspace's structured forms: each stores what it shows; a refusal keeps what was typed.
+
+The posts below carry the field names the templates render (a test reads
+them off the page where the name is built from a row number), so what is
+tested is what a browser without JavaScript sends.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from chains.core import formats
+from chains.models import Chain, Team
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+SENT = {"csrfmiddlewaretoken", "form", "op", "base"}  # what post() sends itself
+
+HOTEL = """
+id: hotel
+handles:
+  - {id: search_id, minted_by: search}
+  - {id: room_pick, minted_by: pick_room, derived_from: [search_id]}
+  - {id: quote_token, minted_by: quote, derived_from: [room_pick]}
+actions:
+  - {id: search, effect: read, output: {handles: [search_id]}}
+  - {id: pick_room, effect: select, input: {handles: [search_id]}, output: {handles: [room_pick]}}
+  - {id: quote, effect: mint, input: {handles: [room_pick]}, output: {handles: [quote_token]}}
+  - id: reserve
+    effect: commit
+    input: {handles: [quote_token]}
+    compensation: {action: cancel_reservation, ordering_note: before the refund}
+    notes: [stale quick-fix note]
+  - {id: find_by_label, effect: read}
+  - {id: cancel_reservation, effect: compensate}
+gates:
+  - id: book_consent
+    audience: user
+    source: {tag: documented, urls: ["https://example.com/consent"]}
+    outcomes: {accept: ok}
+"""
+
+
+@pytest.fixture
+def hotel(team: Team) -> Chain:
+    chain = formats.load(HOTEL, format="yaml").chains[0]
+    return Chain.objects.store(formats.to_document(chain), "import", team=team).chain
+
+
+@pytest.fixture
+def editor(people, signed_in):
+    return signed_in(people["editor"])
+
+
+def post(client, chain: Chain, form: str, op: str, **fields):
+    data = {"base": str(chain.head().number), "op": op, "form": form, **fields}
+    return client.post(f"{chain.url()}edit", data, **HTMX)
+
+
+def element(chain: Chain, section: str, ident: str) -> dict:
+    return next(e for e in chain.head().document.get(section, []) if e["id"] == ident)
+
+
+class _Form(HTMLParser):
+    """What a browser posts from one form: inputs, ticked boxes, chosen options, textareas."""
+
+    def __init__(self, form_id: str):
+        super().__init__()
+        self.form_id, self.inside, self.fields = form_id, False, []
+        self.select: str | None = None
+        self.first: tuple[str, str] | None = None
+        self.chosen = False
+        self.option: dict | None = None
+        self.textarea: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "form":
+            self.inside = a.get("id") == self.form_id
+        if not self.inside:
+            return
+        if tag == "input" and a.get("name"):
+            if a.get("type") != "checkbox" or "checked" in a:
+                self.fields.append((a["name"], a.get("value") or ""))
+        elif tag == "select":
+            self.select, self.first, self.chosen = a["name"], None, False
+        elif tag == "option" and self.select:
+            self.option = a
+        elif tag == "textarea":
+            self.textarea = a["name"]
+            self.fields.append((a["name"], ""))
+
+    def handle_data(self, data):
+        if self.option is not None:
+            value = self.option.get("value", data.strip())
+            if self.first is None:
+                self.first = (self.select, value)
+            if "selected" in self.option:
+                self.fields.append((self.select, value))
+                self.chosen = True
+            self.option = None
+        elif self.textarea:
+            self.fields[-1] = (self.textarea, data)
+
+    def handle_endtag(self, tag):
+        if tag == "select" and self.select:
+            if not self.chosen and self.first and self.option is None:
+                pass  # a multi-select with nothing chosen posts nothing
+            self.select = None
+        elif tag == "textarea":
+            self.textarea = None
+        elif tag == "form":
+            self.inside = False
+
+
+def browser_post(body: str, form_id: str) -> dict[str, list[str]]:
+    """The fields a browser would post from ``form_id`` (less what post() sends itself)."""
+    parser = _Form(form_id)
+    parser.feed(body)
+    posted: dict[str, list[str]] = {}
+    for name, value in parser.fields:
+        if name not in SENT:
+            posted.setdefault(name, []).append(value)
+    return posted
+
+
+def fields_of(body: str, form_id: str) -> dict[str, str]:
+    """Every field of one form with its last value (the one Django reads)."""
+    return {name: values[-1] for name, values in browser_post(body, form_id).items()}
+
+
+# --- gates ----------------------------------------------------------------------------
+
+
+def test_the_add_gate_form_stores_a_gate_with_its_outcomes_and_timeout(editor, hotel):
+    response = post(
+        editor,
+        hotel,
+        "add-gate",
+        "add_gate",
+        **{
+            "arg.id": "pay_consent",
+            "set.audience": "user",
+            "named.outcomes": "",
+            "keep.outcomes.0": "null",
+            "set.outcomes.0.name": "accept",
+            "set.outcomes.0.verdict": "ok",
+            "csv.outcomes.0.bind": "room_pick",
+            "keep.outcomes.1": "null",
+            "set.outcomes.1.name": "decline",
+            "set.outcomes.1.verdict": "dead_end",
+            "keep.outcomes.2": "null",
+            "set.outcomes.2.name": "",
+            "set.outcomes.2.verdict": "",
+            "keep.timeout": "null",
+            "set.timeout.after": "10m",
+            "set.timeout.outcome": "decline",
+            "set.timeout.verdict": "",
+            "keep.payload_expiry": "null",
+            "set.payload_expiry.field": "",
+            "set.payload_expiry.verdict": "",
+            "set.description": "",
+        },
+    )
+    assert response.status_code == 200
+    assert element(hotel, "gates", "pay_consent") == {
+        "id": "pay_consent",
+        "audience": "user",
+        "outcomes": {
+            "accept": {"bind": ["room_pick"], "verdict": "ok"},
+            "decline": {"verdict": "dead_end"},
+        },
+        "timeout": {"after": "10m", "outcome": "decline"},
+    }
+
+
+def test_the_adders_offer_a_gate_form(editor, hotel):
+    body = editor.get(hotel.url()).content.decode()
+    assert 'id="add-gate-form"' in body
+    assert '<input type="hidden" name="op" value="add_gate">' in body
+
+
+def test_the_gate_form_edits_an_outcome_and_keeps_the_evidence_it_does_not_show(editor, hotel):
+    body = editor.get(f"{hotel.url()}?select=gate:book_consent").content.decode()
+    shown = fields_of(body, "element-fields")
+    assert shown["set.fields.outcomes.0.name"] == "accept"
+    posted = browser_post(body, "element-fields")
+    posted.update(
+        {"set.fields.outcomes.0.verdict": "rewind(to: quote)", "set.fields.timeout.after": "5m"}
+    )
+    response = post(editor, hotel, "element-form", "update_gate", **posted)
+    assert response.status_code == 200
+    gate = element(hotel, "gates", "book_consent")
+    assert gate["outcomes"] == {"accept": {"verdict": "rewind(to: quote)"}}
+    assert gate["timeout"] == {"after": "5m"}
+    assert gate["source"]["tag"] == "documented"
+
+
+def test_a_refused_gate_save_shows_what_was_typed_and_the_error_beside_it(editor, hotel):
+    response = post(
+        editor,
+        hotel,
+        "add-gate",
+        "add_gate",
+        **{
+            "arg.id": "pay_consent",
+            "set.audience": "user",
+            "named.outcomes": "",
+            "set.outcomes.0.name": "accept",
+            "set.outcomes.0.verdict": "rewind(to:",
+            "set.description": "typed by hand",
+        },
+    )
+    assert response.status_code == 400
+    body = response.content.decode()
+    form = body.split('id="add-gate-form"')[1].split("</form>")[0]
+    assert 'value="pay_consent"' in form
+    assert 'value="rewind(to:"' in form
+    assert "typed by hand" in form
+    assert 'class="field-error" role="alert">Not saved:' in form
+    assert '<details class="add-gate" id="add-gate" open>' in body
+    assert element_ids(hotel, "gates") == ["book_consent"]
+
+
+def element_ids(chain: Chain, section: str) -> list[str]:
+    return [e["id"] for e in chain.head().document.get(section, [])]
+
+
+def test_a_viewer_cannot_add_a_gate(people, signed_in, hotel):
+    response = post(
+        signed_in(people["viewer"]),
+        hotel,
+        "add-gate",
+        "add_gate",
+        **{"arg.id": "g", "set.audience": "user"},
+    )
+    assert response.status_code == 403
+    assert element_ids(hotel, "gates") == ["book_consent"]
+
+
+# --- actions --------------------------------------------------------------------------
+
+
+def action_form(editor, chain: Chain, action: str) -> dict:
+    body = editor.get(f"{chain.url()}?select=action:{action}").content.decode()
+    return browser_post(body, "element-fields")
+
+
+def test_the_action_form_sets_idempotency_confirmation_and_an_intent_field(editor, hotel):
+    posted = action_form(editor, hotel, "reserve")
+    posted.update(
+        {
+            "set.fields.idempotency.mode": "none",
+            "set.fields.confirmation.probe": "find_by_label",
+            "set.fields.input.intent.0.name": "guest_name",
+            "yaml.fields.input.intent.0.required": "true",
+            "set.fields.timeout": "30s",
+        }
+    )
+    assert post(editor, hotel, "element-form", "update_action", **posted).status_code == 200
+    reserve = element(hotel, "actions", "reserve")
+    assert reserve["idempotency"] == {"mode": "none"}
+    assert reserve["confirmation"] == {"probe": "find_by_label"}
+    assert reserve["input"]["intent"] == {"guest_name": {}}
+    assert reserve["input"]["handles"] == ["quote_token"]
+    assert reserve["timeout"] == "30s"
+
+
+def test_the_action_form_keeps_the_compensation_keys_it_does_not_change(editor, hotel):
+    posted = action_form(editor, hotel, "reserve")
+    assert posted["set.fields.compensation.ordering_note"] == ["before the refund"]
+    posted["set.fields.compensation.window"] = "until check-in"
+    post(editor, hotel, "element-form", "update_action", **posted)
+    assert element(hotel, "actions", "reserve")["compensation"] == {
+        "action": "cancel_reservation",
+        "window": "until check-in",
+        "ordering_note": "before the refund",
+    }
+
+
+def test_an_empty_section_removes_it_from_the_action(editor, hotel):
+    posted = action_form(editor, hotel, "reserve")
+    posted.update({"set.fields.compensation.ordering_note": ""})
+    posted["keep.fields.compensation"] = json.dumps({"action": "cancel_reservation"})
+    posted["set.fields.compensation.action"] = ""
+    post(editor, hotel, "element-form", "update_action", **posted)
+    assert "compensation" not in element(hotel, "actions", "reserve")
+
+
+def test_a_precondition_row_is_added_from_the_blank_row(editor, hotel):
+    posted = action_form(editor, hotel, "reserve")
+    posted.update(
+        {
+            "set.fields.preconditions.0.when": "price changed",
+            "set.fields.preconditions.0.verdict": "gate(book_consent)",
+        }
+    )
+    post(editor, hotel, "element-form", "update_action", **posted)
+    assert element(hotel, "actions", "reserve")["preconditions"] == [
+        {"when": "price changed", "verdict": "gate(book_consent)"}
+    ]
+
+
+def test_choosing_an_output_handle_on_the_action_moves_its_minter(editor, hotel):
+    posted = action_form(editor, hotel, "reserve")
+    posted["setlist.fields.output.handles"] = ["", "quote_token"]
+    assert post(editor, hotel, "element-form", "update_action", **posted).status_code == 200
+    assert element(hotel, "handles", "quote_token")["minted_by"] == "reserve"
+
+
+def test_a_refused_action_save_shows_what_was_typed_and_the_error_beside_the_field(editor, hotel):
+    posted = action_form(editor, hotel, "reserve")
+    posted.update({"set.fields.idempotency.key_scope": "run", "set.fields.timeout": "45s"})
+    response = post(editor, hotel, "element-form", "update_action", **posted)
+    assert response.status_code == 400
+    body = response.content.decode()
+    form = body.split('id="element-fields"')[1].split("</form>")[0]
+    assert 'value="45s"' in form
+    assert "<option selected>run</option>" in form
+    section = form.split('id="idempotency-fields"')[1].split("</fieldset>")[0]
+    assert 'class="field-error"' in section and "mode" in section
+    assert "idempotency" not in element(hotel, "actions", "reserve")
+
+
+def test_a_viewer_cannot_save_the_action_form(people, signed_in, editor, hotel):
+    posted = action_form(editor, hotel, "reserve")
+    posted["set.fields.timeout"] = "1s"
+    response = post(signed_in(people["viewer"]), hotel, "element-form", "update_action", **posted)
+    assert response.status_code == 403
+    assert "timeout" not in element(hotel, "actions", "reserve")
+
+
+# --- handles --------------------------------------------------------------------------
+
+
+def test_the_handle_form_sets_staleness_and_rematch(editor, hotel):
+    body = editor.get(f"{hotel.url()}?select=handle:quote_token").content.decode()
+    posted = browser_post(body, "element-fields")
+    posted.update(
+        {
+            "csv.fields.staleness.detect": "http:410, code:QUOTE_EXPIRED",
+            "set.fields.staleness.ttl_hint": "15m",
+            "yaml.fields.single_use": "true",
+            "csv.fields.rematch.key": "room_type",
+        }
+    )
+    assert post(editor, hotel, "element-form", "update_handle", **posted).status_code == 200
+    handle = element(hotel, "handles", "quote_token")
+    assert handle["staleness"] == {"detect": ["http:410", "code:QUOTE_EXPIRED"], "ttl_hint": "15m"}
+    assert handle["rematch"] == {"key": ["room_type"]}
+    assert handle["single_use"] is True
+
+
+def test_a_refused_handle_save_keeps_the_typed_staleness(editor, hotel):
+    body = editor.get(f"{hotel.url()}?select=handle:quote_token").content.decode()
+    posted = browser_post(body, "element-fields")
+    posted.update({"csv.fields.staleness.detect": "http:410", "set.fields.minted_by": "nobody"})
+    response = post(editor, hotel, "element-form", "update_handle", **posted)
+    assert response.status_code == 400
+    form = response.content.decode().split('id="element-fields"')[1].split("</form>")[0]
+    assert 'value="http:410"' in form
+    assert "Not saved:" in form
+
+
+# --- policy and variants ------------------------------------------------------------------
+
+
+def test_the_policy_form_sets_the_budgets(editor, hotel):
+    fields = {
+        "int.fields.per_chain.max_rewinds": "3",
+        "int.fields.per_chain.max_repairs": "2",
+        "set.fields.per_chain.wall_clock": "30m",
+        "set.fields.per_chain.gate_timeout": "",
+        "set.fields.per_chain.compensation_order": "",
+        "int.fields.per_step.read.attempts": "",
+        "int.fields.per_step.commit.unkeyed.attempts": "1",
+    }
+    assert (
+        post(editor, hotel, "policy-form", "update_policy", tab="policy", **fields).status_code
+        == 200
+    )
+    assert hotel.head().document["policy"] == {
+        "per_step": {"commit": {"unkeyed": {"attempts": 1}}},
+        "per_chain": {"max_rewinds": 3, "max_repairs": 2, "wall_clock": "30m"},
+    }
+
+
+def test_a_refused_budget_shows_the_typed_number_beside_its_field(editor, hotel):
+    fields = {"int.fields.per_chain.max_rewinds": "three", "set.fields.per_chain.wall_clock": "30m"}
+    response = post(editor, hotel, "policy-form", "update_policy", tab="policy", **fields)
+    assert response.status_code == 400
+    form = response.content.decode().split('id="policy-form"')[1].split("</form>")[0]
+    assert 'value="three"' in form
+    assert 'value="30m"' in form
+    rewinds = form.split("max_rewinds")[1].split("<label>")[0]
+    assert "expected a whole number" in rewinds
+
+
+def test_the_variants_form_sets_the_axis_and_values(editor, hotel):
+    fields = {
+        "keep.fields.variants": "null",
+        "set.fields.variants.axis": "rail",
+        "csv.fields.variants.values": "NDC, EDIFACT",
+    }
+    assert (
+        post(editor, hotel, "variants-form", "update_chain", tab="policy", **fields).status_code
+        == 200
+    )
+    assert hotel.head().document["variants"] == {"axis": "rail", "values": ["NDC", "EDIFACT"]}
+
+
+def test_a_viewer_cannot_save_the_policy_form(people, signed_in, hotel):
+    fields = {"int.fields.per_chain.max_rewinds": "3"}
+    response = post(signed_in(people["viewer"]), hotel, "policy-form", "update_policy", **fields)
+    assert response.status_code == 403
+
+
+# --- pickers, adders, the YAML editor, the verdict builder -----------------------------------
+
+
+def test_the_pickers_offer_the_ids_that_exist(editor, hotel):
+    body = editor.get(f"{hotel.url()}?select=action:reserve").content.decode()
+    probe = body.split('name="set.fields.confirmation.probe"')[1].split("</select>")[0]
+    assert "<option>find_by_label</option>" in probe
+    assert "<option>reserve</option>" not in probe
+    assert "<option>rewind(to: quote)</option>" in body.split('id="verdict-choices"')[1]
+    assert "<option>gate(book_consent)</option>" in body.split('id="verdict-choices"')[1]
+
+
+def test_the_adder_stays_open_after_an_add_with_the_cursor_in_its_id_box(editor, hotel):
+    response = post(
+        editor,
+        hotel,
+        "add-action",
+        "add_action",
+        adding="action",
+        **{"arg.id": "refund", "arg.effect": "compensate"},
+    )
+    body = response.content.decode()
+    assert '<details class="adders" id="adders" open>' in body
+    assert re.search(r'<label>Action id <input name="arg.id" required value=""\s+autofocus>', body)
+
+
+def test_a_plain_post_from_an_adder_comes_back_to_the_open_adder(editor, hotel):
+    data = {
+        "base": "1",
+        "op": "add_action",
+        "adding": "action",
+        "arg.id": "refund",
+        "arg.effect": "read",
+    }
+    response = editor.post(f"{hotel.url()}edit", data)
+    assert response.status_code == 302
+    assert "adding=action" in response["Location"]
+    assert (
+        '<details class="adders" id="adders" open>'
+        in editor.get(response["Location"]).content.decode()
+    )
+
+
+def test_the_yaml_editor_removes_a_key_deleted_there(editor, hotel):
+    fields = {
+        "arg.id": "reserve",
+        "yaml.replace": "true",
+        "yaml.fields": "id: reserve\neffect: commit\n",
+    }
+    assert post(editor, hotel, "element-yaml", "update_action", **fields).status_code == 200
+    assert element(hotel, "actions", "reserve") == {"id": "reserve", "effect": "commit"}
+
+
+def test_the_yaml_editor_posts_replace(editor, hotel):
+    body = editor.get(f"{hotel.url()}?select=action:reserve").content.decode()
+    editor_form = body.split("<summary>Every field (YAML)</summary>")[1].split("</form>")[0]
+    assert '<input type="hidden" name="yaml.replace" value="true">' in editor_form
+
+
+def test_a_refused_verdict_builder_add_keeps_every_typed_field(editor, hotel):
+    fields = {
+        "arg.fields.id": "R9",
+        "csv.fields.signal": "code:QUOTE_EXPIRED, http:410",
+        "list.fields.scope.steps": ["reserve"],
+        "verdict.type": "rewind",
+        "verdict.to": "",
+    }
+    response = post(editor, hotel, "add-row", "add_row", tab="table", **fields)
+    assert response.status_code == 400
+    form = response.content.decode().split('id="add-row-form"')[1].split("</form>")[0]
+    assert 'value="R9"' in form
+    assert 'value="code:QUOTE_EXPIRED, http:410"' in form
+    assert "<option selected>reserve</option>" in form
+    assert "<option selected>rewind</option>" in form
+    assert 'class="field-error" role="alert"' in form
+
+
+def test_the_add_row_form_reads_its_signals_comma_separated(editor, hotel):
+    fields = {"arg.fields.id": "R9", "csv.fields.signal": "timeout, http:504"}
+    fields["verdict.type"] = "reconcile"
+    assert post(editor, hotel, "add-row", "add_row", tab="table", **fields).status_code == 200
+    row = hotel.head().document["verdict_table"][0]
+    assert row == {"id": "R9", "signal": ["timeout", "http:504"], "verdict": "reconcile"}
+
+
+def form_in(response, form_id: str) -> str:
+    return response.content.decode().split(f'id="{form_id}"')[1].split("</form>")[0]
+
+
+def test_a_refused_add_action_keeps_the_typed_id_in_the_open_adder(editor, hotel):
+    fields = {"arg.id": "quote", "arg.effect": "mint"}
+    response = post(editor, hotel, "add-action", "add_action", adding="action", **fields)
+    assert response.status_code == 400
+    form = form_in(response, "add-action-form")
+    assert 'value="quote"' in form and "<option selected>mint</option>" in form
+    assert "already exists" in form.split('class="field-error"')[1]
+    assert '<details class="adders" id="adders" open>' in response.content.decode()
+
+
+def test_a_refused_add_handle_keeps_the_typed_id_and_minter(editor, hotel):
+    fields = {"arg.id": "search_id", "arg.minted_by": "quote", "yaml.single_use": "true"}
+    response = post(editor, hotel, "add-handle", "add_handle", adding="handle", **fields)
+    assert response.status_code == 400
+    form = form_in(response, "add-handle-form")
+    assert 'value="search_id"' in form and "<option selected>quote</option>" in form
+    assert 'value="true" checked' in form
+    assert "already exists" in form
+
+
+def test_a_refused_gate_edit_shows_the_error_beside_the_timeout(editor, hotel):
+    body = editor.get(f"{hotel.url()}?select=gate:book_consent").content.decode()
+    posted = browser_post(body, "element-fields")
+    posted["set.fields.timeout.outcome"] = "accept"  # a timeout needs its "after"
+    response = post(editor, hotel, "element-form", "update_gate", **posted)
+    assert response.status_code == 400
+    timeout = form_in(response, "element-fields").split("<legend>Timeout</legend>")[1]
+    timeout = timeout.split("</fieldset>")[0]
+    assert 'value="accept"' in timeout
+    assert 'class="field-error"' in timeout
+    assert "timeout" not in element(hotel, "gates", "book_consent")
+
+
+def test_a_refused_row_edit_keeps_the_typed_verdict(editor, hotel):
+    row = {"arg.fields.id": "R1", "csv.fields.signal": "x", "verdict.type": "retry"}
+    assert post(editor, hotel, "add-row", "add_row", **row).status_code == 200
+    body = editor.get(f"{hotel.url()}?select=row:R1&tab=table").content.decode()
+    posted = browser_post(body, "element-fields")
+    posted["set.fields.verdict"] = "rewind(to:"
+    response = post(editor, hotel, "element-form", "update_row", **posted)
+    assert response.status_code == 400
+    form = form_in(response, "element-fields")
+    assert 'value="rewind(to:"' in form
+    assert "Not saved:" in form
+
+
+def test_a_refused_variants_save_keeps_the_typed_values(editor, hotel):
+    fields = {"keep.fields.variants": "null", "csv.fields.variants.values": "NDC, EDIFACT"}
+    response = post(editor, hotel, "variants-form", "update_chain", tab="policy", **fields)
+    assert response.status_code == 400
+    form = form_in(response, "variants-form")
+    assert 'value="NDC, EDIFACT"' in form
+    assert 'class="field-error"' in form.split("<legend>")[1]
+    assert "variants" not in hotel.head().document
+
+
+def test_the_gate_panel_deletes_an_unused_gate(editor, hotel):
+    response = post(editor, hotel, "", "delete_gate", **{"arg.id": "book_consent"})
+    assert response.status_code == 200
+    assert element_ids(hotel, "gates") == []
+
+
+def test_deleting_a_gate_still_used_names_the_place(editor, hotel):
+    posted = action_form(editor, hotel, "reserve")
+    posted["set.fields.entry_gate"] = "book_consent"
+    assert post(editor, hotel, "element-form", "update_action", **posted).status_code == 200
+    response = post(editor, hotel, "", "delete_gate", **{"arg.id": "book_consent"})
+    assert response.status_code == 400
+    assert "actions.reserve.entry_gate" in response.content.decode()
+    assert element_ids(hotel, "gates") == ["book_consent"]
+
+
+def test_the_row_form_sets_the_scope(editor, hotel):
+    row = {"arg.fields.id": "R1", "csv.fields.signal": "timeout", "verdict.type": "reconcile"}
+    post(editor, hotel, "add-row", "add_row", **row)
+    body = editor.get(f"{hotel.url()}?select=row:R1&tab=table").content.decode()
+    posted = browser_post(body, "element-fields")
+    posted["setlist.fields.scope.steps"] = ["", "reserve"]
+    assert post(editor, hotel, "element-form", "update_row", **posted).status_code == 200
+    assert hotel.head().document["verdict_table"][0]["scope"] == {"steps": ["reserve"]}
+
+
+def test_an_element_is_scoped_to_a_variant_when_the_chain_has_variants(editor, hotel):
+    variants = {"keep.fields.variants": "null", "set.fields.variants.axis": "rail"}
+    post(
+        editor,
+        hotel,
+        "variants-form",
+        "update_chain",
+        **variants,
+        **{"csv.fields.variants.values": "NDC, EDIFACT"},
+    )
+    posted = action_form(editor, hotel, "quote")
+    posted["setlist.fields.only"] = ["", "NDC"]
+    assert post(editor, hotel, "element-form", "update_action", **posted).status_code == 200
+    assert element(hotel, "actions", "quote")["only"] == ["NDC"]
+
+
+FIXTURE_FILES = [
+    "flight-roundtrip.yaml",
+    "card-payment.yaml",
+    "cloud-provisioning.yaml",
+    "hotel-compile.md",
+    "unsafe-retry-booking.yaml",
+]
+KINDS = [("actions", "action"), ("handles", "handle"), ("gates", "gate"), ("verdict_table", "row")]
+
+
+@pytest.mark.parametrize("name", FIXTURE_FILES)
+def test_every_element_form_saved_unchanged_changes_nothing(client, team, name):
+    """What a form shows and posts back is the element: no key, order or origin is lost."""
+    path = Path(settings.BASE_DIR) / "fixtures" / name
+    for spec in formats.load(path.read_bytes(), filename=name).chains:
+        chain = Chain.objects.store(formats.to_document(spec), "import", team=team).chain
+        before = chain.head().document
+        for section, kind in KINDS:
+            for n, item in enumerate(before.get(section, []), 1):
+                ident = item.get("id") or f"#{n}"
+                body = client.get(f"{chain.url()}?select={kind}:{ident}").content.decode()
+                posted = browser_post(body, "element-fields")
+                response = post(client, chain, "element-form", f"update_{kind}", **posted)
+                assert response.status_code == 200, (name, ident)
+                assert chain.head().document == before, (name, ident)
+
+
+def test_a_comma_inside_brackets_or_quotes_stays_in_its_signal():
+    from django.http import QueryDict
+
+    from chains.views.edit_form import read_edit
+
+    post = QueryDict(mutable=True)
+    post.update({"base": "1", "op": "update_row", "arg.id": "P1"})
+    post["csv.fields.signal"] = "code in ['a', 'b'], http:402, f(x, y), 'q,r'"
+    signals = read_edit(post).args["fields"]["signal"]
+    assert signals == ["code in ['a', 'b']", "http:402", "f(x, y)", "'q,r'"]
+
+
+@pytest.mark.parametrize("name", FIXTURE_FILES)
+@pytest.mark.parametrize(
+    "form_id, op", [("policy-form", "update_policy"), ("variants-form", "update_chain")]
+)
+def test_the_policy_and_variants_forms_saved_unchanged_change_nothing(
+    client, team, name, form_id, op
+):
+    path = Path(settings.BASE_DIR) / "fixtures" / name
+    spec = formats.load(path.read_bytes(), filename=name).chains[0]
+    chain = Chain.objects.store(formats.to_document(spec), "import", team=team).chain
+    before = chain.head().document
+    body = client.get(f"{chain.url()}?tab=policy").content.decode()
+    response = post(client, chain, form_id, op, **browser_post(body, form_id))
+    assert response.status_code == 200
+    assert chain.head().document == before
+
+
+def test_a_confirmation_by_key_replay_alone_survives_the_action_form(editor, team):
+    pay = "{id: pay, effect: commit, confirmation: {by_key_replay: true}}"
+    text = f"id: keyed\nactions:\n  - {pay}\n"
+    spec = formats.load(text, format="yaml").chains[0]
+    chain = Chain.objects.store(formats.to_document(spec), "import", team=team).chain
+    before = chain.head().document
+    posted = action_form(editor, chain, "pay")
+    assert post(editor, chain, "element-form", "update_action", **posted).status_code == 200
+    assert chain.head().document == before
+
+
+def test_the_confirmation_section_sets_by_key_replay_async_and_sweep(editor, hotel):
+    posted = action_form(editor, hotel, "reserve")
+    posted["yaml.fields.confirmation.by_key_replay"] = ["null", "true"]
+    posted["set.fields.confirmation.async.channel"] = "webhook"
+    posted["set.fields.confirmation.async.deadline"] = "24h"
+    posted["set.fields.confirmation.sweep.interval"] = "5m"
+    assert post(editor, hotel, "element-form", "update_action", **posted).status_code == 200
+    confirmation = element(hotel, "actions", "reserve")["confirmation"]
+    assert confirmation["async"] == {"channel": "webhook", "deadline": "24h"}
+    assert confirmation["sweep"] == {"interval": "5m"}
+    assert "by_key_replay" in confirmation
+
+
+@pytest.mark.parametrize(
+    "form_id, op, fields",
+    [
+        ("add-action", "add_action", {"arg.id": "refund"}),
+        ("add-handle", "add_handle", {"arg.id": "refund_id"}),
+        ("add-row", "add_row", {"arg.fields.id": "R1", "verdict.type": "retry"}),
+        (
+            "element-form",
+            "update_handle",
+            {"arg.id": "quote_token", "yaml.fields.single_use": "true"},
+        ),
+        (
+            "element-form",
+            "update_gate",
+            {"arg.id": "book_consent", "set.fields.audience": "operator"},
+        ),
+        ("variants-form", "update_chain", {"set.fields.variants.axis": "rail"}),
+    ],
+)
+def test_a_viewer_cannot_post_any_form(people, signed_in, hotel, form_id, op, fields):
+    before = hotel.head().number
+    response = post(signed_in(people["viewer"]), hotel, form_id, op, **fields)
+    assert response.status_code == 403
+    assert hotel.head().number == before
