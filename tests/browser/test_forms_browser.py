@@ -251,6 +251,15 @@ def test_the_hotel_chain_is_built_to_valid_through_the_forms(hand, capsys):
     add_row(hand, "R2", "code:QUOTE_EXPIRED", "rewind", to="quote")
 
     expect(page.locator("#status-badge")).to_have_text("VALID")
+    reserve = element("hotel", "actions", "reserve")
+    assert (reserve["effect"], reserve["entry_gate"]) == ("commit", "book_consent")
+    assert reserve["confirmation"]["probe"] == "find_by_label"
+    assert reserve["compensation"]["action"] == "cancel_reservation"
+    quote_token = element("hotel", "handles", "quote_token")
+    assert quote_token["single_use"] is True and quote_token["minted_by"] == "quote"
+    assert quote_token["staleness"]["ttl_hint"] == "15m"
+    rows = {r["id"]: (r["signal"], r["verdict"]) for r in head("hotel")["verdict_table"]}
+    assert rows["R1"][1].startswith("reconcile") and rows["R2"][1] == "rewind(to: quote)"
     screenshot(page, "forms-hotel-valid")
     with capsys.disabled():
         print(f"\nhotel chain to VALID: {hand.clicks} clicks, {hand.keys} keystrokes")
