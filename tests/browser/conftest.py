@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.test import Client
+
+from tests.browser.pages import Watch, signed_in_context
 
 CHROMIUM = Path("/usr/bin/chromium")
 HTMX = Path(settings.BASE_DIR) / "static" / "vendor" / "htmx" / "htmx.min.js"
@@ -45,13 +46,14 @@ def browser():
 
 @pytest.fixture
 def page(browser, live_server, admin_user):
-    """A page signed in as an administrator (the session cookie of a forced login)."""
-    signed = Client()
-    signed.force_login(admin_user)
-    context = browser.new_context()
-    cookie = signed.cookies[settings.SESSION_COOKIE_NAME].value
-    context.add_cookies(
-        [{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}]
-    )
+    """A page signed in as an administrator."""
+    context = signed_in_context(browser, live_server, admin_user)
     yield context.new_page()
     context.close()
+
+
+@pytest.fixture
+def watch(page) -> Watch:
+    """The administrator's page at 1440x900, watched for errors (tests/browser/pages.py)."""
+    page.set_viewport_size({"width": 1440, "height": 900})
+    return Watch(page)

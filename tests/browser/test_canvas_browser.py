@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.test import Client
 from playwright.sync_api import Page, expect
 
 from chains.core import formats
 from chains.models import Chain, Role, Team
+from tests.browser.pages import signed_in_context
 from tests.shapes import long_chain
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -285,13 +285,7 @@ def reader(browser, live_server) -> Page:
         formats.to_document(formats.load(FLIGHT.read_bytes(), filename=FLIGHT.name).chains[0]),
         team=team,
     )
-    signed = Client()
-    signed.force_login(person)
-    context = browser.new_context()
-    cookie = signed.cookies[settings.SESSION_COOKIE_NAME].value
-    context.add_cookies(
-        [{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}]
-    )
+    context = signed_in_context(browser, live_server, person)
     yield context.new_page()
     context.close()
 

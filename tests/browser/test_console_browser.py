@@ -17,26 +17,17 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.test import Client
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 from chains.core import formats
 from chains.core.sim.explorer import Bounds
 from chains.models import Chain, Comment, Exploration, Review, Role, Team
 from chains.views.workspace import TABS
+from tests.browser.pages import Watch, signed_in_context
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 FLIGHT = Path(settings.BASE_DIR) / "fixtures" / "flight-roundtrip.yaml"
-RECORD_VIOLATIONS = """
-window.cspViolations = [];
-document.addEventListener("securitypolicyviolation", (event) => {
-  window.cspViolations.push(
-    `${event.violatedDirective} blocked ${event.blockedURI || "inline"} ` +
-    `at ${event.sourceFile}:${event.lineNumber}`
-  );
-});
-"""
 # A plain form POST to the edit address, as a page without the editor role has no edit form.
 POST_AN_EDIT = """
 () => {
@@ -48,51 +39,6 @@ POST_AN_EDIT = """
   form.submit();
 }
 """
-
-
-class Console:
-    """Everything that went wrong on a page since the last check."""
-
-    def __init__(self, page: Page):
-        self.page = page
-        self.problems: list[str] = []
-        self.document: str | None = None
-        page.add_init_script(RECORD_VIOLATIONS)
-        page.on("console", self._console)
-        page.on("pageerror", lambda error: self.problems.append(f"script error: {error}"))
-        page.on("response", self._response)
-        page.on("requestfailed", lambda r: self.problems.append(f"failed: {r.url} {r.failure}"))
-
-    def _console(self, message) -> None:
-        if message.location.get("url") == self.document and "Failed to load" in message.text:
-            return  # an error page's own status, which the visit checks
-        if message.type in ("error", "warning") or "Content Security Policy" in message.text:
-            self.problems.append(f"console {message.type}: {message.text}")
-
-    def _response(self, response) -> None:
-        if response.status >= 400 and response.url != self.document:
-            self.problems.append(f"{response.status} for {response.url}")
-
-    def visit(self, url: str, status: int = 200) -> None:
-        self.document = url
-        response = self.page.goto(url)
-        assert response is not None and response.status == status, f"{url}: {response}"
-        self.page.wait_for_load_state("networkidle")
-        self.check(url)
-
-    def check(self, where: str) -> None:
-        """Fail on anything reported so far (violation events arrive as tasks: let them run)."""
-        self.page.evaluate("() => new Promise((done) => setTimeout(done, 50))")
-        self.problems += self.page.evaluate("() => window.cspViolations || []")
-        self.page.evaluate("() => { window.cspViolations = []; }")
-        found, self.problems = self.problems, []
-        assert found == [], f"{where}: {found}"
-
-
-@pytest.fixture
-def console(page: Page) -> Console:
-    page.set_viewport_size({"width": 1440, "height": 900})
-    return Console(page)
 
 
 @pytest.fixture
@@ -112,23 +58,23 @@ def flight(admin_user) -> Chain:
 
 
 def test_the_console_watch_sees_an_inline_style_a_script_error_and_a_missing_file(
-    live_server, console
+    live_server, watch
 ):
     """The negative control: were nothing ever reported, the other tests would prove nothing."""
-    console.visit(f"{live_server.url}/")
-    console.page.evaluate("() => document.body.setAttribute('style', 'color: red')")
+    watch.visit(f"{live_server.url}/")
+    watch.page.evaluate("() => document.body.setAttribute('style', 'color: red')")
     with pytest.raises(AssertionError, match="style-src"):
-        console.check("an inline style")
-    console.page.evaluate("() => setTimeout(() => { throw new Error('boom'); })")
+        watch.check("an inline style")
+    watch.page.evaluate("() => setTimeout(() => { throw new Error('boom'); })")
     with pytest.raises(AssertionError, match="boom"):
-        console.check("a script error")
-    console.page.evaluate("() => fetch('/static/no-such-file.js').catch(() => null)")
+        watch.check("a script error")
+    watch.page.evaluate("() => fetch('/static/no-such-file.js').catch(() => null)")
     with pytest.raises(AssertionError, match="404"):
-        console.check("a missing file")
+        watch.check("a missing file")
 
 
 def test_the_chain_list_teams_tokens_import_and_new_chain_pages_are_quiet(
-    live_server, console, flight
+    live_server, watch, flight
 ):
     for path in (
         "/",
@@ -138,30 +84,30 @@ def test_the_chain_list_teams_tokens_import_and_new_chain_pages_are_quiet(
         "/chains/import/",
         "/chains/new/",
     ):
-        console.visit(live_server.url + path)
+        watch.visit(live_server.url + path)
 
 
-def test_every_workspace_tab_and_both_views_are_quiet(live_server, console, flight):
+def test_every_workspace_tab_and_both_views_are_quiet(live_server, watch, flight):
     chain = live_server.url + flight.url()
     for tab in TABS:
-        console.visit(f"{chain}?tab={tab}")
-        expect(console.page.locator("#canvas svg")).to_be_visible()
-    console.visit(f"{chain}?view=flow")
-    console.visit(f"{chain}?select=handle:search_token")
+        watch.visit(f"{chain}?tab={tab}")
+        expect(watch.page.locator("#canvas svg")).to_be_visible()
+    watch.visit(f"{chain}?view=flow")
+    watch.visit(f"{chain}?select=handle:search_token")
 
 
 def test_the_workspace_stays_quiet_after_an_htmx_edit_a_selection_and_a_tab(
-    live_server, console, flight
+    live_server, watch, flight
 ):
-    page = console.page
-    console.visit(live_server.url + flight.url())
+    page = watch.page
+    watch.visit(live_server.url + flight.url())
     page.locator("details.adders > summary").click()
     form = page.locator("#add-handle-form")
     form.get_by_label("Handle id").fill("audit_ref")
     form.get_by_role("button", name="Add handle").click()
     expect(page.locator('#canvas [id="handle:audit_ref"]')).to_have_count(1)
     page.wait_for_load_state("networkidle")
-    console.check("after an htmx edit")
+    watch.check("after an htmx edit")
 
     page.locator('#canvas [id="handle:search_token"]').click()
     expect(page.locator("#cascade-list")).to_contain_text("quote_id")
@@ -170,11 +116,11 @@ def test_the_workspace_stays_quiet_after_an_htmx_edit_a_selection_and_a_tab(
     page.get_by_role("link", name="Flow", exact=True).click()
     expect(page.locator('#canvas [id="action:book_trip"]')).to_have_count(1)
     page.wait_for_load_state("networkidle")
-    console.check("after selecting a node, a tab and the flow view")
+    watch.check("after selecting a node, a tab and the flow view")
 
 
 def test_the_simulator_campaign_review_comment_people_and_diff_pages_are_quiet(
-    live_server, console, flight
+    live_server, watch, flight
 ):
     chain = live_server.url + flight.url()
     campaign = Exploration.objects.get(revision__chain=flight)
@@ -189,38 +135,33 @@ def test_the_simulator_campaign_review_comment_people_and_diff_pages_are_quiet(
         "people",
         "diff",
     ):
-        console.visit(chain + path)
+        watch.visit(chain + path)
 
 
 def test_the_sign_in_page_is_quiet_when_signed_out(live_server, browser):
     context = browser.new_context(viewport={"width": 1440, "height": 900})
     try:
-        console = Console(context.new_page())
-        console.visit(f"{live_server.url}/accounts/login/?next=/")
+        watch = Watch(context.new_page())
+        watch.visit(f"{live_server.url}/accounts/login/?next=/")
     finally:
         context.close()
 
 
 def test_the_403_and_404_pages_are_quiet(live_server, browser, flight):
     """As rita, a reviewer: a chain that is not there, and an edit her role does not allow."""
-    signed = Client()
-    signed.force_login(get_user_model().objects.get(username="rita"))
-    context = browser.new_context(viewport={"width": 1440, "height": 900})
-    cookie = signed.cookies[settings.SESSION_COOKIE_NAME].value
-    context.add_cookies(
-        [{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}]
-    )
+    rita = get_user_model().objects.get(username="rita")
+    context = signed_in_context(browser, live_server, rita, viewport={"width": 1440, "height": 900})
     try:
-        console = Console(context.new_page())
-        console.visit(f"{live_server.url}/t/flight-desk/chains/no_such_chain/", status=404)
-        expect(console.page.locator("#ask-access")).to_be_visible()
+        watch = Watch(context.new_page())
+        watch.visit(f"{live_server.url}/t/flight-desk/chains/no_such_chain/", status=404)
+        expect(watch.page.locator("#ask-access")).to_be_visible()
 
-        console.visit(live_server.url + flight.url())
-        console.document = live_server.url + flight.url("edit")
-        with console.page.expect_navigation():
-            console.page.evaluate(POST_AN_EDIT)
-        expect(console.page.locator("#role-needed")).to_contain_text("needs the editor role")
-        console.page.wait_for_load_state("networkidle")
-        console.check("the 403 page")
+        watch.visit(live_server.url + flight.url())
+        watch.document = live_server.url + flight.url("edit")
+        with watch.page.expect_navigation():
+            watch.page.evaluate(POST_AN_EDIT)
+        expect(watch.page.locator("#role-needed")).to_contain_text("needs the editor role")
+        watch.page.wait_for_load_state("networkidle")
+        watch.check("the 403 page")
     finally:
         context.close()

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.test import Client
 from playwright.sync_api import Page, expect
 
 from chains.core import formats
 from chains.core.lint import lint
 from chains.models import Chain
+from tests.browser.pages import signed_in_context
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -73,13 +73,7 @@ def flight() -> str:
 @pytest.fixture
 def plain_page(browser, live_server, admin_user):
     """A signed-in page with JavaScript off: what works must work as links and forms."""
-    signed = Client()
-    signed.force_login(admin_user)
-    context = browser.new_context(java_script_enabled=False)
-    cookie = signed.cookies[settings.SESSION_COOKIE_NAME].value
-    context.add_cookies(
-        [{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}]
-    )
+    context = signed_in_context(browser, live_server, admin_user, java_script_enabled=False)
     yield context.new_page()
     context.close()
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.test import Client
 from playwright.sync_api import Page, expect
 
 from chains.core import formats
 from chains.models import Chain, Role, Team
+from tests.browser.pages import signed_in_context
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -30,12 +30,8 @@ def team_pages(browser, live_server):
     for name, role in (("eddie", Role.EDITOR), ("rita", Role.REVIEWER)):
         user = get_user_model().objects.create_user(name)
         team.add(user, role)
-        signed = Client()
-        signed.force_login(user)
-        context = browser.new_context(viewport={"width": 1440, "height": 900})
-        cookie = signed.cookies[settings.SESSION_COOKIE_NAME].value
-        context.add_cookies(
-            [{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}]
+        context = signed_in_context(
+            browser, live_server, user, viewport={"width": 1440, "height": 900}
         )
         contexts.append(context)
         pages[name] = context.new_page()

@@ -21,56 +21,12 @@ from chains.core import formats
 from chains.core.sim.explorer import Bounds
 from chains.models import Chain, Exploration, Team
 from chains.views.workspace import TABS
+from tests.browser.pages import Watch
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 FLIGHT = Path(settings.BASE_DIR) / "fixtures" / "flight-roundtrip.yaml"
 OPTIONS = {"options": [{"id": "opt_1", "key": {"rank": 1}}, {"id": "opt_2", "key": {"rank": 2}}]}
-RECORD_VIOLATIONS = """
-window.cspViolations = [];
-document.addEventListener("securitypolicyviolation", (event) => {
-  window.cspViolations.push(
-    `${event.violatedDirective} blocked ${event.blockedURI || "inline"} ` +
-    `at ${event.sourceFile}:${event.lineNumber} (${event.sample})`
-  );
-});
-"""
-
-
-class Watch:
-    """What went wrong on a page: CSP violations, policy complaints and script errors."""
-
-    def __init__(self, page: Page):
-        self.page = page
-        self.problems: list[str] = []
-        page.add_init_script(RECORD_VIOLATIONS)
-        page.on("console", self.console)
-        page.on("pageerror", lambda error: self.problems.append(f"script error: {error}"))
-
-    def console(self, message) -> None:
-        text = message.text
-        if "Content Security Policy" in text or "Permissions-Policy" in text:
-            self.problems.append(f"console {message.type}: {text}")
-
-    def visit(self, url: str) -> None:
-        response = self.page.goto(url)
-        assert response is not None and response.ok, url
-        assert "script-src 'self'" in response.headers["content-security-policy"], url
-        self.page.wait_for_load_state("networkidle")
-        self.check(url)
-
-    def check(self, where: str) -> None:
-        """Fail on any violation so far on this page (events arrive as tasks: let them run)."""
-        self.page.evaluate("() => new Promise((done) => setTimeout(done, 50))")
-        self.problems += self.page.evaluate("() => window.cspViolations || []")
-        self.page.evaluate("() => { window.cspViolations = []; }")
-        assert self.problems == [], f"{where}: {self.problems}"
-
-
-@pytest.fixture
-def watch(page: Page) -> Watch:
-    page.set_viewport_size({"width": 1440, "height": 900})
-    return Watch(page)
 
 
 @pytest.fixture

@@ -15,11 +15,11 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 from django.conf import settings
-from django.test import Client
 from playwright.sync_api import Page, expect
 
 from chains.models import Chain
 from chains.views import workspace as workspace_views
+from tests.browser.pages import signed_in_context
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -68,13 +68,7 @@ def selected_in_address(page: Page) -> str:
 
 def person(browser, live_server, user) -> Page:
     """A page of its own browser context (its own cookies), signed in as ``user``."""
-    signed = Client()
-    signed.force_login(user)
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    cookie = signed.cookies[settings.SESSION_COOKIE_NAME].value
-    context.add_cookies(
-        [{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}]
-    )
+    context = signed_in_context(browser, live_server, user, viewport={"width": 1280, "height": 900})
     return context.new_page()
 
 
