@@ -36,7 +36,7 @@ from django.db import connections
 from django.test import Client
 from hypothesis import settings as hypothesis_settings
 
-from chains.core import formats, render
+from chains.core import dot, formats
 from chains.models import Chain, Role, Team
 from chains.tasks import explore_shard
 from designer.celery import app
@@ -135,20 +135,20 @@ def sent(monkeypatch):
 @pytest.fixture(autouse=True)
 def fresh_layouts():
     """Layouts are kept by their DOT; a test that fakes Graphviz must not leave its fake behind."""
-    render.forget_layouts()
+    dot.forget_layouts()
 
 
 @pytest.fixture
 def layout_timeouts(monkeypatch) -> list[float]:
     """The time limit each Graphviz layout is given, in order (the layouts still run)."""
     timeouts: list[float] = []
-    real = render.to_svg
+    real = dot.to_svg
 
     def timed(dot: str, timeout: float) -> str:
         timeouts.append(timeout)
         return real(dot)
 
-    monkeypatch.setattr(render, "to_svg", timed)
+    monkeypatch.setattr(dot, "to_svg", timed)
     return timeouts
 
 

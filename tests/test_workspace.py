@@ -69,12 +69,12 @@ def test_the_graph_has_the_layout_time_the_settings_give(client, flight, setting
 
 
 def test_a_graph_past_its_layout_time_leaves_the_page_with_its_tabs(client, flight, monkeypatch):
-    from chains.core import render
+    from chains.core import dot
 
-    def too_slow(dot, timeout):
-        raise render.RenderError(f"Graphviz 'dot' took longer than {timeout:g}s")
+    def too_slow(source, timeout):
+        raise dot.RenderError(f"Graphviz 'dot' took longer than {timeout:g}s")
 
-    monkeypatch.setattr(render, "to_svg", too_slow)
+    monkeypatch.setattr(dot, "to_svg", too_slow)
     response = client.get(f"{flight.url()}?view=flow&tab=handles")
     body = response.content.decode()
     assert response.status_code == 200

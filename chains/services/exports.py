@@ -13,7 +13,8 @@ from typing import Literal
 from django.http import HttpResponse
 
 from chains.core import formats
-from chains.core.render import flow_dot, handle_graph_dot, to_png, to_svg
+from chains.core.dot import to_png, to_svg
+from chains.core.render import flow_dot, handle_graph_dot
 from chains.models import Revision
 from chains.services.access import document_of
 

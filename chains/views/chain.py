@@ -9,8 +9,9 @@ from django.views.decorators.http import require_GET
 
 from chains.core import formats
 from chains.core.diff import diff, graph_marks
+from chains.core.dot import RenderError
 from chains.core.errors import DocumentError
-from chains.core.render import RenderError, handle_graph_svg
+from chains.core.render import handle_graph_svg
 from chains.core.sim.regression import test_vectors
 from chains.models import saved_scenarios
 from chains.services import exports

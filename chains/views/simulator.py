@@ -26,9 +26,10 @@ from django.views.decorators.http import require_http_methods, require_POST
 from pydantic import BaseModel
 
 from chains.core import formats
+from chains.core.dot import RenderError
 from chains.core.errors import ChainError, DocumentError
 from chains.core.model import ChainSpec, generic_row_ref
-from chains.core.render import RenderError, handle_graph_svg
+from chains.core.render import handle_graph_svg
 from chains.core.sim.classifier import row_label
 from chains.core.sim.invariants import Monitor
 from chains.core.sim.palette import choices, default_intent

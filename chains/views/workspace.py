@@ -26,6 +26,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from chains.core import edit, formats
 from chains.core.coverage import coverage
+from chains.core.dot import RenderError, start_svg
 from chains.core.errors import ChainError, DocumentError
 from chains.core.keys import GraphKey, GraphKeyError, node_key
 from chains.core.lint import lint
@@ -34,7 +35,7 @@ from chains.core.lint.registry import Severity
 from chains.core.model import EFFECTS, EVIDENCE_TAGS, ChainSpec, Gate, row_ref, rows_by_ref
 from chains.core.rebase import ABSENT, Rebase, Written
 from chains.core.recent import Recent
-from chains.core.render import RenderError, flow_dot, handle_graph_dot, start_svg
+from chains.core.render import flow_dot, handle_graph_dot
 from chains.core.selection import Selection, finding_key, intent_fields, select
 from chains.core.verdicts import GENERIC_ROWS, VERDICT_TYPES
 from chains.models import (

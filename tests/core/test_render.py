@@ -8,17 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from chains.core import formats, render
+from chains.core import dot, formats, render
+from chains.core.dot import RenderError, to_svg
 from chains.core.keys import GraphKey
 from chains.core.model import ChainSpec
 from chains.core.render import (
     EFFECT_FILLS,
-    RenderError,
     flow_dot,
     flow_svg,
     handle_graph_dot,
     handle_graph_svg,
-    to_svg,
 )
 from tests.shapes import long_chain
 
@@ -94,8 +93,9 @@ def strokes(element: ET.Element) -> ET.Element:
     return path
 
 
-def test_the_module_doctests_pass():
-    assert doctest.testmod(render).failed == 0
+@pytest.mark.parametrize("module", [render, dot])
+def test_the_module_doctests_pass(module):
+    assert doctest.testmod(module).failed == 0
 
 
 # --- the handle graph: keys ----------------------------------------------------------
@@ -578,14 +578,14 @@ def test_only_style_attributes_change_and_text_that_mentions_style_is_kept():
         'style=&quot;fill:red&quot;</text></a>\n<stop offset="0" fill="x" '
         'style="fill: &quot;y&quot;;bogus;stop-opacity:1.;"/></g></svg>'
     )
-    assert render._without_style_attributes(svg) == svg.replace(
+    assert dot._without_style_attributes(svg) == svg.replace(
         'fill="x" style="fill: &quot;y&quot;;bogus;stop-opacity:1.;"',
         'fill="&quot;y&quot;" stop-opacity="1."',
     )
 
 
 def test_a_missing_dot_program_raises_render_error(monkeypatch):
-    monkeypatch.setattr(render, "DOT_EXECUTABLE", "no-such-graphviz-dot")
+    monkeypatch.setattr(dot, "DOT_EXECUTABLE", "no-such-graphviz-dot")
     with pytest.raises(RenderError, match="not installed"):
         to_svg("digraph { a }")
 
@@ -599,7 +599,7 @@ def test_a_dot_program_that_hangs_raises_render_error(monkeypatch, tmp_path):
     slow = tmp_path / "slow-dot"
     slow.write_text("#!/bin/sh\nexec sleep 5\n")
     slow.chmod(0o755)
-    monkeypatch.setattr(render, "DOT_EXECUTABLE", str(slow))
+    monkeypatch.setattr(dot, "DOT_EXECUTABLE", str(slow))
     with pytest.raises(RenderError, match="longer than"):
         to_svg("digraph { a }", timeout=0.2)
 
@@ -617,49 +617,49 @@ def test_control_characters_become_replacement_characters_so_the_svg_stays_xml()
 
 def test_a_drawing_is_laid_out_once_and_marks_are_added_after_layout(monkeypatch):
     calls = []
-    real = render.to_svg
-    monkeypatch.setattr(render, "to_svg", lambda *a: calls.append(a) or real(*a))
-    dot = 'digraph "once" { "handle:a" [id="handle:a", class="handle"] }'
-    plain = render.start_svg(dot).result()
-    marked = render.start_svg(dot, marks={"handle:a": "selected"}).result()
+    real = dot.to_svg
+    monkeypatch.setattr(dot, "to_svg", lambda *a: calls.append(a) or real(*a))
+    source = 'digraph "once" { "handle:a" [id="handle:a", class="handle"] }'
+    plain = dot.start_svg(source).result()
+    marked = dot.start_svg(source, marks={"handle:a": "selected"}).result()
     assert len(calls) == 1
     assert 'class="node handle"' in plain
     assert 'class="node handle selected"' in marked
 
 
 def test_a_layout_that_timed_out_is_remembered_and_fails_at_once(monkeypatch):
-    dot = 'digraph "slow" { a -> b }'
-    monkeypatch.setattr(render, "to_svg", lambda *a: (_ for _ in ()).throw(RenderError("slow")))
+    source = 'digraph "slow" { a -> b }'
+    monkeypatch.setattr(dot, "to_svg", lambda *a: (_ for _ in ()).throw(RenderError("slow")))
     with pytest.raises(RenderError, match="slow"):
-        render.start_svg(dot, timeout=1).result()
-    monkeypatch.setattr(render, "to_svg", lambda *a: pytest.fail("laid out again"))
+        dot.start_svg(source, timeout=1).result()
+    monkeypatch.setattr(dot, "to_svg", lambda *a: pytest.fail("laid out again"))
     with pytest.raises(RenderError, match="slow"):
-        render.start_svg(dot, timeout=1).result()
+        dot.start_svg(source, timeout=1).result()
 
 
 def test_a_remembered_failure_is_tried_again_once_it_is_old(monkeypatch):
-    dot = 'digraph "later" { a -> b }'
-    monkeypatch.setattr(render, "to_svg", lambda *a: (_ for _ in ()).throw(RenderError("busy")))
+    source = 'digraph "later" { a -> b }'
+    monkeypatch.setattr(dot, "to_svg", lambda *a: (_ for _ in ()).throw(RenderError("busy")))
     with pytest.raises(RenderError):
-        render.start_svg(dot).result()
-    now = render.time.monotonic()
-    monkeypatch.setattr(render.time, "monotonic", lambda: now + render.FAILED_LAYOUT_SECONDS + 1)
-    monkeypatch.setattr(render, "to_svg", lambda *a: "<svg></svg>")
-    assert render.start_svg(dot).result() == "<svg></svg>"
+        dot.start_svg(source).result()
+    now = dot.time.monotonic()
+    monkeypatch.setattr(dot.time, "monotonic", lambda: now + dot.FAILED_LAYOUT_SECONDS + 1)
+    monkeypatch.setattr(dot, "to_svg", lambda *a: "<svg></svg>")
+    assert dot.start_svg(source).result() == "<svg></svg>"
 
 
 def test_a_bad_mark_is_refused_before_any_layout():
     with pytest.raises(RenderError, match="not a CSS class name"):
-        render.start_svg("digraph { a }", marks={"handle:a": "no good!"})
+        dot.start_svg("digraph { a }", marks={"handle:a": "no good!"})
 
 
 def test_a_layout_that_failed_within_a_short_limit_is_tried_again_with_a_longer_one(monkeypatch):
-    dot = 'digraph "longer" { a -> b }'
-    monkeypatch.setattr(render, "to_svg", lambda *a: (_ for _ in ()).throw(RenderError("slow")))
+    source = 'digraph "longer" { a -> b }'
+    monkeypatch.setattr(dot, "to_svg", lambda *a: (_ for _ in ()).throw(RenderError("slow")))
     with pytest.raises(RenderError):
-        render.start_svg(dot, timeout=1).result()
-    monkeypatch.setattr(render, "to_svg", lambda *a: "<svg></svg>")
-    assert render.start_svg(dot, timeout=5).result() == "<svg></svg>"
+        dot.start_svg(source, timeout=1).result()
+    monkeypatch.setattr(dot, "to_svg", lambda *a: "<svg></svg>")
+    assert dot.start_svg(source, timeout=5).result() == "<svg></svg>"
 
 
 # --- layout: readable at first sight -----------------------------------------------------
