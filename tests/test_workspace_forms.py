@@ -888,3 +888,135 @@ def test_a_refused_new_action_field_keeps_what_was_typed_with_the_error_beside_i
 def before_reserve() -> dict:
     spec = formats.load(HOTEL, format="yaml").chains[0]
     return next(a for a in formats.to_document(spec)["actions"] if a["id"] == "reserve")
+
+
+def policy_form(editor, chain: Chain) -> dict:
+    body = editor.get(f"{chain.url()}?tab=policy").content.decode()
+    return browser_post(body, "policy-form")
+
+
+def save_policy(editor, chain: Chain, posted: dict):
+    return post(editor, chain, "policy-form", "update_policy", **posted)
+
+
+def test_the_policy_form_sets_a_backoff_per_step(editor, hotel):
+    posted = policy_form(editor, hotel)
+    posted["set.fields.per_step.read.backoff.base"] = "500ms"
+    posted["yaml.fields.per_step.read.backoff.factor"] = "2"
+    posted["set.fields.per_step.read.backoff.jitter"] = "full"
+    posted["set.fields.per_step.read.backoff.max"] = "8s"
+    posted["set.fields.per_step.commit.keyed.backoff.base"] = "2s"
+    assert save_policy(editor, hotel, posted).status_code == 200
+    assert hotel.head().document["policy"]["per_step"] == {
+        "read": {"backoff": {"base": "500ms", "factor": 2.0, "jitter": "full", "max": "8s"}},
+        "commit": {"keyed": {"backoff": {"base": "2s"}}},
+    }
+
+
+def test_the_policy_form_sets_the_escalation_ladder_from_its_rows(editor, hotel):
+    posted = policy_form(editor, hotel)
+    posted["set.fields.escalation.0.audience"] = "user"
+    posted["csv.fields.escalation.0.may"] = "approve a new price, choose another room"
+    assert save_policy(editor, hotel, posted).status_code == 200
+    posted = policy_form(editor, hotel)  # a blank row to add the next rung with
+    posted["set.fields.escalation.1.audience"] = "operator"
+    posted["csv.fields.escalation.1.may"] = "resolve a lost booking"
+    assert save_policy(editor, hotel, posted).status_code == 200
+    assert hotel.head().document["policy"]["escalation"] == [
+        {"audience": "user", "may": ["approve a new price", "choose another room"]},
+        {"audience": "operator", "may": ["resolve a lost booking"]},
+    ]
+
+
+def test_choosing_no_audience_drops_an_escalation_rung(editor, hotel):
+    posted = policy_form(editor, hotel)
+    posted["set.fields.escalation.0.audience"] = "user"
+    posted["csv.fields.escalation.0.may"] = "approve"
+    save_policy(editor, hotel, posted)
+    posted = policy_form(editor, hotel)
+    posted["set.fields.escalation.0.audience"] = ""
+    posted["csv.fields.escalation.0.may"] = ""
+    assert save_policy(editor, hotel, posted).status_code == 200
+    assert "policy" not in hotel.head().document
+
+
+def test_the_compensation_order_is_the_steps_listed_in_its_rows(editor, hotel):
+    posted = policy_form(editor, hotel)
+    posted["set.fields.per_chain.compensation_order.0"] = "reserve"
+    assert save_policy(editor, hotel, posted).status_code == 200
+    posted = policy_form(editor, hotel)
+    assert posted["set.fields.per_chain.compensation_order.0"] == ["reserve"]
+    posted["set.fields.per_chain.compensation_order.1"] = "cancel_reservation"
+    assert save_policy(editor, hotel, posted).status_code == 200
+    order = hotel.head().document["policy"]["per_chain"]["compensation_order"]
+    assert order == ["reserve", "cancel_reservation"]
+
+
+def test_choosing_reverse_replaces_the_listed_steps(editor, hotel):
+    posted = policy_form(editor, hotel)
+    posted["set.fields.per_chain.compensation_order.0"] = "reserve"
+    posted["arg.fields.per_chain.compensation_order"] = "reverse"
+    assert save_policy(editor, hotel, posted).status_code == 200
+    assert hotel.head().document["policy"]["per_chain"] == {"compensation_order": "reverse"}
+
+
+def test_no_steps_and_no_choice_leave_the_compensation_order_unset(editor, hotel):
+    posted = policy_form(editor, hotel)
+    posted["arg.fields.per_chain.compensation_order"] = "reverse"
+    save_policy(editor, hotel, posted)
+    posted = policy_form(editor, hotel)
+    assert posted["arg.fields.per_chain.compensation_order"] == ["reverse"]
+    posted["arg.fields.per_chain.compensation_order"] = ""
+    assert save_policy(editor, hotel, posted).status_code == 200
+    assert "policy" not in hotel.head().document
+
+
+@pytest.mark.parametrize(
+    "name, typed",
+    [
+        ("yaml.fields.per_step.mint.backoff.factor", "fast"),
+        ("set.fields.escalation.0.audience", "robot"),
+    ],
+)
+def test_a_refused_policy_field_keeps_what_was_typed_with_the_error_beside_it(
+    editor, hotel, name, typed
+):
+    posted = policy_form(editor, hotel)
+    posted[name] = typed
+    posted["csv.fields.escalation.0.may"] = "approve"
+    posted["set.fields.per_chain.compensation_order.0"] = "reserve"
+    response = save_policy(editor, hotel, posted)
+    assert response.status_code == 400
+    form = form_in(response, "policy-form")
+    row = form.split(f'name="{name}"')[0].rsplit('<div class="form-row', 1)[1]
+    row += form.split(f'name="{name}"')[1].split("</div>")[0]
+    assert 'class="field-error"' in row
+    assert 'value="approve"' in form and "<option selected>reserve</option>" in form
+    assert "policy" not in hotel.head().document
+
+
+def fixture_chain(team: Team, name: str) -> Chain:
+    path = Path(settings.BASE_DIR) / "fixtures" / name
+    spec = formats.load(path.read_bytes(), filename=name).chains[0]
+    return Chain.objects.store(formats.to_document(spec), "import", team=team).chain
+
+
+def test_the_fixtures_new_fields_are_in_the_forms_saved_unchanged(editor, team):
+    """So the saved-unchanged tests above carry them through the forms and back."""
+    chain = fixture_chain(team, "card-payment.yaml")
+    actions = chain.head().document["actions"]
+    revoked = next(a["id"] for a in actions if "revocation" in a)
+    pinned = next(a for a in actions if "request_invariants" in a)
+    assert action_form(editor, chain, revoked)["csv.fields.revocation.watch"] == [
+        "webhook:refund.failed"
+    ]
+    posted = action_form(editor, chain, pinned["id"])
+    assert posted["yaml.fields.request_invariants"] == ["{capture_method: manual}"]
+    assert posted["set.fields.latency_hint"] == [pinned["latency_hint"]]
+    assert posted["set.fields.id"] == [pinned["id"]]
+    posted = policy_form(editor, chain)
+    assert posted["set.fields.per_step.read.backoff.base"] == ["250ms"]
+    assert posted["set.fields.escalation.0.audience"] == ["model"]
+    order = policy_form(editor, fixture_chain(team, "cloud-provisioning.yaml"))
+    steps = [order[f"set.fields.per_chain.compensation_order.{n}"] for n in range(2)]
+    assert steps == [["release_address"], ["terminate_instance"]]
