@@ -1020,3 +1020,14 @@ def test_the_fixtures_new_fields_are_in_the_forms_saved_unchanged(editor, team):
     order = policy_form(editor, fixture_chain(team, "cloud-provisioning.yaml"))
     steps = [order[f"set.fields.per_chain.compensation_order.{n}"] for n in range(2)]
     assert steps == [["release_address"], ["terminate_instance"]]
+
+
+@pytest.mark.parametrize("kind, ident", [("gate", "book_consent"), ("action", "reserve")])
+def test_an_element_form_names_itself_once(editor, hotel, kind, ident):
+    """Two ``form`` boxes make ``form.form`` a list in the browser, and htmx then cannot post."""
+    body = editor.get(f"{hotel.url()}?select={kind}:{ident}").content.decode()
+    assert form_in_page(body, "element-fields").count('name="form"') == 1
+
+
+def form_in_page(body: str, form_id: str) -> str:
+    return body.split(f'id="{form_id}"')[1].split("</form>")[0]
