@@ -1031,3 +1031,21 @@ def test_an_element_form_names_itself_once(editor, hotel, kind, ident):
 
 def form_in_page(body: str, form_id: str) -> str:
     return body.split(f'id="{form_id}"')[1].split("</form>")[0]
+
+
+def test_a_rename_in_the_yaml_editor_keeps_the_element_selected(editor, hotel):
+    fields = {
+        "arg.id": "find_by_label",
+        "select": "action:find_by_label",
+        "yaml.replace": "true",
+        "yaml.fields": "id: lookup\neffect: read\n",
+    }
+    response = post(editor, hotel, "element-yaml", "update_action", **fields)
+    assert 'name="set.fields.id" value="lookup"' in form_in(response, "element-fields")
+
+
+def test_a_refused_rename_leaves_the_old_element_selected(editor, hotel):
+    posted = action_form(editor, hotel, "search")
+    posted["set.fields.id"] = "quote"
+    response = post(editor, hotel, "element-form", "update_action", **posted)
+    assert 'name="select" value="action:search"' in form_in(response, "element-fields")
