@@ -713,3 +713,339 @@ def test_a_viewer_cannot_post_any_form(people, signed_in, hotel, form_id, op, fi
     response = post(signed_in(people["viewer"]), hotel, form_id, op, **fields)
     assert response.status_code == 403
     assert hotel.head().number == before
+
+
+# --- renaming from a form, and the fields that were YAML only ------------------------
+
+
+def beside(form: str, name: str) -> str:
+    """What follows the field ``name`` up to the next field's label: its error, if any."""
+    return form.split(f'name="{name}"')[1].split("<label")[0]
+
+
+def add_row(editor, chain: Chain, **fields) -> None:
+    row = {"csv.fields.signal": "timeout", "verdict.type": "reconcile", **fields}
+    assert post(editor, chain, "add-row", "add_row", **row).status_code == 200
+
+
+def test_renaming_an_action_from_its_form_rewrites_the_references_to_it(editor, hotel):
+    posted = action_form(editor, hotel, "cancel_reservation")
+    posted["set.fields.id"] = "cancel"
+    assert post(editor, hotel, "element-form", "update_action", **posted).status_code == 200
+    assert element(hotel, "actions", "reserve")["compensation"]["action"] == "cancel"
+    assert "cancel_reservation" not in element_ids(hotel, "actions")
+
+
+def test_a_renamed_element_stays_selected_under_its_new_id(editor, hotel):
+    posted = action_form(editor, hotel, "cancel_reservation")
+    posted["set.fields.id"] = "cancel"
+    response = post(editor, hotel, "element-form", "update_action", **posted)
+    form = form_in(response, "element-fields")
+    assert 'name="set.fields.id" value="cancel"' in form
+    assert 'name="select" value="action:cancel"' in form
+
+
+def test_a_plain_post_rename_redirects_to_the_renamed_element(editor, hotel):
+    posted = action_form(editor, hotel, "cancel_reservation")
+    posted["set.fields.id"] = "cancel"
+    data = {"base": str(hotel.head().number), "op": "update_action", "form": "element-form"}
+    response = editor.post(f"{hotel.url()}edit", {**data, **posted})
+    assert response.status_code == 302
+    assert "select=action%3Acancel&" in response["Location"] + "&"
+
+
+@pytest.mark.parametrize(
+    "kind, old, new, section, holder, path",
+    [
+        ("handle", "search_id", "results", "handles", "room_pick", ("derived_from", 0)),
+        ("gate", "book_consent", "consent", "actions", "reserve", ("entry_gate",)),
+    ],
+)
+def test_renaming_a_handle_or_gate_from_its_form_rewrites_the_references_to_it(
+    editor, hotel, kind, old, new, section, holder, path
+):
+    if kind == "gate":  # a reference to rewrite
+        posted = action_form(editor, hotel, "reserve")
+        posted["set.fields.entry_gate"] = "book_consent"
+        post(editor, hotel, "element-form", "update_action", **posted)
+    body = editor.get(f"{hotel.url()}?select={kind}:{old}").content.decode()
+    posted = browser_post(body, "element-fields")
+    posted["set.fields.id"] = new
+    assert post(editor, hotel, "element-form", f"update_{kind}", **posted).status_code == 200
+    value = element(hotel, section, holder)
+    for step in path:
+        value = value[step]
+    assert value == new
+
+
+def test_renaming_a_row_from_its_form_gives_it_the_new_id(editor, hotel):
+    add_row(editor, hotel, **{"arg.fields.id": "R1"})
+    body = editor.get(f"{hotel.url()}?select=row:R1&tab=table").content.decode()
+    posted = browser_post(body, "element-fields")
+    posted["set.fields.id"] = "timeout_row"
+    assert post(editor, hotel, "element-form", "update_row", **posted).status_code == 200
+    assert hotel.head().document["verdict_table"][0]["id"] == "timeout_row"
+
+
+def test_a_row_without_an_id_gets_one_from_its_form(editor, hotel):
+    add_row(editor, hotel, **{"arg.fields.id": "R1"})
+    table = hotel.head().document["verdict_table"]
+    del table[0]["id"]
+    hotel = Chain.objects.store(
+        {**hotel.head().document, "verdict_table": table}, "import", team=hotel.team
+    ).chain
+    body = editor.get(f"{hotel.url()}?select=row:%231&tab=table").content.decode()
+    posted = browser_post(body, "element-fields")
+    assert posted["set.fields.id"] == [""]
+    posted["set.fields.id"] = "R2"
+    assert post(editor, hotel, "element-form", "update_row", **posted).status_code == 200
+    assert hotel.head().document["verdict_table"][0]["id"] == "R2"
+
+
+@pytest.mark.parametrize(
+    "typed, says",
+    [("quote", "already exists"), ("two words", "is not a valid id"), ("", "non-empty string")],
+)
+def test_a_refused_rename_keeps_the_typed_id_with_the_error_beside_it(editor, hotel, typed, says):
+    posted = action_form(editor, hotel, "search")
+    posted["set.fields.id"] = typed
+    posted["set.fields.timeout"] = "45s"
+    response = post(editor, hotel, "element-form", "update_action", **posted)
+    assert response.status_code == 400
+    form = form_in(response, "element-fields")
+    assert f'name="set.fields.id" value="{typed}"' in form
+    assert 'value="45s"' in form
+    assert says in beside(form, "set.fields.id")
+    assert "search" in element_ids(hotel, "actions")
+
+
+def test_a_refused_row_rename_shows_the_error_beside_the_id(editor, hotel):
+    add_row(editor, hotel, **{"arg.fields.id": "R1"})
+    add_row(editor, hotel, **{"arg.fields.id": "R2"})
+    body = editor.get(f"{hotel.url()}?select=row:R2&tab=table").content.decode()
+    posted = browser_post(body, "element-fields")
+    posted["set.fields.id"] = "R1"
+    response = post(editor, hotel, "element-form", "update_row", **posted)
+    assert response.status_code == 400
+    assert "already exists" in beside(form_in(response, "element-fields"), "set.fields.id")
+
+
+def test_the_action_form_sets_revocation_request_invariants_and_latency_hint(editor, hotel):
+    posted = action_form(editor, hotel, "cancel_reservation")
+    posted["csv.fields.revocation.watch"] = "webhook:refund.failed, http:410"
+    posted["set.fields.revocation.window"] = "30d"
+    posted["set.fields.revocation.route"] = "escalate(operator)"
+    posted["yaml.fields.request_invariants"] = "{capture_method: manual, volume.keep: true}"
+    posted["set.fields.latency_hint"] = "2s"
+    assert post(editor, hotel, "element-form", "update_action", **posted).status_code == 200
+    action = element(hotel, "actions", "cancel_reservation")
+    assert action["revocation"] == {
+        "watch": ["webhook:refund.failed", "http:410"],
+        "window": "30d",
+        "route": "escalate(operator)",
+    }
+    assert action["request_invariants"] == {"capture_method": "manual", "volume.keep": True}
+    assert action["latency_hint"] == "2s"
+
+
+def test_emptying_the_revocation_and_invariants_removes_them(editor, team):
+    text = (
+        "id: c\nactions:\n  - {id: refund, effect: compensate, latency_hint: 2s,"
+        " revocation: {watch: [x], window: 1d}, request_invariants: {a: 1}}\n"
+    )
+    spec = formats.load(text, format="yaml").chains[0]
+    chain = Chain.objects.store(formats.to_document(spec), "import", team=team).chain
+    posted = action_form(editor, chain, "refund")
+    for name in ("csv.fields.revocation.watch", "set.fields.revocation.window"):
+        posted[name] = ""
+    posted["yaml.fields.request_invariants"] = ""
+    posted["set.fields.latency_hint"] = ""
+    assert post(editor, chain, "element-form", "update_action", **posted).status_code == 200
+    assert element(chain, "actions", "refund") == {"id": "refund", "effect": "compensate"}
+
+
+@pytest.mark.parametrize(
+    "name, typed",
+    [
+        ("set.fields.revocation.route", "rewind(to:"),
+        ("yaml.fields.request_invariants", "{capture_method: ["),
+        ("yaml.fields.request_invariants", "[capture_method]"),
+    ],
+)
+def test_a_refused_new_action_field_keeps_what_was_typed_with_the_error_beside_it(
+    editor, hotel, name, typed
+):
+    posted = action_form(editor, hotel, "reserve")
+    posted[name] = typed
+    response = post(editor, hotel, "element-form", "update_action", **posted)
+    assert response.status_code == 400
+    form = form_in(response, "element-fields")
+    assert typed in form.split(f'name="{name}"')[1][:200]
+    assert 'class="field-error"' in beside(form, name)
+    assert element(hotel, "actions", "reserve") == before_reserve()
+
+
+def before_reserve() -> dict:
+    spec = formats.load(HOTEL, format="yaml").chains[0]
+    return next(a for a in formats.to_document(spec)["actions"] if a["id"] == "reserve")
+
+
+def policy_form(editor, chain: Chain) -> dict:
+    body = editor.get(f"{chain.url()}?tab=policy").content.decode()
+    return browser_post(body, "policy-form")
+
+
+def save_policy(editor, chain: Chain, posted: dict):
+    return post(editor, chain, "policy-form", "update_policy", **posted)
+
+
+def test_the_policy_form_sets_a_backoff_per_step(editor, hotel):
+    posted = policy_form(editor, hotel)
+    posted["set.fields.per_step.read.backoff.base"] = "500ms"
+    posted["yaml.fields.per_step.read.backoff.factor"] = "2"
+    posted["set.fields.per_step.read.backoff.jitter"] = "full"
+    posted["set.fields.per_step.read.backoff.max"] = "8s"
+    posted["set.fields.per_step.commit.keyed.backoff.base"] = "2s"
+    assert save_policy(editor, hotel, posted).status_code == 200
+    assert hotel.head().document["policy"]["per_step"] == {
+        "read": {"backoff": {"base": "500ms", "factor": 2.0, "jitter": "full", "max": "8s"}},
+        "commit": {"keyed": {"backoff": {"base": "2s"}}},
+    }
+
+
+def test_the_policy_form_sets_the_escalation_ladder_from_its_rows(editor, hotel):
+    posted = policy_form(editor, hotel)
+    posted["set.fields.escalation.0.audience"] = "user"
+    posted["csv.fields.escalation.0.may"] = "approve a new price, choose another room"
+    assert save_policy(editor, hotel, posted).status_code == 200
+    posted = policy_form(editor, hotel)  # a blank row to add the next rung with
+    posted["set.fields.escalation.1.audience"] = "operator"
+    posted["csv.fields.escalation.1.may"] = "resolve a lost booking"
+    assert save_policy(editor, hotel, posted).status_code == 200
+    assert hotel.head().document["policy"]["escalation"] == [
+        {"audience": "user", "may": ["approve a new price", "choose another room"]},
+        {"audience": "operator", "may": ["resolve a lost booking"]},
+    ]
+
+
+def test_choosing_no_audience_drops_an_escalation_rung(editor, hotel):
+    posted = policy_form(editor, hotel)
+    posted["set.fields.escalation.0.audience"] = "user"
+    posted["csv.fields.escalation.0.may"] = "approve"
+    save_policy(editor, hotel, posted)
+    posted = policy_form(editor, hotel)
+    posted["set.fields.escalation.0.audience"] = ""
+    posted["csv.fields.escalation.0.may"] = ""
+    assert save_policy(editor, hotel, posted).status_code == 200
+    assert "policy" not in hotel.head().document
+
+
+def test_the_compensation_order_is_the_steps_listed_in_its_rows(editor, hotel):
+    posted = policy_form(editor, hotel)
+    posted["set.fields.per_chain.compensation_order.0"] = "reserve"
+    assert save_policy(editor, hotel, posted).status_code == 200
+    posted = policy_form(editor, hotel)
+    assert posted["set.fields.per_chain.compensation_order.0"] == ["reserve"]
+    posted["set.fields.per_chain.compensation_order.1"] = "cancel_reservation"
+    assert save_policy(editor, hotel, posted).status_code == 200
+    order = hotel.head().document["policy"]["per_chain"]["compensation_order"]
+    assert order == ["reserve", "cancel_reservation"]
+
+
+def test_choosing_reverse_replaces_the_listed_steps(editor, hotel):
+    posted = policy_form(editor, hotel)
+    posted["set.fields.per_chain.compensation_order.0"] = "reserve"
+    posted["arg.fields.per_chain.compensation_order"] = "reverse"
+    assert save_policy(editor, hotel, posted).status_code == 200
+    assert hotel.head().document["policy"]["per_chain"] == {"compensation_order": "reverse"}
+
+
+def test_no_steps_and_no_choice_leave_the_compensation_order_unset(editor, hotel):
+    posted = policy_form(editor, hotel)
+    posted["arg.fields.per_chain.compensation_order"] = "reverse"
+    save_policy(editor, hotel, posted)
+    posted = policy_form(editor, hotel)
+    assert posted["arg.fields.per_chain.compensation_order"] == ["reverse"]
+    posted["arg.fields.per_chain.compensation_order"] = ""
+    assert save_policy(editor, hotel, posted).status_code == 200
+    assert "policy" not in hotel.head().document
+
+
+@pytest.mark.parametrize(
+    "name, typed",
+    [
+        ("yaml.fields.per_step.mint.backoff.factor", "fast"),
+        ("set.fields.escalation.0.audience", "robot"),
+    ],
+)
+def test_a_refused_policy_field_keeps_what_was_typed_with_the_error_beside_it(
+    editor, hotel, name, typed
+):
+    posted = policy_form(editor, hotel)
+    posted[name] = typed
+    posted["csv.fields.escalation.0.may"] = "approve"
+    posted["set.fields.per_chain.compensation_order.0"] = "reserve"
+    response = save_policy(editor, hotel, posted)
+    assert response.status_code == 400
+    form = form_in(response, "policy-form")
+    row = form.split(f'name="{name}"')[0].rsplit('<div class="form-row', 1)[1]
+    row += form.split(f'name="{name}"')[1].split("</div>")[0]
+    assert 'class="field-error"' in row
+    assert 'value="approve"' in form and "<option selected>reserve</option>" in form
+    assert "policy" not in hotel.head().document
+
+
+def fixture_chain(team: Team, name: str) -> Chain:
+    path = Path(settings.BASE_DIR) / "fixtures" / name
+    spec = formats.load(path.read_bytes(), filename=name).chains[0]
+    return Chain.objects.store(formats.to_document(spec), "import", team=team).chain
+
+
+def test_the_fixtures_new_fields_are_in_the_forms_saved_unchanged(editor, team):
+    """So the saved-unchanged tests above carry them through the forms and back."""
+    chain = fixture_chain(team, "card-payment.yaml")
+    actions = chain.head().document["actions"]
+    revoked = next(a["id"] for a in actions if "revocation" in a)
+    pinned = next(a for a in actions if "request_invariants" in a)
+    assert action_form(editor, chain, revoked)["csv.fields.revocation.watch"] == [
+        "webhook:refund.failed"
+    ]
+    posted = action_form(editor, chain, pinned["id"])
+    assert posted["yaml.fields.request_invariants"] == ["{capture_method: manual}"]
+    assert posted["set.fields.latency_hint"] == [pinned["latency_hint"]]
+    assert posted["set.fields.id"] == [pinned["id"]]
+    posted = policy_form(editor, chain)
+    assert posted["set.fields.per_step.read.backoff.base"] == ["250ms"]
+    assert posted["set.fields.escalation.0.audience"] == ["model"]
+    order = policy_form(editor, fixture_chain(team, "cloud-provisioning.yaml"))
+    steps = [order[f"set.fields.per_chain.compensation_order.{n}"] for n in range(2)]
+    assert steps == [["release_address"], ["terminate_instance"]]
+
+
+@pytest.mark.parametrize("kind, ident", [("gate", "book_consent"), ("action", "reserve")])
+def test_an_element_form_names_itself_once(editor, hotel, kind, ident):
+    """Two ``form`` boxes make ``form.form`` a list in the browser, and htmx then cannot post."""
+    body = editor.get(f"{hotel.url()}?select={kind}:{ident}").content.decode()
+    assert form_in_page(body, "element-fields").count('name="form"') == 1
+
+
+def form_in_page(body: str, form_id: str) -> str:
+    return body.split(f'id="{form_id}"')[1].split("</form>")[0]
+
+
+def test_a_rename_in_the_yaml_editor_keeps_the_element_selected(editor, hotel):
+    fields = {
+        "arg.id": "find_by_label",
+        "select": "action:find_by_label",
+        "yaml.replace": "true",
+        "yaml.fields": "id: lookup\neffect: read\n",
+    }
+    response = post(editor, hotel, "element-yaml", "update_action", **fields)
+    assert 'name="set.fields.id" value="lookup"' in form_in(response, "element-fields")
+
+
+def test_a_refused_rename_leaves_the_old_element_selected(editor, hotel):
+    posted = action_form(editor, hotel, "search")
+    posted["set.fields.id"] = "quote"
+    response = post(editor, hotel, "element-form", "update_action", **posted)
+    assert 'name="select" value="action:search"' in form_in(response, "element-fields")

@@ -180,8 +180,13 @@ def _need_fields(fields: Any, model: type[BaseModel], where: str, name: str = "f
     return copy.deepcopy(fields)
 
 
-def _check_new_id(data: Data, section: str, new_id: Any, name: str) -> str:
-    """``new_id`` once it is a well-formed id not yet used in ``section``."""
+def _check_new_id(data: Data, section: str, new_id: Any, name: str, renaming: bool = False) -> str:
+    """``new_id`` once it is a well-formed id not yet used in ``section``.
+
+    A new element's taken id is refused at the element that holds it; a
+    rename's, at the id field that was typed (``name``), so a form shows the
+    refusal beside that field.
+    """
     _need_str(name, new_id)
     if not _ID.fullmatch(new_id) or len(new_id) > 200:
         raise EditError(
@@ -193,7 +198,7 @@ def _check_new_id(data: Data, section: str, new_id: Any, name: str) -> str:
         raise EditError(name, f"{new_id!r} already means something in a chain; pick another id")
     if _find(data, section, new_id) is not None:
         raise EditError(
-            f"{section}.{new_id}",
+            name if renaming else f"{section}.{new_id}",
             f"{article(_KIND[section])} with id {new_id!r} already exists",
         )
     return new_id
@@ -427,7 +432,7 @@ def _changes(data: Data, section: str, id: str, fields: Any, model: type[BaseMod
     changes = _need_fields(fields, model, f"{section}.{id}")
     new_id = changes.pop("id", id)
     if new_id != id:
-        _check_new_id(data, section, new_id, f"{section}.{id}.id")
+        _check_new_id(data, section, new_id, f"{section}.{id}.id", renaming=True)
         _RENAMES[section](data, id, new_id)
         _element(data, section, id)["id"] = new_id
     changes["id"] = new_id
@@ -716,7 +721,9 @@ def update_row(doc: ChainSpec, id: str, fields: dict[str, Any], replace: bool = 
     row = data["verdict_table"][at]
     changes = _need_fields(fields, VerdictRow, _row_place(row, at))
     if changes.get("id", row.get("id")) != row.get("id"):
-        _check_new_id(data, "verdict_table", changes["id"], f"{_row_place(row, at)}.id")
+        _check_new_id(
+            data, "verdict_table", changes["id"], f"{_row_place(row, at)}.id", renaming=True
+        )
     _replace(row, changes, _need_flag(replace))
     return _validated(data)
 

@@ -174,6 +174,15 @@ def rows(fv: FormValues, path: str) -> list[FormValues]:
 
 
 @register.filter
+def within(fv: FormValues, path: str) -> FormValues:
+    """The fields under ``path`` as one scope, like a row: ``b.at``, ``b|val:'base'``.
+
+    For a section shown several times through one partial (a backoff per step).
+    """
+    return fv.scoped(f"{fv.base}{path}.")
+
+
+@register.filter
 def err(fv: FormValues, path: str) -> str:
     """The refusal, when it names this field (its document path or its posted name)."""
     if fv.typed is None:
@@ -181,6 +190,7 @@ def err(fv: FormValues, path: str) -> str:
     where = str(fv.typed.get("path") or "")
     rest = _ELEMENT.sub("", re.sub(r"\[(\d+)\]", r".\1", where), count=1)
     for full in (fv.base + path, fv.alias + path if fv.alias else None):
+        full = full.rstrip(".") if full else None  # a whole row or section: ``row|err:""``
         if full and (rest == full or rest.startswith(full + ".")):
             return fv.error
         if full and where.endswith(f".{fv.prefix}{full}"):  # a posted field name

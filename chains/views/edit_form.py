@@ -16,9 +16,9 @@ objects with three marker families, applied around the value families:
 ``keep.<path>`` carries the object's current value as JSON (so the keys a
 form does not show survive), and an object that ends up empty is removed;
 ``rows.<path>`` turns the numbered entries posted under it (``<path>.0.when``)
-into a list, dropping empty ones; ``named.<path>`` turns them into a mapping
-keyed by each entry's ``name`` (a gate's outcomes, an action's intent
-fields), dropping entries without one.
+into a list, dropping empty ones (none left: null, which removes the list);
+``named.<path>`` turns them into a mapping keyed by each entry's ``name``
+(a gate's outcomes, an action's intent fields), dropping entries without one.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from chains.core.verdicts import build_verdict
 from chains.services.editing import EditIn, parse_args, parse_value
 from chains.views.forms import FormError, read_form
 
-__all__ = ["FAMILIES", "read_edit"]
+__all__ = ["FAMILIES", "read_edit", "renamed_selection"]
 
 _LEFT_OUT = object()  # what a family reads from a field that sets no argument
 
@@ -137,6 +137,23 @@ def read_edit(post: QueryDict) -> EditIn:
     return plain.model_copy(update={"args": args})
 
 
+def renamed_selection(posted: EditIn, select: str) -> str:
+    """The selection once ``posted`` is saved: a renamed selected element keeps its panel.
+
+    An update with a new ``fields.id`` (the form's Id box, or the YAML editor)
+    renames the element; the workspace's ``select`` still names the old id.
+    """
+    kind = posted.op.removeprefix("update_")
+    old, fields = posted.args.get("id"), posted.args.get("fields")
+    new = fields.get("id") if isinstance(fields, dict) else None
+    if kind not in RENAMED or not isinstance(new, str) or not new or select != f"{kind}:{old}":
+        return select
+    return f"{kind}:{new}"
+
+
+RENAMED = ("action", "handle", "gate", "row")
+
+
 def _marked(post: QueryDict) -> list[tuple[str, str, str]]:
     """The marker fields as (family, path, field name), shallow paths first."""
     found = []
@@ -158,7 +175,8 @@ def _shape(args: dict[str, Any], family: str, path: str) -> None:
     value = {k: v for k, v in node[last].items() if v is not None}
     if family == "rows":
         entries = [value[k] for k in sorted(value, key=_number) if k.isdigit()]
-        node[last] = [e for e in entries if not _empty(e)]
+        # No rows is no list: null removes it, as an empty section is removed.
+        node[last] = [e for e in entries if not _empty(e)] or None
     elif family == "named":
         entries = [value[k] for k in sorted(value, key=_number) if k.isdigit()]
         named = [e for e in entries if isinstance(e, dict) and e.get("name")]

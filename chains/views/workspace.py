@@ -51,7 +51,7 @@ from chains.services import editing
 from chains.services.access import document_of, get_head
 from chains.services.editing import EditIn, UndoIn
 from chains.views.common import get_chain
-from chains.views.edit_form import read_edit
+from chains.views.edit_form import read_edit, renamed_selection
 from chains.views.forms import read_form
 
 SECTIONS = {"action": "actions", "handle": "handles", "gate": "gates", "row": "verdict_table"}
@@ -88,14 +88,14 @@ def edit_chain(request: HttpRequest, key: str, team: str | None = None) -> HttpR
             posted.args,
             base=posted.base,
             author=request.user,
-            start=_drawing(request, chain) if request.htmx else None,
+            start=_drawing(request, chain, posted) if request.htmx else None,
         )
     except StaleRevision as exc:
         return _stale(request, chain, exc, posted)
     except ChainError as exc:
         return _refused(request, chain, str(exc), 400, exc)
     known = {"document": saved.spec, "report": saved.report, "drawing": saved.started}
-    return _saved(request, chain, saved.revision, **known)
+    return _saved(request, chain, saved.revision, posted, **known)
 
 
 @require_POST
@@ -419,14 +419,21 @@ _REPORTS = Recent(64, budget=settings.DERIVED_CACHE_BYTES)
 # --- answering ------------------------------------------------------------------------
 
 
-def _state(request: HttpRequest) -> dict[str, str]:
-    """The workspace's view state a form carries along (selection, tab, view, layout, adder)."""
-    return {k: request.POST[k] for k in STATE_FIELDS if request.POST.get(k)}
+def _state(request: HttpRequest, saved: EditIn | None = None) -> dict[str, str]:
+    """The workspace's view state a form carries along (selection, tab, view, layout, adder).
+
+    After a ``saved`` rename the selection follows the element to its new id.
+    """
+    state = {k: request.POST[k] for k in STATE_FIELDS if request.POST.get(k)}
+    if saved is not None and state.get("select"):
+        state["select"] = renamed_selection(saved, state["select"])
+    return state
 
 
-def _drawing(request: HttpRequest, chain: Chain) -> Callable[[ChainSpec], Any]:
+def _drawing(request: HttpRequest, chain: Chain, posted: EditIn) -> Callable[[ChainSpec], Any]:
     """The hook that starts laying out an edited chain, so Graphviz works while it is linted."""
-    return lambda changed: _draw(changed, _state(request), Comment.objects.open_counts(chain))
+    state = _state(request, posted)
+    return lambda changed: _draw(changed, state, Comment.objects.open_counts(chain))
 
 
 def render_workspace(request: HttpRequest, context: dict, status: int = 200) -> HttpResponse:
@@ -438,13 +445,19 @@ def render_workspace(request: HttpRequest, context: dict, status: int = 200) -> 
     return render(request, template, context, status=status)
 
 
-def _saved(request: HttpRequest, chain: Chain, revision: Revision, **known: Any) -> HttpResponse:
+def _saved(
+    request: HttpRequest,
+    chain: Chain,
+    revision: Revision,
+    posted: EditIn | None = None,
+    **known: Any,
+) -> HttpResponse:
     """After a save: redirect a plain post, re-render the workspace for htmx.
 
     ``known`` may carry the saved ``document`` and its lint ``report``, so
     the re-render neither validates nor lints it again.
     """
-    state = _state(request)
+    state = _state(request, posted)
     if not request.htmx:
         url = chain.url()
         return redirect(f"{url}?{urlencode(state)}" if state else url, permanent=False)

@@ -264,3 +264,73 @@ def test_the_hotel_chain_is_built_to_valid_through_the_forms(hand, capsys):
     with capsys.disabled():
         print(f"\nhotel chain to VALID: {hand.clicks} clicks, {hand.keys} keystrokes")
     assert hand.clicks <= 80
+
+
+def test_a_rename_from_the_id_box_keeps_the_element_selected_and_a_refusal_keeps_the_typed_id(
+    hand,
+):
+    page = hand.page
+    hand.click(page.locator("details.adders > summary"))
+    add_action(hand, "search", "read")
+    add_action(hand, "quote", "mint")
+    form = hand.select("actions", "quote")
+    hand.type(form.get_by_label("Id", exact=True), "search")
+    hand.type(form.get_by_label("Timeout"), "45s")
+    form.get_by_role("button", name="Save").click()
+
+    form = page.locator("#element-fields")
+    error = form.locator(
+        '[name="set.fields.id"] + .field-error, label:has([name="set.fields.id"]) + .field-error'
+    )
+    expect(error).to_contain_text("already exists")
+    expect(error).to_be_in_viewport()
+    expect(form.get_by_label("Id", exact=True)).to_have_value("search")
+    expect(form.get_by_label("Timeout")).to_have_value("45s")
+    screenshot(page, "forms-refused-rename")
+
+    hand.type(form.get_by_label("Id", exact=True), "get_quote")
+    hand.save(form.get_by_role("button", name="Save"))
+    expect(page.locator("#element-panel h2 code")).to_have_text("get_quote")
+    assert element("hotel", "actions", "get_quote")["timeout"] == "45s"
+
+
+@pytest.mark.parametrize("width", [1280, 1440])
+def test_a_long_gate_verdict_is_shown_whole_in_its_box(hand, width):
+    page = hand.page
+    page.set_viewport_size({"width": width, "height": 900})
+    hand.click(page.locator("details.adders > summary"))
+    add_action(hand, "select_return", "select")
+    add_gate(hand)
+    form = hand.select("gates", "book_consent")
+    verdict = form.locator('[name="set.fields.outcomes.1.verdict"]')
+    hand.type(verdict, "reselect(to: select_return)")
+    hand.save(form.get_by_role("button", name="Save"))
+    verdict = page.locator('#element-fields [name="set.fields.outcomes.1.verdict"]')
+    expect(verdict).to_have_value("reselect(to: select_return)")
+    fits = verdict.evaluate("box => box.scrollWidth <= box.clientWidth")
+    assert fits, "the verdict is cut off in its box"
+    verdict.scroll_into_view_if_needed()
+    screenshot(page, f"forms-gate-verdict-{width}")
+
+
+def test_the_escalation_ladder_and_a_backoff_are_set_in_the_policy_tab(hand):
+    page = hand.page
+    hand.click(page.locator("nav.tabs a", has_text="Policy"))
+    budgets = page.locator("#policy-form")
+    hand.choose(budgets.locator('[name="set.fields.escalation.0.audience"]'), "user")
+    hand.type(budgets.locator('[name="csv.fields.escalation.0.may"]'), "approve a new price")
+    hand.type(budgets.locator('[name="set.fields.per_step.read.backoff.base"]'), "500ms")
+    hand.save(budgets.get_by_role("button", name="Save budgets"))
+    budgets = page.locator("#policy-form")
+    hand.choose(budgets.locator('[name="set.fields.escalation.1.audience"]'), "operator")
+    hand.type(budgets.locator('[name="csv.fields.escalation.1.may"]'), "resolve a lost booking")
+    hand.save(budgets.get_by_role("button", name="Save budgets"))
+    assert head("hotel")["policy"] == {
+        "per_step": {"read": {"backoff": {"base": "500ms"}}},
+        "escalation": [
+            {"audience": "user", "may": ["approve a new price"]},
+            {"audience": "operator", "may": ["resolve a lost booking"]},
+        ],
+    }
+    page.locator("#escalation-fields").scroll_into_view_if_needed()
+    screenshot(page, "forms-policy-escalation")

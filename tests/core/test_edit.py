@@ -178,6 +178,16 @@ def test_renaming_an_action_to_a_taken_id_is_refused(doc):
     assert err.message == "an action with id 'search' already exists"
 
 
+def test_a_rename_to_a_taken_id_is_refused_at_the_id_that_was_typed(doc):
+    err = refused(edit.update_action, doc, "get_trip", {"id": "search"})
+    assert err.path == "actions.get_trip.id"
+
+
+def test_a_row_rename_to_a_taken_id_is_refused_at_the_id_that_was_typed(doc):
+    err = refused(edit.update_row, doc, "F2", {"id": "F1"})
+    assert err.path == "verdict_table.F2.id"
+
+
 def test_editing_a_missing_action_is_refused_naming_it(doc):
     err = refused(edit.update_action, doc, "ghost", {"description": "x"})
     assert (err.path, err.message) == ("actions.ghost", "action 'ghost' does not exist")
