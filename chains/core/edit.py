@@ -34,8 +34,7 @@ from __future__ import annotations
 import copy
 import inspect
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import networkx as nx
@@ -57,7 +56,15 @@ from .model import (
     external_minter,
     ref_position,
 )
-from .verdicts import format_verdict, parse_verdict
+from .references import (
+    Slot,
+    action_slots,
+    gate_slots,
+    handle_slots,
+    places_using,
+    rename,
+    row_place,
+)
 from .words import article
 
 __all__ = [
@@ -270,137 +277,10 @@ def _replace(element: Data, fields: Data, whole: bool = False) -> None:
             element[key] = value
 
 
-def _row_place(row: Data, index: int) -> str:
-    return f"verdict_table.{row['id']}" if row.get("id") else f"verdict_table[#{index + 1}]"
+# --- references: every place in the document that names an element (references.py) ---
 
 
-# --- references ----------------------------------------------------------------
-
-
-@dataclass
-class _Slot:
-    """One place in the document that names an element.
-
-    ``part`` is ``to`` or ``gate`` when the place holds a verdict expression;
-    ``cleanable`` marks list entries that deleting the named element may drop.
-    """
-
-    place: str
-    holder: Any
-    key: Any
-    part: str | None = None
-    cleanable: bool = False
-
-    def get(self) -> Any:
-        value = self.holder[self.key]
-        if self.part is None:
-            return value
-        return getattr(parse_verdict(value), self.part)
-
-    def set(self, new: str) -> None:
-        if self.part is None:
-            self.holder[self.key] = new
-        else:
-            verdict = parse_verdict(self.holder[self.key])
-            self.holder[self.key] = format_verdict(verdict.model_copy(update={self.part: new}))
-
-
-def _key_slot(place: str, holder: Any, key: str) -> Iterator[_Slot]:
-    if isinstance(holder, dict) and key in holder:
-        yield _Slot(place, holder, key)
-
-
-def _list_slots(place: str, items: Any, cleanable: bool = False) -> Iterator[_Slot]:
-    for i in range(len(items or [])):
-        yield _Slot(place, items, i, cleanable=cleanable)
-
-
-def _verdict_slots(data: Data, part: str) -> Iterator[_Slot]:
-    """Every verdict expression of the document, for its ``to`` or ``gate`` argument."""
-    for a in data.get("actions") or []:
-        where = f"actions.{a['id']}"
-        output = a.get("output") or {}
-        for key, name in (("empty", "route"), ("business_expiry", "on_expiry")):
-            if isinstance(output.get(key), dict) and name in output[key]:
-                yield _Slot(f"{where}.output.{key}.{name}", output[key], name, part)
-        for j, pre in enumerate(a.get("preconditions") or []):
-            yield _Slot(f"{where}.preconditions[{j}].verdict", pre, "verdict", part)
-        revocation = a.get("revocation") or {}
-        if "route" in revocation:
-            yield _Slot(f"{where}.revocation.route", revocation, "route", part)
-        for j, rung in enumerate((a.get("compensation") or {}).get("ladder") or []):
-            if "else" in rung:
-                yield _Slot(f"{where}.compensation.ladder[{j}].else", rung, "else", part)
-    for g in data.get("gates") or []:
-        where = f"gates.{g['id']}"
-        for name, outcome in (g.get("outcomes") or {}).items():
-            yield _Slot(f"{where}.outcomes.{name}", outcome, "verdict", part)
-        for key in ("timeout", "payload_expiry"):
-            if isinstance(g.get(key), dict) and "verdict" in g[key]:
-                yield _Slot(f"{where}.{key}.verdict", g[key], "verdict", part)
-    for i, row in enumerate(data.get("verdict_table") or []):
-        yield _Slot(f"{_row_place(row, i)}.verdict", row, "verdict", part)
-
-
-def _action_slots(data: Data) -> Iterator[_Slot]:
-    for h in data.get("handles") or []:
-        where = f"handles.{h['id']}"
-        yield from _key_slot(f"{where}.minted_by", h, "minted_by")
-        yield from _key_slot(f"{where}.staleness.refresh", h.get("staleness"), "refresh")
-    for a in data.get("actions") or []:
-        where = f"actions.{a['id']}"
-        yield from _key_slot(f"{where}.confirmation.probe", a.get("confirmation"), "probe")
-        comp = a.get("compensation") or {}
-        yield from _key_slot(f"{where}.compensation.action", comp, "action")
-        yield from _list_slots(f"{where}.compensation.chain", comp.get("chain"))
-        for j, rung in enumerate(comp.get("ladder") or []):
-            yield from _key_slot(f"{where}.compensation.ladder[{j}].action", rung, "action")
-            yield from _list_slots(f"{where}.compensation.ladder[{j}].chain", rung.get("chain"))
-    for i, row in enumerate(data.get("verdict_table") or []):
-        steps = (row.get("scope") or {}).get("steps")
-        yield from _list_slots(f"{_row_place(row, i)}.scope.steps", steps)
-    order = ((data.get("policy") or {}).get("per_chain") or {}).get("compensation_order")
-    if isinstance(order, list):
-        yield from _list_slots("policy.per_chain.compensation_order", order)
-    yield from _verdict_slots(data, "to")
-
-
-def _handle_slots(data: Data) -> Iterator[_Slot]:
-    for h in data.get("handles") or []:
-        where = f"handles.{h['id']}.derived_from"
-        yield from _list_slots(where, h.get("derived_from"), cleanable=True)
-    for a in data.get("actions") or []:
-        where = f"actions.{a['id']}"
-        inputs = (a.get("input") or {}).get("handles")
-        outputs = (a.get("output") or {}).get("handles")
-        yield from _list_slots(f"{where}.input.handles", inputs, cleanable=True)
-        yield from _list_slots(f"{where}.output.handles", outputs, cleanable=True)
-        yield from _key_slot(f"{where}.mutates", a, "mutates")
-    for i, row in enumerate(data.get("verdict_table") or []):
-        consumers = (row.get("scope") or {}).get("consumers_of")
-        yield from _list_slots(f"{_row_place(row, i)}.scope.consumers_of", consumers)
-    for i, pair in enumerate(data.get("independence") or []):
-        yield from _list_slots(f"independence[{i}].handles", pair.get("handles"), cleanable=True)
-
-
-def _gate_slots(data: Data) -> Iterator[_Slot]:
-    for a in data.get("actions") or []:
-        yield from _key_slot(f"actions.{a['id']}.entry_gate", a, "entry_gate")
-    yield from _verdict_slots(data, "gate")
-
-
-def _rename(slots: Iterator[_Slot], old: str, new: str) -> None:
-    for slot in list(slots):
-        if slot.get() == old:
-            slot.set(new)
-
-
-def _uses(slots: Iterator[_Slot], ident: str, own: str) -> list[_Slot]:
-    """The slots naming ``ident`` outside the element itself (places under ``own``)."""
-    return [s for s in slots if s.get() == ident and not s.place.startswith(own + ".")]
-
-
-def _still_used(kind: str, ident: str, uses: list[_Slot], path: str) -> EditError:
+def _still_used(kind: str, ident: str, uses: list[Slot], path: str) -> EditError:
     places = ", ".join(dict.fromkeys(s.place for s in uses))
     return EditError(path, f"{kind} {ident!r} is still used by: {places}")
 
@@ -440,7 +320,7 @@ def _changes(data: Data, section: str, id: str, fields: Any, model: type[BaseMod
 
 
 def _rename_action(data: Data, old: str, new: str) -> None:
-    _rename(_action_slots(data), old, new)
+    rename(action_slots(data), old, new)
     policy = data.get("policy") or {}
     per_step = policy.get("per_step")
     if per_step and old in per_step and old not in EFFECTS:
@@ -487,10 +367,10 @@ def delete_action(doc: ChainSpec, id: str) -> ChainSpec:
     """
     data = _document(doc)
     at = _position(data, "actions", id)
-    uses = _uses(_action_slots(data), id, f"actions.{id}")
+    uses = places_using(action_slots(data), id, f"actions.{id}")
     per_step = (data.get("policy") or {}).get("per_step") or {}
     if id in per_step and id not in EFFECTS:
-        uses.append(_Slot(f"policy.per_step.{id}", per_step, id))
+        uses.append(Slot(f"policy.per_step.{id}", per_step, id))
     if uses:
         raise _still_used("action", id, uses, f"actions.{id}")
     del data["actions"][at]
@@ -571,7 +451,7 @@ def delete_handle(doc: ChainSpec, id: str) -> ChainSpec:
     """
     data = _document(doc)
     at = _position(data, "handles", id)
-    blocking = [s for s in _uses(_handle_slots(data), id, f"handles.{id}") if not s.cleanable]
+    blocking = [s for s in places_using(handle_slots(data), id, f"handles.{id}") if not s.cleanable]
     if blocking:
         raise _still_used("handle", id, blocking, f"handles.{id}")
     del data["handles"][at]
@@ -719,10 +599,10 @@ def update_row(doc: ChainSpec, id: str, fields: dict[str, Any], replace: bool = 
     data = _document(doc)
     at = _position(data, "verdict_table", id)
     row = data["verdict_table"][at]
-    changes = _need_fields(fields, VerdictRow, _row_place(row, at))
+    changes = _need_fields(fields, VerdictRow, row_place(row, at))
     if changes.get("id", row.get("id")) != row.get("id"):
         _check_new_id(
-            data, "verdict_table", changes["id"], f"{_row_place(row, at)}.id", renaming=True
+            data, "verdict_table", changes["id"], f"{row_place(row, at)}.id", renaming=True
         )
     _replace(row, changes, _need_flag(replace))
     return _validated(data)
@@ -803,7 +683,7 @@ def delete_gate(doc: ChainSpec, id: str) -> ChainSpec:
     """Remove a gate nothing raises; otherwise list every place that does."""
     data = _document(doc)
     at = _position(data, "gates", id)
-    uses = _uses(_gate_slots(data), id, f"gates.{id}")
+    uses = places_using(gate_slots(data), id, f"gates.{id}")
     if uses:
         raise _still_used("gate", id, uses, f"gates.{id}")
     del data["gates"][at]
@@ -862,8 +742,8 @@ def update_chain(doc: ChainSpec, fields: dict[str, Any]) -> ChainSpec:
 
 _RENAMES: dict[str, Callable[[Data, str, str], None]] = {
     "actions": _rename_action,
-    "handles": lambda data, old, new: _rename(_handle_slots(data), old, new),
-    "gates": lambda data, old, new: _rename(_gate_slots(data), old, new),
+    "handles": lambda data, old, new: rename(handle_slots(data), old, new),
+    "gates": lambda data, old, new: rename(gate_slots(data), old, new),
 }
 
 
