@@ -76,3 +76,18 @@ def test_at_1280_the_canvas_toolbar_keeps_every_tool_inside_the_graph_pane(
         assert (
             box["x"] >= pane["x"] - 1 and box["x"] + box["width"] <= pane["x"] + pane["width"] + 1
         )
+
+
+def test_a_refused_add_says_why_once_beside_its_form_and_not_in_the_page_banner(
+    live_server, page, flight
+):
+    open_canvas(page, live_server, flight, 1440)
+    page.locator("details.adders > summary").click()
+    form = page.locator("#add-action-form")
+    form.get_by_label("Action id").fill("outbound_search")  # taken
+    form.get_by_role("button", name="Add action").click()
+
+    expect(form.locator(".field-error")).to_contain_text("Not added")
+    expect(page.locator("#edit-error")).to_have_count(0)
+    expect(page.get_by_text("already", exact=False)).to_have_count(1)
+    screenshot(page, "polish-refused-add-1440")
