@@ -320,7 +320,12 @@ class CommentOut(Out):
 
 class VoteOut(Out):
     reviewer: str
-    decision: str
+    decision: str = Field(description="as stored: pending, approved or changes_requested")
+    shown: str = Field(
+        description="what the vote means now, as the reviews page says it: a pending vote "
+        "of the revision's author is not counted, and once the revision is approved one "
+        "never cast is not needed"
+    )
     note: str
 
 
@@ -684,7 +689,12 @@ def resolve_comment(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
 )
 def list_reviews(request: HttpRequest, key: str) -> list[dict[str, Any]]:
     chain = _chain(request, key)
-    return [_review_out(r) for r in chain.reviews.order_by("-created_at")]
+    return [
+        _review_out(r)
+        for r in chain.reviews.order_by("-created_at")
+        .select_related("revision", "requested_by")
+        .prefetch_related("votes__reviewer")
+    ]
 
 
 @router.post(
@@ -827,8 +837,13 @@ def _review_out(review: Review) -> dict[str, Any]:
         "requested_by": review.requested_by.username if review.requested_by else None,
         "note": review.note,
         "votes": [
-            {"reviewer": v.reviewer.username, "decision": v.decision, "note": v.note}
-            for v in review.votes.select_related("reviewer")
+            {
+                "reviewer": v.reviewer.username,
+                "decision": v.decision,
+                "shown": shown,
+                "note": v.note,
+            }
+            for v, shown in review.ballots()
         ],
         "approved": review.revision.tag or None,
     }

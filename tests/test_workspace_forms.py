@@ -1049,3 +1049,42 @@ def test_a_refused_rename_leaves_the_old_element_selected(editor, hotel):
     posted["set.fields.id"] = "quote"
     response = post(editor, hotel, "element-form", "update_action", **posted)
     assert 'name="select" value="action:search"' in form_in(response, "element-fields")
+
+
+# --- where a refusal is shown ---------------------------------------------------------------
+
+
+def test_a_refused_form_save_shows_its_error_in_the_form_and_not_again_in_the_page_banner(
+    editor, hotel
+):
+    body = editor.get(f"{hotel.url()}?select=handle:quote_token").content.decode()
+    posted = browser_post(body, "element-fields")
+    posted["set.fields.minted_by"] = "nobody"
+    response = post(editor, hotel, "element-form", "update_handle", **posted)
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "Not saved:" in form_in(response, "element-fields")
+    assert 'id="edit-error"' not in page
+
+
+def test_a_refused_add_shows_its_error_in_the_adder_and_not_again_in_the_page_banner(editor, hotel):
+    response = post(editor, hotel, "add-action", "add_action", **{"arg.id": "search"})
+    assert response.status_code == 400
+    assert "Not added:" in form_in(response, "add-action-form")
+    assert 'id="edit-error"' not in response.content.decode()
+
+
+def test_a_refused_post_no_form_on_the_page_shows_keeps_the_page_banner(editor, hotel):
+    # A script's post (the canvas connecting two nodes) names no form.
+    response = post(editor, hotel, "", "update_action", **{"arg.id": "no_such_action"})
+    assert response.status_code == 400
+    assert 'id="edit-error"' in response.content.decode()
+
+
+def test_a_refused_gate_edit_says_not_saved_once(editor, hotel):
+    body = editor.get(f"{hotel.url()}?select=gate:book_consent").content.decode()
+    posted = browser_post(body, "element-fields")
+    posted["set.fields.timeout.outcome"] = "accept"  # a timeout needs its "after"
+    response = post(editor, hotel, "element-form", "update_gate", **posted)
+    assert response.status_code == 400
+    assert response.content.decode().count("Not saved:") == 1

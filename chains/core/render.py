@@ -123,6 +123,10 @@ _ORPHANS_PER_ROW = 4
 # Rows per column before a drawing wraps into another column beside it: about
 # what the canvas holds at 11 px labels in a 900 px high window.
 _ROWS_PER_COLUMN = 20
+# A flow's row is one step (a handle graph's is a step and its handles), so its
+# columns are narrow: once a flow wraps, shorter columns, more of them, fill the
+# canvas's width instead of leaving two thin columns in the middle of it.
+_FLOW_ROWS_PER_WRAPPED_COLUMN = 10
 
 
 # --- text that reaches Graphviz ----------------------------------------------
@@ -201,17 +205,25 @@ class _Drawing:
             return
         self.edges[key] = _Item(attrs.pop("label", None), classes, attrs, [tip], tail, head)
 
-    def lay_out_rows(self, rows: list[list[str]], along: Mapping[str, str] | None = None) -> None:
+    def lay_out_rows(
+        self,
+        rows: list[list[str]],
+        along: Mapping[str, str] | None = None,
+        wrapped: int = _ROWS_PER_COLUMN,
+    ) -> None:
         """Draw ``rows`` top down in order, each row's nodes side by side.
 
         Past ``_ROWS_PER_COLUMN`` rows the rows wrap into columns side by side
         (like a newspaper), so a long chain stays about as tall as the canvas
-        instead of shrinking its labels. Edges between two columns then stop
-        pulling on the ranks. ``along`` puts nodes outside the rows (an entry
-        gate) in the column of another node. Call it once every edge is in.
+        instead of shrinking its labels; ``wrapped`` is the most rows a column
+        then holds. Edges between two columns then stop pulling on the ranks.
+        ``along`` puts nodes outside the rows (an entry gate) in the column of
+        another node. Call it once every edge is in.
         """
         rows = [row for row in rows if row]
         columns = -(-len(rows) // _ROWS_PER_COLUMN)
+        if columns > 1:
+            columns = -(-len(rows) // min(wrapped, _ROWS_PER_COLUMN))
         height = -(-len(rows) // columns) if rows else 0
         chunks = [rows[c * height : (c + 1) * height] for c in range(columns)]
         column_of = {key: c for c, chunk in enumerate(chunks) for row in chunk for key in row}
@@ -585,7 +597,7 @@ def _beside_the_main_line(d: _Drawing, main: list[Action], entry_gates: set[str]
                 row.append(key)
                 taken.add(key)
         rows.append(row)
-    d.lay_out_rows(rows, along)
+    d.lay_out_rows(rows, along, wrapped=_FLOW_ROWS_PER_WRAPPED_COLUMN)
 
 
 def _flow_offshoots(d: _Drawing, actions: dict[str, Action], action: Action) -> None:

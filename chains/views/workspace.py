@@ -484,7 +484,32 @@ def _refused(
         "error": message,
         "path": getattr(exc, "path", None) or (fields[0] if fields else ""),
     }
+    context["error_in_form"] = _form_shows(context, context["typed"])
     return render_workspace(request, context, status)
+
+
+_ADDERS = ("add-action", "add-handle", "add-gate")  # always on the page, above the canvas
+
+
+def _form_shows(context: dict, typed: dict) -> bool:
+    """Whether the re-rendered page has the form that posted, showing the refusal itself.
+
+    Then the page-level banner stays away (one message, beside the field);
+    a refusal no form on the page owns (a script's post, a form on another
+    tab) still gets the banner.
+    """
+    form, op, tab = typed["form"], typed["op"], context["tab"]
+    element = context.get("element") or {}
+    if context.get("problems"):
+        return False
+    if form in _ADDERS:
+        return True
+    if form == "add-row" or (not form and op == "add_row"):
+        return tab == "table"
+    if op in ("update_policy", "update_chain"):  # the policy forms or their YAML editors
+        return tab == "policy"
+    # The element form, or the element's YAML editor below it.
+    return bool(element.get("yaml")) and op == f"update_{element.get('op')}"
 
 
 def _stale(request: HttpRequest, chain: Chain, exc: StaleRevision, posted: EditIn) -> HttpResponse:

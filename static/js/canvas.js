@@ -486,18 +486,39 @@
     }
   }
 
-  // The canvas takes the height left in the window below its top (never less than
-  // 20rem): the page fits the drawing into it, so every pixel of height is label size.
+  // The canvas takes the height left in the window below its top, less the legend
+  // under it (never less than 20rem): the page fits the drawing into it, so every
+  // pixel of height is label size, and the key to the drawing is in sight with it.
   function sizeCanvas() {
     var c = canvas();
     if (!c) return;
     var top = c.getBoundingClientRect().top + window.scrollY;
     var rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
-    var height = Math.max(20 * rem, window.innerHeight - top - 0.75 * rem);
+    var legend = document.querySelector("#workspace .canvas-pane .legend");
+    var below = legend ? legend.getBoundingClientRect().bottom - c.getBoundingClientRect().bottom : 0;
+    var full = window.innerHeight - top - 0.75 * rem;
+    // The legend gives way where its room would shrink the labels below 11px.
+    var height = Math.max(20 * rem, Math.min(full, Math.max(full - below, legibleHeight(c))));
     var root = document.documentElement.style;
     if (Math.abs(parseFloat(root.getPropertyValue("--canvas-height") || "0") - height) > 2) {
       root.setProperty("--canvas-height", Math.round(height) + "px");
     }
+  }
+
+  // The canvas height at which a height-bound drawing shows its labels at 11px (0 when
+  // the width bounds it, or nothing is drawn): below it, height is label size.
+  function legibleHeight(c) {
+    var svg = drawing();
+    var box = svg && (svg.dataset.fit || svg.getAttribute("viewBox"));
+    if (!box) return 0;
+    var parts = box.split(/[\s,]+/).map(Number);
+    var sizes = [].map.call(svg.querySelectorAll("g.node text"), function (t) {
+      return parseFloat(t.getAttribute("font-size")) || 14;
+    });
+    if (!sizes.length || !(parts[2] > 0) || !(parts[3] > 0)) return 0;
+    var scale = 11.25 / Math.min.apply(null, sizes); // px per drawing unit (a little over 11)
+    var border = c.offsetHeight - c.clientHeight;
+    return c.clientWidth / parts[2] < scale ? 0 : parts[3] * scale + border;
   }
 
   function rendered() {

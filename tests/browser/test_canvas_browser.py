@@ -94,6 +94,25 @@ def test_a_forty_node_chain_fits_with_labels_of_eleven_px_or_more(
     screenshot(page, f"canvas-forty-{view}-{width}")
 
 
+@pytest.fixture
+def forty_steps() -> str:
+    return store(long_chain(40))
+
+
+@pytest.mark.parametrize("width", [1280, 1440])
+def test_the_flow_of_a_forty_step_chain_wraps_into_columns_with_labels_of_eleven_px_or_more(
+    live_server, page, forty_steps, width
+):
+    open_canvas(page, live_server, forty_steps, width, "?view=flow")
+    assert page.evaluate(SMALLEST_LABEL) >= 11
+    # Wrapped, the flow uses the canvas's width rather than one narrow column down it.
+    drawn = page.locator("#canvas svg g.graph").bounding_box()
+    canvas = page.locator("#canvas").bounding_box()
+    assert drawn is not None and canvas is not None
+    assert drawn["width"] >= canvas["width"] / 2
+    screenshot(page, f"canvas-forty-steps-flow-{width}")
+
+
 def test_the_whole_drawing_is_inside_the_canvas_and_the_window(live_server, page, forty):
     open_canvas(page, live_server, forty)
     canvas, drawn = page.evaluate(

@@ -749,3 +749,17 @@ def test_forty_steps_fit_the_canvas_with_labels_of_eleven_px_or_more(draw):
 def test_twenty_steps_stay_in_one_column():
     svg = by_id(handle_graph_svg(steps_without_edges(20)))
     assert len({centre(svg[f"action:call_{i:02d}"])[0] for i in range(20)}) == 1
+
+
+def test_the_flow_of_forty_steps_wraps_into_short_columns_that_fill_the_width():
+    svg = by_id(flow_svg(steps_without_edges(40)))
+    first_x, first_y = centre(svg["action:call_00"])
+    wrapped_x, wrapped_y = centre(svg["action:call_10"])
+    assert wrapped_y == first_y and wrapped_x > first_x
+    width, height = size(flow_svg(steps_without_edges(40)))
+    assert width > height
+
+
+def test_the_flow_of_twenty_steps_stays_in_one_column():
+    svg = by_id(flow_svg(steps_without_edges(20)))
+    assert len({centre(svg[f"action:call_{i:02d}"])[0] for i in range(20)}) == 1
