@@ -1088,3 +1088,75 @@ def test_a_refused_gate_edit_says_not_saved_once(editor, hotel):
     response = post(editor, hotel, "element-form", "update_gate", **posted)
     assert response.status_code == 400
     assert response.content.decode().count("Not saved:") == 1
+
+
+# --- compensation chain and ladder ----------------------------------------------------
+
+
+def test_the_compensation_chain_is_the_steps_listed_in_its_rows(editor, hotel):
+    posted = action_form(editor, hotel, "reserve")
+    posted["set.fields.compensation.action"] = ""
+    posted["set.fields.compensation.chain.0"] = "find_by_label"
+    assert post(editor, hotel, "element-form", "update_action", **posted).status_code == 200
+    posted = action_form(editor, hotel, "reserve")  # a blank step box to add the next with
+    posted["set.fields.compensation.chain.1"] = "cancel_reservation"
+    assert post(editor, hotel, "element-form", "update_action", **posted).status_code == 200
+    assert element(hotel, "actions", "reserve")["compensation"] == {
+        "chain": ["find_by_label", "cancel_reservation"],
+        "ordering_note": "before the refund",
+    }
+
+
+def test_choosing_no_step_drops_it_from_the_compensation_chain(editor, hotel):
+    posted = action_form(editor, hotel, "reserve")
+    posted.update({"set.fields.compensation.chain.0": "find_by_label"})
+    posted.update({"set.fields.compensation.chain.1": "cancel_reservation"})
+    post(editor, hotel, "element-form", "update_action", **posted)
+    posted = action_form(editor, hotel, "reserve")
+    posted["set.fields.compensation.chain.0"] = ""
+    post(editor, hotel, "element-form", "update_action", **posted)
+    assert element(hotel, "actions", "reserve")["compensation"]["chain"] == ["cancel_reservation"]
+
+
+def test_the_compensation_ladder_is_stored_from_its_rungs(editor, hotel):
+    posted = action_form(editor, hotel, "reserve")
+    posted["set.fields.compensation.action"] = ""
+    posted["set.fields.compensation.ladder.0.when"] = "state == 'held'"
+    posted["set.fields.compensation.ladder.0.action"] = "cancel_reservation"
+    assert post(editor, hotel, "element-form", "update_action", **posted).status_code == 200
+    posted = action_form(editor, hotel, "reserve")
+    posted["csv.fields.compensation.ladder.1.chain"] = "find_by_label, cancel_reservation"
+    assert post(editor, hotel, "element-form", "update_action", **posted).status_code == 200
+    posted = action_form(editor, hotel, "reserve")
+    posted["set.fields.compensation.ladder.2.else"] = "escalate(operator)"
+    assert post(editor, hotel, "element-form", "update_action", **posted).status_code == 200
+    assert element(hotel, "actions", "reserve")["compensation"]["ladder"] == [
+        {"when": "state == 'held'", "action": "cancel_reservation"},
+        {"chain": ["find_by_label", "cancel_reservation"]},
+        {"else": "escalate(operator)"},
+    ]
+
+
+def test_emptying_a_rung_drops_it_from_the_ladder(editor, hotel):
+    posted = action_form(editor, hotel, "reserve")
+    posted["set.fields.compensation.ladder.0.action"] = "cancel_reservation"
+    posted["set.fields.compensation.ladder.1.else"] = "escalate(operator)"
+    post(editor, hotel, "element-form", "update_action", **posted)
+    posted = action_form(editor, hotel, "reserve")
+    posted["set.fields.compensation.ladder.0.action"] = ""
+    post(editor, hotel, "element-form", "update_action", **posted)
+    ladder = element(hotel, "actions", "reserve")["compensation"]["ladder"]
+    assert ladder == [{"else": "escalate(operator)"}]
+
+
+def test_a_refused_ladder_rung_keeps_what_was_typed_with_the_error_beside_it(editor, hotel):
+    posted = action_form(editor, hotel, "reserve")
+    posted["set.fields.compensation.ladder.0.when"] = "state == 'held'"
+    posted["set.fields.compensation.ladder.0.else"] = "explode(now)"
+    response = post(editor, hotel, "element-form", "update_action", **posted)
+    assert response.status_code == 400
+    form = response.content.decode().split('id="element-fields"')[1].split("</form>")[0]
+    rung = form.split('class="form-row ladder-row"')[1].split("</div>")[0]
+    assert 'value="explode(now)"' in rung and 'value="state == &#x27;held&#x27;"' in rung
+    assert 'class="field-error"' in rung
+    assert "ladder" not in element(hotel, "actions", "reserve")["compensation"]
