@@ -1160,3 +1160,71 @@ def test_a_refused_ladder_rung_keeps_what_was_typed_with_the_error_beside_it(edi
     assert 'value="explode(now)"' in rung and 'value="state == &#x27;held&#x27;"' in rung
     assert 'class="field-error"' in rung
     assert "ladder" not in element(hotel, "actions", "reserve")["compensation"]
+
+
+# --- policy: unkeyed commit and per-action backoff -------------------------------------
+
+PER_ACTION = (
+    HOTEL
+    + """policy:
+  per_step:
+    read: {attempts: 3}
+    commit: {unkeyed: {attempts: 1, safe_reject_redispatch: 0}}
+    reserve: {attempts: 2, timeout: 60s}
+"""
+)
+
+
+@pytest.fixture
+def tuned(team: Team) -> Chain:
+    chain = formats.load(PER_ACTION, format="yaml").chains[0]
+    return Chain.objects.store(formats.to_document(chain), "import", team=team).chain
+
+
+def test_the_policy_form_sets_the_unkeyed_commit_backoff(editor, tuned):
+    posted = policy_form(editor, tuned)
+    posted["set.fields.per_step.commit.unkeyed.backoff.base"] = "3s"
+    posted["set.fields.per_step.commit.unkeyed.backoff.jitter"] = "none"
+    assert save_policy(editor, tuned, posted).status_code == 200
+    assert tuned.head().document["policy"]["per_step"]["commit"] == {
+        "unkeyed": {
+            "attempts": 1,
+            "safe_reject_redispatch": 0,
+            "backoff": {"base": "3s", "jitter": "none"},
+        }
+    }
+
+
+def test_the_policy_form_edits_an_entry_keyed_by_an_action_id(editor, tuned):
+    posted = policy_form(editor, tuned)
+    assert posted["int.fields.per_step.reserve.attempts"] == ["2"]
+    assert "int.fields.per_step.read.attempts" in posted  # an effect class is not an entry
+    posted["int.fields.per_step.reserve.attempts"] = "4"
+    posted["set.fields.per_step.reserve.timeout"] = ""
+    posted["set.fields.per_step.reserve.backoff.base"] = "1s"
+    posted["yaml.fields.per_step.reserve.backoff.factor"] = "1.5"
+    assert save_policy(editor, tuned, posted).status_code == 200
+    assert tuned.head().document["policy"]["per_step"]["reserve"] == {
+        "attempts": 4,
+        "backoff": {"base": "1s", "factor": 1.5},
+    }
+
+
+def test_the_per_action_rows_are_only_for_action_ids(editor, tuned):
+    body = editor.get(f"{tuned.url()}?tab=policy").content.decode()
+    rows = body.split('id="per-action-fields"')[1].split("</fieldset>")[0]
+    assert '<span class="row-label">reserve</span>' in rows
+    assert "per_step.read." not in rows and "per_step.commit." not in rows
+
+
+def test_a_refused_per_action_entry_keeps_what_was_typed_with_the_error_beside_it(editor, tuned):
+    posted = policy_form(editor, tuned)
+    posted["int.fields.per_step.reserve.attempts"] = "three"
+    posted["set.fields.per_step.reserve.backoff.base"] = "1s"
+    response = save_policy(editor, tuned, posted)
+    assert response.status_code == 400
+    rows = response.content.decode().split('id="per-action-fields"')[1].split("</fieldset>")[0]
+    entry = rows.split('class="form-row per-action-row"')[1].split("</div>")[0]
+    assert 'value="three"' in entry and 'class="field-error"' in entry
+    assert 'value="1s"' in rows
+    assert tuned.head().document["policy"]["per_step"]["reserve"]["attempts"] == 2
