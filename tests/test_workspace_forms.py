@@ -1228,3 +1228,19 @@ def test_a_refused_per_action_entry_keeps_what_was_typed_with_the_error_beside_i
     assert 'value="three"' in entry and 'class="field-error"' in entry
     assert 'value="1s"' in rows
     assert tuned.head().document["policy"]["per_step"]["reserve"]["attempts"] == 2
+
+
+# --- the toolbar's connect buttons -----------------------------------------------------
+
+
+def test_the_handle_graph_offers_the_connect_buttons(editor, hotel):
+    body = editor.get(f"{hotel.url()}?view=handles").content.decode()
+    toolbar = body.split('class="toolbar"')[1].split("</div>")[0]
+    assert toolbar.count("data-mode=") == 3 and "connect-hint" not in toolbar
+
+
+def test_the_flow_view_replaces_the_connect_buttons_with_a_link_to_the_handle_graph(editor, hotel):
+    body = editor.get(f"{hotel.url()}?view=flow&tab=policy").content.decode()
+    toolbar = body.split('class="toolbar"')[1].split("</div>")[0]
+    assert "data-mode=" not in toolbar
+    assert 'class="connect-hint" href="?view=handles&amp;tab=policy"' in toolbar
