@@ -1244,3 +1244,37 @@ def test_the_flow_view_replaces_the_connect_buttons_with_a_link_to_the_handle_gr
     toolbar = body.split('class="toolbar"')[1].split("</div>")[0]
     assert "data-mode=" not in toolbar
     assert 'class="connect-hint" href="?view=handles&amp;tab=policy"' in toolbar
+
+
+def test_the_add_form_adds_an_entry_keyed_by_an_action_id(editor, tuned):
+    body = editor.get(f"{tuned.url()}?tab=policy").content.decode()
+    posted = browser_post(body, "per-action-form")
+    assert posted["int.fields.per_step.0.attempts"] == [""]  # a blank row, not the first entry's
+    posted["set.fields.per_step.0.name"] = "quote"
+    posted["int.fields.per_step.0.attempts"] = "2"
+    assert post(editor, tuned, "per-action-form", "update_policy", **posted).status_code == 200
+    per_step = tuned.head().document["policy"]["per_step"]
+    assert per_step["quote"] == {"attempts": 2}
+    assert per_step["reserve"] == {"attempts": 2, "timeout": "60s"}
+    assert per_step["read"] == {"attempts": 3}
+
+
+def test_the_add_form_with_no_action_chosen_changes_nothing(editor, tuned):
+    before = tuned.head().document
+    body = editor.get(f"{tuned.url()}?tab=policy").content.decode()
+    posted = browser_post(body, "per-action-form")
+    post(editor, tuned, "per-action-form", "update_policy", **posted)
+    assert tuned.head().document["policy"] == before["policy"]
+
+
+def test_a_refused_new_per_action_entry_keeps_the_typed_action_and_attempts(editor, tuned):
+    body = editor.get(f"{tuned.url()}?tab=policy").content.decode()
+    posted = browser_post(body, "per-action-form")
+    posted["set.fields.per_step.0.name"] = "quote"
+    posted["int.fields.per_step.0.attempts"] = "two"
+    response = post(editor, tuned, "per-action-form", "update_policy", **posted)
+    assert response.status_code == 400
+    form = response.content.decode().split('id="per-action-form"')[1].split("</form>")[0]
+    assert "<option selected>quote</option>" in form and 'value="two"' in form
+    assert 'class="field-error"' in form.split('class="form-row"')[1]
+    assert "quote" not in tuned.head().document["policy"]["per_step"]
