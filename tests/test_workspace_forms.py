@@ -1278,3 +1278,14 @@ def test_a_refused_new_per_action_entry_keeps_the_typed_action_and_attempts(edit
     assert "<option selected>quote</option>" in form and 'value="two"' in form
     assert 'class="field-error"' in form.split('class="form-row"')[1]
     assert "quote" not in tuned.head().document["policy"]["per_step"]
+
+
+def test_a_refused_per_action_backoff_is_shown_once_beside_its_backoff_row(editor, tuned):
+    posted = policy_form(editor, tuned)
+    posted["yaml.fields.per_step.reserve.backoff.factor"] = "lots"
+    response = save_policy(editor, tuned, posted)
+    assert response.status_code == 400
+    rows = response.content.decode().split('id="per-action-fields"')[1].split("</fieldset>")[0]
+    backoff = rows.split('class="form-row backoff-row"')[1].split("</div>")[0]
+    assert 'value="lots"' in backoff and 'class="field-error"' in backoff
+    assert rows.count('class="field-error"') == 1
