@@ -1088,3 +1088,204 @@ def test_a_refused_gate_edit_says_not_saved_once(editor, hotel):
     response = post(editor, hotel, "element-form", "update_gate", **posted)
     assert response.status_code == 400
     assert response.content.decode().count("Not saved:") == 1
+
+
+# --- compensation chain and ladder ----------------------------------------------------
+
+
+def test_the_compensation_chain_is_the_steps_listed_in_its_rows(editor, hotel):
+    posted = action_form(editor, hotel, "reserve")
+    posted["set.fields.compensation.action"] = ""
+    posted["set.fields.compensation.chain.0"] = "find_by_label"
+    assert post(editor, hotel, "element-form", "update_action", **posted).status_code == 200
+    posted = action_form(editor, hotel, "reserve")  # a blank step box to add the next with
+    posted["set.fields.compensation.chain.1"] = "cancel_reservation"
+    assert post(editor, hotel, "element-form", "update_action", **posted).status_code == 200
+    assert element(hotel, "actions", "reserve")["compensation"] == {
+        "chain": ["find_by_label", "cancel_reservation"],
+        "ordering_note": "before the refund",
+    }
+
+
+def test_choosing_no_step_drops_it_from_the_compensation_chain(editor, hotel):
+    posted = action_form(editor, hotel, "reserve")
+    posted.update({"set.fields.compensation.chain.0": "find_by_label"})
+    posted.update({"set.fields.compensation.chain.1": "cancel_reservation"})
+    post(editor, hotel, "element-form", "update_action", **posted)
+    posted = action_form(editor, hotel, "reserve")
+    posted["set.fields.compensation.chain.0"] = ""
+    post(editor, hotel, "element-form", "update_action", **posted)
+    assert element(hotel, "actions", "reserve")["compensation"]["chain"] == ["cancel_reservation"]
+
+
+def test_the_compensation_ladder_is_stored_from_its_rungs(editor, hotel):
+    posted = action_form(editor, hotel, "reserve")
+    posted["set.fields.compensation.action"] = ""
+    posted["set.fields.compensation.ladder.0.when"] = "state == 'held'"
+    posted["set.fields.compensation.ladder.0.action"] = "cancel_reservation"
+    assert post(editor, hotel, "element-form", "update_action", **posted).status_code == 200
+    posted = action_form(editor, hotel, "reserve")
+    posted["csv.fields.compensation.ladder.1.chain"] = "find_by_label, cancel_reservation"
+    assert post(editor, hotel, "element-form", "update_action", **posted).status_code == 200
+    posted = action_form(editor, hotel, "reserve")
+    posted["set.fields.compensation.ladder.2.else"] = "escalate(operator)"
+    assert post(editor, hotel, "element-form", "update_action", **posted).status_code == 200
+    assert element(hotel, "actions", "reserve")["compensation"]["ladder"] == [
+        {"when": "state == 'held'", "action": "cancel_reservation"},
+        {"chain": ["find_by_label", "cancel_reservation"]},
+        {"else": "escalate(operator)"},
+    ]
+
+
+def test_emptying_a_rung_drops_it_from_the_ladder(editor, hotel):
+    posted = action_form(editor, hotel, "reserve")
+    posted["set.fields.compensation.ladder.0.action"] = "cancel_reservation"
+    posted["set.fields.compensation.ladder.1.else"] = "escalate(operator)"
+    post(editor, hotel, "element-form", "update_action", **posted)
+    posted = action_form(editor, hotel, "reserve")
+    posted["set.fields.compensation.ladder.0.action"] = ""
+    post(editor, hotel, "element-form", "update_action", **posted)
+    ladder = element(hotel, "actions", "reserve")["compensation"]["ladder"]
+    assert ladder == [{"else": "escalate(operator)"}]
+
+
+def test_a_refused_ladder_rung_keeps_what_was_typed_with_the_error_beside_it(editor, hotel):
+    posted = action_form(editor, hotel, "reserve")
+    posted["set.fields.compensation.ladder.0.when"] = "state == 'held'"
+    posted["set.fields.compensation.ladder.0.else"] = "explode(now)"
+    response = post(editor, hotel, "element-form", "update_action", **posted)
+    assert response.status_code == 400
+    form = response.content.decode().split('id="element-fields"')[1].split("</form>")[0]
+    rung = form.split('class="form-row ladder-row"')[1].split("</div>")[0]
+    assert 'value="explode(now)"' in rung and 'value="state == &#x27;held&#x27;"' in rung
+    assert 'class="field-error"' in rung
+    assert "ladder" not in element(hotel, "actions", "reserve")["compensation"]
+
+
+# --- policy: unkeyed commit and per-action backoff -------------------------------------
+
+PER_ACTION = (
+    HOTEL
+    + """policy:
+  per_step:
+    read: {attempts: 3}
+    commit: {unkeyed: {attempts: 1, safe_reject_redispatch: 0}}
+    reserve: {attempts: 2, timeout: 60s}
+"""
+)
+
+
+@pytest.fixture
+def tuned(team: Team) -> Chain:
+    chain = formats.load(PER_ACTION, format="yaml").chains[0]
+    return Chain.objects.store(formats.to_document(chain), "import", team=team).chain
+
+
+def test_the_policy_form_sets_the_unkeyed_commit_backoff(editor, tuned):
+    posted = policy_form(editor, tuned)
+    posted["set.fields.per_step.commit.unkeyed.backoff.base"] = "3s"
+    posted["set.fields.per_step.commit.unkeyed.backoff.jitter"] = "none"
+    assert save_policy(editor, tuned, posted).status_code == 200
+    assert tuned.head().document["policy"]["per_step"]["commit"] == {
+        "unkeyed": {
+            "attempts": 1,
+            "safe_reject_redispatch": 0,
+            "backoff": {"base": "3s", "jitter": "none"},
+        }
+    }
+
+
+def test_the_policy_form_edits_an_entry_keyed_by_an_action_id(editor, tuned):
+    posted = policy_form(editor, tuned)
+    assert posted["int.fields.per_step.reserve.attempts"] == ["2"]
+    assert "int.fields.per_step.read.attempts" in posted  # an effect class is not an entry
+    posted["int.fields.per_step.reserve.attempts"] = "4"
+    posted["set.fields.per_step.reserve.timeout"] = ""
+    posted["set.fields.per_step.reserve.backoff.base"] = "1s"
+    posted["yaml.fields.per_step.reserve.backoff.factor"] = "1.5"
+    assert save_policy(editor, tuned, posted).status_code == 200
+    assert tuned.head().document["policy"]["per_step"]["reserve"] == {
+        "attempts": 4,
+        "backoff": {"base": "1s", "factor": 1.5},
+    }
+
+
+def test_the_per_action_rows_are_only_for_action_ids(editor, tuned):
+    body = editor.get(f"{tuned.url()}?tab=policy").content.decode()
+    rows = body.split('id="per-action-fields"')[1].split("</fieldset>")[0]
+    assert '<span class="row-label">reserve</span>' in rows
+    assert "per_step.read." not in rows and "per_step.commit." not in rows
+
+
+def test_a_refused_per_action_entry_keeps_what_was_typed_with_the_error_beside_it(editor, tuned):
+    posted = policy_form(editor, tuned)
+    posted["int.fields.per_step.reserve.attempts"] = "three"
+    posted["set.fields.per_step.reserve.backoff.base"] = "1s"
+    response = save_policy(editor, tuned, posted)
+    assert response.status_code == 400
+    rows = response.content.decode().split('id="per-action-fields"')[1].split("</fieldset>")[0]
+    entry = rows.split('class="form-row per-action-row"')[1].split("</div>")[0]
+    assert 'value="three"' in entry and 'class="field-error"' in entry
+    assert 'value="1s"' in rows
+    assert tuned.head().document["policy"]["per_step"]["reserve"]["attempts"] == 2
+
+
+# --- the toolbar's connect buttons -----------------------------------------------------
+
+
+def test_the_handle_graph_offers_the_connect_buttons(editor, hotel):
+    body = editor.get(f"{hotel.url()}?view=handles").content.decode()
+    toolbar = body.split('class="toolbar"')[1].split("</div>")[0]
+    assert toolbar.count("data-mode=") == 3 and "connect-hint" not in toolbar
+
+
+def test_the_flow_view_replaces_the_connect_buttons_with_a_link_to_the_handle_graph(editor, hotel):
+    body = editor.get(f"{hotel.url()}?view=flow&tab=policy").content.decode()
+    toolbar = body.split('class="toolbar"')[1].split("</div>")[0]
+    assert "data-mode=" not in toolbar
+    assert 'class="connect-hint" href="?view=handles&amp;tab=policy"' in toolbar
+
+
+def test_the_add_form_adds_an_entry_keyed_by_an_action_id(editor, tuned):
+    body = editor.get(f"{tuned.url()}?tab=policy").content.decode()
+    posted = browser_post(body, "per-action-form")
+    assert posted["int.fields.per_step.0.attempts"] == [""]  # a blank row, not the first entry's
+    posted["set.fields.per_step.0.name"] = "quote"
+    posted["int.fields.per_step.0.attempts"] = "2"
+    assert post(editor, tuned, "per-action-form", "update_policy", **posted).status_code == 200
+    per_step = tuned.head().document["policy"]["per_step"]
+    assert per_step["quote"] == {"attempts": 2}
+    assert per_step["reserve"] == {"attempts": 2, "timeout": "60s"}
+    assert per_step["read"] == {"attempts": 3}
+
+
+def test_the_add_form_with_no_action_chosen_changes_nothing(editor, tuned):
+    before = tuned.head().document
+    body = editor.get(f"{tuned.url()}?tab=policy").content.decode()
+    posted = browser_post(body, "per-action-form")
+    post(editor, tuned, "per-action-form", "update_policy", **posted)
+    assert tuned.head().document["policy"] == before["policy"]
+
+
+def test_a_refused_new_per_action_entry_keeps_the_typed_action_and_attempts(editor, tuned):
+    body = editor.get(f"{tuned.url()}?tab=policy").content.decode()
+    posted = browser_post(body, "per-action-form")
+    posted["set.fields.per_step.0.name"] = "quote"
+    posted["int.fields.per_step.0.attempts"] = "two"
+    response = post(editor, tuned, "per-action-form", "update_policy", **posted)
+    assert response.status_code == 400
+    form = response.content.decode().split('id="per-action-form"')[1].split("</form>")[0]
+    assert "<option selected>quote</option>" in form and 'value="two"' in form
+    assert 'class="field-error"' in form.split('class="form-row"')[1]
+    assert "quote" not in tuned.head().document["policy"]["per_step"]
+
+
+def test_a_refused_per_action_backoff_is_shown_once_beside_its_backoff_row(editor, tuned):
+    posted = policy_form(editor, tuned)
+    posted["yaml.fields.per_step.reserve.backoff.factor"] = "lots"
+    response = save_policy(editor, tuned, posted)
+    assert response.status_code == 400
+    rows = response.content.decode().split('id="per-action-fields"')[1].split("</fieldset>")[0]
+    backoff = rows.split('class="form-row backoff-row"')[1].split("</div>")[0]
+    assert 'value="lots"' in backoff and 'class="field-error"' in backoff
+    assert rows.count('class="field-error"') == 1

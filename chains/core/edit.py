@@ -697,8 +697,9 @@ def _merge(base: Data, patch: Data) -> None:
     for key, value in patch.items():
         if value is None:
             base.pop(key, None)
-        elif isinstance(value, dict) and value:
-            # A form posts every box: a section whose boxes are all empty is no section.
+        elif isinstance(value, dict):
+            # A form posts every box: a section whose boxes are all empty is no section,
+            # and an empty mapping (an add row with nothing chosen) changes nothing.
             found = base.get(key)
             node: Data = found if isinstance(found, dict) else {}
             _merge(node, value)

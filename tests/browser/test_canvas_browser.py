@@ -322,3 +322,17 @@ def test_on_a_readers_page_a_drag_from_a_node_pans_and_posts_nothing(live_server
     assert reader.locator("#canvas svg").get_attribute("viewBox") != before
     reader.wait_for_timeout(300)
     assert posts == []
+
+
+@pytest.mark.parametrize("width", [1280, 1440])
+def test_the_flow_view_offers_no_connect_buttons_but_a_link_to_the_handle_graph(
+    live_server, page, flight, width
+):
+    open_canvas(page, live_server, flight, width, "?view=flow")
+    expect(page.locator(".toolbar [data-mode]")).to_have_count(0)
+    hint = page.locator(".toolbar .connect-hint")
+    expect(hint).to_be_visible()
+    screenshot(page, f"canvas-flow-connect-hint-{width}")
+    hint.click()
+    expect(page.locator(".toolbar [data-mode]")).to_have_count(3)
+    assert "view=handles" in page.url

@@ -334,3 +334,39 @@ def test_the_escalation_ladder_and_a_backoff_are_set_in_the_policy_tab(hand):
     }
     page.locator("#escalation-fields").scroll_into_view_if_needed()
     screenshot(page, "forms-policy-escalation")
+
+
+def test_a_compensation_ladder_and_a_per_action_backoff_are_set_through_the_forms(hand):
+    page = hand.page
+    hand.click(page.locator("details.adders > summary"))
+    add_action(hand, "reserve", "commit")
+    add_action(hand, "cancel", "compensate")
+    add_action(hand, "release", "compensate")
+    form = hand.select("actions", "reserve")
+    rung = form.locator(".ladder-row").first
+    hand.type(rung.get_by_label("When"), "state == 'held'")
+    hand.choose(rung.get_by_label("Action"), "cancel")
+    hand.save(form.get_by_role("button", name="Save"))
+    form = page.locator("#element-fields")
+    hand.type(form.locator('[name="set.fields.compensation.ladder.1.else"]'), "escalate(operator)")
+    hand.choose(form.locator('[name="set.fields.compensation.chain.0"]'), "release")
+    hand.save(form.get_by_role("button", name="Save"))
+    assert element("hotel", "actions", "reserve")["compensation"] == {
+        "chain": ["release"],
+        "ladder": [{"when": "state == 'held'", "action": "cancel"}, {"else": "escalate(operator)"}],
+    }
+    page.locator("#compensation-fields").scroll_into_view_if_needed()
+    screenshot(page, "forms-compensation-ladder")
+    hand.click(page.locator("nav.tabs a", has_text="Policy"))
+    adder = page.locator("#per-action-form")
+    hand.choose(adder.get_by_label("Action"), "reserve")
+    hand.type(adder.get_by_label("Attempts"), "2")
+    hand.save(adder.get_by_role("button", name="Add entry"))
+    budgets = page.locator("#policy-form")
+    hand.type(budgets.locator('[name="set.fields.per_step.reserve.backoff.base"]'), "1s")
+    hand.save(budgets.get_by_role("button", name="Save budgets"))
+    assert head("hotel")["policy"]["per_step"] == {
+        "reserve": {"attempts": 2, "backoff": {"base": "1s"}}
+    }
+    page.locator("#per-action-fields").scroll_into_view_if_needed()
+    screenshot(page, "forms-per-action-backoff")

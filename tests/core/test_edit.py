@@ -535,6 +535,12 @@ def test_a_none_value_removes_a_policy_key(doc):
     assert list(new.policy.per_step) == ["commit"]
 
 
+def test_an_empty_policy_mapping_changes_nothing(doc):
+    # The policy tab's add-entry form with no action chosen posts ``per_step: {}``.
+    new = edit.update_policy(doc, {"per_step": {}})
+    assert list(new.policy.per_step) == list(doc.policy.per_step)
+
+
 def test_a_policy_value_of_the_wrong_type_is_refused_with_its_path(doc):
     err = refused(edit.update_policy, doc, {"per_chain": {"max_rewinds": "many"}})
     assert err.path == "policy.per_chain.max_rewinds"
