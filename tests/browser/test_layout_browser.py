@@ -1,6 +1,6 @@
 """The workspace makes room: a resizable side panel, full-width tabs, row tools in
 sight, and a lint summary beside the canvas (templates/chains/workspace.html,
-static/css/layout.css, static/js/layout.js), in Chromium at 1280 and 1440 wide.
+static/css/workspace.css, static/js/layout.js), in Chromium at 1280 and 1440 wide.
 
 The big chain is the unsafe booking fixture grown to 32 findings of all three
 severities and 15 domain rows, about the size of a real compile's chain.

@@ -27,12 +27,13 @@ def flight() -> str:
 def test_a_simulator_step_past_the_limit_shows_why_and_keeps_the_run(
     page: Page, live_server, flight, settings
 ):
-    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "simulate": (2, 60)}
+    # A day-long window: a minute-long one could end between the requests and reset the count.
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "simulate": (2, 86400)}
     page.goto(f"{live_server.url}/chains/{flight}/simulate")  # the first request
     step = page.locator(f"#palette button[value='{json.dumps({'observe': OPTIONS})}']")
     step.click()  # the second
     expect(page.locator("#waiting h2")).to_contain_text("select at select_outbound")
     page.locator(f"#palette button[value='{json.dumps({'select': 'opt_1'})}']").click()
     message = page.locator("main > #rate-limited")
-    expect(message).to_contain_text("at most 2 simulate requests per minute")
+    expect(message).to_contain_text("at most 2 simulate requests per day")
     expect(page.locator("#waiting h2")).to_contain_text("select at select_outbound")

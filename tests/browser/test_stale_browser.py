@@ -2,7 +2,7 @@
 
 The workspace (chains/views/workspace.py) answers every click with a swap of
 #workspace; static/js/workspace.js keeps one request in flight and lets the
-newest click win, static/js/stale.js keeps scroll positions across a swap, and
+newest click win, static/js/scroll.js keeps scroll positions across a swap, and
 a stale save shows yours beside theirs. Screenshots land in ``var/screenshots/``.
 """
 
