@@ -61,6 +61,7 @@ _PREFIXED = re.compile(r"^([A-Za-z_]+)\s*:\s*(.+)$")
 _EXCLUSIVE_KINDS = ("http", "code", "webhook")
 
 
+@lru_cache(maxsize=8192)
 def normalize_atom(atom: str) -> str:
     """One spelling per atom: trimmed, backticks gone, statuses as ``http:NNN``.
 
@@ -110,6 +111,7 @@ def _kind(part: str) -> str | None:
     return m[1] if m else None
 
 
+@lru_cache(maxsize=8192)
 def _part_covers(wider: str, narrower: str) -> bool:
     if wider == narrower:
         return True
@@ -131,6 +133,7 @@ def covering_parts(part: str) -> tuple[str, ...]:
     return (part, f"http:{status[1]}xx") if status else (part,)
 
 
+@lru_cache(maxsize=8192)
 def atom_covers(wider: str, narrower: str) -> bool:
     """Does every signal that ``narrower`` matches also match ``wider``?
 

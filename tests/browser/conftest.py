@@ -44,11 +44,37 @@ def browser():
         browser.close()
 
 
+TRACES = Path(settings.BASE_DIR) / "var" / "traces"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Keep each phase's report on the test item, so a fixture can see that the test failed."""
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report
+
+
 @pytest.fixture
-def page(browser, live_server, admin_user):
-    """A page signed in as an administrator."""
+def page(request, browser, live_server, admin_user):
+    """A page signed in as an administrator.
+
+    With ``BROWSER_TRACE=1`` a failing test leaves a Playwright trace in
+    ``var/traces/`` (open it with ``playwright show-trace``): the way to see a
+    failure that shows only under load.
+    """
     context = signed_in_context(browser, live_server, admin_user)
+    tracing = os.environ.get("BROWSER_TRACE") == "1"
+    if tracing:
+        context.tracing.start(screenshots=True, snapshots=True, sources=False)
     yield context.new_page()
+    if tracing:
+        failed = getattr(request.node, "report_call", None)
+        if failed is not None and failed.failed:
+            TRACES.mkdir(parents=True, exist_ok=True)
+            context.tracing.stop(path=TRACES / f"{request.node.name}.zip")
+        else:
+            context.tracing.stop()
     context.close()
 
 

@@ -20,6 +20,8 @@ of its ``&&`` parts is one of those atoms (a status class ``http:5xx`` covers
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -153,6 +155,71 @@ def classify(
     >>> str(c.verdict), c.source, c.row
     ('dead_end(reason: unmatched_signal)', 'default', '#12')
     """
+    if rows is not None:
+        return _classify(chain, ctx, step, obs, rows)
+    memo = _memo(chain)
+    key = _memo_key(ctx, step, obs)
+    found = memo.get(key)
+    if found is None:
+        if len(memo) >= _MEMO_SIZE:
+            memo.clear()
+        found = memo[key] = _classify(chain, ctx, step, obs, None)
+    return found
+
+
+# Classification is a pure function of the chain and of the few facts _memo_key
+# names, and an exploration classifies the same few signals of each step
+# thousands of times: each chain keeps its answers. The table holds the chain
+# itself, so an id in it is never another chain's.
+_MEMO_SIZE = 50_000
+_MEMO_CHAINS = 8
+_memos: OrderedDict[int, tuple[ChainSpec, dict[tuple, Classification]]] = OrderedDict()
+_memos_lock = threading.Lock()
+
+
+def _memo(chain: ChainSpec) -> dict[tuple, Classification]:
+    with _memos_lock:
+        entry = _memos.get(id(chain))
+        if entry is None or entry[0] is not chain:
+            entry = _memos[id(chain)] = (chain, {})
+            while len(_memos) > _MEMO_CHAINS:
+                _memos.popitem(last=False)
+        _memos.move_to_end(id(chain))
+        return entry[1]
+
+
+def _memo_key(ctx: ClassifyContext, step: Action, obs: Observation) -> tuple:
+    """Everything of ``ctx`` and ``obs`` that :func:`_classify` reads for ``step``.
+
+    Of the live handles only the step's own inputs count, in mint order (row
+    1 picks the shallowest); of the stale-signal counts and fired
+    auto-repairs only the step's own. An observation's options and payload
+    never decide a verdict.
+    """
+    live = sorted((h for h in step.input.handles if h in ctx.live), key=ctx.live.__getitem__)
+    prefix = f"{step.id}|"
+    return (
+        step.id,
+        ctx.variant,
+        ctx.commit_in_flight,
+        ctx.key_expired,
+        tuple(live),
+        tuple(sorted((k, v) for k, v in ctx.stale_recurrences.items() if k.startswith(prefix))),
+        tuple(sorted(f for f in ctx.auto_repairs_fired if f.startswith(f"{step.id}#"))),
+        obs.transport,
+        obs.code,
+        tuple(obs.predicates),
+        tuple(obs.events),
+    )
+
+
+def _classify(
+    chain: ChainSpec,
+    ctx: ClassifyContext,
+    step: Action,
+    obs: Observation,
+    rows: Iterable[VerdictRow] | None,
+) -> Classification:
     atoms = observed_atoms(obs)
     auto = _auto_repair(step, ctx, obs, atoms)
     if auto is not None:

@@ -45,13 +45,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from ..model import Action, ChainSpec
 from .invariants import Finding, Monitor
 from .palette import Choice, choices, default_intent, observation_choices, revocation_watches
 from .reach import Reach, Recorder
 from .runtime import Run
 from .scenario import Scenario, _crash_and_resume
-from .state import Event, Observation, Proposal, Snapshot
+from .state import Event, Observation, Proposal, Snapshot, clone
 
 __all__ = [
     "EXIT_CODES",
@@ -267,7 +269,7 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     The trace is left out: the runtime never reads it; the history the
     invariants need is the monitor's key.
     """
-    d = snapshot.model_dump(mode="json", exclude={"run_id", "seq", "dispatches"})
+    d = snapshot.model_dump(exclude=_NOT_STATE)
     records = [*d["commits_landed"], *d["compensators_landed"], *d["correlation"]]
     seqs = {d["arrived_seq"], *(h["minted_seq"] for h in d["handles"].values())}
     seqs.update(r["attempt_seq"] for r in records)
@@ -279,8 +281,11 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
         r["attempt_seq"] = rank[r["attempt_seq"]]
     d["results"] = {k: v for k, v in d["results"].items() if "@" not in k}
     d["monitor"] = monitor.key(snapshot)
-    text = json.dumps(d, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.blake2b(text.encode(), digest_size=_DIGEST).digest()
+    text = orjson.dumps(d, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
+    return hashlib.blake2b(text, digest_size=_DIGEST).digest()
+
+
+_NOT_STATE = {"run_id", "seq", "dispatches"}
 
 
 # --- the search --------------------------------------------------------------
@@ -384,13 +389,15 @@ class _Search:
         if self.expanded % _POLL == 1:
             self.poll()
         children = []
-        for choice in self.choices(node.run):
+        budget = self.bounds.max_faults - node.faults
+        allowed = [c for c in self.choices(node.run) if c.fault <= budget]
+        for n, choice in enumerate(allowed, 1):
             faults = node.faults + choice.fault
-            if faults > self.bounds.max_faults:
-                continue
-            run = _fork(node.run)
-            run = _apply(self.chain, run, choice.event)
-            monitor = node.monitor.copy()
+            # The last child takes the parent's run and monitor instead of copies: the
+            # parent is done with once expanded, and most nodes have a single child.
+            last = n == len(allowed)
+            run = _apply(self.chain, node.run if last else _fork(node.run), choice.event)
+            monitor = node.monitor if last else node.monitor.copy()
             found = monitor.feed(run.trace) + monitor.state_findings(run.snapshot)
             events, run.trace = run.trace, []
             self.recorder.feed(run.snapshot, events)
@@ -482,8 +489,7 @@ def _detach(run: Run) -> Run:
 
 def _fork(run: Run) -> Run:
     """A branch: the snapshot copied, the trace left behind (the runtime never reads it)."""
-    child = Run(run.chain, run.snapshot.model_copy(deep=True), [])
-    return child
+    return Run(run.chain, clone(run.snapshot), [])
 
 
 def _apply(chain: ChainSpec, run: Run, event: dict[str, Any]) -> Run:

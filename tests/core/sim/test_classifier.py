@@ -158,3 +158,39 @@ def test_a_domain_retry_on_an_unkeyed_commit_without_no_side_effect_reconciles()
 def test_a_domain_retry_on_a_keyed_commit_past_key_retention_reconciles():
     c = run_classify(CARD, "capture", obs("timeout"), commit_in_flight=True, key_expired=True)
     assert (str(c.verdict), c.row) == ("reconcile", "P7")
+
+
+# The memo: classify answers a repeated question from memory, never a different one.
+
+
+def test_the_memo_sees_the_mint_order_of_the_live_handles():
+    doc = chain(TWO_HANDLES)
+    b_younger = run_classify(doc, "use", obs("http:410"), live={"a": 2, "b": 3})
+    a_younger = run_classify(doc, "use", obs("http:410"), live={"a": 5, "b": 4})
+    assert str(b_younger.verdict) == "rewind(to: mint_b)"
+    assert str(a_younger.verdict) == "rewind(to: mint_a)"
+
+
+def test_the_memo_sees_which_handles_are_live():
+    doc = chain(TWO_HANDLES)
+    both = run_classify(doc, "use", obs("http:410", "A_EXPIRED"), live={"a": 2, "b": 3})
+    without_a = run_classify(doc, "use", obs("http:410", "A_EXPIRED"), live={"b": 3})
+    assert str(both.verdict) == "rewind(to: mint_a)"
+    assert str(without_a.verdict) == "rewind(to: mint_b)"
+
+
+def test_the_memo_of_one_chain_never_answers_for_an_edited_copy():
+    doc = chain(TWO_HANDLES)
+    assert run_classify(doc, "use", obs("http:409", "LOCKED")).row == "#12"
+    edited = doc.model_copy(deep=True)
+    edited.verdict_table = chain(
+        TWO_HANDLES + "verdict_table:\n  - {id: L1, signal: [code:LOCKED], verdict: retry}\n"
+    ).verdict_table
+    assert run_classify(edited, "use", obs("http:409", "LOCKED")).row == "L1"
+
+
+def test_a_commit_in_flight_is_part_of_the_question():
+    doc = chain(TWO_HANDLES)
+    idle = run_classify(doc, "use", obs("http:409", "ODD"))
+    in_flight = run_classify(doc, "use", obs("http:409", "ODD"), commit_in_flight=True)
+    assert (idle.row, in_flight.row) == ("#12", "#11")

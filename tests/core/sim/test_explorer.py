@@ -16,6 +16,7 @@ from chains.core.sim.explorer import (
 from chains.core.sim.invariants import Monitor, check
 from chains.core.sim.runtime import Run
 from chains.core.sim.scenario import load_scenario, simulate
+from chains.core.sim.state import Observation, clone
 
 from .builders import booking, chain, fixture
 
@@ -169,3 +170,15 @@ def test_bounds_are_checked():
         explore(booking(), Bounds(max_faults=-1))
     with pytest.raises(ValueError):
         explore(booking(), SMALL, shard=(2, 2))
+
+
+def test_a_cloned_snapshot_equals_the_original_and_shares_nothing_it_could_change():
+    run = Run.start(fixture("flight-roundtrip.yaml"), intent={"origin": "LHR"})
+    run.observe(Observation())
+    copy = clone(run.snapshot)
+    assert copy == run.snapshot
+    copy.handles[next(iter(copy.handles))].lineage.append("x#1")
+    copy.intent["origin"] = "CDG"
+    copy.budgets.rewinds_left -= 1
+    assert copy != run.snapshot and run.snapshot.intent["origin"] == "LHR"
+    assert all("x#1" not in h.lineage for h in run.snapshot.handles.values())
