@@ -267,7 +267,10 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     runtime compares with each other (``arrived_seq``, ``minted_seq``,
     ``attempt_seq``) are replaced by their rank, which keeps every comparison.
     The trace is left out: the runtime never reads it; the history the
-    invariants need is the monitor's key.
+    invariants need is the monitor's key. ``last_observation`` is left out
+    while the run waits for an observation: the only reader is a gate
+    answered ok, and the observation that raises a gate always writes it
+    first, so two runs that differ only there have the same future.
     """
     d = snapshot.model_dump(exclude=_NOT_STATE)
     records = [*d["commits_landed"], *d["compensators_landed"], *d["correlation"]]
@@ -280,6 +283,8 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     for r in records:
         r["attempt_seq"] = rank[r["attempt_seq"]]
     d["results"] = {k: v for k, v in d["results"].items() if "@" not in k}
+    if d["waiting"]["kind"] == "observe":
+        d["last_observation"] = None
     d["monitor"] = monitor.key(snapshot)
     text = orjson.dumps(d, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
     return hashlib.blake2b(text, digest_size=_DIGEST).digest()

@@ -16,7 +16,7 @@ from chains.core.sim.explorer import (
 from chains.core.sim.invariants import Monitor, check
 from chains.core.sim.runtime import Run
 from chains.core.sim.scenario import load_scenario, simulate
-from chains.core.sim.state import Observation, clone
+from chains.core.sim.state import Observation, Waiting, clone
 
 from .builders import booking, chain, fixture
 
@@ -182,3 +182,21 @@ def test_a_cloned_snapshot_equals_the_original_and_shares_nothing_it_could_chang
     copy.budgets.rewinds_left -= 1
     assert copy != run.snapshot and run.snapshot.intent["origin"] == "LHR"
     assert all("x#1" not in h.lineage for h in run.snapshot.handles.values())
+
+
+def test_runs_waiting_for_an_observation_are_one_state_whatever_they_last_observed():
+    timed_out, failed = (Run.start(fixture("flight-roundtrip.yaml"), intent={}) for _ in range(2))
+    timed_out.observe(Observation(transport="timeout"))
+    failed.observe(Observation(transport="http:503"))
+    assert timed_out.snapshot.waiting.kind == "observe"
+    assert timed_out.snapshot.last_observation != failed.snapshot.last_observation
+    monitor = Monitor(timed_out.chain)
+    assert state_key(timed_out.snapshot, monitor) == state_key(failed.snapshot, monitor)
+
+
+def test_a_run_parked_at_a_gate_keeps_its_last_observation_in_its_state():
+    run = Run.start(fixture("flight-roundtrip.yaml"), intent={})
+    parked = run.snapshot.model_copy(update={"waiting": Waiting(kind="answer", gate="g")})
+    seen = parked.model_copy(update={"last_observation": Observation(transport="http:409")})
+    monitor = Monitor(run.chain)
+    assert state_key(parked, monitor) != state_key(seen, monitor)
