@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .memo import remember
 from .model import Action, Backoff, ChainSpec, StepPolicy, is_commit_class, is_unkeyed_commit
 
 __all__ = [
@@ -124,6 +125,12 @@ def step_limits(chain: ChainSpec, action: Action) -> StepLimits:
     >>> step_limits(doc, doc.actions[0]).attempts
     5
     """
+    if chain.action(action.id) is action:  # the chain's own action: its answer is kept
+        return remember(chain, ("step limits", action.id), lambda: _step_limits(chain, action))
+    return _step_limits(chain, action)
+
+
+def _step_limits(chain: ChainSpec, action: Action) -> StepLimits:
     layers = _layers(chain, action)
     kind = effect_class(action)
     safe = next(

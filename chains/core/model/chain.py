@@ -14,6 +14,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import Field, field_validator
 
+from ..memo import remember
 from .actions import Action, compensators
 from .elements import Element
 from .fields import StrList
@@ -91,15 +92,16 @@ class ChainSpec(Element):
     def _none_policy(cls, value: Any) -> Any:
         return {} if value is None else value
 
-    # Lookups used by every later layer; plain loops keep them obvious.
+    # Lookups used by every later layer, the simulator's hot path among them: an
+    # index per list, built once (chains.core.memo; a loaded chain never changes).
     def handle(self, handle_id: str) -> Handle | None:
-        return next((h for h in self.handles if h.id == handle_id), None)
+        return remember(self, "handles by id", lambda: first_by_id(self.handles)).get(handle_id)
 
     def action(self, action_id: str) -> Action | None:
-        return next((a for a in self.actions if a.id == action_id), None)
+        return remember(self, "actions by id", lambda: first_by_id(self.actions)).get(action_id)
 
     def gate(self, gate_id: str) -> Gate | None:
-        return next((g for g in self.gates if g.id == gate_id), None)
+        return remember(self, "gates by id", lambda: first_by_id(self.gates)).get(gate_id)
 
 
 _Identified = TypeVar("_Identified", Action, Handle, Gate)

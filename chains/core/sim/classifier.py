@@ -20,12 +20,11 @@ of its ``&&`` parts is one of those atoms (a status class ``http:5xx`` covers
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..memo import per_chain
 from ..model import (
     Action,
     AutoRepair,
@@ -169,23 +168,12 @@ def classify(
 
 # Classification is a pure function of the chain and of the few facts _memo_key
 # names, and an exploration classifies the same few signals of each step
-# thousands of times: each chain keeps its answers. The table holds the chain
-# itself, so an id in it is never another chain's.
+# thousands of times: each chain keeps its answers (:mod:`chains.core.memo`).
 _MEMO_SIZE = 50_000
-_MEMO_CHAINS = 8
-_memos: OrderedDict[int, tuple[ChainSpec, dict[tuple, Classification]]] = OrderedDict()
-_memos_lock = threading.Lock()
 
 
 def _memo(chain: ChainSpec) -> dict[tuple, Classification]:
-    with _memos_lock:
-        entry = _memos.get(id(chain))
-        if entry is None or entry[0] is not chain:
-            entry = _memos[id(chain)] = (chain, {})
-            while len(_memos) > _MEMO_CHAINS:
-                _memos.popitem(last=False)
-        _memos.move_to_end(id(chain))
-        return entry[1]
+    return per_chain(chain).setdefault("classify", {})
 
 
 def _memo_key(ctx: ClassifyContext, step: Action, obs: Observation) -> tuple:

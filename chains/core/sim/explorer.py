@@ -286,7 +286,7 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     if d["waiting"]["kind"] == "observe":
         d["last_observation"] = None
     d["monitor"] = monitor.key(snapshot)
-    text = orjson.dumps(d, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
+    text = orjson.dumps(d, option=orjson.OPT_SORT_KEYS)
     return hashlib.blake2b(text, digest_size=_DIGEST).digest()
 
 

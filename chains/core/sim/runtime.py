@@ -46,7 +46,7 @@ from .outcomes import Outcomes
 from .part import SimulationError
 from .reconcile import Reconcile
 from .sealed import seal
-from .state import Budgets, Event, Observation, Proposal, Snapshot, Waiting
+from .state import Budgets, Event, Observation, Proposal, Snapshot, Waiting, clone
 from .steps import Steps
 
 __all__ = ["TERMINAL", "Run", "RunRegistry", "SimulationError"]
@@ -244,7 +244,7 @@ class Run:
             raise SimulationError(
                 f"snapshot is at seq {snapshot.seq} but the trace ends at seq {trace[-1].seq}"
             )
-        run = cls(chain, snapshot.model_copy(deep=True), [e.model_copy() for e in trace])
+        run = cls(chain, clone(snapshot), [e.model_copy() for e in trace])
         run.reconcile.after_restart()
         run.log.flush()
         return run

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..memo import remember
 from ..model import (
     Action,
     in_variant,
@@ -41,7 +42,8 @@ class Steps(Part):
 
     def main(self) -> list[str]:
         """The main steps of this run's variant (:func:`~chains.core.model.main_steps`)."""
-        return main_steps(self.chain, self.snapshot.variant)
+        chain, variant = self.chain, self.snapshot.variant
+        return remember(chain, ("main steps", variant), lambda: main_steps(chain, variant))
 
     def context(self, action: Action) -> ClassifyContext:
         """What the classifier needs to know about the run to classify ``action``'s response."""

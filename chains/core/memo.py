@@ -1,0 +1,58 @@
+"""Answers computed once per chain document and kept beside it.
+
+The simulator and the explorer ask the same questions of one chain
+thousands of times (which rows apply to a step, its policy limits, its main
+steps), and the answers depend on the document alone. :func:`per_chain`
+gives each chain object a dictionary for them. It assumes what the rest of
+the code keeps true: a loaded chain document is never changed in place (an
+edit builds a new one). The table holds the chain itself, so an id in it
+can never belong to another chain; the oldest of a few chains gives way.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+__all__ = ["per_chain", "remember"]
+
+_CHAINS = 8
+_tables: OrderedDict[int, tuple[object, dict[Any, Any]]] = OrderedDict()
+_lock = threading.Lock()
+
+T = TypeVar("T")
+
+
+def per_chain(chain: object) -> dict[Any, Any]:
+    """The dictionary of answers kept for ``chain`` (a new, empty one the first time).
+
+    >>> a, b = object(), object()
+    >>> per_chain(a)["x"] = 1
+    >>> per_chain(a), per_chain(b)
+    ({'x': 1}, {})
+    """
+    entry = _tables.get(id(chain))
+    if entry is not None and entry[0] is chain:
+        return entry[1]
+    with _lock:
+        entry = _tables.get(id(chain))
+        if entry is None or entry[0] is not chain:
+            entry = _tables[id(chain)] = (chain, {})
+            while len(_tables) > _CHAINS:
+                _tables.popitem(last=False)
+        return entry[1]
+
+
+def remember(chain: object, key: Any, compute: Callable[[], T]) -> T:
+    """``compute()`` the first time ``key`` is asked of ``chain``; the kept answer after.
+
+    The answer is shared by every caller: it must not be changed.
+    """
+    table = per_chain(chain)
+    try:
+        return table[key]
+    except KeyError:
+        answer = table[key] = compute()
+        return answer
