@@ -339,6 +339,7 @@ class _Search:
         self.started = time.monotonic()
         self.roots: list[tuple[dict[str, Any], str | None]] = []
         self._obs_cache: dict[tuple, list[Choice]] = {}
+        self._observations: dict[int, tuple] = {}
         self.recorder = Recorder(chain)
 
     # roots: one per variant, no fault
@@ -401,7 +402,8 @@ class _Search:
             # The last child takes the parent's run and monitor instead of copies: the
             # parent is done with once expanded, and most nodes have a single child.
             last = n == len(allowed)
-            run = _apply(self.chain, node.run if last else _fork(node.run), choice.event)
+            run = _fork(node.run) if not last else node.run
+            run = _apply(self.chain, run, choice.event, self._observations)
             monitor = node.monitor if last else node.monitor.copy()
             found = monitor.feed(run.trace) + monitor.state_findings(run.snapshot)
             events, run.trace = run.trace, []
@@ -497,11 +499,23 @@ def _fork(run: Run) -> Run:
     return Run(run.chain, clone(run.snapshot), [])
 
 
-def _apply(chain: ChainSpec, run: Run, event: dict[str, Any]) -> Run:
-    """Apply one scenario event exactly as :func:`~.scenario.simulate` does."""
+def _apply(
+    chain: ChainSpec, run: Run, event: dict[str, Any], seen: dict[int, tuple] | None = None
+) -> Run:
+    """Apply one scenario event exactly as :func:`~.scenario.simulate` does.
+
+    ``seen`` keeps the observations built from event dicts the caller holds
+    on to (the explorer's choices): the runtime never changes an observation,
+    so one object serves every branch that makes the same one.
+    """
     kind, value = next(iter(event.items()))
     if kind == "observe":
-        run.observe(Observation(**value))
+        kept = seen.get(id(value)) if seen is not None else None
+        if kept is None or kept[0] is not value:
+            kept = (value, Observation(**value))
+            if seen is not None:
+                seen[id(value)] = kept
+        run.observe(kept[1])
     elif kind == "select":
         run.select(value)
     elif kind == "answer":

@@ -15,8 +15,10 @@ referenced from the trace and kept in the snapshot's ``sealed`` store
 
 from __future__ import annotations
 
+import functools
 from copy import deepcopy
-from typing import Any, Literal
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -79,15 +81,37 @@ def clone(value: Any) -> Any:
     if kind is dict:
         return {k: v if type(v) in _ATOMS else clone(v) for k, v in value.items()}
     if isinstance(value, BaseModel):
-        fields = value.__dict__
+        fields = dict(value.__dict__)
+        for name in _nested_fields(kind):
+            field = fields[name]
+            if type(field) not in _ATOMS:
+                fields[name] = clone(field)
         copy = object.__new__(kind)
         set_ = object.__setattr__
-        set_(copy, "__dict__", {k: v if type(v) in _ATOMS else clone(v) for k, v in fields.items()})
+        set_(copy, "__dict__", fields)
         set_(copy, "__pydantic_fields_set__", set(value.__pydantic_fields_set__))
         set_(copy, "__pydantic_extra__", None)
         set_(copy, "__pydantic_private__", None)
         return copy
     return deepcopy(value)
+
+
+@functools.cache
+def _nested_fields(model: type[BaseModel]) -> tuple[str, ...]:
+    """The fields of ``model`` that may hold a list, dict or model: what :func:`clone` copies."""
+    return tuple(name for name, info in model.model_fields.items() if not _atomic(info.annotation))
+
+
+def _atomic(annotation: Any) -> bool:
+    """Does every value of this type annotation come out of :data:`_ATOMS`?"""
+    if annotation in _ATOMS:
+        return True
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return all(type(a) in _ATOMS for a in get_args(annotation))
+    if origin in (Union, UnionType):
+        return all(_atomic(a) for a in get_args(annotation))
+    return False
 
 
 class Option(_Model):
