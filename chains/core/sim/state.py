@@ -82,7 +82,7 @@ def clone(value: Any) -> Any:
         return {k: v if type(v) in _ATOMS else clone(v) for k, v in value.items()}
     if isinstance(value, BaseModel):
         fields = dict(value.__dict__)
-        for name in _nested_fields(kind):
+        for name in _nested_fields(type(value)):
             field = fields[name]
             if type(field) not in _ATOMS:
                 fields[name] = clone(field)
