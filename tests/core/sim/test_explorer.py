@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 import yaml
 
@@ -200,3 +202,14 @@ def test_a_run_parked_at_a_gate_keeps_its_last_observation_in_its_state():
     seen = parked.model_copy(update={"last_observation": Observation(transport="http:409")})
     monitor = Monitor(run.chain)
     assert state_key(parked, monitor) != state_key(seen, monitor)
+
+
+def test_a_search_leaves_the_cyclic_collector_as_it_found_it():
+    explore(booking(), SMALL)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        explore(booking(), SMALL)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
