@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..graph import GraphError, repair_scope
+from ..memo import remember
 from ..model import Action, is_commit_class
 from ..verdicts import Verdict, format_verdict
 from .part import Part
@@ -86,7 +87,11 @@ class Backtrack(Part):
         handles = self.run.handles
         target = v.to or ""
         try:
-            dead_ids = repair_scope(self.chain, target, v.fields).invalidated
+            chain, fields = self.chain, tuple(v.fields)
+            scope = remember(
+                chain, ("repair scope", target, fields), lambda: repair_scope(chain, target, fields)
+            )
+            dead_ids = scope.invalidated
         except GraphError:
             dead_ids = handles.minted_by(target)
         facts = {

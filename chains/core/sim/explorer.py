@@ -28,9 +28,12 @@ when the happy path does not reach ``done`` or a step is never reached
 (:mod:`.reach`). A result without violations is a pass only when it is
 also ``complete``.
 
-A branch is a copy of the parent :class:`~.runtime.Run` (its snapshot; the
-trace is not needed to go on, only the new events, which the monitor reads),
-not a re-simulation of the prefix: ``bench/explore.py`` measures both.
+A branch is a copy of the parent :class:`~.runtime.Run` (its snapshot, by
+:func:`~.state.clone`; the trace is not needed to go on, only the new
+events, which the monitor reads), not a re-simulation of the prefix, and
+the last branch of a state takes the parent's run itself. What makes a
+search fast and why none of it loses a finding is in docs/explorer.md
+("Speed"); ``bench/explore.py`` compares it with the explorer of ce485a2.
 """
 
 from __future__ import annotations

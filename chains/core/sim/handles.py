@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from ..graph import GraphError, cascade, cascades
+from ..memo import remember
 from ..model import Action, ChainSpec, is_commit_class
 from .part import Part
 from .state import HandleState, Option
@@ -22,15 +23,15 @@ __all__ = ["Handles"]
 _ALIAS = re.compile(r"^([A-Za-z_][\w.\-]*)#\d+$")
 
 
-# Descendants by handle, per chain: the explorer builds thousands of runs of one chain.
-_LINEAGE: dict[int, tuple[ChainSpec, dict[str, list[str]]]] = {}
-
-
 def _descendants(chain: ChainSpec) -> dict[str, list[str]]:
-    """Every handle derived from each handle, through commit-minted ones too (I1)."""
-    hit = _LINEAGE.get(id(chain))
-    if hit is not None and hit[0] is chain:
-        return hit[1]
+    """Every handle derived from each handle, through commit-minted ones too (I1).
+
+    Kept per chain (:mod:`chains.core.memo`): the explorer builds thousands of runs of one chain.
+    """
+    return remember(chain, "descendants", lambda: _walk_descendants(chain))
+
+
+def _walk_descendants(chain: ChainSpec) -> dict[str, list[str]]:
     try:
         found = cascades(chain)
     except GraphError:  # a cycle: cascade what can be, handle by handle
@@ -52,9 +53,6 @@ def _descendants(chain: ChainSpec) -> dict[str, list[str]]:
             dead += [h for h in c.invalidated if h not in dead] + facts
             queue += facts
         out[hid] = dead
-    if len(_LINEAGE) >= 8:
-        _LINEAGE.pop(next(iter(_LINEAGE)))
-    _LINEAGE[id(chain)] = (chain, out)
     return out
 
 
