@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..memo import remember
 from ..model import Action, ChainSpec, Gate, in_variant
 from ..signals import conjuncts, scope_applies_to
 from ..verdicts import format_verdict
@@ -251,14 +252,7 @@ def _probes(chain: ChainSpec, snapshot: Snapshot, action: Action | None) -> list
     ]
     if action is None:
         return out
-    causes: dict[str, tuple[str, dict[str, Any]]] = {}
-    for row in chain.verdict_table:
-        if scope_applies_to(row.scope, action) is True:
-            for atom in row.signal:
-                obs = _observation_for(atom)
-                dumped = obs.model_dump(exclude_defaults=True)
-                causes.setdefault(obs.model_dump_json(), (atom, dumped))
-    for atom, cause in causes.values():
+    for atom, cause in _probe_causes(chain, action):
         out.append(
             Choice(
                 {"probe": {"result": "not_landed", "cause": cause}},
@@ -281,6 +275,28 @@ def _probes(chain: ChainSpec, snapshot: Snapshot, action: Action | None) -> list
             wait = float(limit - age) + 1
             out.append(Choice({"wait": wait}, True, f"wait past the {name}", "wait", f"{wait:g}s"))
     return out
+
+
+def _probe_causes(chain: ChainSpec, action: Action) -> list[tuple[str, dict[str, Any]]]:
+    """Each distinct observation a domain row in scope of ``action`` matches, with its atom.
+
+    Depends on the chain alone, so it is kept per chain (:mod:`chains.core.memo`).
+    """
+
+    def causes() -> list[tuple[str, dict[str, Any]]]:
+        found: dict[str, tuple[str, dict[str, Any]]] = {}
+        for row in chain.verdict_table:
+            if scope_applies_to(row.scope, action) is True:
+                for atom in row.signal:
+                    obs = _observation_for(atom)
+                    found.setdefault(
+                        obs.model_dump_json(), (atom, obs.model_dump(exclude_defaults=True))
+                    )
+        return list(found.values())
+
+    if chain.action(action.id) is not action:
+        return causes()
+    return remember(chain, ("probe causes", action.id), causes)
 
 
 def _feeds_selection(chain: ChainSpec, action: Action) -> bool:
