@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from pydantic import BaseModel
 
 from ..model import Action, ChainSpec
 from .invariants import Finding, Monitor
@@ -59,7 +60,15 @@ from .palette import Choice, choices, default_intent, observation_choices, revoc
 from .reach import Reach, Recorder
 from .runtime import Run
 from .scenario import Scenario, _crash_and_resume
-from .state import Event, Observation, Proposal, Snapshot, clone
+from .state import (
+    CorrelationRecord,
+    Event,
+    LandedCommit,
+    Observation,
+    Proposal,
+    Snapshot,
+    clone,
+)
 
 __all__ = [
     "EXIT_CODES",
@@ -278,21 +287,34 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     answered ok, and the observation that raises a gate always writes it
     first, so two runs that differ only there have the same future.
     """
-    d = snapshot.model_dump(exclude=_NOT_STATE)
-    records = [*d["commits_landed"], *d["compensators_landed"], *d["correlation"]]
-    seqs = {d["arrived_seq"], *(h["minted_seq"] for h in d["handles"].values())}
-    seqs.update(r["attempt_seq"] for r in records)
+    s = snapshot
+    handles = list(s.handles.values())
+    records: list[LandedCommit | CorrelationRecord] = [
+        *s.commits_landed,
+        *s.compensators_landed,
+        *s.correlation,
+    ]
+    seqs = {s.arrived_seq, *(h.minted_seq for h in handles), *(r.attempt_seq for r in records)}
     rank = {v: i for i, v in enumerate(sorted(seqs))}
-    d["arrived_seq"] = rank[d["arrived_seq"]]
-    for h in d["handles"].values():
-        h["minted_seq"] = rank[h["minted_seq"]]
-    for r in records:
-        r["attempt_seq"] = rank[r["attempt_seq"]]
-    d["results"] = {k: v for k, v in d["results"].items() if "@" not in k}
-    if d["waiting"]["kind"] == "observe":
+    ranked = {id(h): "minted_seq" for h in handles} | {id(r): "attempt_seq" for r in records}
+
+    # orjson writes each model as the dict of its fields (no model_dump copy first),
+    # with the seq numbers of the snapshot's own handles and records as ranks.
+    def fields(model: Any) -> dict[str, Any]:
+        if not isinstance(model, BaseModel):
+            raise TypeError(f"{type(model).__name__} is not part of a run's state")
+        seq = ranked.get(id(model))
+        if seq is None:
+            return model.__dict__
+        return {**model.__dict__, seq: rank[getattr(model, seq)]}
+
+    d = {k: v for k, v in s.__dict__.items() if k not in _NOT_STATE}
+    d["arrived_seq"] = rank[s.arrived_seq]
+    d["results"] = {k: v for k, v in s.results.items() if "@" not in k}
+    if s.waiting.kind == "observe":
         d["last_observation"] = None
     d["monitor"] = monitor.key(snapshot)
-    text = orjson.dumps(d, option=orjson.OPT_SORT_KEYS)
+    text = orjson.dumps(d, default=fields, option=orjson.OPT_SORT_KEYS)
     return hashlib.blake2b(text, digest_size=_DIGEST).digest()
 
 
