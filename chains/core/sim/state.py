@@ -56,6 +56,12 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class _Value(_Model):
+    """A model the runtime never changes once made: copies of run state share it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
 _ATOMS = (str, int, float, bool, type(None))
 
 
@@ -68,13 +74,16 @@ def clone(value: Any) -> Any:
     two fields holding the same object; and no validation, since the copy's
     fields are copies of valid fields.
 
-    >>> w = Waiting(kind="select", options=[Option(id="a")])
+    Options and observations are frozen and never changed in place, so a
+    copy shares them.
+
+    >>> w = Waiting(kind="select", options=[Option(id="a")], fields=["date"])
     >>> c = clone(w)
-    >>> c == w and c.options[0] is not w.options[0]
+    >>> c == w and c.fields is not w.fields and c.options[0] is w.options[0]
     True
     """
     kind = type(value)
-    if kind in _ATOMS:
+    if kind in _ATOMS or isinstance(value, _Value):
         return value
     if kind is list:
         return [v if type(v) in _ATOMS else clone(v) for v in value]
@@ -114,7 +123,7 @@ def _atomic(annotation: Any) -> bool:
     return False
 
 
-class Option(_Model):
+class Option(_Value):
     """One option a read returned, as a selection step sees it."""
 
     id: str = Field(description="the provider's option id (not stable across re-search)")
@@ -123,7 +132,7 @@ class Option(_Model):
     )
 
 
-class Observation(_Model):
+class Observation(_Value):
     """What one dispatch returned, as data: the simulator never evaluates expressions.
 
     ``predicates`` are matched by name against ``empty.detect``, precondition
