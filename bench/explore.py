@@ -26,7 +26,9 @@ terminal kinds that differ are shown. Since ce485a2 the simulator itself
 changed (messages reworded, runs no longer end ``escalated``, some chains
 gained or lost reachable states), so against it some rows fail for reasons
 that are not the explorer's; ``--baseline`` takes any other commit, such as
-the one just before a change to the explorer, to check that change alone.
+the one just before a change to the explorer, to check that change alone;
+a baseline that reports coverage (steps, rows, outcomes and compensations
+reached) must report the same, or the row fails with "COVERAGE DIFFERS".
 
     .venv/bin/python bench/explore.py [--runs 3] [--faults 1 2 3] [--only flight]
         [--json rows.json] [--baseline ce485a2]
@@ -208,6 +210,8 @@ def compare(case: Case, baseline_root: Path) -> Row:
         invariants = [sorted(v[0] for v in r["violations"]) for r in (then, now)]
         reworded = " (same invariants, reworded)" if invariants[0] == invariants[1] else ""
         problems.append(f"FINDINGS DIFFER{reworded}")
+    if then.get("coverage") is not None and then["coverage"] != now["coverage"]:
+        problems.append("COVERAGE DIFFERS")
     row.failed = bool(problems)
     kinds = ["/".join(sorted(r["terminals"])) for r in (then, now)]
     if kinds[0] != kinds[1]:
