@@ -380,7 +380,7 @@ class _Search:
             self.roots.append((intent, variant))
             run = Run.start(self.chain, intent=dict(intent), variant=variant)
             monitor = Monitor(self.chain)
-            found = monitor.feed(run.trace) + monitor.state_findings(run.snapshot)
+            found = monitor.feed(run.trace) + monitor.state_findings(run.snapshot, run)
             events = list(run.trace)
             self.recorder.feed(run.snapshot, events)
             node = _Node(_detach(run), monitor, i, None, 0, 0)
@@ -433,7 +433,7 @@ class _Search:
             run = _fork(node.run) if not last else node.run
             run = _apply(self.chain, run, choice.event, self._observations)
             monitor = node.monitor if last else node.monitor.copy()
-            found = monitor.feed(run.trace) + monitor.state_findings(run.snapshot)
+            found = monitor.feed(run.trace) + monitor.state_findings(run.snapshot, run)
             events, run.trace = run.trace, []
             self.recorder.feed(run.snapshot, events)
             child = _Node(run, monitor, node.root, _Path(choice.event, node.path), faults, 0)

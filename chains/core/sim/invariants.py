@@ -243,19 +243,21 @@ class Monitor:
         action = self.chain.action(step)
         return action is not None and is_commit_class(action)
 
-    def state_findings(self, snapshot: Snapshot) -> list[Finding]:
+    def state_findings(self, snapshot: Snapshot, run: Run | None = None) -> list[Finding]:
         """Findings about the state itself, including a dispatch that is out right now.
 
         Handles a landed commit minted are facts (I5): an invalidation that
         sweeps past them leaves them live with an old lineage, which is only
         a finding once a dispatch presents them next to the new generation.
+        ``run``, when the caller has it, is the run whose snapshot this is
+        (the explorer's); without it one is built around the snapshot.
         """
         s = snapshot
         found: list[Finding] = []
         if s.in_flight and s.waiting.kind == "observe" and s.waiting.step == s.in_flight:
             action = self.chain.action(s.in_flight)
             if action is not None:
-                run = Run(self.chain, s, [])
+                run = run if run is not None and run.snapshot is s else Run(self.chain, s, [])
                 presented, key = run.handles.presented(action), run.steps.key(action)
                 found += self.dispatch_findings(s.in_flight, presented, set(s.mint_counts), key)
                 found += _lineage(s, [h for h in action.input.handles if h in s.handles])
