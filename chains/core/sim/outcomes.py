@@ -199,7 +199,7 @@ class Outcomes(Part):
                 s.budgets.step_attempts_left += 1
                 for hid in action.input.handles:  # it never executed: nothing was spent
                     if hid in s.handles:
-                        s.handles[hid].spent = False
+                        s.handles[hid] = s.handles[hid].model_copy(update={"spent": False})
                 self.backoff_and_dispatch(action)
             elif c.no_side_effect:
                 self.give_up(action, "safe_reject_redispatch_exhausted", "budget")

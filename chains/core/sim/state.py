@@ -16,6 +16,7 @@ referenced from the trace and kept in the snapshot's ``sealed`` store
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from copy import deepcopy
 from types import UnionType
 from typing import Any, Literal, Union, get_args, get_origin
@@ -91,10 +92,10 @@ def clone(value: Any) -> Any:
         return {k: v if type(v) in _ATOMS else clone(v) for k, v in value.items()}
     if isinstance(value, BaseModel):
         fields = dict(value.__dict__)
-        for name in _nested_fields(type(value)):
+        for name, copy_field in _copiers(type(value)):
             field = fields[name]
-            if type(field) not in _ATOMS:
-                fields[name] = clone(field)
+            if field is not None:
+                fields[name] = copy_field(field)
         copy = object.__new__(kind)
         set_ = object.__setattr__
         set_(copy, "__dict__", fields)
@@ -106,20 +107,39 @@ def clone(value: Any) -> Any:
 
 
 @functools.cache
-def _nested_fields(model: type[BaseModel]) -> tuple[str, ...]:
-    """The fields of ``model`` that may hold a list, dict or model: what :func:`clone` copies."""
-    return tuple(name for name, info in model.model_fields.items() if not _atomic(info.annotation))
+def _copiers(model: type[BaseModel]) -> tuple[tuple[str, Callable[[Any], Any]], ...]:
+    """How :func:`clone` copies each field of ``model`` that needs copying, by its type.
+
+    A list or dict of shared values (scalars, frozen models) is copied
+    shallowly; anything else nested goes through :func:`clone`. Fields that
+    only hold shared values are left out: the copy shares them.
+    """
+    out: list[tuple[str, Callable[[Any], Any]]] = []
+    for name, info in model.model_fields.items():
+        annotation = info.annotation
+        if _shared(annotation):
+            continue
+        origin, args = get_origin(annotation), get_args(annotation)
+        if origin is list and _shared(args[0]):
+            out.append((name, list.copy))
+        elif origin is dict and _shared(args[1]):
+            out.append((name, dict.copy))
+        else:
+            out.append((name, clone))
+    return tuple(out)
 
 
-def _atomic(annotation: Any) -> bool:
-    """Does every value of this type annotation come out of :data:`_ATOMS`?"""
+def _shared(annotation: Any) -> bool:
+    """Can a value of this type be shared by copies: a scalar, or a frozen model?"""
     if annotation in _ATOMS:
+        return True
+    if isinstance(annotation, type) and issubclass(annotation, _Value):
         return True
     origin = get_origin(annotation)
     if origin is Literal:
         return all(type(a) in _ATOMS for a in get_args(annotation))
     if origin in (Union, UnionType):
-        return all(_atomic(a) for a in get_args(annotation))
+        return all(_shared(a) for a in get_args(annotation))
     return False
 
 
@@ -161,7 +181,7 @@ class Proposal(_Model):
     value: Any = None
 
 
-class HandleState(_Model):
+class HandleState(_Value):
     alias: str = Field(description="opaque alias, e.g. search_id#2; never the raw value")
     lineage: list[str] = Field(
         default_factory=list, description="aliases of the live parents it was minted from"

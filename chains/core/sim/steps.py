@@ -157,7 +157,8 @@ class Steps(Part):
             for hid in action.input.handles:
                 handle = self.chain.handle(hid)
                 if handle is not None and handle.single_use and hid in s.handles:
-                    s.handles[hid].spent = True  # I4: spent even if the outcome is unknown
+                    # I4: spent even if the outcome is unknown
+                    s.handles[hid] = s.handles[hid].model_copy(update={"spent": True})
         key = self.key(action)
         if key is not None:
             s.key_since.setdefault(key, s.clock)

@@ -6,6 +6,7 @@ import gc
 
 import pytest
 import yaml
+from pydantic import ValidationError
 
 from chains.core.sim.explorer import (
     Bounds,
@@ -179,11 +180,21 @@ def test_a_cloned_snapshot_equals_the_original_and_shares_nothing_it_could_chang
     run.observe(Observation())
     copy = clone(run.snapshot)
     assert copy == run.snapshot
-    copy.handles[next(iter(copy.handles))].lineage.append("x#1")
+    copy.dispatches["outbound_search"] = 9
     copy.intent["origin"] = "CDG"
     copy.budgets.rewinds_left -= 1
     assert copy != run.snapshot and run.snapshot.intent["origin"] == "LHR"
-    assert all("x#1" not in h.lineage for h in run.snapshot.handles.values())
+    assert run.snapshot.dispatches["outbound_search"] == 1
+
+
+def test_a_cloned_snapshot_shares_its_handles_which_the_runtime_replaces_and_never_changes():
+    run = Run.start(fixture("flight-roundtrip.yaml"), intent={})
+    run.observe(Observation())
+    copy = clone(run.snapshot)
+    handle = next(iter(copy.handles))
+    assert copy.handles[handle] is run.snapshot.handles[handle]
+    with pytest.raises(ValidationError):
+        copy.handles[handle].spent = True
 
 
 def test_runs_waiting_for_an_observation_are_one_state_whatever_they_last_observed():
