@@ -14,7 +14,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import Field, field_validator
 
-from ..memo import remember
+from ..memo import per_chain
 from .actions import Action, compensators
 from .elements import Element
 from .fields import StrList
@@ -95,13 +95,20 @@ class ChainSpec(Element):
     # Lookups used by every later layer, the simulator's hot path among them: an
     # index per list, built once (chains.core.memo; a loaded chain never changes).
     def handle(self, handle_id: str) -> Handle | None:
-        return remember(self, "handles by id", lambda: first_by_id(self.handles)).get(handle_id)
+        return self._by_id("handles").get(handle_id)
 
     def action(self, action_id: str) -> Action | None:
-        return remember(self, "actions by id", lambda: first_by_id(self.actions)).get(action_id)
+        return self._by_id("actions").get(action_id)
 
     def gate(self, gate_id: str) -> Gate | None:
-        return remember(self, "gates by id", lambda: first_by_id(self.gates)).get(gate_id)
+        return self._by_id("gates").get(gate_id)
+
+    def _by_id(self, section: str) -> dict[str, Any]:
+        kept = per_chain(self)
+        index = kept.get(section)
+        if index is None:
+            index = kept[section] = first_by_id(getattr(self, section))
+        return index
 
 
 _Identified = TypeVar("_Identified", Action, Handle, Gate)
