@@ -114,7 +114,7 @@ def test_merged_states_draw_the_same_jitter_so_any_shard_count_is_exact():
 
 def test_eight_shards_share_the_flight_search_evenly():
     # The old split (four nodes a shard, then position modulo count) gave shard 0
-    # 2161 of these states and the lightest 131: 4.0x the mean. Balanced: 1.11x.
+    # 2161 of these states and the lightest 131: 4.0x the mean. Balanced: 1.49x.
     doc = fixture("flight-roundtrip.yaml")
     states = [explore(doc, Bounds(max_faults=2), shard=(i, 8)).states for i in range(8)]
     assert max(states) <= 2 * sum(states) / 8
