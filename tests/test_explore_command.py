@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from io import StringIO
 from pathlib import Path
 
@@ -35,6 +36,12 @@ def test_a_safe_chain_prints_its_counts_and_exits_0():
     assert "states: " in out and "paths: " in out and "time: " in out
     assert "terminal states: dead_end" in out
     assert "no invariant broken" in out
+
+
+def test_the_search_size_line_shows_the_peak_memory():
+    _, out = explore(CARD, "--max-faults", "0")
+    size = next(line for line in out.splitlines() if line.startswith("states: "))
+    assert re.search(r"  peak memory: \d+ MB", size)
 
 
 def test_a_violation_prints_its_scenario_and_exits_1():

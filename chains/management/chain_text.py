@@ -64,6 +64,7 @@ def exploration_lines(chain_id: str, bounds: Bounds, result: ExploreResult) -> I
     )
     yield (
         f"states: {result.states}  paths: {result.paths}  time: {result.seconds:.2f}s"
+        + (f"  peak memory: {result.peak_mb:.0f} MB" if result.peak_mb is not None else "")
         + (f"  cut at max_events: {result.cut}" if result.cut else "")
         + ("  (stopped early)" if result.truncated else ""),
         "",

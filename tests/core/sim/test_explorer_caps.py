@@ -72,6 +72,18 @@ def test_a_cap_below_one_is_refused(bounds):
         explore(fixture("flight-roundtrip.yaml"), Bounds(**bounds))
 
 
+def test_a_result_says_the_peak_memory_of_its_process():
+    result = explore(fixture("flight-roundtrip.yaml"), Bounds(max_faults=0))
+    assert result.peak_mb is not None and result.peak_mb > 1
+    assert ExploreResult.from_dict(result.as_dict()).peak_mb == result.peak_mb
+
+
+def test_a_result_stored_before_peak_memory_was_recorded_has_none():
+    data = explore(fixture("flight-roundtrip.yaml"), Bounds(max_faults=0)).as_dict()
+    del data["peak_mb"]
+    assert ExploreResult.from_dict(data).peak_mb is None
+
+
 def test_a_stored_shard_holds_eight_bytes_a_state_not_state_keys():
     result = explore(fixture("flight-roundtrip.yaml"), WIDE, shard=(0, 2))
     data = result.as_dict()

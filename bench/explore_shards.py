@@ -1,0 +1,271 @@
+"""How evenly the explorer's shards share a search, and two Celery workers against one.
+
+First, in this process, every shard of one exploration of
+``fixtures/flight-roundtrip.yaml`` (``--faults``, default 3, in ``--shards``,
+default 8), one after another, split two ways: before, the old split (every
+shard walks the first levels until one holds four nodes per shard, then keeps
+the nodes at positions ``index`` modulo the shard count; reproduced below as
+:func:`modulo_shard`), and after, the explorer's own balanced split
+(``explore(chain, bounds, shard=...)``). Prints each shard's states, seconds
+and peak memory, the max/mean of states and of seconds (1.00 is a perfect
+balance: the slowest shard sets the wall time of a campaign), the speed-up
+two workers would reach on those seconds taking the shards in turn, as a
+campaign sends them, and checks that both splits merge to the unsharded
+states.
+
+Then the wall time of the same exploration run as a campaign by one Celery
+worker process, then by two, and the speed-up (target >= 1.9x); see
+:func:`celery_speedup`.
+
+    .venv/bin/python bench/explore_shards.py [--faults 3] [--shards 8]
+    .venv/bin/python bench/explore_shards.py --no-celery   # the in-process split only
+    .venv/bin/python bench/explore_shards.py --celery      # the Celery speed-up only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import deque
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from chains.core import formats
+from chains.core.model import ChainSpec
+from chains.core.sim.explorer import Bounds, ExploreResult, _result, _Search, explore, merge
+
+FLIGHT = Path(__file__).resolve().parent.parent / "fixtures" / "flight-roundtrip.yaml"
+
+
+def load(path: Path) -> ChainSpec:
+    return formats.load(path.read_text(), format="yaml").chains[0]
+
+
+def modulo_shard(chain: ChainSpec, bounds: Bounds, shard: tuple[int, int]) -> ExploreResult:
+    """A shard as the explorer split them before: first level of 4 nodes a shard, modulo."""
+    started = time.perf_counter()
+    search = _Search(chain, bounds, None, None)
+    queue = deque(search.start())
+    index, count = shard
+    while queue and len(queue) < 4 * count and not search.stopped:
+        level = list(queue)
+        queue.clear()
+        for node in level:
+            queue.extend(search.expand(node))
+    search.bfs(deque(node for i, node in enumerate(queue) if i % count == index))
+    return _result(search, time.perf_counter() - started, shard)
+
+
+def two_in_turn(seconds: list[float]) -> float:
+    """When two workers that take the shards in index order, each when free, are done."""
+    free = [0.0, 0.0]
+    for s in seconds:
+        free[free.index(min(free))] += s
+    return max(free)
+
+
+def balance(chain: ChainSpec, bounds: Bounds, shards: int) -> dict[str, Any]:
+    """Each shard split before and after, one after another here; what each explored."""
+    report: dict[str, Any] = {}
+    for name, run in (("before", modulo_shard), ("after", explore)):
+        parts = []
+        print(f"{name}: {shards} shards of flight-roundtrip, max_faults={bounds.max_faults}")
+        print(f"{'shard':>7} {'states':>8} {'seconds':>8} {'peak MB':>8}")
+        for i in range(shards):
+            part = run(chain, bounds, shard=(i, shards))
+            parts.append(part)
+            peak = f"{part.peak_mb:.0f}" if part.peak_mb is not None else "?"
+            print(f"{i:>7} {part.states:>8} {part.seconds:>8.2f} {peak:>8}", flush=True)
+        states = [p.states for p in parts]
+        seconds = [p.seconds for p in parts]
+        row = {
+            "states": states,
+            "seconds": [round(s, 2) for s in seconds],
+            "states_max_mean": round(max(states) / (sum(states) / shards), 2),
+            "seconds_max_mean": round(max(seconds) / (sum(seconds) / shards), 2),
+            "states_sum": sum(states),
+            "seconds_sum": round(sum(seconds), 2),
+            "merged_states": merge(parts).states,
+            "two_in_turn": round(sum(seconds) / two_in_turn(seconds), 2),
+        }
+        print(
+            f"max/mean: states {row['states_max_mean']:.2f}, seconds "
+            f"{row['seconds_max_mean']:.2f}; in all {row['states_sum']} states in "
+            f"{row['seconds_sum']:.1f}s (the shared first levels counted in every shard), "
+            f"{row['merged_states']} after merge; two workers taking these shards in "
+            f"turn would finish {row['two_in_turn']:.2f}x sooner than one\n"
+        )
+        report[name] = row
+    if report["before"]["merged_states"] != report["after"]["merged_states"]:
+        raise SystemExit("the two splits merge to different states")
+    return report
+
+
+# --- Celery speed-up: two workers against one on the same campaign ---------
+#
+# This drives real `celery worker` processes, started and stopped here by pid,
+# through the configured broker and database (Redis and PostgreSQL when the
+# environment says so). With the default filesystem broker the run gets a
+# queue folder of its own under var/bench/, so a `make run` worker or a test
+# run on this machine neither steals its shards nor feeds it theirs.
+
+# A worker process: the Celery app as configured, with the bench's broker folders.
+_WORKER = """
+import json, os, sys
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "designer.settings")
+from designer.celery import app
+if os.environ.get("BENCH_BROKER_OPTIONS"):
+    app.conf.broker_transport_options = json.loads(os.environ["BENCH_BROKER_OPTIONS"])
+app.worker_main(sys.argv[1:])
+"""
+
+
+def _private_broker(app: Any, folder: Path) -> None:
+    """Point this process's app and the workers it starts at folders of their own."""
+    options = dict(app.conf.broker_transport_options or {})
+    for key, name in (
+        ("data_folder_in", "queue"),
+        ("data_folder_out", "queue"),
+        ("processed_folder", "processed"),
+        ("control_folder", "control"),
+    ):
+        (folder / name).mkdir(parents=True, exist_ok=True)
+        options[key] = str(folder / name)
+    app.conf.broker_transport_options = options
+    os.environ["BENCH_BROKER_OPTIONS"] = json.dumps(options)  # inherited by the workers
+
+
+def _start_celery_worker(name: str, log: Path) -> subprocess.Popen:
+    """One `celery worker --pool=solo` process that takes one shard at a time."""
+    command = [
+        sys.executable, "-c", _WORKER, "worker",
+        "--pool=solo", "--prefetch-multiplier=1", "-O", "fair",
+        "--without-gossip", "--without-mingle", "--without-heartbeat",
+        "--loglevel=INFO", f"--hostname={name}@%h", f"--logfile={log}",
+    ]  # fmt: skip
+    log.unlink(missing_ok=True)
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+
+
+def _wait_ready(workers: list[tuple[subprocess.Popen, Path]], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    for process, log in workers:
+        while not (log.exists() and " ready." in log.read_text(errors="replace")):
+            if process.poll() is not None:
+                raise RuntimeError(f"celery worker exited with {process.returncode}; see {log}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"celery worker not ready after {timeout}s; see {log}")
+            time.sleep(0.2)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        os.kill(process.pid, signal.SIGTERM)  # warm shutdown
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def celery_speedup(
+    chain_path: Path, bounds: Bounds, shards: int = 8, timeout: float = 3600
+) -> dict[str, Any]:
+    """Wall time of one exploration run by one Celery worker process, then by two; the ratio.
+
+    The database is migrated and the chain stored as a revision first. Each
+    run launches ``Exploration.objects.launch(revision, bounds, shards=shards)``
+    once its workers are ready and stops the clock when the exploration has
+    finished, so worker start-up is not counted. More shards than workers
+    keeps both workers busy to the end when shards differ in size; the
+    slowest shard still bounds how close two workers come to twice one.
+    """
+    # The development configuration, as `make run` has it; the workers inherit it.
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "designer.settings")
+    os.environ.setdefault("DEBUG", "1")
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+
+    from chains.models import Chain, Exploration
+    from designer.celery import app
+
+    call_command("migrate", verbosity=0)
+    loaded = formats.load(chain_path.read_bytes(), filename=chain_path.name)
+    if not loaded.chains:
+        raise SystemExit(f"no chain in {chain_path}: {[str(p) for p in loaded.problems]}")
+    revision = Chain.objects.store(formats.to_document(loaded.chains[0]), message="bench")
+    folder = Path(settings.VAR_DIR) / "bench"
+    if settings.CELERY_BROKER_URL.startswith("filesystem://"):
+        _private_broker(app, folder / "broker")
+    # A SIGTERM to this script still stops the workers (the finally below).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+    runs: dict[int, dict[str, Any]] = {}
+    for count in (1, 2):
+        logs = [folder / f"shards-worker{count}-{i}.log" for i in range(count)]
+        workers = [
+            (_start_celery_worker(f"shards{count}-{i}", log), log) for i, log in enumerate(logs)
+        ]
+        try:
+            _wait_ready(workers)
+            started = time.perf_counter()
+            exploration = Exploration.objects.launch(revision, bounds, shards=shards)
+            while exploration.finished_at is None:
+                if time.perf_counter() - started > timeout:
+                    exploration.cancel()
+                    raise RuntimeError(f"exploration not finished after {timeout}s")
+                time.sleep(0.1)
+                exploration.refresh_from_db()
+            wall = time.perf_counter() - started
+        finally:
+            for process, _ in workers:
+                _stop(process)
+        if exploration.status != "done":
+            raise RuntimeError(f"exploration {exploration.status}: {exploration.error}")
+        result = exploration.result() or {}
+        runs[count] = {
+            "seconds": round(wall, 2),
+            "states": result.get("states"),
+            "peak_mb": result.get("peak_mb"),
+        }
+        print(
+            f"celery, {shards} shards, {count} worker(s): {wall:.2f}s, "
+            f"{result.get('states')} states, peak {result.get('peak_mb')} MB"
+        )
+    speedup = runs[1]["seconds"] / runs[2]["seconds"]
+    print(f"speed-up of two workers over one: {speedup:.2f}x (target >= 1.9x)")
+    return {
+        "chain": chain_path.name,
+        "bounds": asdict(bounds),
+        "shards": shards,
+        "one_worker": runs[1],
+        "two_workers": runs[2],
+        "speedup": round(speedup, 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--faults", type=int, default=3, help="max_faults of the exploration")
+    parser.add_argument("--shards", type=int, default=8)
+    parser.add_argument("--celery", action="store_true", help="only the Celery speed-up")
+    parser.add_argument("--no-celery", action="store_true", help="leave the Celery part out")
+    args = parser.parse_args()
+    bounds = Bounds(max_faults=args.faults)
+    if not args.celery:
+        balance(load(FLIGHT), bounds, args.shards)
+    if not args.no_celery:
+        celery_speedup(FLIGHT, bounds, args.shards)
+
+
+if __name__ == "__main__":
+    main()
