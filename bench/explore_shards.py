@@ -38,7 +38,8 @@ from typing import Any
 
 from chains.core import formats
 from chains.core.model import ChainSpec
-from chains.core.sim.explorer import Bounds, ExploreResult, _result, _Search, explore, merge
+from chains.core.sim.explorer import Bounds, ExploreResult, _result, explore, merge
+from chains.core.sim.search import Search
 
 FLIGHT = Path(__file__).resolve().parent.parent / "fixtures" / "flight-roundtrip.yaml"
 
@@ -50,7 +51,7 @@ def load(path: Path) -> ChainSpec:
 def modulo_shard(chain: ChainSpec, bounds: Bounds, shard: tuple[int, int]) -> ExploreResult:
     """A shard as the explorer split them before: first level of 4 nodes a shard, modulo."""
     started = time.perf_counter()
-    search = _Search(chain, bounds, None, None)
+    search = Search(chain, bounds, None, None)
     queue = deque(search.start())
     index, count = shard
     while queue and len(queue) < 4 * count and not search.stopped:

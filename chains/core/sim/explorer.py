@@ -34,16 +34,15 @@ events, which the monitor reads), not a re-simulation of the prefix, and
 the last branch of a state takes the parent's run itself. What makes a
 search fast and why none of it loses a finding is in docs/explorer.md
 ("Speed"); ``bench/explore.py`` compares it with the explorer of ce485a2.
+The search itself (state identity, expanding a node) is :mod:`.search`;
+how shards deal out its first levels, :mod:`.shards`.
 """
 
 from __future__ import annotations
 
 import base64
 import gc
-import hashlib
-import heapq
 import json
-import os
 import sys
 import threading
 import time
@@ -53,24 +52,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-from pydantic import BaseModel
-
-from ..model import Action, ChainSpec
-from .invariants import Finding, Monitor
-from .palette import Choice, choices, default_intent, observation_choices, revocation_watches
-from .reach import Reach, Recorder
-from .runtime import Run
-from .scenario import Scenario, _crash_and_resume
-from .state import (
-    CorrelationRecord,
-    Event,
-    LandedCommit,
-    Observation,
-    Proposal,
-    Snapshot,
-    clone,
-)
+from ..model import ChainSpec
+from .reach import Reach
+from .scenario import Scenario
+from .search import DIGEST_BYTES, Search, state_digest, state_key
+from .shards import share
 
 __all__ = [
     "EXIT_CODES",
@@ -87,16 +73,6 @@ __all__ = [
 # What a pipeline reads from ``chain explore``: a broken invariant outranks incomplete
 # coverage, and a clean search that did not see the whole chain is not a pass (0).
 EXIT_CODES = {"pass": 0, "violations": 1, "incomplete": 3}
-
-_POLL = 50  # expansions between should_stop / progress calls (the first one included)
-# A sharded search splits at a level of at least _SHARD_WIDTH nodes per shard, deeper
-# while one node outweighs _SHARD_HEAVY shares, never past _SHARD_DEEPEST nodes per shard.
-# 1.5 and not 1: one level less that every shard repeats saves more than the
-# balance it costs (flight, max_faults 3, 8 shards: 61,581 states in all and
-# the largest shard 10,412, against 70,240 and 10,061 with 1).
-_SHARD_WIDTH = 8
-_SHARD_HEAVY = 1.5
-_SHARD_DEEPEST = 128
 
 
 # Why a search stopped early (``ExploreResult.stopped_by``), most telling first:
@@ -246,9 +222,6 @@ class ExploreResult:
         )
 
 
-_DIGEST = 8  # bytes of blake2b per state: see docs/explorer.md for why collisions don't matter
-
-
 def _pack(keys: dict[bytes, str]) -> dict[str, str]:
     groups: dict[str, list[bytes]] = {}
     for digest, terminal in keys.items():
@@ -261,8 +234,8 @@ def _unpack(data: dict[str, Any]) -> dict[bytes, str]:
         keys = {}
         for terminal, text in data["state_hashes"].items():
             raw = base64.b64decode(text)
-            for i in range(0, len(raw), _DIGEST):
-                keys[raw[i : i + _DIGEST]] = terminal
+            for i in range(0, len(raw), DIGEST_BYTES):
+                keys[raw[i : i + DIGEST_BYTES]] = terminal
         return keys
     return {bytes.fromhex(k): t for k, t in (data.get("state_keys") or {}).items()}
 
@@ -276,306 +249,6 @@ def scenario_dict(scenario: Scenario) -> dict[str, Any]:
     if scenario.expect is not None:
         out["expect"] = scenario.expect.model_dump(mode="json", exclude_none=True)
     return out
-
-
-# --- state identity ----------------------------------------------------------
-
-
-def state_key(snapshot: Snapshot, monitor: Monitor) -> str:
-    """:func:`state_digest` as hex text."""
-    return state_digest(snapshot, monitor).hex()
-
-
-def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
-    """A canonical 8-byte hash of what can still change the run or a finding.
-
-    Left out: ``run_id`` (one per search), ``seq`` (it numbers events; the
-    backoff jitter is seeded from fields kept here, so merged states draw the
-    same jitter later), ``dispatches``
-    (counted, never read by the runtime) and result sets keyed ``step@seq``
-    (read by nobody: selections read results by alias). Seq-valued fields the
-    runtime compares with each other (``arrived_seq``, ``minted_seq``,
-    ``attempt_seq``) are replaced by their rank, which keeps every comparison.
-    The trace is left out: the runtime never reads it; the history the
-    invariants need is the monitor's key. ``last_observation`` is left out
-    while the run waits for an observation: the only reader is a gate
-    answered ok, and the observation that raises a gate always writes it
-    first, so two runs that differ only there have the same future.
-    """
-    s = snapshot
-    handles = list(s.handles.values())
-    records: list[LandedCommit | CorrelationRecord] = [
-        *s.commits_landed,
-        *s.compensators_landed,
-        *s.correlation,
-    ]
-    seqs = {s.arrived_seq, *(h.minted_seq for h in handles), *(r.attempt_seq for r in records)}
-    rank = {v: i for i, v in enumerate(sorted(seqs))}
-    ranked = {id(h): "minted_seq" for h in handles} | {id(r): "attempt_seq" for r in records}
-
-    # orjson writes each model as the dict of its fields (no model_dump copy first),
-    # with the seq numbers of the snapshot's own handles and records as ranks.
-    def fields(model: Any) -> dict[str, Any]:
-        if not isinstance(model, BaseModel):
-            raise TypeError(f"{type(model).__name__} is not part of a run's state")
-        seq = ranked.get(id(model))
-        if seq is None:
-            return model.__dict__
-        return {**model.__dict__, seq: rank[getattr(model, seq)]}
-
-    d = {k: v for k, v in s.__dict__.items() if k not in _NOT_STATE}
-    d["arrived_seq"] = rank[s.arrived_seq]
-    d["results"] = {k: v for k, v in s.results.items() if "@" not in k}
-    if s.waiting.kind == "observe":
-        d["last_observation"] = None
-    d["monitor"] = monitor.key(snapshot)
-    text = orjson.dumps(d, default=fields, option=orjson.OPT_SORT_KEYS)
-    return hashlib.blake2b(text, digest_size=_DIGEST).digest()
-
-
-_NOT_STATE = {"run_id", "seq", "dispatches"}
-
-
-# --- the search --------------------------------------------------------------
-
-
-@dataclass
-class _Path:
-    """Scenario events as a shared-tail list, so a million paths don't copy their prefixes."""
-
-    event: dict[str, Any]
-    parent: _Path | None
-
-    def events(self) -> list[dict[str, Any]]:
-        out = []
-        node: _Path | None = self
-        while node is not None:
-            out.append(node.event)
-            node = node.parent
-        return out[::-1]
-
-
-@dataclass
-class _Node:
-    run: Run
-    monitor: Monitor
-    root: int
-    path: _Path | None
-    faults: int
-    depth: int
-
-
-class _Search:
-    def __init__(self, chain: ChainSpec, bounds: Bounds, should_stop, progress):
-        self.chain = chain
-        self.bounds = bounds
-        self.should_stop = should_stop
-        self.progress = progress
-        self.seen: dict[bytes, int] = {}
-        self.keys: dict[bytes, str] = {}
-        self.paths = 0
-        self.cut = 0
-        self.found: dict[tuple[str, str], tuple[int, Scenario]] = {}
-        self.expanded = 0
-        self.stopped = False
-        self.stopped_by: str | None = None
-        self.started = time.monotonic()
-        self.roots: list[tuple[dict[str, Any], str | None]] = []
-        self._obs_cache: dict[tuple, list[Choice]] = {}
-        self._observations: dict[int, tuple] = {}
-        self.recorder = Recorder(chain)
-
-    # roots: one per variant, no fault
-
-    def start(self) -> list[_Node]:
-        intent = default_intent(self.chain)
-        variants = self.chain.variants.values if self.chain.variants else [None]
-        nodes = []
-        for i, variant in enumerate(variants):
-            self.roots.append((intent, variant))
-            run = Run.start(self.chain, intent=dict(intent), variant=variant)
-            monitor = Monitor(self.chain)
-            found = monitor.feed(run.trace) + monitor.state_findings(run.snapshot, run)
-            events = list(run.trace)
-            self.recorder.feed(run.snapshot, events)
-            node = _Node(_detach(run), monitor, i, None, 0, 0)
-            self._record(found, node)
-            if self._visit(node, events):
-                nodes.append(node)
-        return nodes
-
-    def _visit(self, node: _Node, events: list[Event]) -> bool:
-        """Count the node; whether it is worth expanding. ``events``: what led to it."""
-        snapshot = node.run.snapshot
-        key = state_digest(snapshot, node.monitor)
-        before = self.seen.get(key)
-        finished = node.run.finished
-        if before is None:
-            cap = self.bounds.max_states
-            if cap is not None and len(self.seen) >= cap:
-                self.stop("states")
-                return False
-            self.keys[key] = snapshot.state if finished else ""
-        if before is not None and before <= node.faults:
-            self.paths += 1  # joins a state already explored with as few faults
-            if node.faults == 0:  # only a fault-free walk can join itself: it loops
-                self.recorder.ended(snapshot, events, 0, "loop")
-            return False
-        self.seen[key] = node.faults
-        if finished:
-            self.paths += 1
-            self.recorder.ended(snapshot, events, node.faults, "terminal")
-            return False
-        if node.depth >= self.bounds.max_events:
-            self.paths += 1
-            self.cut += 1
-            self.recorder.ended(snapshot, events, node.faults, "cut")
-            return False
-        return True
-
-    def expand(self, node: _Node) -> list[_Node]:
-        self.expanded += 1
-        if self.expanded % _POLL == 1:
-            self.poll()
-        children = []
-        budget = self.bounds.max_faults - node.faults
-        allowed = [c for c in self.choices(node.run) if c.fault <= budget]
-        for n, choice in enumerate(allowed, 1):
-            faults = node.faults + choice.fault
-            # The last child takes the parent's run and monitor instead of copies: the
-            # parent is done with once expanded, and most nodes have a single child.
-            last = n == len(allowed)
-            run = _fork(node.run) if not last else node.run
-            run = _apply(self.chain, run, choice.event, self._observations)
-            monitor = node.monitor if last else node.monitor.copy()
-            found = monitor.feed(run.trace) + monitor.state_findings(run.snapshot, run)
-            events, run.trace = run.trace, []
-            self.recorder.feed(run.snapshot, events)
-            child = _Node(run, monitor, node.root, _Path(choice.event, node.path), faults, 0)
-            child.depth = node.depth + 1
-            self._record(found, child)
-            if self._visit(child, events):
-                children.append(child)
-        return children
-
-    def poll(self) -> None:
-        """Report progress, then stop at the time or memory cap or when asked to."""
-        if self.progress is not None:
-            self.progress(len(self.seen))
-        bounds = self.bounds
-        if bounds.max_seconds is not None and time.monotonic() - self.started >= bounds.max_seconds:
-            self.stop("time")
-        elif bounds.max_memory_mb is not None and _resident_mb() >= bounds.max_memory_mb:
-            self.stop("memory")
-        elif self.should_stop is not None and self.should_stop():
-            self.stop("request")
-
-    def stop(self, reason: str) -> None:
-        if not self.stopped:
-            self.stopped, self.stopped_by = True, reason
-
-    def _record(self, found: list[Finding], node: _Node) -> None:
-        for f in found:
-            k = (f.invariant, f.message)
-            if k in self.found and self.found[k][0] <= node.depth:
-                continue
-            self.found[k] = (node.depth, self._scenario(node))
-
-    def _scenario(self, node: _Node) -> Scenario:
-        intent, variant = self.roots[node.root]
-        s = node.run.snapshot
-        data: dict[str, Any] = {"chain": self.chain.id, "intent": intent}
-        if variant is not None:
-            data["variant"] = variant
-        data["events"] = node.path.events() if node.path else []
-        data["expect"] = {"state": s.state, "dispatches": dict(s.dispatches)}
-        return Scenario.model_validate(data, strict=False)
-
-    def bfs(self, queue: deque[_Node]) -> None:
-        while queue and not self.stopped:
-            queue.extend(self.expand(queue.popleft()))
-
-    # --- what can happen next ----------------------------------------------
-
-    def choices(self, run: Run) -> list[Choice]:
-        s = run.snapshot
-        w = s.waiting
-        if w.kind != "observe" or not w.step:
-            return choices(self.chain, run)
-        action = self.chain.action(w.step)
-        out = list(self.observations(s, action))
-        if self.bounds.crashes:
-            out.append(Choice({"crash": True}, True))
-        return out
-
-    def observations(self, s: Snapshot, action: Action | None) -> list[Choice]:
-        """:func:`~.palette.observation_choices`, kept per step and what it depends on."""
-        if action is None:
-            return observation_choices(self.chain, s, None)
-        stale = tuple(h for h in action.input.handles if h in s.handles)
-        cache_key = (action.id, s.variant, stale, tuple(revocation_watches(self.chain, s)))
-        cached = self._obs_cache.get(cache_key)
-        if cached is None:
-            cached = self._obs_cache[cache_key] = observation_choices(self.chain, s, action)
-        return cached
-
-
-def _resident_mb() -> float:
-    """This process's resident memory in MB (peak memory where /proc is missing)."""
-    try:
-        with open("/proc/self/statm") as f:
-            pages = int(f.read().split()[1])
-        return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
-    except (OSError, ValueError, IndexError):
-        import resource
-
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def _detach(run: Run) -> Run:
-    run.trace = []
-    return run
-
-
-def _fork(run: Run) -> Run:
-    """A branch: the snapshot copied, the trace left behind (the runtime never reads it)."""
-    return Run(run.chain, clone(run.snapshot), [])
-
-
-def _apply(
-    chain: ChainSpec, run: Run, event: dict[str, Any], seen: dict[int, tuple] | None = None
-) -> Run:
-    """Apply one scenario event exactly as :func:`~.scenario.simulate` does.
-
-    ``seen`` keeps the observations built from event dicts the caller holds
-    on to (the explorer's choices): the runtime never changes an observation,
-    so one object serves every branch that makes the same one.
-    """
-    kind, value = next(iter(event.items()))
-    if kind == "observe":
-        kept = seen.get(id(value)) if seen is not None else None
-        if kept is None or kept[0] is not value:
-            kept = (value, Observation(**value))
-            if seen is not None:
-                seen[id(value)] = kept
-        run.observe(kept[1])
-    elif kind == "select":
-        run.select(value)
-    elif kind == "answer":
-        run.answer(value["outcome"], value.get("params"))
-    elif kind == "probe":
-        cause = value.get("cause")
-        run.probe(value["result"], Observation(**cause) if cause is not None else None)
-    elif kind == "wait":
-        run.wait(value)
-    elif kind == "propose":
-        run.propose(Proposal(**value))
-    elif kind == "crash":
-        before = len(run.trace)
-        resumed = _crash_and_resume(chain, run)
-        resumed.trace = resumed.trace[before:]
-        return resumed
-    return run
 
 
 def explore(
@@ -593,7 +266,7 @@ def explore(
     walks the same first levels breadth first until a level holds at least
     eight nodes per shard, deeper while one node still outweighs one and a
     half shards' share. It estimates the work below each node of that level from its
-    fault budget left (:class:`_Spread`) and deals the nodes out heaviest
+    fault budget left (:class:`~.shards.Spread`) and deals the nodes out heaviest
     first to the lightest shard, ties by position, keeping those dealt to
     ``index``: every shard computes the same deal. A state reachable within
     the bounds is reachable through some node of that level, so
@@ -621,7 +294,7 @@ def explore(
     if shard is not None and not (shard[1] >= 1 and 0 <= shard[0] < shard[1]):
         raise ValueError(f"shard is (index, count) with 0 <= index < count; got {shard}")
     started = time.perf_counter()
-    search = _Search(chain, bounds, should_stop, progress)
+    search = Search(chain, bounds, should_stop, progress)
     try:
         with _collector_paused():
             _run(search, shard)
@@ -657,118 +330,14 @@ def _collector_paused() -> Iterator[None]:
                 gc.enable()
 
 
-def _run(search: _Search, shard: tuple[int, int] | None) -> None:
+def _run(search: Search, shard: tuple[int, int] | None) -> None:
     queue = search.start()
     if shard is not None:
-        queue = _share(search, queue, shard)
+        queue = share(search, queue, shard)
     search.bfs(deque(queue))
 
 
-def _share(search: _Search, level: list[_Node], shard: tuple[int, int]) -> list[_Node]:
-    """This shard's nodes of the level where every shard splits, the same in every shard.
-
-    Levels are expanded whole, so each shard still searches breadth first
-    and finds every violation at its shortest length. The split waits for
-    a level of at least ``_SHARD_WIDTH`` nodes a shard, then goes on
-    while one node would weigh more than ``_SHARD_HEAVY`` shards' fair
-    share (a node with its whole fault budget left, early on) and the
-    level is under ``_SHARD_DEEPEST`` nodes a shard (every shard repeats
-    the levels before the split, so they must stay cheap). A small search
-    splits at the first level narrower than the one before: deeper, the
-    levels only shrink. Nodes go to shards by :func:`_assign` on the
-    weights :class:`_Spread` estimates.
-    """
-    index, count = shard
-    if count == 1:
-        return level
-    spread, widest = _Spread(search), 0
-    while level and not search.stopped:
-        weights = spread.weights(level)
-        light = max(weights) <= _SHARD_HEAVY * sum(weights) / count
-        wide = len(level) >= _SHARD_WIDTH * count
-        if len(level) < widest or (wide and (light or len(level) >= _SHARD_DEEPEST * count)):
-            owners = _assign(weights, count)
-            return [node for node, owner in zip(level, owners, strict=True) if owner == index]
-        widest = max(widest, len(level))
-        following: list[_Node] = []
-        for node in level:
-            following.extend(spread.expand(node))
-        level = following
-    return level  # stopped or ended before the split: bfs() has nothing or no time left
-
-
-class _Spread:
-    """How much work lies below a node, estimated from what every shard has seen alike.
-
-    The branching of faults is measured on the levels expanded so far: the
-    children that spent a fault and reached a new state, per expanded node
-    that had one to spend. A faulted path is taken to have about as many
-    steps left as it walked (never past ``max_events``), so each fault it
-    may still spend multiplies the work below it by 1 + branching * steps.
-    A fault-free node spends its first fault somewhere along the rest of its
-    happy path (walked to its end on a copy, so known, not guessed) and is a
-    faulted path after that. Rough, but of the right size: on the flight
-    fixture at levels 4 to 8, each fault a faulted node had still to spend
-    made its subtree 12 to 21 times larger (estimated 10 to 24), and the
-    fault-free node weighed 2.4 to 12.8 one-fault nodes (estimated 2.9 to
-    10.8), falling as its happy path nears its end.
-    """
-
-    def __init__(self, search: _Search) -> None:
-        self.search = search
-        self.spent = 0  # children that spent a fault and reached a new state
-        self.could = 0  # expanded nodes with a fault left to spend
-
-    def expand(self, node: _Node) -> list[_Node]:
-        """:meth:`_Search.expand`, counting how the faults it could spend branched."""
-        children = self.search.expand(node)
-        if node.faults < self.search.bounds.max_faults:
-            self.could += 1
-            self.spent += sum(1 for child in children if child.faults > node.faults)
-        return children
-
-    def weights(self, level: list[_Node]) -> list[float]:
-        bounds = self.search.bounds
-        branching = self.spent / self.could if self.could else 0.0
-        out = []
-        for node in level:
-            budget = bounds.max_faults - node.faults
-            ratio = 1 + branching * min(node.depth, bounds.max_events - node.depth)
-            if node.faults > 0 or budget == 0:
-                out.append(ratio**budget)
-            else:
-                out.append(1 + branching * self.happy_steps(node) * ratio ** (budget - 1))
-        return out
-
-    def happy_steps(self, node: _Node) -> int:
-        """Steps left on the node's fault-free path, walked on a copy of its run."""
-        run, steps, chain = _fork(node.run), 0, self.search.chain
-        while not run.finished and node.depth + steps < self.search.bounds.max_events:
-            free = next((c for c in self.search.choices(run) if not c.fault), None)
-            if free is None:
-                break
-            run = _apply(chain, run, free.event)
-            run.trace = []
-            steps += 1
-        return steps
-
-
-def _assign(weights: list[float], count: int) -> list[int]:
-    """Longest processing time first: the heaviest node to the lightest shard, ties by position.
-
-    >>> _assign([1.0, 9.0, 1.0, 4.0, 4.0], 2)
-    [1, 0, 0, 1, 1]
-    """
-    loads = [(0.0, shard) for shard in range(count)]
-    owners = [0] * len(weights)
-    for position in sorted(range(len(weights)), key=lambda i: (-weights[i], i)):
-        load, shard = heapq.heappop(loads)
-        owners[position] = shard
-        heapq.heappush(loads, (load + weights[position], shard))
-    return owners
-
-
-def _result(search: _Search, seconds: float, shard: tuple[int, int] | None) -> ExploreResult:
+def _result(search: Search, seconds: float, shard: tuple[int, int] | None) -> ExploreResult:
     violations = [
         Violation(invariant, message, scenario)
         for (invariant, message), (_, scenario) in sorted(search.found.items())

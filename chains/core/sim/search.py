@@ -1,0 +1,353 @@
+"""The search's machinery: state identity, the nodes of a search, and how one is expanded.
+
+:func:`state_digest` says when two runs are one state; :class:`Search`
+holds what a search has seen (states by digest with the fewest faults that
+reached them, violations with their shortest scenario, what the chain's
+coverage saw) and expands a node into its children: one per input the
+chain tells apart (:mod:`.palette`), within the fault budget, each applied
+to a copy of the parent's run (:func:`fork`), the last to the parent's run
+itself. :mod:`.explorer` runs it breadth first and reports; :mod:`.shards`
+deals its first levels out among shards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from pydantic import BaseModel
+
+from ..model import Action, ChainSpec
+from .invariants import Finding, Monitor
+from .palette import Choice, choices, default_intent, observation_choices, revocation_watches
+from .reach import Recorder
+from .runtime import Run
+from .scenario import Scenario, _crash_and_resume
+from .state import (
+    CorrelationRecord,
+    Event,
+    LandedCommit,
+    Observation,
+    Proposal,
+    Snapshot,
+    clone,
+)
+
+if TYPE_CHECKING:
+    from .explorer import Bounds
+
+__all__ = [
+    "DIGEST_BYTES",
+    "EventPath",
+    "Node",
+    "Search",
+    "apply_event",
+    "fork",
+    "state_digest",
+    "state_key",
+]
+
+DIGEST_BYTES = 8  # of blake2b per state: see docs/explorer.md for why collisions don't matter
+_POLL = 50  # expansions between should_stop / progress calls (the first one included)
+
+
+def state_key(snapshot: Snapshot, monitor: Monitor) -> str:
+    """:func:`state_digest` as hex text."""
+    return state_digest(snapshot, monitor).hex()
+
+
+def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
+    """A canonical 8-byte hash of what can still change the run or a finding.
+
+    Left out: ``run_id`` (one per search), ``seq`` (it numbers events; the
+    backoff jitter is seeded from fields kept here, so merged states draw the
+    same jitter later), ``dispatches``
+    (counted, never read by the runtime) and result sets keyed ``step@seq``
+    (read by nobody: selections read results by alias). Seq-valued fields the
+    runtime compares with each other (``arrived_seq``, ``minted_seq``,
+    ``attempt_seq``) are replaced by their rank, which keeps every comparison.
+    The trace is left out: the runtime never reads it; the history the
+    invariants need is the monitor's key. ``last_observation`` is left out
+    while the run waits for an observation: the only reader is a gate
+    answered ok, and the observation that raises a gate always writes it
+    first, so two runs that differ only there have the same future.
+    """
+    s = snapshot
+    handles = list(s.handles.values())
+    records: list[LandedCommit | CorrelationRecord] = [
+        *s.commits_landed,
+        *s.compensators_landed,
+        *s.correlation,
+    ]
+    seqs = {s.arrived_seq, *(h.minted_seq for h in handles), *(r.attempt_seq for r in records)}
+    rank = {v: i for i, v in enumerate(sorted(seqs))}
+    ranked = {id(h): "minted_seq" for h in handles} | {id(r): "attempt_seq" for r in records}
+
+    # orjson writes each model as the dict of its fields (no model_dump copy first),
+    # with the seq numbers of the snapshot's own handles and records as ranks.
+    def fields(model: Any) -> dict[str, Any]:
+        if not isinstance(model, BaseModel):
+            raise TypeError(f"{type(model).__name__} is not part of a run's state")
+        seq = ranked.get(id(model))
+        if seq is None:
+            return model.__dict__
+        return {**model.__dict__, seq: rank[getattr(model, seq)]}
+
+    d = {k: v for k, v in s.__dict__.items() if k not in _NOT_STATE}
+    d["arrived_seq"] = rank[s.arrived_seq]
+    d["results"] = {k: v for k, v in s.results.items() if "@" not in k}
+    if s.waiting.kind == "observe":
+        d["last_observation"] = None
+    d["monitor"] = monitor.key(snapshot)
+    text = orjson.dumps(d, default=fields, option=orjson.OPT_SORT_KEYS)
+    return hashlib.blake2b(text, digest_size=DIGEST_BYTES).digest()
+
+
+_NOT_STATE = {"run_id", "seq", "dispatches"}
+
+
+# --- the search --------------------------------------------------------------
+
+
+@dataclass
+class EventPath:
+    """Scenario events as a shared-tail list, so a million paths don't copy their prefixes."""
+
+    event: dict[str, Any]
+    parent: EventPath | None
+
+    def events(self) -> list[dict[str, Any]]:
+        out = []
+        node: EventPath | None = self
+        while node is not None:
+            out.append(node.event)
+            node = node.parent
+        return out[::-1]
+
+
+@dataclass
+class Node:
+    run: Run
+    monitor: Monitor
+    root: int
+    path: EventPath | None
+    faults: int
+    depth: int
+
+
+class Search:
+    def __init__(self, chain: ChainSpec, bounds: Bounds, should_stop, progress):
+        self.chain = chain
+        self.bounds = bounds
+        self.should_stop = should_stop
+        self.progress = progress
+        self.seen: dict[bytes, int] = {}
+        self.keys: dict[bytes, str] = {}
+        self.paths = 0
+        self.cut = 0
+        self.found: dict[tuple[str, str], tuple[int, Scenario]] = {}
+        self.expanded = 0
+        self.stopped = False
+        self.stopped_by: str | None = None
+        self.started = time.monotonic()
+        self.roots: list[tuple[dict[str, Any], str | None]] = []
+        self._obs_cache: dict[tuple, list[Choice]] = {}
+        self._observations: dict[int, tuple] = {}
+        self.recorder = Recorder(chain)
+
+    # roots: one per variant, no fault
+
+    def start(self) -> list[Node]:
+        intent = default_intent(self.chain)
+        variants = self.chain.variants.values if self.chain.variants else [None]
+        nodes = []
+        for i, variant in enumerate(variants):
+            self.roots.append((intent, variant))
+            run = Run.start(self.chain, intent=dict(intent), variant=variant)
+            monitor = Monitor(self.chain)
+            found = monitor.feed(run.trace) + monitor.state_findings(run.snapshot, run)
+            events = list(run.trace)
+            self.recorder.feed(run.snapshot, events)
+            node = Node(detach(run), monitor, i, None, 0, 0)
+            self._record(found, node)
+            if self._visit(node, events):
+                nodes.append(node)
+        return nodes
+
+    def _visit(self, node: Node, events: list[Event]) -> bool:
+        """Count the node; whether it is worth expanding. ``events``: what led to it."""
+        snapshot = node.run.snapshot
+        key = state_digest(snapshot, node.monitor)
+        before = self.seen.get(key)
+        finished = node.run.finished
+        if before is None:
+            cap = self.bounds.max_states
+            if cap is not None and len(self.seen) >= cap:
+                self.stop("states")
+                return False
+            self.keys[key] = snapshot.state if finished else ""
+        if before is not None and before <= node.faults:
+            self.paths += 1  # joins a state already explored with as few faults
+            if node.faults == 0:  # only a fault-free walk can join itself: it loops
+                self.recorder.ended(snapshot, events, 0, "loop")
+            return False
+        self.seen[key] = node.faults
+        if finished:
+            self.paths += 1
+            self.recorder.ended(snapshot, events, node.faults, "terminal")
+            return False
+        if node.depth >= self.bounds.max_events:
+            self.paths += 1
+            self.cut += 1
+            self.recorder.ended(snapshot, events, node.faults, "cut")
+            return False
+        return True
+
+    def expand(self, node: Node) -> list[Node]:
+        self.expanded += 1
+        if self.expanded % _POLL == 1:
+            self.poll()
+        children = []
+        budget = self.bounds.max_faults - node.faults
+        allowed = [c for c in self.choices(node.run) if c.fault <= budget]
+        for n, choice in enumerate(allowed, 1):
+            faults = node.faults + choice.fault
+            # The last child takes the parent's run and monitor instead of copies: the
+            # parent is done with once expanded, and most nodes have a single child.
+            last = n == len(allowed)
+            run = fork(node.run) if not last else node.run
+            run = apply_event(self.chain, run, choice.event, self._observations)
+            monitor = node.monitor if last else node.monitor.copy()
+            found = monitor.feed(run.trace) + monitor.state_findings(run.snapshot, run)
+            events, run.trace = run.trace, []
+            self.recorder.feed(run.snapshot, events)
+            child = Node(run, monitor, node.root, EventPath(choice.event, node.path), faults, 0)
+            child.depth = node.depth + 1
+            self._record(found, child)
+            if self._visit(child, events):
+                children.append(child)
+        return children
+
+    def poll(self) -> None:
+        """Report progress, then stop at the time or memory cap or when asked to."""
+        if self.progress is not None:
+            self.progress(len(self.seen))
+        bounds = self.bounds
+        if bounds.max_seconds is not None and time.monotonic() - self.started >= bounds.max_seconds:
+            self.stop("time")
+        elif bounds.max_memory_mb is not None and resident_mb() >= bounds.max_memory_mb:
+            self.stop("memory")
+        elif self.should_stop is not None and self.should_stop():
+            self.stop("request")
+
+    def stop(self, reason: str) -> None:
+        if not self.stopped:
+            self.stopped, self.stopped_by = True, reason
+
+    def _record(self, found: list[Finding], node: Node) -> None:
+        for f in found:
+            k = (f.invariant, f.message)
+            if k in self.found and self.found[k][0] <= node.depth:
+                continue
+            self.found[k] = (node.depth, self._scenario(node))
+
+    def _scenario(self, node: Node) -> Scenario:
+        intent, variant = self.roots[node.root]
+        s = node.run.snapshot
+        data: dict[str, Any] = {"chain": self.chain.id, "intent": intent}
+        if variant is not None:
+            data["variant"] = variant
+        data["events"] = node.path.events() if node.path else []
+        data["expect"] = {"state": s.state, "dispatches": dict(s.dispatches)}
+        return Scenario.model_validate(data, strict=False)
+
+    def bfs(self, queue: deque[Node]) -> None:
+        while queue and not self.stopped:
+            queue.extend(self.expand(queue.popleft()))
+
+    # --- what can happen next ----------------------------------------------
+
+    def choices(self, run: Run) -> list[Choice]:
+        s = run.snapshot
+        w = s.waiting
+        if w.kind != "observe" or not w.step:
+            return choices(self.chain, run)
+        action = self.chain.action(w.step)
+        out = list(self.observations(s, action))
+        if self.bounds.crashes:
+            out.append(Choice({"crash": True}, True))
+        return out
+
+    def observations(self, s: Snapshot, action: Action | None) -> list[Choice]:
+        """:func:`~.palette.observation_choices`, kept per step and what it depends on."""
+        if action is None:
+            return observation_choices(self.chain, s, None)
+        stale = tuple(h for h in action.input.handles if h in s.handles)
+        cache_key = (action.id, s.variant, stale, tuple(revocation_watches(self.chain, s)))
+        cached = self._obs_cache.get(cache_key)
+        if cached is None:
+            cached = self._obs_cache[cache_key] = observation_choices(self.chain, s, action)
+        return cached
+
+
+def resident_mb() -> float:
+    """This process's resident memory in MB (peak memory where /proc is missing)."""
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def detach(run: Run) -> Run:
+    run.trace = []
+    return run
+
+
+def fork(run: Run) -> Run:
+    """A branch: the snapshot copied, the trace left behind (the runtime never reads it)."""
+    return Run(run.chain, clone(run.snapshot), [])
+
+
+def apply_event(
+    chain: ChainSpec, run: Run, event: dict[str, Any], seen: dict[int, tuple] | None = None
+) -> Run:
+    """Apply one scenario event exactly as :func:`~.scenario.simulate` does.
+
+    ``seen`` keeps the observations built from event dicts the caller holds
+    on to (the explorer's choices): the runtime never changes an observation,
+    so one object serves every branch that makes the same one.
+    """
+    kind, value = next(iter(event.items()))
+    if kind == "observe":
+        kept = seen.get(id(value)) if seen is not None else None
+        if kept is None or kept[0] is not value:
+            kept = (value, Observation(**value))
+            if seen is not None:
+                seen[id(value)] = kept
+        run.observe(kept[1])
+    elif kind == "select":
+        run.select(value)
+    elif kind == "answer":
+        run.answer(value["outcome"], value.get("params"))
+    elif kind == "probe":
+        cause = value.get("cause")
+        run.probe(value["result"], Observation(**cause) if cause is not None else None)
+    elif kind == "wait":
+        run.wait(value)
+    elif kind == "propose":
+        run.propose(Proposal(**value))
+    elif kind == "crash":
+        before = len(run.trace)
+        resumed = _crash_and_resume(chain, run)
+        resumed.trace = resumed.trace[before:]
+        return resumed
+    return run
