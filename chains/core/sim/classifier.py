@@ -169,7 +169,7 @@ def classify(
 # Classification is a pure function of the chain and of the few facts _memo_key
 # names, and an exploration classifies the same few signals of each step
 # thousands of times: each chain keeps its answers (:mod:`chains.core.memo`).
-_MEMO_SIZE = 50_000
+_MEMO_SIZE = 10_000  # a 3-fault search of the flight chain asks 152 questions
 
 
 def _memo(chain: ChainSpec) -> dict[tuple, Classification]:
