@@ -75,8 +75,8 @@ def clone(value: Any) -> Any:
     two fields holding the same object; and no validation, since the copy's
     fields are copies of valid fields.
 
-    Options and observations are frozen and never changed in place, so a
-    copy shares them.
+    Options, observations and live handles are frozen (the runtime replaces
+    them, never changes them in place), so a copy shares them.
 
     >>> w = Waiting(kind="select", options=[Option(id="a")], fields=["date"])
     >>> c = clone(w)
