@@ -11,18 +11,20 @@ can never belong to another chain; the oldest of a few chains gives way.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["per_chain", "remember"]
+__all__ = ["by_identity", "per_chain", "remember"]
 
 _CHAINS = 8
 _tables: OrderedDict[int, tuple[object, dict[Any, Any]]] = OrderedDict()
 _lock = threading.Lock()
 
 T = TypeVar("T")
+A = TypeVar("A")
 
 
 def per_chain(chain: object) -> dict[Any, Any]:
@@ -56,3 +58,41 @@ def remember(chain: object, key: Any, compute: Callable[[], T]) -> T:
     except KeyError:
         answer = table[key] = compute()
         return answer
+
+
+def by_identity(limit: int) -> Callable[[Callable[[A], T]], Callable[[A], T]]:
+    """Keep a one-argument function's answers by the identity of its argument.
+
+    For arguments that are never changed once made (frozen models): equal
+    questions asked with the same object get the first answer without the
+    work. The table holds each argument, so an identity can never belong to
+    another object; it is emptied when it reaches ``limit`` entries. As with
+    :func:`remember`, callers share the answer and must not change it.
+
+    >>> calls = []
+    >>> @by_identity(limit=2)
+    ... def size(items):
+    ...     calls.append(items)
+    ...     return len(items)
+    >>> t = (1, 2)
+    >>> size(t), size(t), len(calls)
+    (2, 2, 1)
+    """
+
+    def decorate(compute: Callable[[A], T]) -> Callable[[A], T]:
+        table: dict[int, tuple[A, T]] = {}
+
+        @functools.wraps(compute)
+        def kept(arg: A) -> T:
+            entry = table.get(id(arg))
+            if entry is not None and entry[0] is arg:
+                return entry[1]
+            if len(table) >= limit:
+                table.clear()
+            answer = compute(arg)
+            table[id(arg)] = (arg, answer)
+            return answer
+
+        return kept
+
+    return decorate

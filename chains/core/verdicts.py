@@ -24,6 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .errors import VerdictSyntaxError
+from .memo import by_identity
 
 __all__ = [
     "GENERIC_ROWS",
@@ -277,6 +278,7 @@ def _atom(value: Any) -> str:
 _NAMED = ("to", "fields", "gate", "reason", "permanent", "retry_after_hint", "audience")
 
 
+@by_identity(limit=4096)  # verdicts are frozen; a run prints its rows' verdicts again and again
 def format_verdict(verdict: Verdict) -> str:
     """Print the canonical spelling of ``verdict``.
 

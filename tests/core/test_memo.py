@@ -43,3 +43,21 @@ def test_the_oldest_chains_give_way_and_are_recomputed():
         memo.remember(chain, "n", lambda n=n: n)
     assert memo.remember(chains[0], "n", lambda: "again") == "again"
     assert memo.remember(chains[-1], "n", lambda: "again") == 19
+
+
+def test_an_answer_by_identity_is_computed_once_per_object():
+    calls: list[tuple[int, ...]] = []
+    size = memo.by_identity(limit=8)(lambda items: calls.append(items) or len(items))
+    first, equal = (1, 2), tuple([1, 2])
+    assert size(first) == size(first) == 2 and calls == [first]
+    assert size(equal) == 2 and len(calls) == 2  # an equal object is another question
+
+
+def test_answers_by_identity_are_forgotten_at_the_limit_and_computed_again():
+    calls: list[object] = []
+    name = memo.by_identity(limit=2)(lambda o: calls.append(o) or id(o))
+    kept = [object() for _ in range(3)]
+    for o in kept:
+        name(o)
+    name(kept[0])
+    assert calls == [*kept, kept[0]]

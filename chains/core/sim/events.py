@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..memo import by_identity
 from ..verdicts import Verdict, format_verdict
 from .part import Part
 from .state import Event, Observation, Waiting
@@ -19,7 +20,7 @@ from .state import Event, Observation, Waiting
 if TYPE_CHECKING:
     from .runtime import Run
 
-__all__ = ["EventLog", "describe", "signal_of"]
+__all__ = ["EventLog", "describe", "observed_input", "signal_of"]
 
 
 class EventLog(Part):
@@ -120,7 +121,7 @@ class EventLog(Part):
             "wall_left": None if b.wall_limit is None else round(b.wall_limit - b.wall_used, 6),
         }
         draft["state"] = s.state
-        self.run.trace.append(Event(**draft))
+        self.run.trace.append(Event.from_draft(draft))
 
 
 def describe(w: Waiting) -> str:
@@ -140,6 +141,13 @@ def describe(w: Waiting) -> str:
     return "nothing (the run is finished)"
 
 
+@by_identity(limit=4096)  # observations are frozen; the explorer reuses one per choice
+def observed_input(obs: Observation) -> dict[str, Any]:
+    """The trace's ``input`` for an observation: it whole, defaults left out."""
+    return {"kind": "observe", "observation": obs.model_dump(exclude_defaults=True)}
+
+
+@by_identity(limit=4096)
 def signal_of(obs: Observation) -> dict[str, Any]:
     """The trace's ``signal`` for an observation: what was seen, never payload values."""
     out: dict[str, Any] = {"transport": obs.transport}

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from ..model import Action, is_unkeyed_commit
 from ..verdicts import Verdict, format_verdict
 from .classifier import classify, matches
-from .events import describe, signal_of
+from .events import describe, observed_input, signal_of
 from .part import Part, SimulationError, dead
 from .sealed import seal
 from .state import CorrelationRecord, Observation, Waiting
@@ -314,7 +314,7 @@ class Reconcile(Part):
                 source="config",
                 row=f"revocation:{lc.step}",
                 note=f"landed {lc.step} revoked by {hit}",
-                input={"kind": "observe", "observation": obs.model_dump(exclude_defaults=True)},
+                input=observed_input(obs),
             )
             if route.type == "gate" and route.gate:
                 self.run.gates.park(route.gate, action, "revocation", obs)

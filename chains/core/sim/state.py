@@ -19,7 +19,7 @@ import functools
 from collections.abc import Callable
 from copy import deepcopy
 from types import UnionType
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,6 +39,7 @@ __all__ = [
     "Snapshot",
     "Unwind",
     "Waiting",
+    "observing",
 ]
 
 RunState = Literal[
@@ -65,6 +66,8 @@ class _Value(_Model):
 
 _ATOMS = (str, int, float, bool, type(None))
 
+M = TypeVar("M", bound=BaseModel)
+
 
 def clone(value: Any) -> Any:
     """A deep copy of run state: models, lists, dicts and scalars, nothing else.
@@ -75,12 +78,12 @@ def clone(value: Any) -> Any:
     two fields holding the same object; and no validation, since the copy's
     fields are copies of valid fields.
 
-    Options, observations and live handles are frozen (the runtime replaces
-    them, never changes them in place), so a copy shares them.
+    Options, observations, waits and live handles are frozen (the runtime
+    replaces them, never changes them in place), so a copy shares them.
 
-    >>> w = Waiting(kind="select", options=[Option(id="a")], fields=["date"])
-    >>> c = clone(w)
-    >>> c == w and c.fields is not w.fields and c.options[0] is w.options[0]
+    >>> g = GateContext(gate="g", options=[Option(id="a")], payload={"price": 1})
+    >>> c = clone(g)
+    >>> c == g and c.payload is not g.payload and c.options[0] is g.options[0]
     True
     """
     kind = type(value)
@@ -96,14 +99,19 @@ def clone(value: Any) -> Any:
             field = fields[name]
             if field is not None:
                 fields[name] = copy_field(field)
-        copy = object.__new__(kind)
-        set_ = object.__setattr__
-        set_(copy, "__dict__", fields)
-        set_(copy, "__pydantic_fields_set__", set(value.__pydantic_fields_set__))
-        set_(copy, "__pydantic_extra__", None)
-        set_(copy, "__pydantic_private__", None)
-        return copy
+        return _assembled(kind, fields, set(value.__pydantic_fields_set__))
     return deepcopy(value)
+
+
+def _assembled(kind: type[M], fields: dict[str, Any], fields_set: set[str]) -> M:
+    """A ``kind`` holding ``fields`` as they are: every field present, already valid."""
+    model = object.__new__(kind)
+    set_ = object.__setattr__
+    set_(model, "__dict__", fields)
+    set_(model, "__pydantic_fields_set__", fields_set)
+    set_(model, "__pydantic_extra__", None)
+    set_(model, "__pydantic_private__", None)
+    return model
 
 
 @functools.cache
@@ -245,7 +253,7 @@ class Budgets(_Model):
     wall_limit: float | None = None
 
 
-class Waiting(_Model):
+class Waiting(_Value):
     """What the run needs next; scenario events must answer exactly this."""
 
     kind: Literal["observe", "select", "answer", "probe", "repair", "shared", "nothing"]
@@ -285,6 +293,29 @@ class Event(_Model):
     proposal_source: Literal["model", "user", "code"] | None = None
     idempotency_key: str | None = None
     state: RunState | None = Field(None, description="run state after the event")
+
+    @classmethod
+    def from_draft(cls, draft: dict[str, Any]) -> Event:
+        """The event the runtime's event log wrote, every field filled in.
+
+        A run writes an event for every input it applies, and validating
+        values the runtime itself put there costs more than writing them
+        (the explorer writes one an input), so only a draft whose keys are
+        not exactly the fields goes through validation, which names the
+        stray key.
+        """
+        if draft.keys() != _EVENT_FIELDS:
+            return cls(**draft)
+        return _assembled(cls, draft, set(_EVENT_FIELDS))
+
+
+_EVENT_FIELDS = frozenset(Event.model_fields)
+
+
+@functools.lru_cache(maxsize=4096)
+def observing(step: str) -> Waiting:
+    """The wait for an observation of ``step``: one object per step, shared (waits are frozen)."""
+    return Waiting(kind="observe", step=step)
 
 
 class GateContext(_Model):

@@ -23,9 +23,9 @@ from ..model import (
 from ..policy import step_limits
 from ..verdicts import Verdict
 from .classifier import ClassifyContext, classify
-from .events import describe, signal_of
+from .events import describe, observed_input, signal_of
 from .part import Part, SimulationError, dead
-from .state import Observation, Option, Waiting
+from .state import Observation, Option, Waiting, observing
 
 __all__ = ["Steps"]
 
@@ -48,13 +48,15 @@ class Steps(Part):
     def context(self, action: Action) -> ClassifyContext:
         """What the classifier needs to know about the run to classify ``action``'s response."""
         s = self.snapshot
+        handles = s.handles
         return ClassifyContext(
             variant=s.variant,
             commit_in_flight=is_commit_class(action),
             key_expired=self.key_expired(action),
-            live={h: st.minted_seq for h, st in s.handles.items()},
-            stale_recurrences=dict(s.stale_recurrences),
-            auto_repairs_fired=tuple(s.auto_repairs_fired),
+            # the classifier reads the step's own inputs only, and changes nothing it is given
+            live={h: handles[h].minted_seq for h in action.input.handles if h in handles},
+            stale_recurrences=s.stale_recurrences,
+            auto_repairs_fired=s.auto_repairs_fired,
         )
 
     def key(self, action: Action) -> str | None:
@@ -162,7 +164,7 @@ class Steps(Part):
         key = self.key(action)
         if key is not None:
             s.key_since.setdefault(key, s.clock)
-        s.waiting = Waiting(kind="observe", step=action.id)
+        s.waiting = observing(action.id)
         if is_unkeyed_commit(action) and self.run.before_dispatch is not None:
             # C1.4's first kill point: the record is persisted, the request not yet out.
             self.log.flush()
@@ -195,7 +197,7 @@ class Steps(Part):
             source=c.source,
             row=c.row,
             note=c.reason,
-            input={"kind": "observe", "observation": obs.model_dump(exclude_defaults=True)},
+            input=observed_input(obs),
             key=self.key(action),
         )
         self.log.set(handles_consumed=run.handles.presented(action))

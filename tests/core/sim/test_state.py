@@ -1,0 +1,42 @@
+"""Run state models (chains/core/sim/state.py): events the runtime writes, checked once."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from chains.core.sim.runtime import Run
+from chains.core.sim.state import Event, Observation
+
+from .builders import fixture
+
+
+def draft(**more) -> dict:
+    fields = dict.fromkeys(Event.model_fields)
+    fields |= {"seq": 3, "event_type": "attempt", "step_id": "s", "t": 1.5, "state": "running"}
+    fields |= {"handles_consumed": ["h#1"], "handles_minted": [], "handles_invalidated": []}
+    fields |= {"budget_after": {"rewinds_left": 2}}
+    return fields | more
+
+
+def test_an_event_from_a_whole_draft_equals_the_validated_one():
+    assert Event.from_draft(draft()) == Event(**draft())
+
+
+def test_a_draft_with_a_stray_key_is_validated_and_the_key_named():
+    with pytest.raises(ValidationError, match="surprise"):
+        Event.from_draft(draft(surprise=1))
+
+
+def test_a_draft_missing_a_field_is_validated_and_gets_its_default():
+    whole = draft()
+    del whole["note"]
+    assert Event.from_draft(whole).note is None
+
+
+def test_a_run_trace_survives_a_json_round_trip():
+    run = Run.start(fixture("flight-roundtrip.yaml"), intent={"origin": "LHR"})
+    run.observe(Observation(transport="timeout"))
+    run.observe(Observation())
+    for event in run.trace:
+        assert Event.model_validate_json(event.model_dump_json()) == event
