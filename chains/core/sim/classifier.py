@@ -58,7 +58,8 @@ class ClassifyContext:
     """What the classifier needs to know about the run, beyond the observation.
 
     ``live`` maps each live handle id to the trace seq that minted it (mint
-    order decides "shallowest" and "deepest"); ``stale_recurrences`` counts,
+    order decides "shallowest" and "deepest"; only the step's inputs are
+    read, so a caller may leave the others out); ``stale_recurrences`` counts,
     per (step, signal) key, how often an unattributable staleness signal has
     already been answered by a rewind in this run.
     """

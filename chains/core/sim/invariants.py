@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..model import ChainSpec, Gate, is_commit_class, is_unkeyed_commit
+from ..memo import remember
+from ..model import ChainSpec, Gate, first_by_id, is_commit_class, is_unkeyed_commit
 from ..policy import step_limits
 from ..words import article
 from .runtime import TERMINAL, Run
@@ -239,10 +240,6 @@ class Monitor:
                 )
         return found
 
-    def _fact(self, step: str) -> bool:
-        action = self.chain.action(step)
-        return action is not None and is_commit_class(action)
-
     def state_findings(self, snapshot: Snapshot, run: Run | None = None) -> list[Finding]:
         """Findings about the state itself, including a dispatch that is out right now.
 
@@ -261,10 +258,20 @@ class Monitor:
                 presented, key = run.handles.presented(action), run.steps.key(action)
                 found += self.dispatch_findings(s.in_flight, presented, set(s.mint_counts), key)
                 found += _lineage(s, [h for h in action.input.handles if h in s.handles])
-        found += _lineage(s, [h for h, st in s.handles.items() if not self._fact(st.minted_by)])
+        facts = _commit_steps(self.chain)
+        found += _lineage(s, [h for h, st in s.handles.items() if st.minted_by not in facts])
         found += _budgets(s)
         found += _terminal(self.chain, s)
         return found
+
+
+def _commit_steps(chain: ChainSpec) -> frozenset[str]:
+    """Ids of the commit-class actions: what they mint is a fact (I5)."""
+    return remember(
+        chain,
+        "commit steps",
+        lambda: frozenset(i for i, a in first_by_id(chain.actions).items() if is_commit_class(a)),
+    )
 
 
 def _redispatch_message(step: str, event: Event) -> str:

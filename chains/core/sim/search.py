@@ -12,7 +12,6 @@ deals its first levels out among shards.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections import deque
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
+import xxhash
 from pydantic import BaseModel
 
 from ..model import Action, ChainSpec
@@ -31,6 +31,7 @@ from .scenario import Scenario, _crash_and_resume
 from .state import (
     CorrelationRecord,
     Event,
+    HandleState,
     LandedCommit,
     Observation,
     Proposal,
@@ -52,7 +53,7 @@ __all__ = [
     "state_key",
 ]
 
-DIGEST_BYTES = 8  # of blake2b per state: see docs/explorer.md for why collisions don't matter
+DIGEST_BYTES = 8  # of xxh3-64 per state: see docs/explorer.md for why collisions don't matter
 _POLL = 50  # expansions between should_stop / progress calls (the first one included)
 
 
@@ -66,10 +67,11 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
 
     Left out: ``run_id`` (one per search), ``seq`` (it numbers events; the
     backoff jitter is seeded from fields kept here, so merged states draw the
-    same jitter later), ``dispatches``
-    (counted, never read by the runtime) and result sets keyed ``step@seq``
-    (read by nobody: selections read results by alias). Seq-valued fields the
-    runtime compares with each other (``arrived_seq``, ``minted_seq``,
+    same jitter later), ``dispatches`` (counted, never read by the runtime),
+    ``sealed`` (written, never read: the sealed store keeps intent values
+    for a replay), and result sets keyed ``step@seq``
+    (read by nobody: selections read results by alias). Seq-valued fields
+    the runtime compares with each other (``arrived_seq``, ``minted_seq``,
     ``attempt_seq``) are replaced by their rank, which keeps every comparison.
     The trace is left out: the runtime never reads it; the history the
     invariants need is the monitor's key. ``last_observation`` is left out
@@ -78,24 +80,24 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     first, so two runs that differ only there have the same future.
     """
     s = snapshot
-    handles = list(s.handles.values())
     records: list[LandedCommit | CorrelationRecord] = [
         *s.commits_landed,
         *s.compensators_landed,
         *s.correlation,
     ]
+    handles = list(s.handles.values())
     seqs = {s.arrived_seq, *(h.minted_seq for h in handles), *(r.attempt_seq for r in records)}
     rank = {v: i for i, v in enumerate(sorted(seqs))}
-    ranked = {id(h): "minted_seq" for h in handles} | {id(r): "attempt_seq" for r in records}
+    own = {id(m) for m in handles} | {id(m) for m in records}  # not a fan-out store's
 
     # orjson writes each model as the dict of its fields (no model_dump copy first),
     # with the seq numbers of the snapshot's own handles and records as ranks.
     def fields(model: Any) -> dict[str, Any]:
         if not isinstance(model, BaseModel):
             raise TypeError(f"{type(model).__name__} is not part of a run's state")
-        seq = ranked.get(id(model))
-        if seq is None:
+        if id(model) not in own:
             return model.__dict__
+        seq = "minted_seq" if type(model) is HandleState else "attempt_seq"
         return {**model.__dict__, seq: rank[getattr(model, seq)]}
 
     d = {k: v for k, v in s.__dict__.items() if k not in _NOT_STATE}
@@ -104,11 +106,10 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     if s.waiting.kind == "observe":
         d["last_observation"] = None
     d["monitor"] = monitor.key(snapshot)
-    text = orjson.dumps(d, default=fields, option=orjson.OPT_SORT_KEYS)
-    return hashlib.blake2b(text, digest_size=DIGEST_BYTES).digest()
+    return xxhash.xxh3_64_digest(orjson.dumps(d, default=fields, option=orjson.OPT_SORT_KEYS))
 
 
-_NOT_STATE = {"run_id", "seq", "dispatches"}
+_NOT_STATE = {"run_id", "seq", "dispatches", "sealed"}
 
 
 # --- the search --------------------------------------------------------------

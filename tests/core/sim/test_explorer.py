@@ -19,7 +19,7 @@ from chains.core.sim.explorer import (
 from chains.core.sim.invariants import Monitor, check
 from chains.core.sim.runtime import Run
 from chains.core.sim.scenario import load_scenario, simulate
-from chains.core.sim.state import Observation, Waiting, clone
+from chains.core.sim.state import Observation, Waiting, clone, observing
 
 from .builders import booking, chain, fixture
 
@@ -188,6 +188,13 @@ def test_the_state_key_ignores_event_numbering_but_not_budgets():
     assert state_key(spent, monitor) != key
 
 
+def test_the_state_key_ignores_the_sealed_store_which_the_runtime_never_reads():
+    run = Run.start(fixture("flight-roundtrip.yaml"), intent={"origin": "LHR"})
+    monitor = Monitor(run.chain)
+    more = run.snapshot.model_copy(update={"sealed": {**run.snapshot.sealed, "sealed:x:1": 2}})
+    assert state_key(more, monitor) == state_key(run.snapshot, monitor)
+
+
 def test_bounds_are_checked():
     with pytest.raises(ValueError):
         explore(booking(), Bounds(max_faults=-1))
@@ -215,6 +222,14 @@ def test_a_cloned_snapshot_shares_its_handles_which_the_runtime_replaces_and_nev
     assert copy.handles[handle] is run.snapshot.handles[handle]
     with pytest.raises(ValidationError):
         copy.handles[handle].spent = True
+
+
+def test_every_run_waiting_on_a_step_shares_one_frozen_wait():
+    first, second = (Run.start(fixture("flight-roundtrip.yaml"), intent={}) for _ in range(2))
+    assert first.snapshot.waiting is second.snapshot.waiting is observing("outbound_search")
+    assert clone(first.snapshot).waiting is first.snapshot.waiting
+    with pytest.raises(ValidationError):
+        first.snapshot.waiting.step = "elsewhere"
 
 
 def test_runs_waiting_for_an_observation_are_one_state_whatever_they_last_observed():
