@@ -32,19 +32,15 @@ class SimulationError(ChainError):
 class Part:
     """One concern of a run; the run's state is the snapshot, never the part."""
 
-    __slots__ = ("run",)
+    __slots__ = ("run", "chain", "snapshot")
 
     def __init__(self, run: Run):
-        # ``run`` is the run's weak proxy (see Run.__init__): no reference cycle.
+        # ``run`` is the run's weak proxy (see Run.__init__): no reference cycle. A run
+        # never replaces its chain or snapshot, so each part holds them directly too
+        # (read thousands of times a search, through the proxy they cost twice as much).
         self.run = run
-
-    @property
-    def chain(self) -> ChainSpec:
-        return self.run.chain
-
-    @property
-    def snapshot(self) -> Snapshot:
-        return self.run.snapshot
+        self.chain: ChainSpec = run.chain
+        self.snapshot: Snapshot = run.snapshot
 
     @property
     def log(self) -> EventLog:

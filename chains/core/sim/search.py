@@ -29,10 +29,7 @@ from .reach import Recorder
 from .runtime import Run
 from .scenario import Scenario, _crash_and_resume
 from .state import (
-    CorrelationRecord,
     Event,
-    HandleState,
-    LandedCommit,
     Observation,
     Proposal,
     Snapshot,
@@ -80,36 +77,41 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     first, so two runs that differ only there have the same future.
     """
     s = snapshot
-    records: list[LandedCommit | CorrelationRecord] = [
-        *s.commits_landed,
-        *s.compensators_landed,
-        *s.correlation,
-    ]
-    handles = list(s.handles.values())
-    seqs = {s.arrived_seq, *(h.minted_seq for h in handles), *(r.attempt_seq for r in records)}
+    records = (s.commits_landed, s.compensators_landed, s.correlation)
+    seqs = {
+        s.arrived_seq,
+        *(h.minted_seq for h in s.handles.values()),
+        *(r.attempt_seq for group in records for r in group),
+    }
     rank = {v: i for i, v in enumerate(sorted(seqs))}
-    own = {id(m) for m in handles} | {id(m) for m in records}  # not a fan-out store's
 
-    # orjson writes each model as the dict of its fields (no model_dump copy first),
-    # with the seq numbers of the snapshot's own handles and records as ranks.
-    def fields(model: Any) -> dict[str, Any]:
-        if not isinstance(model, BaseModel):
-            raise TypeError(f"{type(model).__name__} is not part of a run's state")
-        if id(model) not in own:
-            return model.__dict__
-        seq = "minted_seq" if type(model) is HandleState else "attempt_seq"
-        return {**model.__dict__, seq: rank[getattr(model, seq)]}
-
-    d = {k: v for k, v in s.__dict__.items() if k not in _NOT_STATE}
+    # orjson writes each model as the dict of its fields (no model_dump copy first);
+    # the snapshot's own handles and records with their seq numbers as ranks, and
+    # the models it holds most of written out here rather than called back for.
+    d = dict(s.__dict__)
+    for name in _NOT_STATE:
+        del d[name]
     d["arrived_seq"] = rank[s.arrived_seq]
-    d["results"] = {k: v for k, v in s.results.items() if "@" not in k}
+    d["handles"] = {
+        h: {**st.__dict__, "minted_seq": rank[st.minted_seq]} for h, st in s.handles.items()
+    }
+    for name, group in zip(_RECORDS, records, strict=True):
+        d[name] = [{**r.__dict__, "attempt_seq": rank[r.attempt_seq]} for r in group]
+    d["results"] = {k: [o.__dict__ for o in v] for k, v in s.results.items() if "@" not in k}
     if s.waiting.kind == "observe":
         d["last_observation"] = None
     d["monitor"] = monitor.key(snapshot)
-    return xxhash.xxh3_64_digest(orjson.dumps(d, default=fields, option=orjson.OPT_SORT_KEYS))
+    return xxhash.xxh3_64_digest(orjson.dumps(d, default=_fields, option=orjson.OPT_SORT_KEYS))
 
 
-_NOT_STATE = {"run_id", "seq", "dispatches", "sealed"}
+def _fields(model: Any) -> dict[str, Any]:
+    if not isinstance(model, BaseModel):
+        raise TypeError(f"{type(model).__name__} is not part of a run's state")
+    return model.__dict__
+
+
+_RECORDS = ("commits_landed", "compensators_landed", "correlation")
+_NOT_STATE = ("run_id", "seq", "dispatches", "sealed")
 
 
 # --- the search --------------------------------------------------------------
