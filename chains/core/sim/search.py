@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,9 @@ from .reach import Recorder
 from .runtime import Run
 from .scenario import Scenario, _crash_and_resume
 from .state import (
+    CorrelationRecord,
     Event,
+    LandedCommit,
     Observation,
     Proposal,
     Snapshot,
@@ -77,11 +80,15 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     first, so two runs that differ only there have the same future.
     """
     s = snapshot
-    records = (s.commits_landed, s.compensators_landed, s.correlation)
+    records: dict[str, Sequence[LandedCommit | CorrelationRecord]] = {
+        "commits_landed": s.commits_landed,
+        "compensators_landed": s.compensators_landed,
+        "correlation": s.correlation,
+    }
     seqs = {
         s.arrived_seq,
         *(h.minted_seq for h in s.handles.values()),
-        *(r.attempt_seq for group in records for r in group),
+        *(r.attempt_seq for group in records.values() for r in group),
     }
     rank = {v: i for i, v in enumerate(sorted(seqs))}
 
@@ -95,7 +102,7 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     d["handles"] = {
         h: {**st.__dict__, "minted_seq": rank[st.minted_seq]} for h, st in s.handles.items()
     }
-    for name, group in zip(_RECORDS, records, strict=True):
+    for name, group in records.items():
         d[name] = [{**r.__dict__, "attempt_seq": rank[r.attempt_seq]} for r in group]
     d["results"] = {k: [o.__dict__ for o in v] for k, v in s.results.items() if "@" not in k}
     if s.waiting.kind == "observe":
@@ -110,7 +117,6 @@ def _fields(model: Any) -> dict[str, Any]:
     return model.__dict__
 
 
-_RECORDS = ("commits_landed", "compensators_landed", "correlation")
 _NOT_STATE = ("run_id", "seq", "dispatches", "sealed")
 
 
