@@ -17,6 +17,7 @@ replayed without the store.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -47,11 +48,37 @@ def seal(store: dict[str, Any], key: str, values: dict[str, Any]) -> dict[str, A
         if is_ref(value) or (isinstance(value, str) and _ALIAS.match(value)):
             out[name] = value
             continue
-        text = json.dumps([key, name, value], sort_keys=True, default=str)
-        ref = f"{_PREFIX}{name}:{hashlib.blake2b(text.encode(), digest_size=8).hexdigest()}"
+        scalars = _scalars(value)
+        ref = _reference(key, name, value) if scalars is None else _kept(key, name, scalars)
         store[ref] = value
         out[name] = ref
     return out
+
+
+def _reference(key: str, name: str, value: Any) -> str:
+    text = json.dumps([key, name, value], sort_keys=True, default=str)
+    return f"{_PREFIX}{name}:{hashlib.blake2b(text.encode(), digest_size=8).hexdigest()}"
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _scalars(value: Any) -> tuple | None:
+    """A scalar or a dict of scalars as a hashable key telling ``1`` from ``True``, else None."""
+    if type(value) in _SCALARS:
+        return (type(value), value)
+    if type(value) is dict and all(type(v) in _SCALARS for v in value.values()):
+        return tuple(sorted((str(k), type(v), v) for k, v in value.items()))
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _kept(key: str, name: str, scalars: tuple) -> str:
+    """:func:`_reference` of the value ``scalars`` stands for: a run seals its intent at
+    every dispatch of an unkeyed commit, and the explorer makes thousands of them."""
+    if scalars and type(scalars[0]) is type:
+        return _reference(key, name, scalars[1])
+    return _reference(key, name, {k: v for k, _, v in scalars})
 
 
 def unseal(store: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
