@@ -7,7 +7,15 @@ from pydantic import ValidationError
 
 from chains.core.errors import DocumentError
 from chains.core.formats import validate_chain
-from chains.core.model import ChainSpec, Compensation, IntentField, Source, StepPolicy, VerdictRow
+from chains.core.model import (
+    ChainSpec,
+    Compensation,
+    IntentField,
+    Source,
+    StepPolicy,
+    VerdictRow,
+    commit_steps,
+)
 from chains.core.verdicts import parse_verdict
 
 
@@ -444,3 +452,18 @@ def test_a_self_referencing_step_policy_validates_its_keyed_split():
     """The policy module rebuilds StepPolicy once its own keyed/unkeyed fields exist."""
     policy = StepPolicy.model_validate({"keyed": {"attempts": 3}, "unkeyed": {}})
     assert policy.keyed is not None and policy.keyed.attempts == 3
+
+
+def test_commit_steps_are_the_commits_and_compensators_by_their_first_definition():
+    doc = ChainSpec.model_validate(
+        {
+            "id": "c",
+            "actions": [
+                {"id": "search", "effect": "read"},
+                {"id": "book", "effect": "commit"},
+                {"id": "cancel", "effect": "compensate"},
+                {"id": "search", "effect": "commit"},  # a duplicate id: the first wins
+            ],
+        }
+    )
+    assert commit_steps(doc) == {"book", "cancel"}

@@ -55,7 +55,15 @@ from .actions import (
     is_keyed,
     is_unkeyed_commit,
 )
-from .chain import ChainSpec, Independence, Variants, first_by_id, in_variant, main_steps
+from .chain import (
+    ChainSpec,
+    Independence,
+    Variants,
+    commit_steps,
+    first_by_id,
+    in_variant,
+    main_steps,
+)
 from .elements import EVIDENCE_TAGS, Element, Source, Variant, source_from_text
 from .fields import Duration, DurationText, StrList, VerdictExpr, parse_duration
 from .gates import Gate, GateTimeout, Outcome, PayloadExpiry
@@ -91,6 +99,7 @@ __all__ = [
     "Policy",
     "Source",
     "VerdictRow",
+    "commit_steps",
     "compensators",
     "first_by_id",
     "generic_row_ref",

@@ -14,8 +14,8 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import Field, field_validator
 
-from ..memo import per_chain
-from .actions import Action, compensators
+from ..memo import per_chain, remember
+from .actions import Action, compensators, is_commit_class
 from .elements import Element
 from .fields import StrList
 from .gates import Gate
@@ -138,6 +138,23 @@ def in_variant(only: list[str], variant: str | None) -> bool:
     (True, True, False)
     """
     return not only or (variant is not None and variant in only)
+
+
+def commit_steps(chain: ChainSpec) -> frozenset[str]:
+    """Ids of the commit-class actions (commits and compensators): what they land is a fact (I5).
+
+    Kept per chain (:mod:`chains.core.memo`): a run asks it of every live handle.
+
+    >>> doc = ChainSpec.model_validate({"id": "c", "actions": [
+    ...     {"id": "search", "effect": "read"}, {"id": "book", "effect": "commit"}]})
+    >>> sorted(commit_steps(doc))
+    ['book']
+    """
+    return remember(
+        chain,
+        "commit steps",
+        lambda: frozenset(i for i, a in first_by_id(chain.actions).items() if is_commit_class(a)),
+    )
 
 
 def main_steps(chain: ChainSpec, variant: str | None = None) -> list[str]:

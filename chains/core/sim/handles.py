@@ -14,7 +14,7 @@ from typing import Any
 
 from ..graph import GraphError, cascade, cascades
 from ..memo import remember
-from ..model import Action, ChainSpec, is_commit_class
+from ..model import Action, ChainSpec, commit_steps
 from .part import Part
 from .state import HandleState, Option
 
@@ -139,8 +139,7 @@ class Handles(Part):
 
     def is_fact(self, action_id: str) -> bool:
         """True when ``action_id`` is a commit: what it landed is a fact (I5)."""
-        action = self.chain.action(action_id)
-        return action is not None and is_commit_class(action)
+        return action_id in commit_steps(self.chain)
 
     def presented(self, action: Action) -> list[str]:
         """Aliases a dispatch of ``action`` presents.

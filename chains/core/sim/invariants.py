@@ -23,8 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..memo import remember
-from ..model import ChainSpec, Gate, first_by_id, is_commit_class, is_unkeyed_commit
+from ..model import ChainSpec, Gate, commit_steps, is_commit_class, is_unkeyed_commit
 from ..policy import step_limits
 from ..words import article
 from .runtime import TERMINAL, Run
@@ -258,20 +257,11 @@ class Monitor:
                 presented, key = run.handles.presented(action), run.steps.key(action)
                 found += self.dispatch_findings(s.in_flight, presented, set(s.mint_counts), key)
                 found += _lineage(s, [h for h in action.input.handles if h in s.handles])
-        facts = _commit_steps(self.chain)
+        facts = commit_steps(self.chain)
         found += _lineage(s, [h for h, st in s.handles.items() if st.minted_by not in facts])
         found += _budgets(s)
         found += _terminal(self.chain, s)
         return found
-
-
-def _commit_steps(chain: ChainSpec) -> frozenset[str]:
-    """Ids of the commit-class actions: what they mint is a fact (I5)."""
-    return remember(
-        chain,
-        "commit steps",
-        lambda: frozenset(i for i, a in first_by_id(chain.actions).items() if is_commit_class(a)),
-    )
 
 
 def _redispatch_message(step: str, event: Event) -> str:
