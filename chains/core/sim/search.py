@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,7 @@ import orjson
 import xxhash
 from pydantic import BaseModel
 
+from ..memo import by_identity
 from ..model import Action, ChainSpec
 from .invariants import Finding, Monitor
 from .palette import Choice, choices, default_intent, observation_choices, revocation_watches
@@ -166,7 +167,8 @@ class Search:
         self.started = time.monotonic()
         self.roots: list[tuple[dict[str, Any], str | None]] = []
         self._obs_cache: dict[tuple, list[Choice]] = {}
-        self._observations: dict[int, tuple] = {}
+        # An observation per choice event; choices are kept per step (see observations()).
+        self._observation = by_identity(limit=1 << 16)(Observation.model_validate)
         self.recorder = Recorder(chain)
 
     # roots: one per variant, no fault
@@ -230,7 +232,7 @@ class Search:
             # parent is done with once expanded, and most nodes have a single child.
             last = n == len(allowed)
             run = fork(node.run) if not last else node.run
-            run = apply_event(self.chain, run, choice.event, self._observations)
+            run = apply_event(self.chain, run, choice.event, self._observation)
             monitor = node.monitor if last else node.monitor.copy()
             found = monitor.feed(run.trace) + monitor.state_findings(run.snapshot, run)
             events, run.trace = run.trace, []
@@ -327,22 +329,21 @@ def fork(run: Run) -> Run:
 
 
 def apply_event(
-    chain: ChainSpec, run: Run, event: dict[str, Any], seen: dict[int, tuple] | None = None
+    chain: ChainSpec,
+    run: Run,
+    event: dict[str, Any],
+    observation: Callable[[dict[str, Any]], Observation] = Observation.model_validate,
 ) -> Run:
     """Apply one scenario event exactly as :func:`~.scenario.simulate` does.
 
-    ``seen`` keeps the observations built from event dicts the caller holds
-    on to (the explorer's choices): the runtime never changes an observation,
-    so one object serves every branch that makes the same one.
+    ``observation`` makes the observation of an ``observe`` event; the
+    explorer passes one that keeps each by its event (its choices are made
+    once): the runtime never changes an observation, so one object serves
+    every branch that makes the same one.
     """
     kind, value = next(iter(event.items()))
     if kind == "observe":
-        kept = seen.get(id(value)) if seen is not None else None
-        if kept is None or kept[0] is not value:
-            kept = (value, Observation(**value))
-            if seen is not None:
-                seen[id(value)] = kept
-        run.observe(kept[1])
+        run.observe(observation(value))
     elif kind == "select":
         run.select(value)
     elif kind == "answer":
