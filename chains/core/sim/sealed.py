@@ -48,8 +48,10 @@ def seal(store: dict[str, Any], key: str, values: dict[str, Any]) -> dict[str, A
         if is_ref(value) or (isinstance(value, str) and _ALIAS.match(value)):
             out[name] = value
             continue
-        scalars = _scalars(value)
-        ref = _reference(key, name, value) if scalars is None else _kept(key, name, scalars)
+        if _cacheable(value):
+            ref = _kept(key, name, _frozen(value))
+        else:
+            ref = _reference(key, name, value)
         store[ref] = value
         out[name] = ref
     return out
@@ -60,25 +62,32 @@ def _reference(key: str, name: str, value: Any) -> str:
     return f"{_PREFIX}{name}:{hashlib.blake2b(text.encode(), digest_size=8).hexdigest()}"
 
 
+# A run seals its intent at every dispatch of an unkeyed commit, and the explorer makes
+# thousands: the reference of a scalar, or of a flat dict of them by name, is kept.
 _SCALARS = (str, int, float, bool, type(None))
 
 
-def _scalars(value: Any) -> tuple | None:
-    """A scalar or a dict of scalars as a hashable key telling ``1`` from ``True``, else None."""
+def _cacheable(value: Any) -> bool:
     if type(value) in _SCALARS:
-        return (type(value), value)
-    if type(value) is dict and all(type(v) in _SCALARS for v in value.values()):
-        return tuple(sorted((str(k), type(v), v) for k, v in value.items()))
-    return None
+        return True
+    return type(value) is dict and all(
+        type(k) is str and type(v) in _SCALARS for k, v in value.items()
+    )
+
+
+def _frozen(value: Any) -> tuple:
+    """A hashable stand-in for a cacheable value; types kept, so ``1`` is not ``True``."""
+    if type(value) is dict:
+        return ("dict", tuple(sorted((k, type(v), v) for k, v in value.items())))
+    return ("scalar", type(value), value)
 
 
 @functools.lru_cache(maxsize=4096)
-def _kept(key: str, name: str, scalars: tuple) -> str:
-    """:func:`_reference` of the value ``scalars`` stands for: a run seals its intent at
-    every dispatch of an unkeyed commit, and the explorer makes thousands of them."""
-    if scalars and type(scalars[0]) is type:
-        return _reference(key, name, scalars[1])
-    return _reference(key, name, {k: v for k, _, v in scalars})
+def _kept(key: str, name: str, frozen: tuple) -> str:
+    """:func:`_reference` of the value ``frozen`` stands for."""
+    if frozen[0] == "dict":
+        return _reference(key, name, {k: v for k, _, v in frozen[1]})
+    return _reference(key, name, frozen[2])
 
 
 def unseal(store: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
