@@ -28,4 +28,3 @@ def test_a_reference_is_spelled_as_stored_traces_expect(value):
 def test_values_equal_in_json_but_not_in_type_get_their_own_references():
     refs = [seal({}, "run-1", {"v": v})["v"] for v in (1, True, 1.0, {"a": 1}, {"a": True})]
     assert len(set(refs)) == len(refs)
-
