@@ -19,7 +19,7 @@ from chains.core.sim.explorer import (
 from chains.core.sim.invariants import Monitor, check
 from chains.core.sim.runtime import Run
 from chains.core.sim.scenario import load_scenario, simulate
-from chains.core.sim.state import Observation, Waiting, clone, observing
+from chains.core.sim.state import Observation, Snapshot, Waiting, clone, observing
 
 from .builders import booking, chain, fixture
 
@@ -193,6 +193,31 @@ def test_the_state_key_ignores_the_sealed_store_which_the_runtime_never_reads():
     monitor = Monitor(run.chain)
     more = run.snapshot.model_copy(update={"sealed": {**run.snapshot.sealed, "sealed:x:1": 2}})
     assert state_key(more, monitor) == state_key(run.snapshot, monitor)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "flight-roundtrip.yaml",
+        "card-payment.yaml",
+        "cloud-provisioning.yaml",
+        "unsafe-retry-booking.yaml",
+    ],
+)
+def test_every_snapshot_the_explorer_crashes_comes_back_the_same_from_json(name, monkeypatch):
+    # The explorer resumes a crash from a copy where the simulator goes through JSON.
+    crashed = []
+    resume = Run.resume.__func__
+
+    def recording(cls, chain, snapshot, trace):
+        crashed.append(snapshot.model_dump_json())
+        return resume(cls, chain, snapshot, trace)
+
+    monkeypatch.setattr(Run, "resume", classmethod(recording))
+    explore(fixture(name), SMALL)
+    assert crashed
+    for text in crashed:
+        assert Snapshot.model_validate_json(text).model_dump_json() == text
 
 
 def test_bounds_are_checked():
