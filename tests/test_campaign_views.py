@@ -302,6 +302,23 @@ def test_a_finished_campaign_shows_its_counts(client, unsafe, sent):
 
 
 @pytest.mark.django_db
+def test_a_campaign_whose_shards_ran_different_explorer_versions_gives_an_upper_bound(
+    client, unsafe, sent
+):
+    exploration = run(launch(unsafe, shards=2))
+    shard = exploration.shards.get(index=0)
+    shard.result = {**shard.result, "digest_version": 0}  # written before an upgrade
+    shard.save(update_fields=["result"])
+    Exploration.objects.filter(pk=exploration.pk).update(finished_at=None, merged=None)
+    exploration.settle()
+    exploration.refresh_from_db()
+    states = sum(s.result["states"] for s in exploration.shards.all())
+    body = page(client, exploration)
+    assert f"at most <strong>{states}</strong> states" in body
+    assert 'id="states-inexact"' in body
+
+
+@pytest.mark.django_db
 def test_a_violation_links_to_the_simulator_with_its_counterexample(client, unsafe, sent):
     exploration = run(launch(unsafe))
     [violation] = exploration.result()["violations"]

@@ -55,7 +55,7 @@ from typing import Any
 from ..model import ChainSpec
 from .reach import Reach
 from .scenario import Scenario
-from .search import DIGEST_BYTES, Search, state_digest, state_key
+from .search import DIGEST_BYTES, DIGEST_VERSION, Search, state_digest, state_key
 from .shards import share
 
 __all__ = [
@@ -130,7 +130,12 @@ class ExploreResult:
     only for a result stored before coverage was recorded. ``peak_mb`` is the
     process's peak resident memory in MB when the search ended (the largest
     shard's in a merged result); None where the platform does not say, or
-    for a result stored before it was recorded.
+    for a result stored before it was recorded. ``digest_version`` says how
+    ``keys`` were computed (the ``DIGEST_VERSION`` of the explorer that
+    searched; None for a shard stored before it was recorded).
+    ``states_exact`` is False when :func:`merge` could not union the shards'
+    keys and added up their counts instead, which counts a state two shards
+    share twice: ``states`` is then an upper bound.
     """
 
     states: int
@@ -145,6 +150,8 @@ class ExploreResult:
     reach: Reach | None = field(default=None, repr=False)
     stopped_by: str | None = None
     peak_mb: float | None = None
+    digest_version: int | None = DIGEST_VERSION
+    states_exact: bool = True
 
     @property
     def warnings(self) -> list[str]:
@@ -181,6 +188,7 @@ class ExploreResult:
             "stopped_by": self.stopped_by,
             "cut": self.cut,
             "peak_mb": self.peak_mb,
+            "states_exact": self.states_exact,
         }
         if self.reach is not None:
             out["complete"] = self.complete
@@ -191,6 +199,7 @@ class ExploreResult:
         if self.shard is not None:
             out["shard"] = list(self.shard)
             out["state_hashes"] = _pack(self.keys)
+            out["digest_version"] = self.digest_version
             if self.reach is not None:
                 out["reach"] = self.reach.as_dict()
         return out
@@ -219,6 +228,8 @@ class ExploreResult:
             reach=Reach.from_dict(data["reach"]) if data.get("reach") else None,
             stopped_by=data.get("stopped_by"),
             peak_mb=data.get("peak_mb"),
+            digest_version=data.get("digest_version"),
+            states_exact=data.get("states_exact", True),
         )
 
 
@@ -373,8 +384,11 @@ def merge(results: list[ExploreResult]) -> ExploreResult:
     deduplicated by invariant and message keeping the shortest scenario, paths and
     cut walks summed, seconds the slowest shard's, peak_mb the largest shard's.
 
-    Results without keys (built from a dict that lost them) add up their
-    counts instead, which over-counts states the shards share. Reach is
+    Results without keys (built from a dict that lost them), or whose keys
+    were written by different explorer versions (``digest_version``: a
+    campaign whose shards ran on both sides of an upgrade), add up their
+    counts instead, which over-counts states the shards share; the merged
+    result says so with ``states_exact=False``. Reach is
     unioned (:meth:`.Reach.merge`), so coverage and its warnings are the
     whole search's; it is None if any result lacks it.
     """
@@ -389,10 +403,13 @@ def merge(results: list[ExploreResult]) -> ExploreResult:
             k = (v.invariant, v.message)
             if k not in best or _shorter(v.scenario, best[k].scenario):
                 best[k] = v
-    if all(r.keys for r in results):
+    versions = {r.digest_version for r in results}
+    exact = len(versions) == 1 and all(r.keys and r.states_exact for r in results)
+    if exact:
         states = len(keys)
         terminals = dict(Counter(k for k in keys.values() if k))
     else:
+        keys = {}
         states = sum(r.states for r in results)
         terminals = dict(sum((Counter(r.terminals) for r in results), Counter()))
     return ExploreResult(
@@ -407,6 +424,8 @@ def merge(results: list[ExploreResult]) -> ExploreResult:
         reach=_merged_reach(results),
         stopped_by=next((s for s in STOP_REASONS if any(r.stopped_by == s for r in results)), None),
         peak_mb=max((r.peak_mb for r in results if r.peak_mb is not None), default=None),
+        digest_version=versions.pop() if exact else None,
+        states_exact=exact,
     )
 
 

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DIGEST_BYTES",
+    "DIGEST_VERSION",
     "EventPath",
     "Node",
     "Search",
@@ -55,6 +56,10 @@ __all__ = [
 ]
 
 DIGEST_BYTES = 8  # of xxh3-64 per state: see docs/explorer.md for why collisions don't matter
+# What state_digest writes and how it hashes it: raise it with every change to either,
+# so that merge never unions digests of shards written two ways (they would never meet,
+# and every state two shards share would count twice).
+DIGEST_VERSION = 1
 _POLL = 50  # expansions between should_stop / progress calls (the first one included)
 
 

@@ -19,6 +19,7 @@ from chains.core.sim.explorer import (
 from chains.core.sim.invariants import Monitor, check
 from chains.core.sim.runtime import Run
 from chains.core.sim.scenario import load_scenario, simulate
+from chains.core.sim.search import DIGEST_VERSION
 from chains.core.sim.state import Observation, Snapshot, Waiting, clone, observing
 
 from .builders import booking, chain, fixture
@@ -145,6 +146,33 @@ def test_a_merged_result_reports_the_largest_shard_peak_memory():
     parts = [explore(doc, SMALL, shard=(i, 2)) for i in range(2)]
     parts[0].peak_mb, parts[1].peak_mb = 120.0, 80.5
     assert merge(parts).peak_mb == 120.0
+
+
+def test_shards_from_two_explorer_versions_add_up_their_states_and_say_so():
+    # A campaign whose shards ran on both sides of an upgrade: their digests never
+    # meet, so a union would count every state two shards share twice, silently.
+    doc = fixture("flight-roundtrip.yaml")
+    parts = [ExploreResult.from_dict(explore(doc, SMALL, shard=(i, 2)).as_dict()) for i in range(2)]
+    parts[0].digest_version = 0
+    merged = merge(parts)
+    assert merged.states == parts[0].states + parts[1].states
+    assert not merged.states_exact and merged.as_dict()["states_exact"] is False
+
+
+def test_shards_of_one_explorer_version_merge_exactly():
+    doc = fixture("flight-roundtrip.yaml")
+    parts = [ExploreResult.from_dict(explore(doc, SMALL, shard=(i, 2)).as_dict()) for i in range(2)]
+    merged = merge(parts)
+    assert merged.states_exact and merged.digest_version == DIGEST_VERSION
+    assert merged.states == explore(doc, SMALL).states
+
+
+def test_a_shard_stored_before_digest_versions_reads_back_without_one():
+    data = explore(fixture("unsafe-retry-booking.yaml"), SMALL, shard=(0, 2)).as_dict()
+    assert data["digest_version"] == DIGEST_VERSION
+    del data["digest_version"], data["states_exact"]
+    stored = ExploreResult.from_dict(data)
+    assert stored.digest_version is None and stored.states_exact
 
 
 def test_merge_keeps_the_shortest_scenario_and_survives_json():
