@@ -113,13 +113,11 @@ class Monitor:
 
     def key(self, snapshot: Snapshot) -> list:
         """What of the history can still change a finding; spent aliases no longer live can't."""
-        live = {h.alias for h in snapshot.handles.values()}
-        return [
-            sorted(self.open.items()),
-            sorted(self.streak.items()),
-            sorted((a, list(s)) for a, s in self.spent.items() if a in live),
-            self.last_step,
-        ]
+        spent: list[tuple[str, list[str | None]]] = []
+        if self.spent:  # most states have spent nothing: no need to know what is live
+            live = {h.alias for h in snapshot.handles.values()}
+            spent = sorted((a, list(s)) for a, s in self.spent.items() if a in live)
+        return [sorted(self.open.items()), sorted(self.streak.items()), spent, self.last_step]
 
     def feed(self, events: Iterable[Event]) -> list[Finding]:
         """Read trace events in order; the findings they show."""
