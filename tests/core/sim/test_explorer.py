@@ -216,6 +216,15 @@ def test_the_state_key_ignores_event_numbering_but_not_budgets():
     assert state_key(spent, monitor) != key
 
 
+def test_the_state_key_of_a_pinned_state_is_unchanged_at_this_digest_version():
+    # A change to what state_digest writes must raise DIGEST_VERSION, or a campaign
+    # spanning the upgrade would union shard digests that never meet: update both.
+    run = Run.start(fixture("flight-roundtrip.yaml"), intent={"origin": "LHR"}, run_id="pinned")
+    run.observe(Observation())
+    key = state_key(run.snapshot, Monitor(run.chain))
+    assert (DIGEST_VERSION, key) == (1, "90036f5bd2ed7458")
+
+
 def test_the_state_key_ignores_the_sealed_store_which_the_runtime_never_reads():
     run = Run.start(fixture("flight-roundtrip.yaml"), intent={"origin": "LHR"})
     monitor = Monitor(run.chain)
