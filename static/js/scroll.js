@@ -7,8 +7,9 @@
  * swap of #workspace this records the scroll position of each scrolled box,
  * named by the nearest ancestor id and its own tag and classes (a tab body's
  * id names its tab, so a new tab starts at the top), and the page's own
- * position; once the new content is in (htmx.onLoad) it puts them back on
- * the boxes that match. The one exception is a refused stale save: its answer
+ * position; as soon as the new content is in (htmx:afterSwap, before htmx
+ * settles it and fires htmx:load some 20 ms later, a moment in which the
+ * boxes would show their top) it puts them back on the boxes that match. The one exception is a refused stale save: its answer
  * (#stale-edit, "yours" beside "theirs") sits at the top and is scrolled into
  * sight. No inline handlers and no eval, for the Content-Security-Policy.
  */
@@ -64,5 +65,8 @@
   }
 
   document.addEventListener("htmx:beforeSwap", record);
-  htmx.onLoad(restore);
+  document.addEventListener("htmx:afterSwap", function (event) {
+    restore(event.target); // the new #workspace (detail.target is the one it replaced)
+  });
+  htmx.onLoad(restore); // whatever afterSwap did not reach: it restores once only
 })();

@@ -178,6 +178,24 @@ def test_the_panels_scroll_position_survives_an_edit(live_server, flight, wide):
     assert page.locator(".tab-body").evaluate("el => el.scrollTop") == 150
 
 
+def test_the_panel_never_shows_its_top_while_an_edit_swaps_in(live_server, flight, wide):
+    # htmx fires htmx:load only once it settles the swap, some 20 ms on: restoring
+    # there showed the top of the panel for that moment (and raced the test above).
+    page = wide
+    open_workspace(page, live_server, flight, "?tab=table")
+    page.evaluate(
+        """() => document.addEventListener("htmx:afterSwap", () => {
+            window.scrollAtSwap = document.querySelector(".tab-body").scrollTop;
+        })"""
+    )
+    page.locator(".tab-body").evaluate("el => { el.scrollTop = 150; }")
+    row = page.locator("#verdict-table tr.domain-row").nth(5)
+    row.get_by_role("button", name="Duplicate").click()
+
+    expect(page.locator("#saved-note")).to_contain_text("duplicate row")
+    assert page.evaluate("window.scrollAtSwap") == 150
+
+
 def test_the_pages_scroll_position_survives_an_edit(live_server, flight, wide):
     page = wide
     open_workspace(page, live_server, flight, "?tab=table")
