@@ -11,7 +11,7 @@ which keeps the modules free of import cycles.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import ChainError
 from ..model import ChainSpec
@@ -40,11 +40,32 @@ class Part:
         # (read thousands of times a search, through the proxy they cost twice as much).
         self.run = run
         self.chain: ChainSpec = run.chain
-        self.snapshot: Snapshot = run.snapshot
+        self.snapshot: Snapshot = cast(Snapshot, _Fields.of(run.snapshot))
 
     @property
     def log(self) -> EventLog:
         return self.run.log
+
+
+class _Fields:
+    """A snapshot's fields as plain attributes: the same fields, read and written faster.
+
+    It holds the snapshot model's own ``__dict__``, so reading or writing a
+    field here reads or writes the model's. A run reads and writes its
+    snapshot's fields a hundred times an input, and Python 3.11 cannot
+    specialise attribute access on a pydantic model (``BaseModel`` defines
+    ``__getattr__``); on a plain object it can (the explorer executes about 4%
+    fewer instructions). The parts only read and write fields through it; the
+    model's methods stay on the run's own snapshot (``run.snapshot``). A
+    field written here is not in the model's ``model_fields_set``, which
+    nothing reads for run state.
+    """
+
+    @classmethod
+    def of(cls, snapshot: Snapshot) -> _Fields:
+        fields = object.__new__(cls)
+        fields.__dict__ = snapshot.__dict__
+        return fields
 
 
 def dead(reason: str, permanent: bool | None = None) -> Verdict:
