@@ -13,9 +13,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..memo import by_identity
+from ..model import ChainSpec
 from ..verdicts import Verdict, format_verdict
 from .part import Part
-from .state import Event, Observation, Waiting
+from .state import Event, Observation, Snapshot, Waiting
 
 if TYPE_CHECKING:
     from .runtime import Run
@@ -28,8 +29,8 @@ class EventLog(Part):
 
     __slots__ = ("draft",)
 
-    def __init__(self, run: Run):
-        super().__init__(run)
+    def __init__(self, run: Run, chain: ChainSpec, snapshot: Snapshot):
+        super().__init__(run, chain, snapshot)
         self.draft: dict[str, Any] | None = None
 
     def open(

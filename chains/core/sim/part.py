@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .events import EventLog
     from .runtime import Run
 
-__all__ = ["Part", "SimulationError", "dead", "lookup"]
+__all__ = ["Part", "SimulationError", "dead", "fields_of", "lookup"]
 
 
 class SimulationError(ChainError):
@@ -34,13 +34,14 @@ class Part:
 
     __slots__ = ("run", "chain", "snapshot")
 
-    def __init__(self, run: Run):
+    def __init__(self, run: Run, chain: ChainSpec, snapshot: Snapshot):
         # ``run`` is the run's weak proxy (see Run.__init__): no reference cycle. A run
         # never replaces its chain or snapshot, so each part holds them directly too
-        # (read thousands of times a search, through the proxy they cost twice as much).
+        # (read thousands of times a search, through the proxy they cost twice as much);
+        # ``snapshot`` is the view :func:`fields_of` gives of the run's snapshot.
         self.run = run
-        self.chain: ChainSpec = run.chain
-        self.snapshot: Snapshot = cast(Snapshot, _Fields.of(run.snapshot))
+        self.chain = chain
+        self.snapshot = snapshot
 
     @property
     def log(self) -> EventLog:
@@ -61,11 +62,12 @@ class _Fields:
     nothing reads for run state.
     """
 
-    @classmethod
-    def of(cls, snapshot: Snapshot) -> _Fields:
-        fields = object.__new__(cls)
-        fields.__dict__ = snapshot.__dict__
-        return fields
+
+def fields_of(snapshot: Snapshot) -> Snapshot:
+    """The parts' view of ``snapshot`` (:class:`_Fields`), typed as what it stands for."""
+    fields = object.__new__(_Fields)
+    fields.__dict__ = snapshot.__dict__
+    return cast(Snapshot, fields)
 
 
 def dead(reason: str, permanent: bool | None = None) -> Verdict:

@@ -43,7 +43,7 @@ from .events import EventLog
 from .gates import Gates
 from .handles import Handles
 from .outcomes import Outcomes
-from .part import SimulationError
+from .part import SimulationError, fields_of
 from .reconcile import Reconcile
 from .sealed import seal
 from .state import Budgets, Event, Observation, Proposal, Snapshot, Waiting, clone
@@ -84,16 +84,16 @@ class Run:
         # The run owns its parts; they hold it by weak proxy. A strong reference back
         # would make every run a reference cycle, and the explorer's thousands of
         # short-lived runs would wait for the cyclic collector with their snapshots.
-        me = cast("Run", weakref.proxy(self))
-        self.log = EventLog(me)
-        self.steps = Steps(me)
-        self.outcomes = Outcomes(me)
-        self.backtrack = Backtrack(me)
-        self.gates = Gates(me)
-        self.reconcile = Reconcile(me)
-        self.compensation = Compensation(me)
-        self.handles = Handles(me)
-        self.deadlines = Deadlines(me)
+        me = (cast("Run", weakref.proxy(self)), chain, fields_of(snapshot))
+        self.log = EventLog(*me)
+        self.steps = Steps(*me)
+        self.outcomes = Outcomes(*me)
+        self.backtrack = Backtrack(*me)
+        self.gates = Gates(*me)
+        self.reconcile = Reconcile(*me)
+        self.compensation = Compensation(*me)
+        self.handles = Handles(*me)
+        self.deadlines = Deadlines(*me)
 
     # --- construction -----------------------------------------------------
 

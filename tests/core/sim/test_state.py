@@ -40,3 +40,14 @@ def test_a_run_trace_survives_a_json_round_trip():
     run.observe(Observation())
     for event in run.trace:
         assert Event.model_validate_json(event.model_dump_json()) == event
+
+
+def test_a_runs_parts_read_and_write_the_fields_of_the_runs_own_snapshot():
+    run = Run.start(fixture("flight-roundtrip.yaml"))
+    view = run.steps.snapshot
+    assert view is not run.snapshot
+    view.attempt = 7
+    assert run.snapshot.attempt == 7
+    run.snapshot.cursor = "elsewhere"
+    assert view.cursor == "elsewhere"
+    assert run.snapshot.model_dump()["attempt"] == 7
