@@ -172,6 +172,7 @@ class Search:
         self.started = time.monotonic()
         self.roots: list[tuple[dict[str, Any], str | None]] = []
         self._obs_cache: dict[tuple, list[Choice]] = {}
+        self._revocable = any(a.revocation is not None for a in chain.actions)
         # An observation per choice event; choices are kept per step (see observations()).
         self._observation = by_identity(limit=1 << 16)(Observation.model_validate)
         self.recorder = Recorder(chain)
@@ -289,26 +290,28 @@ class Search:
     # --- what can happen next ----------------------------------------------
 
     def choices(self, run: Run) -> list[Choice]:
+        """What can happen next; a list the caller must not change (it may be kept)."""
         s = run.snapshot
         w = s.waiting
         if w.kind != "observe" or not w.step:
             return choices(self.chain, run)
-        action = self.chain.action(w.step)
-        out = list(self.observations(s, action))
-        if self.bounds.crashes:
-            out.append(Choice({"crash": True}, True))
-        return out
+        return self.observations(s, self.chain.action(w.step))
 
     def observations(self, s: Snapshot, action: Action | None) -> list[Choice]:
-        """:func:`~.palette.observation_choices`, kept per step and what it depends on."""
+        """:func:`~.palette.observation_choices` and a crash, kept by what decides them."""
         if action is None:
-            return observation_choices(self.chain, s, None)
+            return self._with_crash(observation_choices(self.chain, s, None))
         stale = tuple(h for h in action.input.handles if h in s.handles)
-        cache_key = (action.id, s.variant, stale, tuple(revocation_watches(self.chain, s)))
+        watches = tuple(revocation_watches(self.chain, s)) if self._revocable else ()
+        cache_key = (action.id, s.variant, stale, watches)
         cached = self._obs_cache.get(cache_key)
         if cached is None:
-            cached = self._obs_cache[cache_key] = observation_choices(self.chain, s, action)
+            found = observation_choices(self.chain, s, action)
+            cached = self._obs_cache[cache_key] = self._with_crash(found)
         return cached
+
+    def _with_crash(self, found: list[Choice]) -> list[Choice]:
+        return [*found, Choice({"crash": True}, True)] if self.bounds.crashes else found
 
 
 def resident_mb() -> float:

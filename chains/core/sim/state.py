@@ -119,7 +119,8 @@ def _copiers(model: type[BaseModel]) -> tuple[tuple[str, Callable[[Any], Any]], 
     """How :func:`clone` copies each field of ``model`` that needs copying, by its type.
 
     A list or dict of shared values (scalars, frozen models) is copied
-    shallowly; anything else nested goes through :func:`clone`. Fields that
+    shallowly, a dict of such lists list by list; anything else nested goes
+    through :func:`clone`. Fields that
     only hold shared values are left out: the copy shares them.
     """
     out: list[tuple[str, Callable[[Any], Any]]] = []
@@ -132,9 +133,16 @@ def _copiers(model: type[BaseModel]) -> tuple[tuple[str, Callable[[Any], Any]], 
             out.append((name, list.copy))
         elif origin is dict and _shared(args[1]):
             out.append((name, dict.copy))
+        elif origin is dict and get_origin(args[1]) is list and _shared(get_args(args[1])[0]):
+            out.append((name, _lists_copy))
         else:
             out.append((name, clone))
     return tuple(out)
+
+
+def _lists_copy(value: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """A dict of lists of shared values, each list copied (results by alias, exclusions)."""
+    return {k: v.copy() for k, v in value.items()}
 
 
 def _shared(annotation: Any) -> bool:

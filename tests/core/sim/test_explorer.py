@@ -276,6 +276,15 @@ def test_a_cloned_snapshot_equals_the_original_and_shares_nothing_it_could_chang
     assert run.snapshot.dispatches["outbound_search"] == 1
 
 
+def test_a_cloned_snapshot_copies_each_list_of_results_and_shares_the_options_in_them():
+    run = Run.start(fixture("flight-roundtrip.yaml"), intent={"origin": "LHR"})
+    run.observe(Observation(options=[{"id": "a"}, {"id": "b"}]))
+    alias, options = next(iter(run.snapshot.results.items()))
+    copy = clone(run.snapshot)
+    assert copy.results[alias] == options and copy.results[alias] is not options
+    assert copy.results[alias][0] is options[0]
+
+
 def test_a_cloned_snapshot_shares_its_handles_which_the_runtime_replaces_and_never_changes():
     run = Run.start(fixture("flight-roundtrip.yaml"), intent={})
     run.observe(Observation())
