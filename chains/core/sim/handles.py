@@ -56,6 +56,11 @@ def _walk_descendants(chain: ChainSpec) -> dict[str, list[str]]:
     return out
 
 
+def _selection_inputs(chain: ChainSpec) -> frozenset[str]:
+    """The handles some selection step consumes."""
+    return frozenset(h for a in chain.actions if a.effect == "select" for h in a.input.handles)
+
+
 class Handles(Part):
     """The live handles in the snapshot, and the rules that change them."""
 
@@ -96,7 +101,7 @@ class Handles(Part):
         selection step consumes, since that step offers them; otherwise for
         the first handle it minted.
         """
-        selected = {h for a in self.chain.actions if a.effect == "select" for h in a.input.handles}
+        selected = remember(self.chain, "selection inputs", lambda: _selection_inputs(self.chain))
         for alias in aliases:
             if alias.rsplit("#", 1)[0] in selected:
                 return alias
