@@ -295,7 +295,8 @@ class Recorder:
     def feed(self, snapshot: Snapshot, events: list[Event]) -> None:
         """One input applied: the steps the run has arrived at, and what its events show."""
         seen = self.reach.seen
-        seen["steps"].update(s for s in snapshot.arrivals if s in self._steps)
+        if len(seen["steps"]) < len(self._steps):  # once all are seen, no need to look
+            seen["steps"].update(s for s in snapshot.arrivals if s in self._steps)
         for e in events:
             if e.step_id in self._steps:
                 seen["steps"].add(e.step_id)

@@ -129,7 +129,7 @@ _NOT_STATE = ("run_id", "seq", "dispatches", "sealed")
 # --- the search --------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class EventPath:
     """Scenario events as a shared-tail list, so a million paths don't copy their prefixes."""
 
@@ -145,7 +145,7 @@ class EventPath:
         return out[::-1]
 
 
-@dataclass
+@dataclass(slots=True)
 class Node:
     run: Run
     monitor: Monitor
