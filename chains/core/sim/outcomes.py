@@ -17,7 +17,7 @@ from ..policy import step_limits
 from ..verdicts import Verdict, format_verdict
 from .classifier import Classification, auto_repair_transform, matches
 from .deadlines import virtual_time
-from .part import Part, dead, lookup
+from .part import PLAIN_OBSERVATION, Part, dead, lookup
 from .state import LandedCommit, Observation, Waiting
 
 __all__ = ["Outcomes"]
@@ -107,7 +107,7 @@ class Outcomes(Part):
             lc.step == action.id and lc.attempt_seq >= since
             for lc in [*s.commits_landed, *s.compensators_landed]
         ):
-            self.record_landing(action, obs or Observation())
+            self.record_landing(action, obs or PLAIN_OBSERVATION)
 
     def on_ok(self, action: Action, obs: Observation, empty: bool) -> None:
         """The step succeeded: mint, keep its options, record a landing, check preconditions."""

@@ -16,13 +16,29 @@ from typing import TYPE_CHECKING, Any, cast
 from ..errors import ChainError
 from ..model import ChainSpec
 from ..verdicts import Verdict
-from .state import Snapshot
+from .state import Observation, Snapshot
 
 if TYPE_CHECKING:
     from .events import EventLog
     from .runtime import Run
 
-__all__ = ["Part", "SimulationError", "dead", "fields_of", "lookup"]
+__all__ = [
+    "OK",
+    "PLAIN_OBSERVATION",
+    "RECONCILE",
+    "Part",
+    "SimulationError",
+    "dead",
+    "fields_of",
+    "lookup",
+]
+
+
+# Verdicts and observations are frozen, so the runtime's plain ones are made once and
+# shared (and a verdict's text, kept by identity, is written once).
+OK = Verdict(type="ok")
+RECONCILE = Verdict(type="reconcile")
+PLAIN_OBSERVATION = Observation()
 
 
 class SimulationError(ChainError):

@@ -17,7 +17,7 @@ from ..model import Action, is_unkeyed_commit
 from ..verdicts import Verdict, format_verdict
 from .classifier import classify, matches
 from .events import describe, observed_input, signal_of
-from .part import Part, SimulationError, dead
+from .part import OK, PLAIN_OBSERVATION, RECONCILE, Part, SimulationError, dead
 from .sealed import seal
 from .state import CorrelationRecord, Observation, Waiting
 
@@ -89,7 +89,7 @@ class Reconcile(Part):
 
     def instead(self, action: Action, row: str, why: str) -> None:
         """Trace why ``action`` is probed rather than dispatched, then reconcile it."""
-        self.log.transition(action.id, row, Verdict(type="reconcile"), why)
+        self.log.transition(action.id, row, RECONCILE, why)
         self.start(action)
 
     # --- a restart ------------------------------------------------------------------------
@@ -119,7 +119,7 @@ class Reconcile(Part):
                 step=action.id,
                 attempt=s.attempt,
                 signal={"transport": "lost"},
-                verdict=Verdict(type="reconcile"),
+                verdict=RECONCILE,
                 source="default",
                 row="#11",
                 note="process restarted mid-dispatch: the outcome is unknown; probe, "
@@ -135,7 +135,7 @@ class Reconcile(Part):
             self.log.transition(
                 action.id,
                 "P3:unresolved",
-                Verdict(type="reconcile"),
+                RECONCILE,
                 "process restarted between persisting the correlation record and "
                 "dispatch: probe before dispatching",
                 input={"kind": "resume", "point": "before_dispatch"},
@@ -197,9 +197,9 @@ class Reconcile(Part):
         )
         if result == "landed":
             record.status = "LANDED"
-            self.log.set(verdict=Verdict(type="ok"), source="config", row="reconcile:landed")
+            self.log.set(verdict=OK, source="config", row="reconcile:landed")
             s.state = "compensating" if s.compensation else "running"
-            run.outcomes.on_ok(action, cause or Observation(), empty=False)
+            run.outcomes.on_ok(action, cause or PLAIN_OBSERVATION, empty=False)
         elif result == "not_landed":
             record.status = "NOT_LANDED"
             s.state = "compensating" if s.compensation else "running"
@@ -211,9 +211,7 @@ class Reconcile(Part):
                 return
             self.not_landed(action)
         else:
-            self.log.set(
-                verdict=Verdict(type="reconcile"), source="config", row="reconcile:unknown"
-            )
+            self.log.set(verdict=RECONCILE, source="config", row="reconcile:unknown")
 
     def refeed(self, action: Action, record: CorrelationRecord, cause: Observation) -> bool:
         """Classify the cause a not-landed probe observed, once (C1.7); True when it routed."""

@@ -24,7 +24,7 @@ from ..policy import step_limits
 from ..verdicts import Verdict
 from .classifier import ClassifyContext, classify
 from .events import describe, observed_input, signal_of
-from .part import Part, SimulationError, dead
+from .part import OK, Part, SimulationError, dead
 from .state import Observation, Option, Waiting, observing
 
 __all__ = ["Steps"]
@@ -263,7 +263,7 @@ class Steps(Part):
                 self.log.transition(
                     action.id,
                     "rematch",
-                    Verdict(type="ok"),
+                    OK,
                     "rematch: exact key match, code re-selects",
                     proposal_source="code",
                 )
