@@ -9,9 +9,10 @@
  * id names its tab, so a new tab starts at the top), and the page's own
  * position; as soon as the new content is in (htmx:afterSwap, before htmx
  * settles it and fires htmx:load some 20 ms later, a moment in which the
- * boxes would show their top) it puts them back on the boxes that match. The one exception is a refused stale save: its answer
- * (#stale-edit, "yours" beside "theirs") sits at the top and is scrolled into
- * sight. No inline handlers and no eval, for the Content-Security-Policy.
+ * boxes would show their top) it puts them back on the boxes that match.
+ * The one exception is a refused stale save: its answer (#stale-edit,
+ * "yours" beside "theirs") sits at the top and is scrolled into sight. No
+ * inline handlers and no eval, for the Content-Security-Policy.
  */
 (function () {
   "use strict";
