@@ -45,7 +45,7 @@ class Fanout:
         s = run.snapshot
         s.fanout = SharedStore(
             shared=names,
-            handles={h: live[h].model_copy(deep=True) for h in names},
+            handles={h: live[h] for h in names},
             results={live[h].alias: list(s.results.get(live[h].alias, [])) for h in names},
             counts={h: s.mint_counts.get(h, 0) for h in names},
         )
@@ -122,7 +122,7 @@ class Fanout:
         for hid in action.output.handles:
             state = run.snapshot.handles.get(hid)
             if hid in self.shared and state is not None and state.alias not in store.dead:
-                store.handles[hid] = state.model_copy(deep=True)
+                store.handles[hid] = state
                 store.results[state.alias] = list(run.snapshot.results.get(state.alias, []))
                 store.reminting.pop(hid, None)
                 me = run.snapshot.run_id
@@ -237,7 +237,7 @@ class Fanout:
         """Put the re-shared ``hid`` (and its options) into ``run``'s live handles."""
         s = run.snapshot
         fresh = self.state.handles[hid]
-        s.handles[hid] = fresh.model_copy(deep=True)
+        s.handles[hid] = fresh
         s.results[fresh.alias] = list(self.state.results.get(fresh.alias, []))
         count = int(fresh.alias.rsplit("#", 1)[1])
         s.mint_counts[hid] = max(s.mint_counts.get(hid, 0), count)

@@ -11,6 +11,7 @@ attempts and backs off on ``retry``, ends the run on ``escalate`` and
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 from ..model import Action, is_commit_class, is_keyed, is_unkeyed_commit
 from ..policy import step_limits
@@ -199,7 +200,7 @@ class Outcomes(Part):
                 s.budgets.step_attempts_left += 1
                 for hid in action.input.handles:  # it never executed: nothing was spent
                     if hid in s.handles:
-                        s.handles[hid] = s.handles[hid].model_copy(update={"spent": False})
+                        s.handles[hid] = replace(s.handles[hid], spent=False)
                 self.backoff_and_dispatch(action)
             elif c.no_side_effect:
                 self.give_up(action, "safe_reject_redispatch_exhausted", "budget")

@@ -32,6 +32,7 @@ import hashlib
 import threading
 import weakref
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Literal, cast
 
 from ..model import Action, ChainSpec, Gate, is_commit_class
@@ -203,7 +204,7 @@ class Run:
             mode="external",
             continuation_of=previous.run_id,
             intent={**previous.intent, **changes},
-            budgets=previous.budgets.model_copy(),
+            budgets=replace(previous.budgets),
             seed=seed,
             **{name: getattr(previous, name) for name in _CARRIED},
         )

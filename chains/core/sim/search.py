@@ -33,11 +33,14 @@ from .scenario import Scenario
 from .state import (
     CorrelationRecord,
     Event,
+    HandleState,
     LandedCommit,
     Observation,
     Proposal,
     Snapshot,
     clone,
+    field_position,
+    record_values,
 )
 
 if TYPE_CHECKING:
@@ -59,7 +62,7 @@ DIGEST_BYTES = 8  # of xxh3-64 per state: see docs/explorer.md for why collision
 # What state_digest writes and how it hashes it: raise it with every change to either,
 # so that merge never unions digests of shards written two ways (they would never meet,
 # and every state two shards share would count twice).
-DIGEST_VERSION = 1
+DIGEST_VERSION = 2
 _POLL = 50  # expansions between should_stop / progress calls (the first one included)
 
 
@@ -98,23 +101,34 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     }
     rank = {v: i for i, v in enumerate(sorted(seqs))}
 
-    # orjson writes each model as the dict of its fields (no model_dump copy first);
-    # the snapshot's own handles and records with their seq numbers as ranks, and
-    # the models it holds most of written out here rather than called back for.
+    # orjson writes each model as the dict of its fields (no model_dump copy first) and
+    # the plain records itself; the snapshot's handles and records are written out here
+    # with their seq numbers as ranks, and the options of results rather than called back for.
     d = dict(s.__dict__)
     for name in _NOT_STATE:
         del d[name]
     d["arrived_seq"] = rank[s.arrived_seq]
-    d["handles"] = {
-        h: {**st.__dict__, "minted_seq": rank[st.minted_seq]} for h, st in s.handles.items()
-    }
+    d["handles"] = {h: _ranked(st, _MINTED_SEQ, rank) for h, st in s.handles.items()}
     for name, group in records.items():
-        d[name] = [{**r.__dict__, "attempt_seq": rank[r.attempt_seq]} for r in group]
+        d[name] = [_ranked(r, _ATTEMPT_SEQ[type(r)], rank) for r in group]
     d["results"] = {k: [o.__dict__ for o in v] for k, v in s.results.items() if "@" not in k}
     if s.waiting.kind == "observe":
         d["last_observation"] = None
     d["monitor"] = monitor.key(snapshot)
     return xxhash.xxh3_64_digest(orjson.dumps(d, default=_fields, option=orjson.OPT_SORT_KEYS))
+
+
+def _ranked(record: Any, seq_at: int, rank: dict[int, int]) -> list[Any]:
+    """A plain record's field values in order, its seq field replaced by its rank."""
+    row = list(record_values(record))
+    row[seq_at] = rank[row[seq_at]]
+    return row
+
+
+_MINTED_SEQ = field_position(HandleState, "minted_seq")
+_ATTEMPT_SEQ = {
+    kind: field_position(kind, "attempt_seq") for kind in (LandedCommit, CorrelationRecord)
+}
 
 
 def _fields(model: Any) -> dict[str, Any]:

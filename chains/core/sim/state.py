@@ -4,8 +4,11 @@ These models are the simulator's contract with everything around it: the
 runtime reads and writes them, scenarios are lists of inputs that produce
 :class:`Observation` and answers, the trace is a list of :class:`Event`, and
 :class:`Snapshot` alone (with the chain document) resumes a run. They are
-plain pydantic models so they serialise to JSON for the command line, the
-API and the database.
+pydantic models so they serialise to JSON for the command line, the API and
+the database; the records inside a snapshot that only the runtime makes
+(handles, landed commits, correlation records, budgets, gate and unwind
+contexts, a fan-out's store) are slotted dataclasses that pydantic validates
+and writes as part of it, because the explorer reads them far more often.
 
 Handle *values* never appear here: a minted handle is known by an alias
 (``search_id#3``) and its lineage. Intent values entering from outside are
@@ -15,17 +18,31 @@ referenced from the trace and kept in the snapshot's ``sealed`` store
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import operator
 from collections.abc import Callable
 from copy import deepcopy
 from types import UnionType
-from typing import Any, Literal, TypeVar, Union, get_args, get_origin
+from typing import (
+    Annotated,
+    Any,
+    Literal,
+    TypeVar,
+    Union,
+    dataclass_transform,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "Budgets",
     "clone",
+    "field_position",
+    "record_values",
     "CorrelationRecord",
     "GateContext",
     "Event",
@@ -64,6 +81,54 @@ class _Value(_Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+# The records of a snapshot only the runtime makes are slotted dataclasses, not models:
+# a run reads them a few hundred times an input, and Python specialises attribute
+# access on them where it cannot on a pydantic model (``BaseModel`` defines
+# ``__getattr__``). Pydantic still validates them inside a Snapshot (extra fields
+# refused, errors with their path) and writes them to JSON, and orjson writes them
+# without calling back into Python. A frozen one is shared by copies, like a _Value.
+_PLAIN_CONFIG = ConfigDict(extra="forbid")
+T = TypeVar("T")
+
+
+@dataclass_transform(kw_only_default=True)
+def _record(cls: type[T]) -> type[T]:
+    """A run-state record the runtime changes in place (a copy copies it)."""
+    cls.__pydantic_config__ = _PLAIN_CONFIG  # type: ignore[attr-defined]
+    return dataclasses.dataclass(slots=True, kw_only=True)(cls)
+
+
+@dataclass_transform(kw_only_default=True, frozen_default=True)
+def _value(cls: type[T]) -> type[T]:
+    """A run-state record the runtime never changes once made (copies share it)."""
+    cls.__pydantic_config__ = _PLAIN_CONFIG  # type: ignore[attr-defined]
+    return dataclasses.dataclass(frozen=True, slots=True, kw_only=True)(cls)
+
+
+def _list() -> Any:
+    return dataclasses.field(default_factory=list)
+
+
+def _dict() -> Any:
+    return dataclasses.field(default_factory=dict)
+
+
+def record_values(record: Any) -> tuple[Any, ...]:
+    """A plain record's field values in field order, nested values as they are."""
+    return _getter(record.__class__)(record)
+
+
+def field_position(kind: Any, name: str) -> int:
+    """Where field ``name`` of the plain record type ``kind`` is in :func:`record_values`."""
+    return [f.name for f in dataclasses.fields(kind)].index(name)
+
+
+@functools.cache
+def _getter(kind: Any) -> Callable[[Any], tuple[Any, ...]]:
+    # attrgetter of two or more names gives a tuple (every record has more than one field)
+    return operator.attrgetter(*(f.name for f in dataclasses.fields(kind)))
+
+
 _ATOMS = (str, int, float, bool, type(None))
 
 M = TypeVar("M", bound=BaseModel)
@@ -86,16 +151,18 @@ def clone(value: Any) -> Any:
     >>> c == g and c.payload is not g.payload and c.options[0] is g.options[0]
     True
     """
-    kind = type(value)
-    if kind in _ATOMS or isinstance(value, _Value):
+    kind: Any = type(value)
+    if kind in _ATOMS or isinstance(value, _Value) or kind in _FROZEN:
         return value
+    if kind in _RECORDS:
+        return _record_copier(kind)(value)
     if kind is list:
         return [v if type(v) in _ATOMS else clone(v) for v in value]
     if kind is dict:
         return {k: v if type(v) in _ATOMS else clone(v) for k, v in value.items()}
     if isinstance(value, BaseModel):
         fields = dict(value.__dict__)
-        for name, copy_field in _copiers(type(value)):
+        for name, copy_field in _copiers(kind):
             field = fields[name]
             if field is not None:
                 fields[name] = copy_field(field)
@@ -115,7 +182,29 @@ def _assembled(kind: type[M], fields: dict[str, Any], fields_set: set[str]) -> M
 
 
 @functools.cache
-def _copiers(model: type[BaseModel]) -> tuple[tuple[str, Callable[[Any], Any]], ...]:
+def _record_copier(kind: Any) -> Callable[[Any], Any]:
+    """How :func:`clone` copies a plain record: its fields, each as :func:`_copiers` says.
+
+    Written out as code for ``kind``, as :mod:`dataclasses` writes ``__init__``: a
+    loop over the fields, or a call to ``__init__``, costs twice as much per copy.
+    """
+    copiers = dict(_copiers(kind))
+    env: dict[str, Any] = {"kind": kind, "new": object.__new__}
+    lines = ["def copy(old):", "    r = new(kind)"]
+    for f in dataclasses.fields(kind):
+        if f.name not in copiers:
+            lines.append(f"    r.{f.name} = old.{f.name}")
+        else:
+            env[f"copy_{f.name}"] = copiers[f.name]
+            lines.append(f"    v = old.{f.name}")
+            lines.append(f"    r.{f.name} = v if v is None else copy_{f.name}(v)")
+    lines.append("    return r")
+    exec("\n".join(lines), env)
+    return env["copy"]
+
+
+@functools.cache
+def _copiers(model: Any) -> tuple[tuple[str, Callable[[Any], Any]], ...]:
     """How :func:`clone` copies each field of ``model`` that needs copying, by its type.
 
     A list or dict of shared values (scalars, frozen models) is copied
@@ -124,8 +213,7 @@ def _copiers(model: type[BaseModel]) -> tuple[tuple[str, Callable[[Any], Any]], 
     only hold shared values are left out: the copy shares them.
     """
     out: list[tuple[str, Callable[[Any], Any]]] = []
-    for name, info in model.model_fields.items():
-        annotation = info.annotation
+    for name, annotation in _annotations(model).items():
         if _shared(annotation):
             continue
         origin, args = get_origin(annotation), get_args(annotation)
@@ -140,6 +228,13 @@ def _copiers(model: type[BaseModel]) -> tuple[tuple[str, Callable[[Any], Any]], 
     return tuple(out)
 
 
+def _annotations(model: type) -> dict[str, Any]:
+    """Each field's type: a model's as pydantic resolved it, a plain record's resolved here."""
+    if issubclass(model, BaseModel):
+        return {name: info.annotation for name, info in model.model_fields.items()}
+    return get_type_hints(model)  # Annotated[...] comes back as its type alone
+
+
 def _lists_copy(value: dict[str, list[Any]]) -> dict[str, list[Any]]:
     """A dict of lists of shared values, each list copied (results by alias, exclusions)."""
     return {k: v.copy() for k, v in value.items()}
@@ -149,7 +244,7 @@ def _shared(annotation: Any) -> bool:
     """Can a value of this type be shared by copies: a scalar, or a frozen model?"""
     if annotation in _ATOMS:
         return True
-    if isinstance(annotation, type) and issubclass(annotation, _Value):
+    if isinstance(annotation, type) and (issubclass(annotation, _Value) or annotation in _FROZEN):
         return True
     origin = get_origin(annotation)
     if origin is Literal:
@@ -197,36 +292,43 @@ class Proposal(_Model):
     value: Any = None
 
 
-class HandleState(_Value):
-    alias: str = Field(description="opaque alias, e.g. search_id#2; never the raw value")
-    lineage: list[str] = Field(
-        default_factory=list, description="aliases of the live parents it was minted from"
-    )
+@_value
+class HandleState:
+    alias: Annotated[str, Field(description="opaque alias, e.g. search_id#2; never the raw value")]
+    lineage: Annotated[
+        list[str], Field(description="aliases of the live parents it was minted from")
+    ] = _list()
     minted_by: str
-    minted_seq: int = Field(description="trace seq of the attempt that minted it")
-    minted_at: float = Field(0.0, description="virtual clock, seconds")
+    minted_seq: Annotated[int, Field(description="trace seq of the attempt that minted it")]
+    minted_at: Annotated[float, Field(description="virtual clock, seconds")] = 0.0
     spent: bool = False
-    option: Option | None = Field(None, description="selection pseudo-handles: the pick")
+    option: Annotated[Option | None, Field(description="selection pseudo-handles: the pick")] = None
 
 
-class LandedCommit(_Model):
+@_record
+class LandedCommit:
     step: str
     attempt_seq: int
-    handles: list[str] = Field(default_factory=list, description="aliases it minted")
-    consumed: list[str] = Field(
-        default_factory=list, description="aliases it presented; its compensators act on them"
-    )
+    handles: Annotated[list[str], Field(description="aliases it minted")] = _list()
+    consumed: Annotated[
+        list[str], Field(description="aliases it presented; its compensators act on them")
+    ] = _list()
     at: float = 0.0
-    business_deadline: float | None = Field(None, description="virtual time of business_expiry")
+    business_deadline: Annotated[
+        float | None, Field(description="virtual time of business_expiry")
+    ] = None
     compensated: bool = False
-    predicates: list[str] = Field(
-        default_factory=list, description="what the landing observation showed (ladder rungs)"
-    )
+    predicates: Annotated[
+        list[str], Field(description="what the landing observation showed (ladder rungs)")
+    ] = _list()
     business_expired: bool = False
-    revoked: str | None = Field(None, description="the revocation signal, once one arrived")
+    revoked: Annotated[str | None, Field(description="the revocation signal, once one arrived")] = (
+        None
+    )
 
 
-class CorrelationRecord(_Model):
+@_record
+class CorrelationRecord:
     """Persisted before an unkeyed commit is dispatched (SPEC P3).
 
     P3 names what it holds: the run id, the intent snapshot (a reference
@@ -238,26 +340,35 @@ class CorrelationRecord(_Model):
     step: str
     attempt_seq: int
     run_id: str = ""
-    intent_ref: str | None = Field(None, description="the intent snapshot, sealed (§2.5)")
-    lookup: dict[str, Any] = Field(
-        default_factory=dict,
-        description="correlation label, and the probe's inputs as aliases or sealed references",
+    intent_ref: Annotated[str | None, Field(description="the intent snapshot, sealed (§2.5)")] = (
+        None
     )
+    lookup: Annotated[
+        dict[str, Any],
+        Field(
+            description="correlation label, and the probe's inputs as aliases or sealed references"
+        ),
+    ] = _dict()
     status: Literal["PENDING", "RECONCILING", "LANDED", "NOT_LANDED", "ESCALATED"] = "PENDING"
     created_at: float = 0.0
-    refed: bool = Field(False, description="a probe-observed cause was re-fed once (C1.7)")
-    before_redispatch: bool = Field(
-        False, description="probed on re-arrival: not landed means dispatch afresh"
+    refed: Annotated[bool, Field(description="a probe-observed cause was re-fed once (C1.7)")] = (
+        False
     )
+    before_redispatch: Annotated[
+        bool, Field(description="probed on re-arrival: not landed means dispatch afresh")
+    ] = False
     probes: int = 0
 
 
-class Budgets(_Model):
+@_record
+class Budgets:
     step_attempts_left: int = 0
     safe_rejects_left: int = 0
     rewinds_left: int = 0
     repairs_left: int = 0
-    wall_used: float = Field(0.0, description="active seconds; parked and reconciling excluded")
+    wall_used: Annotated[
+        float, Field(description="active seconds; parked and reconciling excluded")
+    ] = 0.0
     wall_limit: float | None = None
 
 
@@ -326,29 +437,38 @@ def observing(step: str) -> Waiting:
     return Waiting(kind="observe", step=step)
 
 
-class GateContext(_Model):
+@_record
+class GateContext:
     """Why the run is parked at a gate, and what the audience was shown."""
 
     gate: str
-    step: str | None = Field(None, description="the step that raised it, or that it guards")
+    step: Annotated[str | None, Field(description="the step that raised it, or that it guards")] = (
+        None
+    )
     kind: Literal["raised", "entry", "revocation"] = "raised"
-    from_ok: bool = Field(False, description="raised after the step's ok: its output exists")
-    prior_state: str | None = Field(None, description="revocation: the state to return to")
+    from_ok: Annotated[bool, Field(description="raised after the step's ok: its output exists")] = (
+        False
+    )
+    prior_state: Annotated[str | None, Field(description="revocation: the state to return to")] = (
+        None
+    )
     raised_at: float = 0.0
-    options: list[Option] = Field(default_factory=list)
-    payload: dict[str, Any] = Field(default_factory=dict)
+    options: list[Option] = _list()
+    payload: dict[str, Any] = _dict()
 
 
-class Unwind(_Model):
+@_record
+class Unwind:
     """An unwind in progress: which landed commit, which compensator step."""
 
-    reason: dict[str, Any] = Field(default_factory=dict, description="the dead_end being unwound")
-    queue: list[int] = Field(default_factory=list, description="commits_landed indices to unwind")
-    steps: list[str] = Field(default_factory=list, description="compensator steps of the head")
+    reason: Annotated[dict[str, Any], Field(description="the dead_end being unwound")] = _dict()
+    queue: Annotated[list[int], Field(description="commits_landed indices to unwind")] = _list()
+    steps: Annotated[list[str], Field(description="compensator steps of the head")] = _list()
     pos: int = 0
 
 
-class SharedStore(_Model):
+@_record
+class SharedStore:
     """A fan-out group's shared read prefix (SPEC §4 I7), kept in the parent's snapshot.
 
     Shared handles are stored once and referred to by alias from every
@@ -357,15 +477,15 @@ class SharedStore(_Model):
     once and is re-shared.
     """
 
-    shared: list[str] = Field(default_factory=list, description="shared handle ids")
-    handles: dict[str, HandleState] = Field(default_factory=dict)
-    results: dict[str, list[Option]] = Field(default_factory=dict)
-    dead: list[str] = Field(default_factory=list, description="aliases dead for every branch")
-    counts: dict[str, int] = Field(default_factory=dict, description="mint numbers, group-wide")
-    reminting: dict[str, str] = Field(
-        default_factory=dict, description="handle id → run_id of the branch re-minting it"
-    )
-    branches: list[str] = Field(default_factory=list, description="run_ids of the branches")
+    shared: Annotated[list[str], Field(description="shared handle ids")] = _list()
+    handles: dict[str, HandleState] = _dict()
+    results: dict[str, list[Option]] = _dict()
+    dead: Annotated[list[str], Field(description="aliases dead for every branch")] = _list()
+    counts: Annotated[dict[str, int], Field(description="mint numbers, group-wide")] = _dict()
+    reminting: Annotated[
+        dict[str, str], Field(description="handle id → run_id of the branch re-minting it")
+    ] = _dict()
+    branches: Annotated[list[str], Field(description="run_ids of the branches")] = _list()
 
 
 class Snapshot(_Model):
@@ -428,3 +548,10 @@ class Snapshot(_Model):
         default_factory=dict,
         description="the sealed store: intent values by the reference the trace holds (C7.3)",
     )
+
+
+# clone() shares the frozen records and copies the others field by field.
+_FROZEN: frozenset[type] = frozenset({HandleState})
+_RECORDS: frozenset[type] = frozenset(
+    {LandedCommit, CorrelationRecord, Budgets, GateContext, Unwind, SharedStore}
+)

@@ -9,6 +9,7 @@ A dispatch sends nothing: the run waits for an observation of the step.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..memo import remember
@@ -160,7 +161,7 @@ class Steps(Part):
                 handle = self.chain.handle(hid)
                 if handle is not None and handle.single_use and hid in s.handles:
                     # I4: spent even if the outcome is unknown
-                    s.handles[hid] = s.handles[hid].model_copy(update={"spent": True})
+                    s.handles[hid] = replace(s.handles[hid], spent=True)
         key = self.key(action)
         if key is not None:
             s.key_since.setdefault(key, s.clock)

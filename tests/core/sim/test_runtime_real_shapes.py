@@ -6,6 +6,7 @@ simulator used to get wrong; each test names the SPEC clause it checks.
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import json
 
@@ -314,7 +315,7 @@ def test_the_correlation_record_carries_the_p3_fields_and_the_probes_lookup_keys
     assert unseal(run.snapshot.sealed, {"i": record.intent_ref})["i"] == TRAVELLER
     assert record.lookup["correlation_label"] == f"{run.snapshot.run_id}:book:1"
     assert unseal(run.snapshot.sealed, record.lookup)["dates"] == "2026-12-01"
-    assert "2026-12-01" not in json.dumps(record.model_dump())  # sealed, referenced
+    assert "2026-12-01" not in json.dumps(dataclasses.asdict(record))  # sealed, referenced
 
 
 def _killed_before_dispatch() -> Run:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from pydantic import ValidationError
 
 from chains.core.sim.runtime import Run
-from chains.core.sim.state import Event, Observation
+from chains.core.sim.state import Event, Observation, Snapshot, clone
 
-from .builders import fixture
+from .builders import OK, drive_to_book, fixture, start_booking
 
 
 def draft(**more) -> dict:
@@ -51,3 +53,34 @@ def test_a_runs_parts_read_and_write_the_fields_of_the_runs_own_snapshot():
     run.snapshot.cursor = "elsewhere"
     assert view.cursor == "elsewhere"
     assert run.snapshot.model_dump()["attempt"] == 7
+
+
+def landed_booking() -> Run:
+    run = drive_to_book(start_booking())
+    run.observe(OK)
+    assert run.snapshot.commits_landed and run.snapshot.correlation
+    return run
+
+
+def test_a_clone_copies_every_record_with_lists_and_dicts_of_its_own():
+    s = landed_booking().snapshot
+    copy = clone(s)
+    records = [s.budgets, *s.commits_landed, *s.correlation]
+    copies = [copy.budgets, *copy.commits_landed, *copy.correlation]
+    for record, copied in zip(records, copies, strict=True):
+        assert copied == record and copied is not record
+        for name, value in dataclasses.asdict(record).items():
+            if isinstance(value, list | dict):
+                assert getattr(copied, name) is not getattr(record, name), name
+
+
+def test_a_snapshot_with_records_survives_a_json_round_trip():
+    s = landed_booking().snapshot
+    assert Snapshot.model_validate_json(s.model_dump_json()) == s
+
+
+def test_a_snapshot_refuses_a_record_field_it_does_not_know_and_names_where():
+    data = landed_booking().snapshot.model_dump(mode="json")
+    data["commits_landed"][0]["surprise"] = 1
+    with pytest.raises(ValidationError, match=r"commits_landed\.0\.surprise"):
+        Snapshot.model_validate(data)

@@ -95,7 +95,7 @@ def test_c3_4_landed_commits_are_not_cache():
     run.probe("not_landed")  # nobody vouched for the 410: probe before booking again
     run.observe(OK)
     assert [lc.step for lc in run.snapshot.commits_landed] == ["book"]
-    landed = run.snapshot.commits_landed[0].model_copy()
+    (landed,) = run.snapshot.commits_landed
     assert landed.handles == ["booking_ref#1"]
     assert run.snapshot.state == "done"
 

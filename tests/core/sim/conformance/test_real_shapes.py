@@ -8,6 +8,7 @@ clause that makes the expected behaviour true. Each failed before its fix.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -300,7 +301,7 @@ def test_c1_4_the_correlation_record_names_its_run_its_intent_and_the_probes_loo
     run.observe(OK)  # open_workspace; the record is persisted before hold_booking goes out
     (record,) = run.snapshot.correlation
     assert record.status == "PENDING"
-    words = _flatten(record.model_dump(mode="json"))
+    words = _flatten(dataclasses.asdict(record))
     assert run.snapshot.run_id in words
     assert any("intent" in w for w in words)
     assert any("client_reference" in w for w in words)
