@@ -23,11 +23,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ..memo import by_identity
 from ..model import ChainSpec, Gate, commit_steps, is_commit_class, is_unkeyed_commit
 from ..policy import step_limits
 from ..words import article
 from .runtime import TERMINAL, Run
-from .state import Event, Snapshot
+from .state import Event, HandleState, Snapshot
 
 __all__ = [
     "INVARIANTS",
@@ -298,10 +299,10 @@ def _row_name(row: str) -> str:
 def _lineage(s: Snapshot, handle_ids: list[str]) -> list[Finding]:
     """Live handles among ``handle_ids`` whose recorded parents are not the live ones."""
     found = []
+    handles = s.handles
     for hid in handle_ids:
-        for alias in s.handles[hid].lineage:
-            parent = alias.split("#")[0]
-            current = s.handles.get(parent)
+        for parent, alias in _parents(handles[hid]):
+            current = handles.get(parent)
             if current is None:
                 why = "is no longer live"
             elif current.alias != alias:
@@ -314,6 +315,12 @@ def _lineage(s: Snapshot, handle_ids: list[str]) -> list[Finding]:
                 )
             )
     return found
+
+
+@by_identity(limit=1 << 16)  # handle states are frozen and shared by every copy of a run
+def _parents(handle: HandleState) -> tuple[tuple[str, str], ...]:
+    """The handle ids and aliases of ``handle``'s recorded parents."""
+    return tuple((alias.split("#")[0], alias) for alias in handle.lineage)
 
 
 def _budgets(s: Snapshot) -> list[Finding]:
