@@ -8,8 +8,13 @@ import uuid
 
 import pytest
 
+from chains.core import formats
+from chains.core.sim.palette import choices
+from chains.core.sim.runtime import Run
+from chains.core.sim.state import Waiting
 from chains.models import Chain, NothingToUndo, Revision, StaleRevision, content_hash
 from chains.models import chains as stored
+from tests.conftest import fixture_document
 
 pytestmark = pytest.mark.django_db
 
@@ -143,3 +148,22 @@ def test_undo_on_a_stale_base_is_refused():
     chain = edits(2)
     with pytest.raises(StaleRevision):
         chain.undo(base=1)
+
+
+def test_a_stored_document_keeps_the_order_of_its_mappings():
+    # PostgreSQL's jsonb sorts keys (shortest first): a gate's first outcome, which the
+    # explorer takes for the expected answer when none is ok, would change on storing.
+    outcomes = {"continue_without_seats": {"verdict": "dead_end"}, "retry": {"verdict": "retry"}}
+    doc = {**DOC, "gates": [{"id": "seat", "outcomes": outcomes}]}
+    revision = Chain.objects.store(doc, message="ordered")
+    stored_outcomes = Revision.objects.get(pk=revision.pk).document["gates"][0]["outcomes"]
+    assert list(stored_outcomes) == ["continue_without_seats", "retry"]
+
+
+def test_a_stored_chain_expects_the_gate_answer_its_author_listed_first():
+    revision = Chain.objects.store(fixture_document("flight-roundtrip.yaml"), message="flight")
+    chain = formats.from_document(Revision.objects.get(pk=revision.pk).document)
+    run = Run.start(chain, intent={})
+    run.snapshot.waiting = Waiting(kind="answer", gate="seat_degrade")
+    expected = next(c for c in choices(chain, run) if not c.fault)
+    assert expected.event["answer"]["outcome"] == "continue_without_seats"

@@ -1,6 +1,7 @@
 """The stored state of the app, one module per area; import every name from here.
 
 - ``errors``: what the model verbs refuse.
+- ``fields``: a JSON field that keeps the order of a document's mappings on PostgreSQL.
 - ``people``: roles, teams, members, per-chain grants, personal API tokens.
 - ``scenarios``: scenarios saved with a chain, replayed as regression checks.
 - ``chains``: chains and their immutable revisions, storing, undo and redo, approval.

@@ -42,6 +42,7 @@ from chains.models.errors import (
     NothingToUndo,
     StaleRevision,
 )
+from chains.models.fields import DocumentField
 from chains.models.people import ChainRole, Membership, Role, Team, at_least
 from chains.models.scenarios import scenario_checks
 
@@ -372,7 +373,7 @@ class Chain(models.Model):
 class Revision(models.Model):
     chain = models.ForeignKey(Chain, on_delete=models.CASCADE, related_name="revisions")
     number = models.PositiveIntegerField()
-    document = models.JSONField()
+    document = DocumentField()
     content_hash = models.CharField(max_length=64)
     message = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

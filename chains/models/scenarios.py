@@ -18,6 +18,7 @@ from chains.core.sim.explorer import scenario_dict
 from chains.core.sim.regression import ScenarioCheck, check_all
 from chains.core.sim.scenario import Scenario, load_scenario
 from chains.models.errors import DuplicateScenario
+from chains.models.fields import DocumentField
 
 if TYPE_CHECKING:
     from chains.models.chains import Chain
@@ -63,7 +64,7 @@ class SavedScenario(models.Model):
 
     chain = models.ForeignKey("Chain", on_delete=models.CASCADE, related_name="scenarios")
     name = models.CharField(max_length=200)
-    document = models.JSONField()
+    document = DocumentField()
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
