@@ -36,7 +36,7 @@ from typing import (
     get_type_hints,
 )
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 __all__ = [
     "Budgets",
@@ -387,8 +387,18 @@ class Waiting(_Value):
     audience: str | None = Field(None, description="answer/select/repair: who is asked")
 
 
-class Event(_Model):
-    """One trace record (SPEC §2.5 field semantics)."""
+@dataclasses.dataclass(kw_only=True)
+class Event:
+    """One trace record (SPEC §2.5 field semantics).
+
+    A plain dataclass with a dict of fields, not a model: the explorer writes
+    one for every input and the invariants and coverage read each a dozen
+    times. Pydantic validates and writes it (``model_validate``,
+    ``model_dump`` and the rest below, as on the models, through one
+    TypeAdapter), strictly as before: a stray field is refused by name.
+    """
+
+    __pydantic_config__ = ConfigDict(extra="forbid")
 
     seq: int
     event_type: Literal["attempt", "transition", "reconcile"]
@@ -398,20 +408,21 @@ class Event(_Model):
     signal: dict[str, Any] | None = None
     verdict: str | None = None
     verdict_source: Literal["table", "default", "config"] | None = None
-    row: str | None = Field(None, description="id of the matched row, or generic row #n")
-    handles_consumed: list[str] = Field(
-        default_factory=list, description="attempt: aliases of the handles the dispatch presented"
-    )
-    handles_minted: list[str] = Field(default_factory=list)
-    handles_invalidated: list[str] = Field(default_factory=list)
-    budget_after: dict[str, Any] = Field(default_factory=dict)
+    row: Annotated[str | None, Field(description="id of the matched row, or generic row #n")] = None
+    handles_consumed: Annotated[
+        list[str], Field(description="attempt: aliases of the handles the dispatch presented")
+    ] = _list()
+    handles_minted: list[str] = _list()
+    handles_invalidated: list[str] = _list()
+    budget_after: dict[str, Any] = _dict()
     note: str | None = None
-    input: dict[str, Any] | None = Field(
-        None, description="the outside input this event applied (answer, pick, probe, proposal)"
-    )
+    input: Annotated[
+        dict[str, Any] | None,
+        Field(description="the outside input this event applied (answer, pick, probe, proposal)"),
+    ] = None
     proposal_source: Literal["model", "user", "code"] | None = None
     idempotency_key: str | None = None
-    state: RunState | None = Field(None, description="run state after the event")
+    state: Annotated[RunState | None, Field(description="run state after the event")] = None
 
     @classmethod
     def from_draft(cls, draft: dict[str, Any]) -> Event:
@@ -424,11 +435,34 @@ class Event(_Model):
         stray key.
         """
         if draft.keys() != _EVENT_FIELDS:
-            return cls(**draft)
-        return _assembled(cls, draft, set(_EVENT_FIELDS))
+            return cls.model_validate(draft)
+        event = object.__new__(cls)
+        event.__dict__ = draft
+        return event
+
+    @classmethod
+    def model_validate(cls, data: Any) -> Event:
+        return _EVENT.validate_python(data)
+
+    @classmethod
+    def model_validate_json(cls, data: str | bytes) -> Event:
+        return _EVENT.validate_json(data)
+
+    def model_dump(self, **options: Any) -> dict[str, Any]:
+        return _EVENT.dump_python(self, **options)
+
+    def model_dump_json(self, **options: Any) -> str:
+        return _EVENT.dump_json(self, **options).decode()
+
+    def model_copy(self, *, update: dict[str, Any] | None = None) -> Event:
+        """A shallow copy, as a model's: ``update`` is taken as it is, not validated."""
+        copy = object.__new__(Event)
+        copy.__dict__ = {**self.__dict__, **(update or {})}
+        return copy
 
 
-_EVENT_FIELDS = frozenset(Event.model_fields)
+_EVENT_FIELDS = frozenset(f.name for f in dataclasses.fields(Event))
+_EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -14,7 +14,7 @@ from .builders import OK, drive_to_book, fixture, start_booking
 
 
 def draft(**more) -> dict:
-    fields = dict.fromkeys(Event.model_fields)
+    fields = dict.fromkeys(f.name for f in dataclasses.fields(Event))
     fields |= {"seq": 3, "event_type": "attempt", "step_id": "s", "t": 1.5, "state": "running"}
     fields |= {"handles_consumed": ["h#1"], "handles_minted": [], "handles_invalidated": []}
     fields |= {"budget_after": {"rewinds_left": 2}}
