@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..memo import by_identity
 from ..model import ChainSpec, Gate, commit_steps, is_commit_class, is_unkeyed_commit
 from ..policy import step_limits
 from ..words import article
@@ -101,6 +100,10 @@ class Monitor:
     spent: dict[str, tuple[str, str | None]] = field(default_factory=dict)
     minted: set[str] = field(default_factory=set)
     last_step: str | None = None
+    # The live handles the lineage of every handle was last checked on, and what that
+    # found: a run's handles change at a few inputs only, and the check reads them all.
+    # Shared by copies: it is replaced, never changed.
+    lineage_seen: tuple[dict[str, HandleState], list[Finding]] | None = None
 
     def copy(self) -> Monitor:
         return Monitor(
@@ -110,6 +113,7 @@ class Monitor:
             dict(self.spent),
             set(self.minted),
             self.last_step,
+            self.lineage_seen,
         )
 
     def key(self, snapshot: Snapshot) -> list:
@@ -255,11 +259,24 @@ class Monitor:
                 run = run if run is not None and run.snapshot is s else Run(self.chain, s, [])
                 presented, key = run.handles.presented(action), run.steps.key(action)
                 found += self.dispatch_findings(s.in_flight, presented, set(s.mint_counts), key)
-                found += _lineage(s, [h for h in action.input.handles if h in s.handles])
-        facts = commit_steps(self.chain)
-        found += _lineage(s, [h for h, st in s.handles.items() if st.minted_by not in facts])
+                found += _lineage(s.handles, [h for h in action.input.handles if h in s.handles])
+        found += self._live_lineage(s.handles)
         found += _budgets(s)
         found += _terminal(self.chain, s)
+        return found
+
+    def _live_lineage(self, handles: dict[str, HandleState]) -> list[Finding]:
+        """:func:`_lineage` of every live handle no commit minted, checked again only on change.
+
+        Handle states are frozen and copies of a run share them, so comparing
+        the live handles with those last checked costs little.
+        """
+        seen = self.lineage_seen
+        if seen is not None and seen[0] == handles:
+            return seen[1]
+        facts = commit_steps(self.chain)
+        found = _lineage(handles, [h for h, st in handles.items() if st.minted_by not in facts])
+        self.lineage_seen = (dict(handles), found)
         return found
 
 
@@ -296,12 +313,12 @@ def _row_name(row: str) -> str:
     return row if ":" in row else f"row {row}"
 
 
-def _lineage(s: Snapshot, handle_ids: list[str]) -> list[Finding]:
+def _lineage(handles: dict[str, HandleState], handle_ids: list[str]) -> list[Finding]:
     """Live handles among ``handle_ids`` whose recorded parents are not the live ones."""
     found = []
-    handles = s.handles
     for hid in handle_ids:
-        for parent, alias in _parents(handles[hid]):
+        for alias in handles[hid].lineage:
+            parent = alias.split("#")[0]
             current = handles.get(parent)
             if current is None:
                 why = "is no longer live"
@@ -315,12 +332,6 @@ def _lineage(s: Snapshot, handle_ids: list[str]) -> list[Finding]:
                 )
             )
     return found
-
-
-@by_identity(limit=1 << 16)  # handle states are frozen and shared by every copy of a run
-def _parents(handle: HandleState) -> tuple[tuple[str, str], ...]:
-    """The handle ids and aliases of ``handle``'s recorded parents."""
-    return tuple((alias.split("#")[0], alias) for alias in handle.lineage)
 
 
 def _budgets(s: Snapshot) -> list[Finding]:

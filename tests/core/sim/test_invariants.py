@@ -183,3 +183,16 @@ def test_a_consent_gate_answered_by_the_model_is_found():
         "gate pay_ok decides money or consent but was answered by the model"
     ]
     assert [is_money_or_consent_gate(doc, g) for g in doc.gates] == [True, False]
+
+
+def test_a_monitor_checks_lineage_again_once_a_parent_is_re_minted():
+    pick = HandleState(alias="pick#1", lineage=["search_id#1"], minted_by="choose", minted_seq=2)
+    handles = {
+        "search_id": HandleState(alias="search_id#1", minted_by="search", minted_seq=1),
+        "pick": pick,
+    }
+    s = snapshot(handles=handles, waiting=Waiting(kind="select", step="choose"))
+    monitor = Monitor(booking())
+    assert monitor.state_findings(s) == []
+    s.handles["search_id"] = HandleState(alias="search_id#2", minted_by="search", minted_seq=5)
+    assert invariants(monitor.copy().state_findings(s)) == ["mixed_lineage"]
