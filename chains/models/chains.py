@@ -48,9 +48,17 @@ from chains.models.scenarios import scenario_checks
 
 
 def content_hash(document: dict[str, Any]) -> str:
-    """sha256 hex of the canonical JSON form of a document (sorted keys, no spaces)."""
-    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    """sha256 hex of a document's JSON text (no spaces), every mapping in its own order.
+
+    The order is content: the first of a gate's outcomes is the answer the
+    simulator and the explorer expect when none is ``ok``, and exports list
+    them as written, so a document with its outcomes reordered is a new
+    revision, and nothing kept by this hash serves it the old order.
+    Documents are stored as ``formats.to_document`` writes them, whose
+    elements' own fields always come in one order.
+    """
+    text = json.dumps(document, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def document_status(document: dict[str, Any], digest: str | None = None) -> str:
