@@ -101,9 +101,9 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     }
     rank = {v: i for i, v in enumerate(sorted(seqs))}
 
-    # orjson writes each model as the dict of its fields (no model_dump copy first) and
-    # the plain records itself; the snapshot's handles and records are written out here
-    # with their seq numbers as ranks, and the options of results rather than called back for.
+    # orjson writes a model as the dict of its fields (no model_dump copy first) and a
+    # plain record itself. Handles and records are written here as rows of their values,
+    # seq numbers as ranks, and result options as dicts, so orjson need not call back.
     d = dict(s.__dict__)
     for name in _NOT_STATE:
         del d[name]
