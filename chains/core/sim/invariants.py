@@ -103,7 +103,9 @@ class Monitor:
     # The live handles the lineage of every handle was last checked on, and what that
     # found: a run's handles change at a few inputs only, and the check reads them all.
     # Shared by copies: it is replaced, never changed.
-    lineage_seen: tuple[dict[str, HandleState], list[Finding]] | None = None
+    lineage_seen: tuple[dict[str, HandleState], list[Finding]] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     def copy(self) -> Monitor:
         return Monitor(
