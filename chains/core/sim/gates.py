@@ -36,8 +36,15 @@ class Gates(Part):
         obs: Observation | None = None,
         from_ok: bool = False,
     ) -> None:
-        """Wait for an answer to ``gate_id``, showing the audience what ``obs`` carried."""
+        """Wait for an answer to ``gate_id``, showing the audience what ``obs`` carried.
+
+        A raised gate answered ``ok`` lands its step with the response that
+        raised it, ``obs``, kept as the run's last observation; a gate raised
+        by a deadline has no response of its own and lands with none.
+        """
         s = self.snapshot
+        if kind == "raised":
+            s.last_observation = obs
         gate = self.chain.gate(gate_id)
         if gate is None:
             self.run.outcomes.dead_end(dead(f"unknown_gate_{gate_id}", True), action)
@@ -204,7 +211,7 @@ class Gates(Part):
                     run.outcomes.land(action, s.last_observation)
                 run.steps.advance(action)
             return
-        run.outcomes.route(action, v, None)
+        run.outcomes.route(action, v, self.raised_by(ctx))
 
     def timeout(self) -> None:
         """Virtual time passed while parked: take the gate's timeout outcome once it is due."""
@@ -236,7 +243,11 @@ class Gates(Part):
         s.pending_gate = None
         s.gate_context = None
         s.state = "compensating" if s.compensation else "running"
-        self.run.outcomes.route(action, verdict, None)
+        self.run.outcomes.route(action, verdict, self.raised_by(ctx))
+
+    def raised_by(self, ctx: GateContext) -> Observation | None:
+        """The response a raised gate was raised with: a gate its answer raises shows it too."""
+        return self.snapshot.last_observation if ctx.kind == "raised" else None
 
     # --- proposals (C4.2) -------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from ..builders import (
     OPTIONS,
     REFUNDS,
     booking,
+    chain,
     events,
     obs,
     start_booking,
@@ -114,6 +115,60 @@ def test_c6_4_ok_outcome_never_re_executes_the_raising_step():
     assert run.waiting().step == "book_trip"
     assert run.snapshot.dispatches["revalidate"] == 1
     assert run.snapshot.handles["price_lock"].alias == "price_lock#1"
+
+
+# A keyed hold the provider may answer with a new price: the traveller accepts it, or
+# asks an operator, whose approval lands the hold as the repriced response showed it.
+REPRICED_HOLD = """
+id: repriced_hold
+handles:
+  - {id: pnr, minted_by: hold_seat}
+actions:
+  - id: hold_seat
+    effect: commit
+    output:
+      handles: [pnr]
+      business_expiry: {field: pay_by, on_expiry: "dead_end(reason: hold_lapsed)"}
+    idempotency: {mode: keyed}
+    confirmation: {probe: read_pnr, signal: pnr exists}
+    compensation: {action: none}
+  - {id: issue_ticket, effect: read, input: {handles: [pnr]}}
+  - {id: read_pnr, effect: read, probe_only: true}
+gates:
+  - id: price_ok
+    audience: user
+    outcomes: {accept: ok, ask_operator: "gate(operator_ok)"}
+  - id: operator_ok
+    audience: operator
+    outcomes: {approve: ok}
+verdict_table:
+  - {id: R1, signal: [code:PRICE_CHANGED], scope: {steps: [hold_seat]}, verdict: "gate(price_ok)"}
+"""
+
+
+def repriced() -> Run:
+    run = Run.start(chain(REPRICED_HOLD))
+    run.observe(obs("http:409", "PRICE_CHANGED", payload={"pay_by": 7200, "price": 130}))
+    assert run.waiting().gate == "price_ok"
+    return run
+
+
+def test_c6_4_an_ok_outcome_lands_the_step_with_the_response_that_raised_the_gate():
+    run = repriced()
+    run.answer("accept")
+    assert [lc.business_deadline for lc in run.snapshot.commits_landed] == [7200.0]
+    assert run.waiting().step == "issue_ticket"
+
+
+def test_c6_4_a_gate_raised_by_an_answer_shows_and_lands_the_first_gates_response():
+    run = repriced()
+    run.answer("ask_operator")
+    assert (run.waiting().gate, run.waiting().payload) == (
+        "operator_ok",
+        {"pay_by": 7200, "price": 130},
+    )
+    run.answer("approve")
+    assert [lc.business_deadline for lc in run.snapshot.commits_landed] == [7200.0]
 
 
 def test_c6_5_money_gates_reach_a_human():
