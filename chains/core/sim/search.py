@@ -62,7 +62,7 @@ DIGEST_BYTES = 8  # of xxh3-64 per state: see docs/explorer.md for why collision
 # What state_digest writes and how it hashes it: raise it with every change to either,
 # so that merge never unions digests of shards written two ways (they would never meet,
 # and every state two shards share would count twice).
-DIGEST_VERSION = 2
+DIGEST_VERSION = 3
 _POLL = 50  # expansions between should_stop / progress calls (the first one included)
 
 
@@ -83,10 +83,15 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     the runtime compares with each other (``arrived_seq``, ``minted_seq``,
     ``attempt_seq``) are replaced by their rank, which keeps every comparison.
     The trace is left out: the runtime never reads it; the history the
-    invariants need is the monitor's key. ``last_observation`` is left out
-    while the run waits for an observation: the only reader is a gate
-    answered ok, and the observation that raises a gate always writes it
-    first, so two runs that differ only there have the same future.
+    invariants need is the monitor's key.
+
+    Two reductions merge runs with the same future (docs/explorer.md says why
+    each keeps every finding): the intent's values, with a correlation
+    record's sealed references to them and its lookup keys, are left out (no
+    decision and no invariant reads a value: predicates match by name), and
+    ``last_observation`` is left out unless the run is parked at a raised
+    gate (its only reader, an ``ok`` answer there, lands the step with the
+    response that raised the gate, which parking there writes).
     """
     s = snapshot
     records: dict[str, Sequence[LandedCommit | CorrelationRecord]] = {
@@ -111,8 +116,11 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     d["handles"] = {h: _ranked(st, _MINTED_SEQ, rank) for h, st in s.handles.items()}
     for name, group in records.items():
         d[name] = [_ranked(r, _ATTEMPT_SEQ[type(r)], rank) for r in group]
+    for row in d["correlation"]:
+        for at in _SEALED:
+            row[at] = None
     d["results"] = {k: [o.__dict__ for o in v] for k, v in s.results.items() if "@" not in k}
-    if s.waiting.kind == "observe":
+    if s.gate_context is None or s.gate_context.kind != "raised":
         d["last_observation"] = None
     d["monitor"] = monitor.key(snapshot)
     return xxhash.xxh3_64_digest(orjson.dumps(d, default=_fields, option=orjson.OPT_SORT_KEYS))
@@ -129,6 +137,9 @@ _MINTED_SEQ = field_position(HandleState, "minted_seq")
 _ATTEMPT_SEQ = {
     kind: field_position(kind, "attempt_seq") for kind in (LandedCommit, CorrelationRecord)
 }
+# A correlation record's sealed references to intent values, and the keys a probe would
+# look its result up by: written for a replay or an operator, read by nothing the run does.
+_SEALED = tuple(field_position(CorrelationRecord, name) for name in ("intent_ref", "lookup"))
 
 
 def _fields(model: Any) -> dict[str, Any]:
@@ -137,7 +148,7 @@ def _fields(model: Any) -> dict[str, Any]:
     return model.__dict__
 
 
-_NOT_STATE = ("run_id", "seq", "dispatches", "sealed")
+_NOT_STATE = ("run_id", "seq", "dispatches", "sealed", "intent")
 
 
 # --- the search --------------------------------------------------------------

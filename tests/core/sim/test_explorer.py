@@ -21,7 +21,15 @@ from chains.core.sim.invariants import Monitor, check
 from chains.core.sim.runtime import Run
 from chains.core.sim.scenario import load_scenario, simulate
 from chains.core.sim.search import DIGEST_VERSION
-from chains.core.sim.state import Observation, Snapshot, Waiting, clone, observing
+from chains.core.sim.state import (
+    GateContext,
+    Observation,
+    Option,
+    Snapshot,
+    Waiting,
+    clone,
+    observing,
+)
 
 from .builders import booking, chain, fixture
 
@@ -223,7 +231,7 @@ def test_the_state_key_of_a_pinned_state_is_unchanged_at_this_digest_version():
     run = Run.start(fixture("flight-roundtrip.yaml"), intent={"origin": "LHR"}, run_id="pinned")
     run.observe(Observation())
     key = state_key(run.snapshot, Monitor(run.chain))
-    assert (DIGEST_VERSION, key) == (2, "fb1687392aaf1fcd")
+    assert (DIGEST_VERSION, key) == (3, "827552344d78fec3")
 
 
 def test_the_state_key_ignores_the_sealed_store_which_the_runtime_never_reads():
@@ -314,12 +322,48 @@ def test_runs_waiting_for_an_observation_are_one_state_whatever_they_last_observ
     assert state_key(timed_out.snapshot, monitor) == state_key(failed.snapshot, monitor)
 
 
-def test_a_run_parked_at_a_gate_keeps_its_last_observation_in_its_state():
+def _with_last_observation(snapshot: Snapshot, transport: str) -> Snapshot:
+    return snapshot.model_copy(update={"last_observation": Observation(transport=transport)})
+
+
+@pytest.mark.parametrize(("kind", "kept"), [("raised", True), ("entry", False)])
+def test_only_a_raised_gate_keeps_its_last_observation_in_its_state(kind, kept):
+    # a raised gate answered ok lands its step with that response; an entry gate reads none
     run = Run.start(fixture("flight-roundtrip.yaml"), intent={})
-    parked = run.snapshot.model_copy(update={"waiting": Waiting(kind="answer", gate="g")})
-    seen = parked.model_copy(update={"last_observation": Observation(transport="http:409")})
+    parked = run.snapshot.model_copy(
+        update={
+            "waiting": Waiting(kind="answer", gate="g"),
+            "gate_context": GateContext(gate="g", kind=kind),
+        }
+    )
     monitor = Monitor(run.chain)
-    assert state_key(parked, monitor) != state_key(seen, monitor)
+    keys = {state_key(_with_last_observation(parked, t), monitor) for t in ("http:409", "timeout")}
+    assert len(keys) == (2 if kept else 1)
+
+
+def test_runs_waiting_for_a_selection_are_one_state_whatever_they_last_observed():
+    run = Run.start(fixture("flight-roundtrip.yaml"), intent={})
+    run.observe(Observation(options=[Option(id="o1")]))
+    assert run.snapshot.waiting.kind == "select"
+    monitor = Monitor(run.chain)
+    keys = {state_key(_with_last_observation(run.snapshot, t), monitor) for t in ("a", "b")}
+    assert len(keys) == 1
+
+
+def test_runs_that_differ_only_in_intent_values_are_one_state():
+    # intent values decide nothing: predicates match by name, values go to sealed references
+    first, second = (
+        Run.start(
+            fixture("unsafe-retry-booking.yaml"),
+            intent={"hotel": "h1", "nights": 2, "guest": guest},
+        )
+        for guest in ("Ada", "Grace")
+    )
+    for run in (first, second):
+        run.observe(Observation())  # find_room; book_room's correlation record is persisted
+    assert first.snapshot.correlation[0].intent_ref != second.snapshot.correlation[0].intent_ref
+    monitor = Monitor(first.chain)
+    assert state_key(first.snapshot, monitor) == state_key(second.snapshot, monitor)
 
 
 def test_a_search_leaves_the_cyclic_collector_as_it_found_it():
