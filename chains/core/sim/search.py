@@ -212,7 +212,7 @@ class Search:
             self.roots.append((intent, variant))
             run = Run.start(self.chain, intent=dict(intent), variant=variant)
             monitor = Monitor(self.chain)
-            found = monitor.feed(run.trace) + monitor.state_findings(run.snapshot, run)
+            found = monitor.feed(run.trace)
             events = list(run.trace)
             self.recorder.feed(run.snapshot, events)
             node = Node(detach(run), monitor, i, None, 0, 0)
@@ -222,12 +222,18 @@ class Search:
         return nodes
 
     def _visit(self, node: Node, events: list[Event]) -> bool:
-        """Count the node; whether it is worth expanding. ``events``: what led to it."""
+        """Count the node; whether it is worth expanding. ``events``: what led to it.
+
+        A state's own findings are looked for the first time it is reached
+        only: they read nothing its key leaves out, so a state reached again
+        shows the same ones, already recorded at a depth no greater.
+        """
         snapshot = node.run.snapshot
         key = state_digest(snapshot, node.monitor)
         before = self.seen.get(key)
         finished = node.run.finished
         if before is None:
+            self._record(node.monitor.state_findings(snapshot, node.run), node)
             cap = self.bounds.max_states
             if cap is not None and len(self.seen) >= cap:
                 self.stop("states")
@@ -265,7 +271,7 @@ class Search:
             run = fork(node.run) if not last else node.run
             run = apply_event(self.chain, run, choice.event, self._observation)
             monitor = node.monitor if last else node.monitor.copy()
-            found = monitor.feed(run.trace) + monitor.state_findings(run.snapshot, run)
+            found = monitor.feed(run.trace)
             events, run.trace = run.trace, []
             self.recorder.feed(run.snapshot, events)
             child = Node(run, monitor, node.root, EventPath(choice.event, node.path), faults, 0)
