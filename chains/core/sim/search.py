@@ -12,6 +12,7 @@ deals its first levels out among shards.
 
 from __future__ import annotations
 
+import operator
 import os
 import time
 from collections import deque
@@ -62,7 +63,7 @@ DIGEST_BYTES = 8  # of xxh3-64 per state: see docs/explorer.md for why collision
 # What state_digest writes and how it hashes it: raise it with every change to either,
 # so that merge never unions digests of shards written two ways (they would never meet,
 # and every state two shards share would count twice).
-DIGEST_VERSION = 3
+DIGEST_VERSION = 4
 _POLL = 50  # expansions between should_stop / progress calls (the first one included)
 
 
@@ -106,24 +107,24 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     }
     rank = {v: i for i, v in enumerate(sorted(seqs))}
 
-    # orjson writes a model as the dict of its fields (no model_dump copy first) and a
-    # plain record itself. Handles and records are written here as rows of their values,
-    # seq numbers as ranks, and result options as dicts, so orjson need not call back.
-    d = dict(s.__dict__)
-    for name in _NOT_STATE:
-        del d[name]
-    d["arrived_seq"] = rank[s.arrived_seq]
-    d["handles"] = {h: _ranked(st, _MINTED_SEQ, rank) for h, st in s.handles.items()}
+    # The key is a row of the kept fields' values in the model's field order (a fixed
+    # order: no names to write, nothing to sort at the top). orjson writes a model as the
+    # dict of its fields (no model_dump copy first) and a plain record itself. Handles and
+    # records are written as rows of their values, seq numbers as ranks, and result
+    # options as dicts, so orjson need not call back.
+    row = list(_kept_fields(s.__dict__))
+    row[_AT_ARRIVED] = rank[s.arrived_seq]
+    row[_AT_HANDLES] = {h: _ranked(st, _MINTED_SEQ, rank) for h, st in s.handles.items()}
     for name, group in records.items():
-        d[name] = [_ranked(r, _ATTEMPT_SEQ[type(r)], rank) for r in group]
-    for row in d["correlation"]:
+        row[_AT[name]] = [_ranked(r, _ATTEMPT_SEQ[type(r)], rank) for r in group]
+    for record in row[_AT_CORRELATION]:
         for at in _SEALED:
-            row[at] = None
-    d["results"] = {k: [o.__dict__ for o in v] for k, v in s.results.items() if "@" not in k}
+            record[at] = None
+    row[_AT_RESULTS] = {k: [o.__dict__ for o in v] for k, v in s.results.items() if "@" not in k}
     if s.gate_context is None or s.gate_context.kind != "raised":
-        d["last_observation"] = None
-    d["monitor"] = monitor.key(snapshot)
-    return xxhash.xxh3_64_digest(orjson.dumps(d, default=_fields, option=orjson.OPT_SORT_KEYS))
+        row[_AT_OBSERVATION] = None
+    row.append(monitor.key(snapshot))
+    return xxhash.xxh3_64_digest(orjson.dumps(row, default=_fields, option=orjson.OPT_SORT_KEYS))
 
 
 def _ranked(record: Any, seq_at: int, rank: dict[int, int]) -> list[Any]:
@@ -149,6 +150,12 @@ def _fields(model: Any) -> dict[str, Any]:
 
 
 _NOT_STATE = ("run_id", "seq", "dispatches", "sealed", "intent")
+_KEPT = tuple(name for name in Snapshot.model_fields if name not in _NOT_STATE)
+_kept_fields = operator.itemgetter(*_KEPT)
+_AT = {name: at for at, name in enumerate(_KEPT)}
+_AT_ARRIVED, _AT_HANDLES, _AT_CORRELATION, _AT_RESULTS, _AT_OBSERVATION = (
+    _AT[name] for name in ("arrived_seq", "handles", "correlation", "results", "last_observation")
+)
 
 
 # --- the search --------------------------------------------------------------
