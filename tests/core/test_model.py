@@ -403,6 +403,13 @@ def test_lookups_find_elements_by_id():
     )
 
 
+def test_lookups_on_two_chains_in_turn_each_find_their_own_elements():
+    read = chain(actions=[{"id": "a", "effect": "read"}])
+    commit = chain(actions=[{"id": "a", "effect": "commit"}])
+    effects = [c.action("a").effect for c in (read, commit, read, commit)]
+    assert effects == ["read", "commit", "read", "commit"]
+
+
 # --- row signals: any of these, all of these ----------------------------------
 
 

@@ -93,22 +93,39 @@ class ChainSpec(Element):
         return {} if value is None else value
 
     # Lookups used by every later layer, the simulator's hot path among them: an
-    # index per list, built once (chains.core.memo; a loaded chain never changes).
+    # index per list, built once (chains.core.memo; a loaded chain never changes). The
+    # last chain's indexes are also kept at hand: a search asks one chain thousands of
+    # times an input, and the memo's table costs two calls more than this check.
     def handle(self, handle_id: str) -> Handle | None:
-        return self._by_id("handles").get(handle_id)
+        last = _last_indexed
+        return (last[1] if last[0] is self else _indexes(self))[0].get(handle_id)
 
     def action(self, action_id: str) -> Action | None:
-        return self._by_id("actions").get(action_id)
+        last = _last_indexed
+        return (last[1] if last[0] is self else _indexes(self))[1].get(action_id)
 
     def gate(self, gate_id: str) -> Gate | None:
-        return self._by_id("gates").get(gate_id)
+        last = _last_indexed
+        return (last[1] if last[0] is self else _indexes(self))[2].get(gate_id)
 
-    def _by_id(self, section: str) -> dict[str, Any]:
-        kept = per_chain(self)
-        index = kept.get(section)
-        if index is None:
-            index = kept[section] = first_by_id(getattr(self, section))
-        return index
+
+_Indexes = tuple[dict[str, Handle], dict[str, Action], dict[str, Gate]]
+_last_indexed: tuple[ChainSpec | None, _Indexes] = (None, ({}, {}, {}))
+
+
+def _indexes(chain: ChainSpec) -> _Indexes:
+    """``chain``'s handles, actions and gates by id, built once; kept at hand as the last."""
+    global _last_indexed
+    kept = per_chain(chain)
+    indexes = kept.get("by id")
+    if indexes is None:
+        indexes = kept["by id"] = (
+            first_by_id(chain.handles),
+            first_by_id(chain.actions),
+            first_by_id(chain.gates),
+        )
+    _last_indexed = (chain, indexes)
+    return indexes
 
 
 _Identified = TypeVar("_Identified", Action, Handle, Gate)
