@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Literal, NamedTuple
 
-from ..memo import per_chain
+from ..memo import by_identity, per_chain
 from ..model import (
     Action,
     AutoRepair,
@@ -53,22 +54,26 @@ __all__ = [
 _FAULTS = ("timeout", "conn_reset", "conn_drop")
 
 
-@dataclass(frozen=True)
-class ClassifyContext:
+_NOTHING: Mapping[str, int] = MappingProxyType({})
+
+
+class ClassifyContext(NamedTuple):
     """What the classifier needs to know about the run, beyond the observation.
 
     ``live`` maps each live handle id to the trace seq that minted it (mint
     order decides "shallowest" and "deepest"; only the step's inputs are
     read, so a caller may leave the others out); ``stale_recurrences`` counts,
     per (step, signal) key, how often an unattributable staleness signal has
-    already been answered by a rewind in this run.
+    already been answered by a rewind in this run. Immutable, and a named
+    tuple rather than a frozen dataclass: the runtime makes one for every
+    response it classifies, and a frozen dataclass is slow to make.
     """
 
     variant: str | None = None
     commit_in_flight: bool = False
     key_expired: bool = False
-    live: Mapping[str, int] = field(default_factory=dict)
-    stale_recurrences: Mapping[str, int] = field(default_factory=dict)
+    live: Mapping[str, int] = _NOTHING
+    stale_recurrences: Mapping[str, int] = _NOTHING
     auto_repairs_fired: Iterable[str] = ()
 
 
@@ -193,13 +198,20 @@ def _memo_key(ctx: ClassifyContext, step: Action, obs: Observation) -> tuple:
         ctx.commit_in_flight,
         ctx.key_expired,
         tuple(live),
-        tuple(sorted((k, v) for k, v in ctx.stale_recurrences.items() if k.startswith(prefix))),
-        tuple(sorted(f for f in ctx.auto_repairs_fired if f.startswith(f"{step.id}#"))),
-        obs.transport,
-        obs.code,
-        tuple(obs.predicates),
-        tuple(obs.events),
+        tuple(sorted((k, v) for k, v in ctx.stale_recurrences.items() if k.startswith(prefix)))
+        if ctx.stale_recurrences
+        else (),
+        tuple(sorted(f for f in ctx.auto_repairs_fired if f.startswith(f"{step.id}#")))
+        if ctx.auto_repairs_fired
+        else (),
+        _signal_key(obs),
     )
+
+
+@by_identity(limit=4096)  # observations are frozen; the explorer reuses one per choice
+def _signal_key(obs: Observation) -> tuple:
+    """What of an observation decides a verdict: its transport, code, predicates and events."""
+    return (obs.transport, obs.code, tuple(obs.predicates), tuple(obs.events))
 
 
 def _classify(
