@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ..memo import remember
 from ..model import ChainSpec, Gate, commit_steps, is_commit_class, is_unkeyed_commit
 from ..policy import step_limits
 from ..words import article
@@ -181,7 +182,7 @@ class Monitor:
             return False
         row = event.row or ""
         declared = row == "#5" and (event.verdict or "").startswith("retry")
-        return declared or any(r.no_side_effect and r.id == row for r in self.chain.verdict_table)
+        return declared or row in _excusing_rows(self.chain)
 
     def _probe(self, step: str, result: str | None) -> None:
         if result == "not_landed":
@@ -280,6 +281,15 @@ class Monitor:
         found = _lineage(handles, [h for h, st in handles.items() if st.minted_by not in facts])
         self.lineage_seen = (dict(handles), found)
         return found
+
+
+def _excusing_rows(chain: ChainSpec) -> frozenset[str]:
+    """The ids of the rows that declare ``no_side_effect``, kept per chain."""
+    return remember(
+        chain,
+        "no_side_effect rows",
+        lambda: frozenset(r.id for r in chain.verdict_table if r.no_side_effect and r.id),
+    )
 
 
 def _redispatch_message(step: str, event: Event) -> str:
