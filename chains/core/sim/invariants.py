@@ -125,7 +125,9 @@ class Monitor:
         if self.spent:  # most states have spent nothing: no need to know what is live
             live = {h.alias for h in snapshot.handles.values()}
             spent = sorted((a, list(s)) for a, s in self.spent.items() if a in live)
-        return [sorted(self.open.items()), sorted(self.streak.items()), spent, self.last_step]
+        # the last step only tells a streak of excused re-dispatches on, or ends it
+        last_step = self.last_step if self.streak else None
+        return [sorted(self.open.items()), sorted(self.streak.items()), spent, last_step]
 
     def feed(self, events: Iterable[Event]) -> list[Finding]:
         """Read trace events in order; the findings they show."""

@@ -196,3 +196,14 @@ def test_a_monitor_checks_lineage_again_once_a_parent_is_re_minted():
     assert monitor.state_findings(s) == []
     s.handles["search_id"] = HandleState(alias="search_id#2", minted_by="search", minted_seq=5)
     assert invariants(monitor.copy().state_findings(s)) == ["mixed_lineage"]
+
+
+def test_a_monitor_keys_its_last_step_only_while_a_streak_of_excused_re_dispatches_runs():
+    # the last step only tells a streak on, or ends it: without one, two histories are alike
+    monitors = [Monitor(booking()) for _ in range(3)]
+    monitors[0].feed([attempt(1, "search")])
+    monitors[1].feed([attempt(1, "quote")])
+    monitors[2].feed([attempt(1, "book", "http:429", "retry", "B2")])
+    keys = [m.key(snapshot()) for m in monitors]
+    assert keys[0] == keys[1]
+    assert keys[2][3] == "book"
