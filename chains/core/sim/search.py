@@ -43,6 +43,7 @@ from .state import (
     field_position,
     record_values,
 )
+from .steps import keyed_commits
 
 if TYPE_CHECKING:
     from .explorer import Bounds
@@ -63,7 +64,7 @@ DIGEST_BYTES = 8  # of xxh3-64 per state: see docs/explorer.md for why collision
 # What state_digest writes and how it hashes it: raise it with every change to either,
 # so that merge never unions digests of shards written two ways (they would never meet,
 # and every state two shards share would count twice).
-DIGEST_VERSION = 4
+DIGEST_VERSION = 5
 _POLL = 50  # expansions between should_stop / progress calls (the first one included)
 
 
@@ -86,13 +87,15 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     The trace is left out: the runtime never reads it; the history the
     invariants need is the monitor's key.
 
-    Two reductions merge runs with the same future (docs/explorer.md says why
+    Reductions merge runs with the same future (docs/explorer.md says why
     each keeps every finding): the intent's values, with a correlation
     record's sealed references to them and its lookup keys, are left out (no
-    decision and no invariant reads a value: predicates match by name), and
+    decision and no invariant reads a value: predicates match by name);
     ``last_observation`` is left out unless the run is parked at a raised
     gate (its only reader, an ``ok`` answer there, lands the step with the
-    response that raised the gate, which parking there writes).
+    response that raised the gate, which parking there writes); and a step's
+    arrival count is kept only for keyed commits, where it numbers the
+    idempotency key (which steps were reached is kept for all).
     """
     s = snapshot
     records: dict[str, Sequence[LandedCommit | CorrelationRecord]] = {
@@ -123,6 +126,8 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     row[_AT_RESULTS] = {k: [o.__dict__ for o in v] for k, v in s.results.items() if "@" not in k}
     if s.gate_context is None or s.gate_context.kind != "raised":
         row[_AT_OBSERVATION] = None
+    named = keyed_commits(monitor.chain)
+    row[_AT_ARRIVALS] = {step: n if step in named else 0 for step, n in s.arrivals.items()}
     row.append(monitor.key(snapshot))
     return xxhash.xxh3_64_digest(orjson.dumps(row, default=_fields, option=orjson.OPT_SORT_KEYS))
 
@@ -153,8 +158,16 @@ _NOT_STATE = ("run_id", "seq", "dispatches", "sealed", "intent")
 _KEPT = tuple(name for name in Snapshot.model_fields if name not in _NOT_STATE)
 _kept_fields = operator.itemgetter(*_KEPT)
 _AT = {name: at for at, name in enumerate(_KEPT)}
-_AT_ARRIVED, _AT_HANDLES, _AT_CORRELATION, _AT_RESULTS, _AT_OBSERVATION = (
-    _AT[name] for name in ("arrived_seq", "handles", "correlation", "results", "last_observation")
+_AT_ARRIVED, _AT_ARRIVALS, _AT_HANDLES, _AT_CORRELATION, _AT_RESULTS, _AT_OBSERVATION = (
+    _AT[name]
+    for name in (
+        "arrived_seq",
+        "arrivals",
+        "handles",
+        "correlation",
+        "results",
+        "last_observation",
+    )
 )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from ..memo import remember
 from ..model import (
     Action,
+    ChainSpec,
     in_variant,
     is_commit_class,
     is_keyed,
@@ -28,7 +29,23 @@ from .events import describe, observed_input, signal_of
 from .part import OK, Part, SimulationError, dead
 from .state import Observation, Option, Waiting, observing
 
-__all__ = ["Steps"]
+__all__ = ["Steps", "keyed_commits"]
+
+
+def keyed_commits(chain: ChainSpec) -> frozenset[str]:
+    """The steps whose arrivals number an idempotency key (:meth:`Steps.key`): keyed commits.
+
+    No other step's arrival count is read by anything a run decides.
+    """
+
+    def find() -> frozenset[str]:
+        return frozenset(
+            a.id
+            for a in chain.actions
+            if chain.action(a.id) is a and is_commit_class(a) and is_keyed(a)
+        )
+
+    return remember(chain, "keyed commits", find)
 
 
 class Steps(Part):
@@ -62,7 +79,7 @@ class Steps(Part):
 
     def key(self, action: Action) -> str | None:
         """The idempotency key of a keyed commit: one per arrival, reused across retries."""
-        if not (is_commit_class(action) and is_keyed(action)):
+        if action.id not in keyed_commits(self.chain):
             return None
         arrival = self.snapshot.arrivals.get(action.id, 0)
         return f"{self.snapshot.run_id}:{action.id}:{arrival}"

@@ -231,7 +231,7 @@ def test_the_state_key_of_a_pinned_state_is_unchanged_at_this_digest_version():
     run = Run.start(fixture("flight-roundtrip.yaml"), intent={"origin": "LHR"}, run_id="pinned")
     run.observe(Observation())
     key = state_key(run.snapshot, Monitor(run.chain))
-    assert (DIGEST_VERSION, key) == (4, "9d2a24e108009fc4")
+    assert (DIGEST_VERSION, key) == (5, "8d1dff2cf22be88e")
 
 
 def test_the_state_key_ignores_the_sealed_store_which_the_runtime_never_reads():
@@ -375,3 +375,30 @@ def test_a_search_leaves_the_cyclic_collector_as_it_found_it():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+KEYED_HOLD = """
+id: keyed_hold
+handles:
+  - {id: pnr, minted_by: hold_seat}
+actions:
+  - {id: find_seat, effect: read}
+  - id: hold_seat
+    effect: commit
+    output: {handles: [pnr]}
+    idempotency: {mode: keyed}
+    confirmation: {probe: read_pnr, signal: pnr exists}
+    compensation: {action: none}
+  - {id: read_pnr, effect: read, probe_only: true}
+"""
+
+
+@pytest.mark.parametrize(("step", "kept"), [("find_seat", False), ("hold_seat", True)])
+def test_only_a_keyed_commit_keeps_how_often_it_was_reached_in_the_state(step, kept):
+    # a keyed commit's arrival count numbers its idempotency key; no other step's is read
+    run = Run.start(chain(KEYED_HOLD))
+    monitor = Monitor(run.chain)
+    keys = {
+        state_key(run.snapshot.model_copy(update={"arrivals": {step: n}}), monitor) for n in (1, 2)
+    }
+    assert len(keys) == (2 if kept else 1)
