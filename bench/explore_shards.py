@@ -209,6 +209,7 @@ def celery_speedup(
         raise SystemExit(f"no chain in {chain_path}: {[str(p) for p in loaded.problems]}")
     revision = Chain.objects.store(formats.to_document(loaded.chains[0]), message="bench")
     folder = Path(settings.VAR_DIR) / "bench"
+    folder.mkdir(parents=True, exist_ok=True)  # the workers' logs, whatever the broker
     if settings.CELERY_BROKER_URL.startswith("filesystem://"):
         _private_broker(app, folder / "broker")
     # A SIGTERM to this script still stops the workers (the finally below).
