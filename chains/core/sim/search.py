@@ -17,7 +17,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -40,8 +40,6 @@ from .state import (
     Proposal,
     Snapshot,
     clone,
-    field_position,
-    record_values,
 )
 from .steps import keyed_commits
 
@@ -64,7 +62,7 @@ DIGEST_BYTES = 8  # of xxh3-64 per state: see docs/explorer.md for why collision
 # What state_digest writes and how it hashes it: raise it with every change to either,
 # so that merge never unions digests of shards written two ways (they would never meet,
 # and every state two shards share would count twice).
-DIGEST_VERSION = 5
+DIGEST_VERSION = 6
 _POLL = 50  # expansions between should_stop / progress calls (the first one included)
 
 
@@ -112,17 +110,14 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
 
     # The key is a row of the kept fields' values in the model's field order (a fixed
     # order: no names to write, nothing to sort at the top). orjson writes a model as the
-    # dict of its fields (no model_dump copy first) and a plain record itself. Handles and
-    # records are written as rows of their values, seq numbers as ranks, and result
-    # options as dicts, so orjson need not call back.
+    # dict of its fields (no model_dump copy first). Handles and records are written as
+    # their seq's rank and the values of their other kept fields, and result options as
+    # dicts, so orjson need not call back.
     row = list(_kept_fields(s.__dict__))
     row[_AT_ARRIVED] = rank[s.arrived_seq]
-    row[_AT_HANDLES] = {h: _ranked(st, _MINTED_SEQ, rank) for h, st in s.handles.items()}
+    row[_AT_HANDLES] = {h: (rank[st.minted_seq], _handle_rest(st)) for h, st in s.handles.items()}
     for name, group in records.items():
-        row[_AT[name]] = [_ranked(r, _ATTEMPT_SEQ[type(r)], rank) for r in group]
-    for record in row[_AT_CORRELATION]:
-        for at in _SEALED:
-            record[at] = None
+        row[_AT[name]] = [(rank[r.attempt_seq], _record_rest[type(r)](r)) for r in group]
     row[_AT_RESULTS] = {k: [o.__dict__ for o in v] for k, v in s.results.items() if "@" not in k}
     if s.gate_context is None or s.gate_context.kind != "raised":
         row[_AT_OBSERVATION] = None
@@ -132,20 +127,18 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     return xxhash.xxh3_64_digest(orjson.dumps(row, default=_fields, option=orjson.OPT_SORT_KEYS))
 
 
-def _ranked(record: Any, seq_at: int, rank: dict[int, int]) -> list[Any]:
-    """A plain record's field values in order, its seq field replaced by its rank."""
-    row = list(record_values(record))
-    row[seq_at] = rank[row[seq_at]]
-    return row
+def _rest(kind: Any, *left_out: str) -> Callable[[Any], tuple[Any, ...]]:
+    """The values of a plain record's fields but ``left_out``, in field order."""
+    return operator.attrgetter(*(f.name for f in fields(kind) if f.name not in left_out))
 
 
-_MINTED_SEQ = field_position(HandleState, "minted_seq")
-_ATTEMPT_SEQ = {
-    kind: field_position(kind, "attempt_seq") for kind in (LandedCommit, CorrelationRecord)
-}
+_handle_rest = _rest(HandleState, "minted_seq")
 # A correlation record's sealed references to intent values, and the keys a probe would
 # look its result up by: written for a replay or an operator, read by nothing the run does.
-_SEALED = tuple(field_position(CorrelationRecord, name) for name in ("intent_ref", "lookup"))
+_record_rest = {
+    LandedCommit: _rest(LandedCommit, "attempt_seq"),
+    CorrelationRecord: _rest(CorrelationRecord, "attempt_seq", "intent_ref", "lookup"),
+}
 
 
 def _fields(model: Any) -> dict[str, Any]:

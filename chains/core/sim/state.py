@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import operator
 from collections.abc import Callable
 from copy import deepcopy
 from types import UnionType
@@ -41,8 +40,6 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 __all__ = [
     "Budgets",
     "clone",
-    "field_position",
-    "record_values",
     "CorrelationRecord",
     "GateContext",
     "Event",
@@ -111,22 +108,6 @@ def _list() -> Any:
 
 def _dict() -> Any:
     return dataclasses.field(default_factory=dict)
-
-
-def record_values(record: Any) -> tuple[Any, ...]:
-    """A plain record's field values in field order, nested values as they are."""
-    return _getter(record.__class__)(record)
-
-
-def field_position(kind: Any, name: str) -> int:
-    """Where field ``name`` of the plain record type ``kind`` is in :func:`record_values`."""
-    return [f.name for f in dataclasses.fields(kind)].index(name)
-
-
-@functools.cache
-def _getter(kind: Any) -> Callable[[Any], tuple[Any, ...]]:
-    # attrgetter of two or more names gives a tuple (every record has more than one field)
-    return operator.attrgetter(*(f.name for f in dataclasses.fields(kind)))
 
 
 _ATOMS = (str, int, float, bool, type(None))
