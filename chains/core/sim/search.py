@@ -62,7 +62,7 @@ DIGEST_BYTES = 8  # of xxh3-64 per state: see docs/explorer.md for why collision
 # What state_digest writes and how it hashes it: raise it with every change to either,
 # so that merge never unions digests of shards written two ways (they would never meet,
 # and every state two shards share would count twice).
-DIGEST_VERSION = 6
+DIGEST_VERSION = 7
 _POLL = 50  # expansions between should_stop / progress calls (the first one included)
 
 
@@ -91,9 +91,10 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     decision and no invariant reads a value: predicates match by name);
     ``last_observation`` is left out unless the run is parked at a raised
     gate (its only reader, an ``ok`` answer there, lands the step with the
-    response that raised the gate, which parking there writes); and a step's
-    arrival count is kept only for keyed commits, where it numbers the
-    idempotency key (which steps were reached is kept for all).
+    response that raised the gate, which parking there writes); and of the
+    steps' arrival counts only keyed commits' are kept, where the count
+    numbers the idempotency key (coverage reads which steps were reached on
+    every state it is fed, merged or not).
     """
     s = snapshot
     records: dict[str, Sequence[LandedCommit | CorrelationRecord]] = {
@@ -122,7 +123,7 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     if s.gate_context is None or s.gate_context.kind != "raised":
         row[_AT_OBSERVATION] = None
     named = keyed_commits(monitor.chain)
-    row[_AT_ARRIVALS] = {step: n if step in named else 0 for step, n in s.arrivals.items()}
+    row[_AT_ARRIVALS] = {h: n for h, n in s.arrivals.items() if h in named} if named else None
     row.append(monitor.key(snapshot))
     return xxhash.xxh3_64_digest(orjson.dumps(row, default=_fields, option=orjson.OPT_SORT_KEYS))
 
