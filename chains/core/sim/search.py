@@ -152,16 +152,8 @@ _NOT_STATE = ("run_id", "seq", "dispatches", "sealed", "intent")
 _KEPT = tuple(name for name in Snapshot.model_fields if name not in _NOT_STATE)
 _kept_fields = operator.itemgetter(*_KEPT)
 _AT = {name: at for at, name in enumerate(_KEPT)}
-_AT_ARRIVED, _AT_ARRIVALS, _AT_HANDLES, _AT_CORRELATION, _AT_RESULTS, _AT_OBSERVATION = (
-    _AT[name]
-    for name in (
-        "arrived_seq",
-        "arrivals",
-        "handles",
-        "correlation",
-        "results",
-        "last_observation",
-    )
+_AT_ARRIVED, _AT_ARRIVALS, _AT_HANDLES, _AT_RESULTS, _AT_OBSERVATION = (
+    _AT[name] for name in ("arrived_seq", "arrivals", "handles", "results", "last_observation")
 )
 
 
