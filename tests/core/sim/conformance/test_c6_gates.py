@@ -171,6 +171,21 @@ def test_c6_4_a_gate_raised_by_an_answer_shows_and_lands_the_first_gates_respons
     assert [lc.business_deadline for lc in run.snapshot.commits_landed] == [7200.0]
 
 
+def test_c6_4_a_gate_a_business_deadline_raises_has_no_response_to_land_with():
+    doc = chain(
+        REPRICED_HOLD.replace('"dead_end(reason: hold_lapsed)"', '"gate(operator_ok)"').replace(
+            "  - {id: issue_ticket",
+            "  - {id: price_pnr, effect: read, input: {handles: [pnr]}}\n  - {id: issue_ticket",
+        )
+    )
+    run = Run.start(doc)
+    run.observe(obs(payload={"pay_by": 60}))  # hold_seat lands, due at 60 s
+    run.wait(120)
+    run.observe(obs())  # price_pnr; arriving at issue_ticket finds the deadline passed
+    assert run.waiting().gate == "operator_ok"
+    assert run.snapshot.last_observation is None
+
+
 def test_c6_5_money_gates_reach_a_human():
     run = at_consent()
     assert run.waiting().audience == "user"
