@@ -125,9 +125,27 @@ def step_limits(chain: ChainSpec, action: Action) -> StepLimits:
     >>> step_limits(doc, doc.actions[0]).attempts
     5
     """
-    if chain.action(action.id) is action:  # the chain's own action: its answer is kept
-        return remember(chain, ("step limits", action.id), lambda: _step_limits(chain, action))
-    return _step_limits(chain, action)
+    if chain.action(action.id) is not action:  # not the chain's own: nothing to keep it by
+        return _step_limits(chain, action)
+    last = _last_limits
+    kept = last[1] if last[0] is chain else _kept_limits(chain)
+    found = kept.get(action.id)
+    if found is None:
+        found = kept[action.id] = _step_limits(chain, action)
+    return found
+
+
+def _kept_limits(chain: ChainSpec) -> dict[str, StepLimits]:
+    """What :func:`step_limits` keeps for ``chain``, by action id; kept at hand as the last."""
+    global _last_limits
+    kept: dict[str, StepLimits] = remember(chain, "step limits", dict)
+    _last_limits = (chain, kept)
+    return kept
+
+
+# The last chain's table at hand: a run asks at every arrival and the invariants at every
+# attempt, and the per-chain table costs two calls more (as ChainSpec keeps its indexes).
+_last_limits: tuple[ChainSpec | None, dict[str, StepLimits]] = (None, {})
 
 
 def _step_limits(chain: ChainSpec, action: Action) -> StepLimits:

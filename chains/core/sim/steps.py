@@ -37,6 +37,10 @@ def keyed_commits(chain: ChainSpec) -> frozenset[str]:
 
     No other step's arrival count is read by anything a run decides.
     """
+    global _last_keyed
+    last = _last_keyed
+    if last[0] is chain:
+        return last[1]
 
     def find() -> frozenset[str]:
         return frozenset(
@@ -45,7 +49,14 @@ def keyed_commits(chain: ChainSpec) -> frozenset[str]:
             if chain.action(a.id) is a and is_commit_class(a) and is_keyed(a)
         )
 
-    return remember(chain, "keyed commits", find)
+    found = remember(chain, "keyed commits", find)
+    _last_keyed = (chain, found)
+    return found
+
+
+# The last chain's answer at hand: a run asks it at every dispatch and every state key,
+# and the per-chain table costs two calls more (as ChainSpec keeps its last indexes).
+_last_keyed: tuple[ChainSpec | None, frozenset[str]] = (None, frozenset())
 
 
 class Steps(Part):
