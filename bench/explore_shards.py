@@ -191,8 +191,9 @@ def celery_speedup(
     finished, so worker start-up is not counted. More shards than workers
     keeps both workers busy to the end when shards differ in size; the
     slowest shard still bounds how close two workers come to twice one.
-    ``rounds`` repeats the pair (one worker, then two) and reports every
-    ratio and their median: on a shared machine one pair can be off by a tenth.
+    ``rounds`` repeats the pair (one worker, then two; two first in every
+    other round) and reports every ratio and their median: on a shared
+    machine one pair can be off by a quarter.
     """
     # The development configuration, as `make run` has it; the workers inherit it.
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "designer.settings")
@@ -219,9 +220,12 @@ def celery_speedup(
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     pairs = []
-    for _ in range(rounds):
+    for n in range(rounds):
+        # odd rounds run two workers first: a host that speeds up or slows down over the
+        # minutes of a run favours neither side of the ratio
+        order = (1, 2) if n % 2 == 0 else (2, 1)
         runs = {
-            count: _campaign(revision, bounds, shards, count, folder, timeout) for count in (1, 2)
+            count: _campaign(revision, bounds, shards, count, folder, timeout) for count in order
         }
         speedup = runs[1]["seconds"] / runs[2]["seconds"]
         ceiling = machine_ceiling(chain_path, bounds)
