@@ -17,7 +17,7 @@ from ..memo import remember
 from ..model import Action, is_commit_class
 from ..verdicts import Verdict, format_verdict
 from .part import Part
-from .state import Waiting
+from .state import NOT_WAITING, Waiting
 
 __all__ = ["Backtrack"]
 
@@ -106,7 +106,7 @@ class Backtrack(Part):
         s = self.snapshot
         b = s.budgets
         s.state = "restart_required"
-        s.waiting = Waiting(kind="nothing")
+        s.waiting = NOT_WAITING
         s.outcome = {
             "restart_required": {
                 "rewind_to": target,

@@ -13,7 +13,7 @@ from ..model import compensators
 from ..verdicts import Verdict, format_verdict
 from .classifier import matches
 from .part import Part
-from .state import Observation, Unwind, Waiting
+from .state import NOT_WAITING, Observation, Unwind
 
 __all__ = ["Compensation"]
 
@@ -87,7 +87,7 @@ class Compensation(Part):
         s.compensation = None
         s.state = "dead_end"
         s.cursor = None
-        s.waiting = Waiting(kind="nothing")
+        s.waiting = NOT_WAITING
 
     def failed(self, why: str) -> None:
         """Stop unwinding; the operator owns what is left uncompensated."""
@@ -108,4 +108,4 @@ class Compensation(Part):
         }
         s.compensation = None
         s.state = "escalated"
-        s.waiting = Waiting(kind="nothing")
+        s.waiting = NOT_WAITING

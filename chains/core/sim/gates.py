@@ -18,7 +18,7 @@ from .deadlines import virtual_time
 from .events import describe
 from .part import Part, SimulationError, dead, lookup
 from .sealed import seal
-from .state import GateContext, Observation, Proposal, Waiting
+from .state import NOT_WAITING, GateContext, Observation, Proposal, Waiting
 
 __all__ = ["Gates"]
 
@@ -183,7 +183,7 @@ class Gates(Part):
         if ctx.kind == "revocation":
             if spec.verdict.type == "ok":
                 s.state = ctx.prior_state or "done"  # type: ignore[assignment]
-                s.waiting = Waiting(kind="nothing")
+                s.waiting = NOT_WAITING
                 return
         elif s.compensation is None and run.deadlines.business_expiry():
             return

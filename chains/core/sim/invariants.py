@@ -127,7 +127,8 @@ class Monitor:
             spent = sorted((a, list(s)) for a, s in self.spent.items() if a in live)
         # the last step only tells a streak of excused re-dispatches on, or ends it
         last_step = self.last_step if self.streak else None
-        return [sorted(self.open.items()), sorted(self.streak.items()), spent, last_step]
+        open_ = sorted(self.open.items()) if self.open else []
+        return [open_, sorted(self.streak.items()) if self.streak else [], spent, last_step]
 
     def feed(self, events: Iterable[Event]) -> list[Finding]:
         """Read trace events in order; the findings they show."""

@@ -19,7 +19,7 @@ from ..verdicts import Verdict, format_verdict
 from .classifier import Classification, auto_repair_transform, matches
 from .deadlines import virtual_time
 from .part import PLAIN_OBSERVATION, Part, dead, lookup
-from .state import LandedCommit, Observation, Waiting
+from .state import NOT_WAITING, LandedCommit, Observation
 
 __all__ = ["Outcomes"]
 
@@ -281,7 +281,7 @@ class Outcomes(Part):
     def escalate(self, v: Verdict, action: Action) -> None:
         s = self.snapshot
         s.state = "escalated"
-        s.waiting = Waiting(kind="nothing")
+        s.waiting = NOT_WAITING
         s.outcome = {"escalated": v.audience or "operator", "step": action.id}
 
     def unknown_step(self, target: str, origin: Action) -> bool:
@@ -325,4 +325,4 @@ class Outcomes(Part):
             self.run.compensation.start(pending)
             return
         s.state = "dead_end"
-        s.waiting = Waiting(kind="nothing")
+        s.waiting = NOT_WAITING

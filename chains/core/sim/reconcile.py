@@ -19,7 +19,7 @@ from .classifier import classify, matches
 from .events import describe, observed_input, signal_of
 from .part import OK, PLAIN_OBSERVATION, RECONCILE, Part, SimulationError, dead
 from .sealed import seal
-from .state import CorrelationRecord, Observation, Waiting
+from .state import NOT_WAITING, CorrelationRecord, Observation, Waiting
 
 __all__ = ["Reconcile"]
 
@@ -318,7 +318,7 @@ class Reconcile(Part):
                 self.run.gates.park(route.gate, action, "revocation", obs)
             else:
                 s.state = "escalated"
-                s.waiting = Waiting(kind="nothing")
+                s.waiting = NOT_WAITING
                 s.outcome = {**s.outcome, "escalated": "operator", "revoked": lc.step}
             return True
         return False

@@ -52,6 +52,7 @@ __all__ = [
     "SharedStore",
     "Snapshot",
     "Unwind",
+    "NOT_WAITING",
     "Waiting",
     "observing",
 ]
@@ -446,6 +447,10 @@ _EVENT_FIELDS = frozenset(f.name for f in dataclasses.fields(Event))
 _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 
 
+# What a finished run waits for: nothing. One object, shared (waits are frozen).
+NOT_WAITING = Waiting(kind="nothing")
+
+
 @functools.lru_cache(maxsize=4096)
 def observing(step: str) -> Waiting:
     """The wait for an observation of ``step``: one object per step, shared (waits are frozen)."""
@@ -519,7 +524,7 @@ class Snapshot(_Model):
     intent: dict[str, Any] = Field(default_factory=dict)
     handles: dict[str, HandleState] = Field(default_factory=dict, description="live, by handle id")
     commits_landed: list[LandedCommit] = Field(default_factory=list)
-    waiting: Waiting = Field(default_factory=lambda: Waiting(kind="nothing"))
+    waiting: Waiting = Field(default_factory=lambda: NOT_WAITING)
     pending_gate: str | None = None
     budgets: Budgets = Field(default_factory=Budgets)
     excluded: dict[str, list[str]] = Field(

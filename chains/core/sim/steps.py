@@ -27,7 +27,7 @@ from ..verdicts import Verdict
 from .classifier import ClassifyContext, classify
 from .events import describe, observed_input, signal_of
 from .part import OK, Part, SimulationError, dead
-from .state import Observation, Option, Waiting, observing
+from .state import NOT_WAITING, Observation, Option, Waiting, observing
 
 __all__ = ["Steps", "keyed_commits"]
 
@@ -259,7 +259,7 @@ class Steps(Part):
         s = self.snapshot
         s.state = "done"
         s.cursor = None
-        s.waiting = Waiting(kind="nothing")
+        s.waiting = NOT_WAITING
         s.outcome = {"result": "done"}
 
     # --- selection (I3) -------------------------------------------------------------
