@@ -7,6 +7,12 @@ gives each chain object a dictionary for them. It assumes what the rest of
 the code keeps true: a loaded chain document is never changed in place (an
 edit builds a new one). The table holds the chain itself, so an id in it
 can never belong to another chain; the oldest of a few chains gives way.
+
+The answers a search asks for at every input (a chain's indexes by id,
+its keyed commits, its step limits) also keep the last chain's answer at
+hand, written out where they are asked (``last[1] if last[0] is chain``):
+that check is what saves the two calls of this table, so a helper would
+give the saving back.
 """
 
 from __future__ import annotations
