@@ -45,6 +45,7 @@ __all__ = [
     "Event",
     "HandleState",
     "LandedCommit",
+    "NOT_WAITING",
     "Observation",
     "Option",
     "Proposal",
@@ -52,7 +53,6 @@ __all__ = [
     "SharedStore",
     "Snapshot",
     "Unwind",
-    "NOT_WAITING",
     "Waiting",
     "observing",
 ]
