@@ -38,6 +38,8 @@ __all__ = [
     "choices",
     "default_intent",
     "observation_choices",
+    "probe_age",
+    "probe_choices",
     "revocation_watches",
 ]
 
@@ -84,7 +86,7 @@ def choices(chain: ChainSpec, run: Run) -> list[Choice]:
     if w.kind == "answer" and w.gate:
         return _answers(chain, run.snapshot, chain.gate(w.gate))
     if w.kind == "probe" and w.step:
-        return _probes(chain, run.snapshot, chain.action(w.step))
+        return probe_choices(chain, run.snapshot, chain.action(w.step))
     if w.kind == "repair":
         fields = {f: f"repaired_{f}" for f in w.fields}
         label = "propose a repair of " + ", ".join(w.fields)
@@ -245,7 +247,11 @@ def _answers(chain: ChainSpec, snapshot: Snapshot, gate: Gate | None) -> list[Ch
     return out
 
 
-def _probes(chain: ChainSpec, snapshot: Snapshot, action: Action | None) -> list[Choice]:
+def probe_choices(chain: ChainSpec, snapshot: Snapshot, action: Action | None) -> list[Choice]:
+    """What a probe of ``action``'s commit can find, and the waits past its deadlines.
+
+    Besides the chain, it reads only ``action`` and :func:`probe_age`.
+    """
     out = [
         Choice({"probe": {"result": "landed"}}, False, "landed", "probe"),
         Choice({"probe": {"result": "not_landed"}}, True, "not landed", "probe"),
@@ -263,8 +269,7 @@ def _probes(chain: ChainSpec, snapshot: Snapshot, action: Action | None) -> list
         )
     out.append(Choice({"probe": {"result": "unknown"}}, True, "still unknown", "probe"))
     conf = action.confirmation
-    record = next((r for r in reversed(snapshot.correlation) if r.step == action.id), None)
-    age = snapshot.clock - record.created_at if record else 0.0
+    age = probe_age(snapshot, action.id)
     limits = []
     if conf and conf.async_ and conf.async_.deadline and conf.async_.deadline.seconds:
         limits.append(("async deadline", conf.async_.deadline.seconds))
@@ -275,6 +280,12 @@ def _probes(chain: ChainSpec, snapshot: Snapshot, action: Action | None) -> list
             wait = float(limit - age) + 1
             out.append(Choice({"wait": wait}, True, f"wait past the {name}", "wait", f"{wait:g}s"))
     return out
+
+
+def probe_age(snapshot: Snapshot, step: str) -> float:
+    """Seconds since the correlation record of ``step``'s last dispatch (0 without one)."""
+    record = next((r for r in reversed(snapshot.correlation) if r.step == step), None)
+    return snapshot.clock - record.created_at if record else 0.0
 
 
 def _probe_causes(chain: ChainSpec, action: Action) -> list[tuple[str, dict[str, Any]]]:

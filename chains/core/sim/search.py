@@ -27,7 +27,15 @@ from pydantic import BaseModel
 from ..memo import by_identity
 from ..model import Action, ChainSpec
 from .invariants import Finding, Monitor
-from .palette import Choice, choices, default_intent, observation_choices, revocation_watches
+from .palette import (
+    Choice,
+    choices,
+    default_intent,
+    observation_choices,
+    probe_age,
+    probe_choices,
+    revocation_watches,
+)
 from .reach import Recorder
 from .runtime import Run
 from .scenario import Scenario
@@ -64,6 +72,7 @@ DIGEST_BYTES = 8  # of xxh3-64 per state: see docs/explorer.md for why collision
 # and every state two shards share would count twice).
 DIGEST_VERSION = 7
 _POLL = 50  # expansions between should_stop / progress calls (the first one included)
+_KEPT_CHOICES = 4096  # lists of choices a search keeps (flight at 3 faults: 10)
 
 
 def state_key(snapshot: Snapshot, monitor: Monitor) -> str:
@@ -330,9 +339,11 @@ class Search:
         """What can happen next; a list the caller must not change (it may be kept)."""
         s = run.snapshot
         w = s.waiting
-        if w.kind != "observe" or not w.step:
-            return choices(self.chain, run)
-        return self.observations(s, self.chain.action(w.step))
+        if w.kind == "observe" and w.step:
+            return self.observations(s, self.chain.action(w.step))
+        if w.kind == "probe" and w.step:
+            return self.probes(s, w.step)
+        return choices(self.chain, run)
 
     def observations(self, s: Snapshot, action: Action | None) -> list[Choice]:
         """:func:`~.palette.observation_choices` and a crash, kept by what decides them."""
@@ -345,6 +356,17 @@ class Search:
         if cached is None:
             found = observation_choices(self.chain, s, action)
             cached = self._obs_cache[cache_key] = self._with_crash(found)
+        return cached
+
+    def probes(self, s: Snapshot, step: str) -> list[Choice]:
+        """:func:`~.palette.probe_choices`, kept by what decides them: the step and the age."""
+        cache_key = ("probe", step, probe_age(s, step))
+        cached = self._obs_cache.get(cache_key)
+        if cached is None:
+            if len(self._obs_cache) >= _KEPT_CHOICES:  # ages are as many as the clock's values
+                self._obs_cache.clear()
+            found = probe_choices(self.chain, s, self.chain.action(step))
+            cached = self._obs_cache[cache_key] = found
         return cached
 
     def _with_crash(self, found: list[Choice]) -> list[Choice]:

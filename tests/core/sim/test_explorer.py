@@ -18,9 +18,10 @@ from chains.core.sim.explorer import (
     state_key,
 )
 from chains.core.sim.invariants import Monitor, check
+from chains.core.sim.palette import choices
 from chains.core.sim.runtime import Run
 from chains.core.sim.scenario import load_scenario, simulate
-from chains.core.sim.search import DIGEST_VERSION
+from chains.core.sim.search import DIGEST_VERSION, Search, apply_event, fork
 from chains.core.sim.state import (
     GateContext,
     Observation,
@@ -402,3 +403,28 @@ def test_only_a_keyed_commit_keeps_how_often_it_was_reached_in_the_state(step, k
         state_key(run.snapshot.model_copy(update={"arrivals": {step: n}}), monitor) for n in (1, 2)
     }
     assert len(keys) == (2 if kept else 1)
+
+
+def _at_the_probe_of_book_trip() -> Run:
+    run = Run.start(fixture("flight-roundtrip.yaml"), intent={})
+    while run.snapshot.waiting.step != "book_trip":
+        free = next(c for c in choices(run.chain, run) if not c.fault)
+        run = apply_event(run.chain, run, free.event)
+    run.observe(Observation(transport="timeout"))  # an unkeyed commit's outcome is unknown
+    assert run.snapshot.waiting.kind == "probe"
+    return run
+
+
+def test_a_search_offers_at_a_probe_what_the_palette_offers_as_time_passes():
+    run = _at_the_probe_of_book_trip()
+    search = Search(run.chain, Bounds(max_faults=2), None, None)
+    for _ in range(2):
+        expected = [(c.event, c.fault) for c in choices(run.chain, run)]
+        assert [(c.event, c.fault) for c in search.choices(run)] == expected
+        run.wait(3600)  # the waits past the async deadline and the sweep come nearer
+
+
+def test_a_search_keeps_the_probe_choices_of_an_age_it_has_seen():
+    run = _at_the_probe_of_book_trip()
+    search = Search(run.chain, Bounds(max_faults=2), None, None)
+    assert search.choices(run) is search.choices(fork(run))
