@@ -106,17 +106,20 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     every state it is fed, merged or not).
     """
     s = snapshot
-    records: dict[str, Sequence[LandedCommit | CorrelationRecord]] = {
-        "commits_landed": s.commits_landed,
-        "compensators_landed": s.compensators_landed,
-        "correlation": s.correlation,
-    }
-    seqs = {
-        s.arrived_seq,
-        *(h.minted_seq for h in s.handles.values()),
-        *(r.attempt_seq for group in records.values() for r in group),
-    }
-    rank = {v: i for i, v in enumerate(sorted(seqs))}
+    # most states have landed nothing and persisted no record yet: only non-empty groups
+    records: list[tuple[int, Sequence[LandedCommit | CorrelationRecord]]] = [
+        (at, group)
+        for at, group in (
+            (_AT_COMMITS, s.commits_landed),
+            (_AT_COMPENSATORS, s.compensators_landed),
+            (_AT_CORRELATION, s.correlation),
+        )
+        if group
+    ]
+    seqs = [s.arrived_seq, *[h.minted_seq for h in s.handles.values()]]
+    for _, group in records:
+        seqs += [r.attempt_seq for r in group]
+    rank = {v: i for i, v in enumerate(sorted(set(seqs)))}
 
     # The key is a row of the kept fields' values in the model's field order (a fixed
     # order: no names to write, nothing to sort at the top). orjson writes a model as the
@@ -126,8 +129,8 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     row = list(_kept_fields(s.__dict__))
     row[_AT_ARRIVED] = rank[s.arrived_seq]
     row[_AT_HANDLES] = {h: (rank[st.minted_seq], _handle_rest(st)) for h, st in s.handles.items()}
-    for name, group in records.items():
-        row[_AT[name]] = [(rank[r.attempt_seq], _record_rest[type(r)](r)) for r in group]
+    for at, group in records:
+        row[at] = [(rank[r.attempt_seq], _record_rest[type(r)](r)) for r in group]
     row[_AT_RESULTS] = {k: [o.__dict__ for o in v] for k, v in s.results.items() if "@" not in k}
     if s.gate_context is None or s.gate_context.kind != "raised":
         row[_AT_OBSERVATION] = None
@@ -163,6 +166,9 @@ _kept_fields = operator.itemgetter(*_KEPT)
 _AT = {name: at for at, name in enumerate(_KEPT)}
 _AT_ARRIVED, _AT_ARRIVALS, _AT_HANDLES, _AT_RESULTS, _AT_OBSERVATION = (
     _AT[name] for name in ("arrived_seq", "arrivals", "handles", "results", "last_observation")
+)
+_AT_COMMITS, _AT_COMPENSATORS, _AT_CORRELATION = (
+    _AT[name] for name in ("commits_landed", "compensators_landed", "correlation")
 )
 
 
