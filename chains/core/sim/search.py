@@ -217,7 +217,7 @@ class Search:
         self.stopped_by: str | None = None
         self.started = time.monotonic()
         self.roots: list[tuple[dict[str, Any], str | None]] = []
-        self._obs_cache: dict[tuple, list[Choice]] = {}
+        self._kept_choices: dict[tuple, list[Choice]] = {}
         self._revocable = any(a.revocation is not None for a in chain.actions)
         # An observation per choice event; choices are kept per step (see observations()).
         self._observation = by_identity(limit=1 << 16)(Observation.model_validate)
@@ -295,9 +295,10 @@ class Search:
             found = monitor.feed(run.trace)
             events, run.trace = run.trace, []
             self.recorder.feed(run.snapshot, events)
-            child = Node(run, monitor, node.root, EventPath(choice.event, node.path), faults, 0)
-            child.depth = node.depth + 1
-            self._record(found, child)
+            path = EventPath(choice.event, node.path)
+            child = Node(run, monitor, node.root, path, faults, node.depth + 1)
+            if found:
+                self._record(found, child)
             if self._visit(child, events):
                 children.append(child)
         return children
@@ -358,21 +359,21 @@ class Search:
         stale = tuple(h for h in action.input.handles if h in s.handles)
         watches = tuple(revocation_watches(self.chain, s)) if self._revocable else ()
         cache_key = (action.id, s.variant, stale, watches)
-        cached = self._obs_cache.get(cache_key)
+        cached = self._kept_choices.get(cache_key)
         if cached is None:
             found = observation_choices(self.chain, s, action)
-            cached = self._obs_cache[cache_key] = self._with_crash(found)
+            cached = self._kept_choices[cache_key] = self._with_crash(found)
         return cached
 
     def probes(self, s: Snapshot, step: str) -> list[Choice]:
         """:func:`~.palette.probe_choices`, kept by what decides them: the step and the age."""
         cache_key = ("probe", step, probe_age(s, step))
-        cached = self._obs_cache.get(cache_key)
+        cached = self._kept_choices.get(cache_key)
         if cached is None:
-            if len(self._obs_cache) >= _KEPT_CHOICES:  # ages are as many as the clock's values
-                self._obs_cache.clear()
+            if len(self._kept_choices) >= _KEPT_CHOICES:  # ages are as many as the clock's values
+                self._kept_choices.clear()
             found = probe_choices(self.chain, s, self.chain.action(step))
-            cached = self._obs_cache[cache_key] = found
+            cached = self._kept_choices[cache_key] = found
         return cached
 
     def _with_crash(self, found: list[Choice]) -> list[Choice]:
