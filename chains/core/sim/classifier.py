@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
 
-from ..memo import by_identity, per_chain
+from ..memo import by_identity, per_chain, remember
 from ..model import (
     Action,
     AutoRepair,
@@ -49,6 +49,7 @@ __all__ = [
     "matches",
     "observed_atoms",
     "row_label",
+    "rows_for",
 ]
 
 _FAULTS = ("timeout", "conn_reset", "conn_drop")
@@ -121,8 +122,35 @@ def matches(atom: str, obs: Observation, atoms: set[str] | None = None) -> bool:
 
 
 def row_label(chain: ChainSpec, row: VerdictRow) -> str:
-    """``row`` as the trace names it (:func:`~chains.core.model.trace_row_ref`)."""
-    return trace_row_ref(row, chain.verdict_table.index(row) + 1)
+    """``row`` as the trace names it (:func:`~chains.core.model.trace_row_ref`).
+
+    An unnamed row is numbered by its place in the table, found by identity:
+    two rows written alike are still two rows, and comparing models field by
+    field, as ``list.index`` does, is slow.
+    """
+    table = chain.verdict_table
+    places = remember(chain, "row places", lambda: {id(r): n for n, r in enumerate(table, 1)})
+    return trace_row_ref(row, places.get(id(row)) or table.index(row) + 1)
+
+
+def rows_for(chain: ChainSpec, step: Action, variant: str | None) -> tuple[VerdictRow, ...]:
+    """The domain rows in scope for ``step`` in a run bound to ``variant``, in table order.
+
+    A row is in scope when its ``only`` admits the variant and its scope
+    surely covers the step (a prose scope does not). Depends on the chain
+    alone, so it is kept per chain for the chain's own actions.
+    """
+
+    def scoped() -> tuple[VerdictRow, ...]:
+        return tuple(
+            row
+            for row in chain.verdict_table
+            if in_variant(row.only, variant) and scope_applies_to(row.scope, step) is True
+        )
+
+    if chain.action(step.id) is not step:
+        return scoped()
+    return remember(chain, ("rows for", step.id, variant), scoped)
 
 
 def _transport(obs: Observation) -> str:
@@ -225,9 +253,7 @@ def _classify(
     auto = _auto_repair(step, ctx, obs, atoms)
     if auto is not None:
         return auto
-    for row in chain.verdict_table if rows is None else rows:
-        if not in_variant(row.only, ctx.variant) or scope_applies_to(row.scope, step) is not True:
-            continue
+    for row in rows_for(chain, step, ctx.variant) if rows is None else rows:
         hit = next((a for a in row.signal if matches(a, obs, atoms)), None)
         unsafe = row.verdict.type == "retry" and not row.no_side_effect
         if hit is not None and unsafe and _unkeyed_now(step, ctx):
@@ -354,11 +380,8 @@ def _declared_no_side_effect(
     chain: ChainSpec, ctx: ClassifyContext, step: Action, obs: Observation, atoms: set[str]
 ) -> bool:
     return any(
-        row.no_side_effect
-        and in_variant(row.only, ctx.variant)
-        and scope_applies_to(row.scope, step) is True
-        and any(matches(a, obs, atoms) for a in row.signal)
-        for row in chain.verdict_table
+        row.no_side_effect and any(matches(a, obs, atoms) for a in row.signal)
+        for row in rows_for(chain, step, ctx.variant)
     )
 
 

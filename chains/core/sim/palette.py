@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..memo import remember
-from ..model import Action, ChainSpec, Gate, in_variant
+from ..model import Action, ChainSpec, Gate
 from ..signals import conjuncts, scope_applies_to
 from ..verdicts import format_verdict
-from .classifier import row_label
+from .classifier import row_label, rows_for
 from .runtime import Run
 from .state import Observation, Option, Snapshot
 
@@ -129,10 +129,9 @@ def observation_choices(
                 f"output.empty of {action.id}",
             )
         )
-    for row in chain.verdict_table:
-        if in_variant(row.only, snapshot.variant) and scope_applies_to(row.scope, action) is True:
-            where = f"row {row_label(chain, row)} → {format_verdict(row.verdict)}"
-            found += [(_observation_for(atom), atom, "row", where) for atom in row.signal]
+    for row in rows_for(chain, action, snapshot.variant):
+        where = f"row {row_label(chain, row)} → {format_verdict(row.verdict)}"
+        found += [(_observation_for(atom), atom, "row", where) for atom in row.signal]
     for hid in action.input.handles:
         handle = chain.handle(hid) if hid in snapshot.handles else None
         if handle is not None and handle.staleness is not None:
