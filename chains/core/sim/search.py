@@ -393,13 +393,20 @@ def resident_mb() -> float:
 
 
 def detach(run: Run) -> Run:
+    """``run`` as a search keeps it: no trace, and events written for the search alone.
+
+    A search reads each input's events once (the invariants' monitor, the
+    coverage recorder) and drops them; neither reads the budgets an event
+    stamps, so its runs do not stamp them.
+    """
     run.trace = []
+    run.log.stamps_budgets = False
     return run
 
 
 def fork(run: Run) -> Run:
     """A branch: the snapshot copied, the trace left behind (the runtime never reads it)."""
-    return Run(run.chain, clone(run.snapshot), [])
+    return detach(Run(run.chain, clone(run.snapshot), []))
 
 
 def apply_event(
@@ -433,5 +440,7 @@ def apply_event(
         # The simulator resumes from JSON copies of the snapshot and trace; the
         # explorer's run has no trace and its snapshot comes back from JSON equal
         # (test_explorer checks every crash of the fixtures), so resume's own copy serves.
-        return Run.resume(chain, run.snapshot, [])
+        resumed = Run.resume(chain, run.snapshot, [])
+        resumed.log.stamps_budgets = run.log.stamps_budgets
+        return resumed
     return run

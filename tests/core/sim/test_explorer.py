@@ -305,6 +305,20 @@ def test_a_cloned_snapshot_shares_its_handles_which_the_runtime_replaces_and_nev
         copy.handles[handle].spent = True
 
 
+def test_a_search_branch_writes_its_events_without_the_budget_stamp():
+    run = Run.start(fixture("flight-roundtrip.yaml"), intent={})
+    branch = fork(run)
+    branch.observe(Observation(transport="timeout"))
+    assert branch.trace and all(e.budget_after == {} for e in branch.trace)
+    assert [e.row for e in branch.trace] == ["#6"]
+
+
+def test_a_run_of_the_simulator_stamps_the_budgets_on_every_event():
+    run = Run.start(fixture("flight-roundtrip.yaml"), intent={})
+    run.observe(Observation(transport="timeout"))
+    assert run.trace[-1].budget_after["step_attempts_left"] == 2
+
+
 def test_every_run_waiting_on_a_step_shares_one_frozen_wait():
     first, second = (Run.start(fixture("flight-roundtrip.yaml"), intent={}) for _ in range(2))
     assert first.snapshot.waiting is second.snapshot.waiting is observing("outbound_search")
