@@ -20,7 +20,7 @@ response, so no declaration can make it safe to dispatch again.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 
 from ..memo import remember
@@ -206,7 +206,7 @@ class Monitor:
         ]
 
     def dispatch_findings(
-        self, step: str, presented: list[str], minted: set[str], key: str | None = None
+        self, step: str, presented: list[str], minted: Container[str], key: str | None = None
     ) -> list[Finding]:
         """What is wrong with dispatching ``step`` presenting ``presented`` (aliases) now."""
         action = self.chain.action(step)
@@ -264,7 +264,7 @@ class Monitor:
             if action is not None:
                 run = run if run is not None and run.snapshot is s else Run(self.chain, s, [])
                 presented, key = run.handles.presented(action), run.steps.key(action)
-                found += self.dispatch_findings(s.in_flight, presented, set(s.mint_counts), key)
+                found += self.dispatch_findings(s.in_flight, presented, s.mint_counts, key)
                 found += _lineage(s.handles, [h for h in action.input.handles if h in s.handles])
         found += self._live_lineage(s.handles)
         found += _budgets(s)
