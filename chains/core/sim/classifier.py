@@ -218,7 +218,7 @@ def _memo_key(ctx: ClassifyContext, step: Action, obs: Observation) -> tuple:
     auto-repairs only the step's own. An observation's options and payload
     never decide a verdict.
     """
-    live = sorted((h for h in step.input.handles if h in ctx.live), key=ctx.live.__getitem__)
+    live = sorted(filter(ctx.live.__contains__, step.input.handles), key=ctx.live.__getitem__)
     prefix = f"{step.id}|"
     return (
         step.id,

@@ -359,7 +359,8 @@ class Search:
             self.poll()
         children = []
         budget = self.bounds.max_faults - node.faults
-        allowed = [c for c in self.choices(node.run) if c.fault <= budget]
+        offered = self.choices(node.run)  # a choice is one fault or none
+        allowed = offered if budget > 0 else [c for c in offered if not c.fault]
         for n, choice in enumerate(allowed, 1):
             faults = node.faults + choice.fault
             # The last child takes the parent's run and monitor instead of copies: the
@@ -432,7 +433,7 @@ class Search:
         """:func:`~.palette.observation_choices` and a crash, kept by what decides them."""
         if action is None:
             return self._with_crash(observation_choices(self.chain, s, None))
-        stale = tuple(h for h in action.input.handles if h in s.handles)
+        stale = tuple(filter(s.handles.__contains__, action.input.handles))  # its live inputs
         watches = tuple(revocation_watches(self.chain, s)) if self._revocable else ()
         cache_key = (action.id, s.variant, stale, watches)
         cached = self._kept_choices.get(cache_key)
