@@ -16,7 +16,7 @@ from ..memo import by_identity
 from ..model import ChainSpec
 from ..verdicts import Verdict, format_verdict
 from .part import Part
-from .state import Event, Observation, Snapshot, Waiting
+from .state import EVENT_FIELDS, Event, Observation, Snapshot, Waiting
 
 if TYPE_CHECKING:
     from .runtime import Run
@@ -90,7 +90,11 @@ class EventLog(Part):
         )
 
     def set(self, **fields: Any) -> None:
-        """Fill in the open event; a second note is appended to the first."""
+        """Fill in the open event; a second note is appended to the first.
+
+        A field no event has is refused here, by the event's validation, so
+        that every draft flushed holds exactly the event's fields.
+        """
         if self.draft is None:
             return
         if "verdict" in fields and isinstance(fields["verdict"], Verdict):
@@ -99,6 +103,8 @@ class EventLog(Part):
             fields["verdict_source"] = fields.pop("source")
         if "note" in fields and self.draft.get("note") and fields["note"]:
             fields["note"] = f"{self.draft['note']}; {fields['note']}"
+        if not EVENT_FIELDS.issuperset(fields):
+            Event.model_validate({**self.draft, **fields})  # raises, naming the stray field
         self.draft.update(fields)
 
     def minted(self, alias: str) -> None:
@@ -131,7 +137,7 @@ class EventLog(Part):
         else:
             draft["budget_after"] = {}
         draft["state"] = s.state
-        self.run.trace.append(Event.from_draft(draft))
+        self.run.trace.append(Event.written(draft))
 
 
 def describe(w: Waiting) -> str:

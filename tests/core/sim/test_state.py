@@ -36,6 +36,15 @@ def test_a_draft_missing_a_field_is_validated_and_gets_its_default():
     assert Event.from_draft(whole).note is None
 
 
+def test_the_event_log_refuses_a_field_no_event_has_and_keeps_its_draft():
+    run = Run.start(fixture("flight-roundtrip.yaml"), intent={})
+    run.log.open("transition", step="outbound_search", note="first")
+    with pytest.raises(ValidationError, match="surprise"):
+        run.log.set(surprise=1)
+    run.log.flush()
+    assert run.trace[-1].note == "first" and not hasattr(run.trace[-1], "surprise")
+
+
 def test_a_run_trace_survives_a_json_round_trip():
     run = Run.start(fixture("flight-roundtrip.yaml"), intent={"origin": "LHR"})
     run.observe(Observation(transport="timeout"))
