@@ -134,8 +134,8 @@ class EventLog(Part):
             return
         draft, self.draft = self.draft, None
         s = self.snapshot
-        b = s.budgets
         if self.stamps_budgets:
+            b = s.budgets
             draft["budget_after"] = {
                 "step_attempts_left": b.step_attempts_left,
                 "safe_rejects_left": b.safe_rejects_left,
