@@ -72,7 +72,7 @@ DIGEST_BYTES = 8  # of xxh3-64 per state: see docs/explorer.md for why collision
 # What state_digest writes and how it hashes it: raise it with every change to either,
 # so that merge never unions digests of shards written two ways (they would never meet,
 # and every state two shards share would count twice).
-DIGEST_VERSION = 8
+DIGEST_VERSION = 7
 _POLL = 50  # expansions between should_stop / progress calls (the first one included)
 _KEPT_CHOICES = 4096  # lists of choices a search keeps (flight at 3 faults: 10)
 
@@ -110,23 +110,25 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     return digest_and_written(snapshot, monitor, None)[0]
 
 
-# What a state's key wrote of its biggest fields, kept for its children (see
-# digest_and_written): per field, a copy of the value and the JSON written for it.
+# What a state's key wrote of its result sets and selections, kept for its children
+# (see digest_and_written): per field, a copy of the value and the JSON written for it.
 Written = tuple[Any, ...]
 
 
 def digest_and_written(
     snapshot: Snapshot, monitor: Monitor, parent: Written | None
 ) -> tuple[bytes, Written]:
-    """:func:`state_digest`, writing again only the big fields that changed since ``parent``.
+    """:func:`state_digest`, reusing what the parent's key wrote of fields left unchanged.
 
-    ``parent`` is what the parent state's key wrote (None for a root). Most
-    inputs change few of a run's fields, and the handles, result sets,
-    selections and mint counts make most of a key's bytes: a field equal to
-    the parent's copy reuses the JSON written for it. Equal values write the
-    same JSON here (strings, whole numbers, and the clock's floats, never two
-    spellings of one number), so the key is the same however the state was
-    reached.
+    ``parent`` is what the parent state's key wrote (None for a root). The
+    result sets and the selections are a large part of a key's bytes and
+    change at few inputs (a search's options, a pick): a field equal to the
+    parent's copy reuses the JSON written for it. Equal values write the same
+    JSON here (strings, whole numbers and frozen options), so the key is the
+    one :func:`state_digest` writes whole, however the state was reached.
+    The handles and mint counts change at most inputs (every success mints),
+    and keeping their copies for every queued state cost more memory than
+    the writing they saved.
     """
     s = snapshot
     # most states have landed nothing and persisted no record yet: only non-empty groups
@@ -139,32 +141,28 @@ def digest_and_written(
         )
         if group
     ]
-    handles = s.handles
-    seqs = [s.arrived_seq, *[h.minted_seq for h in handles.values()]]
+    seqs = [s.arrived_seq, *[h.minted_seq for h in s.handles.values()]]
     for _, group in records:
         seqs += [r.attempt_seq for r in group]
     rank = {v: i for i, v in enumerate(sorted(set(seqs)))}
 
-    kept = parent or _NOTHING_WRITTEN
+    kept = parent or (None, None)
     written = (
-        _handles_written(handles, kept[0]),
-        _written(s.results, kept[1], _results_json),
-        _written(s.selections, kept[2], _as_is),
-        _written(s.mint_counts, kept[3], _as_is),
+        _written(s.results, kept[0], _results_json),
+        _written(s.selections, kept[1], _as_is),
     )
     # The key is a row of the kept fields' values in the model's field order (a fixed
     # order: no names to write, nothing to sort at the top). orjson writes a model as the
-    # dict of its fields (no model_dump copy first). Handles are written as the JSON of
-    # their other fields and the ranks of their seqs in handle order; records as their
-    # seq's rank and the values of their other kept fields.
+    # dict of its fields (no model_dump copy first). Handles and records are written as
+    # their seq's rank and the values of their other kept fields, and result options as
+    # dicts, so orjson need not call back.
     row = list(_kept_fields(s.__dict__))
     row[_AT_ARRIVED] = rank[s.arrived_seq]
-    row[_AT_HANDLES] = (written[0][1], [rank[handles[h].minted_seq] for h in written[0][2]])
+    row[_AT_HANDLES] = {h: (rank[st.minted_seq], _handle_rest(st)) for h, st in s.handles.items()}
     for at, group in records:
         row[at] = [(rank[r.attempt_seq], _record_rest[type(r)](r)) for r in group]
-    row[_AT_RESULTS] = written[1][1]
-    row[_AT_SELECTIONS] = written[2][1]
-    row[_AT_MINT_COUNTS] = written[3][1]
+    row[_AT_RESULTS] = written[0][1]
+    row[_AT_SELECTIONS] = written[1][1]
     if s.gate_context is None or s.gate_context.kind != "raised":
         row[_AT_OBSERVATION] = None
     named = keyed_commits(monitor.chain)
@@ -174,33 +172,16 @@ def digest_and_written(
     return digest, written
 
 
-def _json(value: Any) -> orjson.Fragment:
-    return orjson.Fragment(orjson.dumps(value, default=_fields, option=orjson.OPT_SORT_KEYS))
-
-
 def _written(value: dict, kept: tuple | None, shape: Callable[[dict], Any]) -> tuple:
     """(a copy of ``value``, its JSON): ``kept`` when it holds an equal value.
 
-    A shallow copy serves: these dicts hold frozen values, or lists the
-    runtime replaces and never changes.
+    A shallow copy serves: these dicts hold frozen options, or lists of them
+    the runtime replaces and never changes.
     """
     if kept is not None and kept[0] == value:
         return kept
-    return (dict(value), _json(shape(value)))
-
-
-def _handles_written(handles: dict[str, HandleState], kept: tuple | None) -> tuple:
-    """(a copy, the JSON of each handle's fields but its seq, the handle ids in order,
-    that JSON by handle). A handle state is frozen: one the parent held writes the same.
-    """
-    if kept is not None and kept[0] == handles:
-        return kept
-    before, before_json = (kept[0], kept[3]) if kept is not None else ({}, {})
-    each = {
-        h: before_json[h] if before.get(h) is st else _json(_handle_rest(st))
-        for h, st in handles.items()
-    }
-    return (dict(handles), _json(each), sorted(handles), each)
+    json = orjson.dumps(shape(value), default=_fields, option=orjson.OPT_SORT_KEYS)
+    return (dict(value), orjson.Fragment(json))
 
 
 def _results_json(results: dict[str, list[Any]]) -> dict[str, list[Any]]:
@@ -209,9 +190,6 @@ def _results_json(results: dict[str, list[Any]]) -> dict[str, list[Any]]:
 
 def _as_is(value: Any) -> Any:
     return value
-
-
-_NOTHING_WRITTEN: Written = (None, None, None, None)
 
 
 def _rest(kind: Any, *left_out: str) -> Callable[[Any], tuple[Any, ...]]:
@@ -241,7 +219,7 @@ _AT = {name: at for at, name in enumerate(_KEPT)}
 _AT_ARRIVED, _AT_ARRIVALS, _AT_HANDLES, _AT_RESULTS, _AT_OBSERVATION = (
     _AT[name] for name in ("arrived_seq", "arrivals", "handles", "results", "last_observation")
 )
-_AT_SELECTIONS, _AT_MINT_COUNTS = _AT["selections"], _AT["mint_counts"]
+_AT_SELECTIONS = _AT["selections"]
 _AT_COMMITS, _AT_COMPENSATORS, _AT_CORRELATION = (
     _AT[name] for name in ("commits_landed", "compensators_landed", "correlation")
 )
