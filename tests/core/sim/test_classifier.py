@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chains.core.sim.classifier import ClassifyContext, classify, matches
+from chains.core.sim.classifier import ClassifyContext, classify, matches, row_label
 from chains.core.sim.state import Observation
 
 from .builders import BOOKING, KEYED, TWO_HANDLES, chain, fixture, obs
@@ -194,3 +194,12 @@ def test_a_commit_in_flight_is_part_of_the_question():
     idle = run_classify(doc, "use", obs("http:409", "ODD"))
     in_flight = run_classify(doc, "use", obs("http:409", "ODD"), commit_in_flight=True)
     assert (idle.row, in_flight.row) == ("#12", "#11")
+
+
+def test_two_unnamed_rows_written_alike_are_labelled_by_their_own_places():
+    doc = chain(
+        TWO_HANDLES + "verdict_table:\n" + "  - {signal: [code:LOCKED], verdict: retry}\n" * 2
+    )
+    first, second = doc.verdict_table
+    assert first == second and first is not second
+    assert (row_label(doc, first), row_label(doc, second)) == ("domain#1", "domain#2")
