@@ -33,7 +33,7 @@ class EventLog(Part):
         super().__init__(run, chain, snapshot)
         self.draft: dict[str, Any] | None = None
         # A search reads no event's budgets (its invariants read the snapshot's), and
-        # stamping them is a tenth of what writing an event costs: it turns this off.
+        # stamping them is a third of what writing an event costs: it turns this off.
         self.stamps_budgets = True
 
     def open(

@@ -423,11 +423,11 @@ class Event:
 
     @classmethod
     def written(cls, draft: dict[str, Any]) -> Event:
-        """The event over ``draft`` as it is: for a draft whose keys are known to be the fields.
+        """The event over ``draft`` as it is, for a draft whose keys are known to be the fields.
 
-        The event log's drafts are (it writes every field and refuses any
-        other), and a search writes two events an input: checking the keys
-        again was a hundredth of the search.
+        The event log's drafts are: it writes every field and refuses any
+        other when it is set. A search writes two events an input, and
+        checking their keys again cost about 1% of it.
         """
         event = object.__new__(cls)
         event.__dict__ = draft
