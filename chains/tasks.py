@@ -100,6 +100,7 @@ def explore_shard(self, exploration_id: int, index: int) -> str:
             formats.from_document(exploration.revision.document),
             exploration.get_bounds(),
             shard=(index, exploration.shard_count),
+            claim=shard.part_claims(),
             should_stop=pulse.should_stop,
             progress=pulse.progress,
             time_up=(SoftTimeLimitExceeded,),

@@ -251,6 +251,40 @@ def test_the_task_runs_every_shard_to_the_unsharded_result(revision, sent):
     assert explore_shard.apply(args=(exploration.pk, 0)).get() == "skipped"
 
 
+@pytest.mark.django_db
+def test_running_shards_take_the_parts_of_the_split_in_turn_each_once(revision, sent):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=2)
+    first, second = (
+        ExplorationShard.objects.claim(exploration.pk, i, worker="w").part_claims() for i in (0, 1)
+    )
+    assert [first(), second(), first()] == [0, 1, 2]
+    assert [s.parts for s in exploration.shards.order_by("index")] == [[0, 2], [1]]
+
+
+@pytest.mark.django_db
+def test_a_shard_run_again_first_searches_the_parts_it_had_taken(revision, sent):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=2)
+    gone = ExplorationShard.objects.claim(exploration.pk, 0, worker="gone")
+    taken = gone.part_claims()
+    assert [taken(), taken()] == [0, 1]
+    silence(gone)
+    assert ExplorationShard.objects.reap() == [gone]
+    again = ExplorationShard.objects.claim(exploration.pk, 0, worker="next").part_claims()
+    assert [again(), again(), again()] == [0, 1, 2]
+
+
+@pytest.mark.django_db
+def test_a_worker_whose_claim_was_taken_back_takes_no_more_parts(revision, sent):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=1)
+    gone = ExplorationShard.objects.claim(exploration.pk, 0, worker="gone")
+    taken = gone.part_claims()
+    silence(gone)
+    ExplorationShard.objects.reap()
+    assert taken() is None
+    exploration.refresh_from_db()
+    assert exploration.parts_dealt == 0
+
+
 # Stale work
 
 

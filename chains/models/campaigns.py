@@ -214,6 +214,8 @@ class Exploration(models.Model):
     revision = models.ForeignKey(Revision, on_delete=models.CASCADE, related_name="explorations")
     bounds = models.JSONField()
     shard_count = models.PositiveSmallIntegerField()
+    # How many parts of the split level its shards have taken (ExplorationShard.part_claims).
+    parts_dealt = models.PositiveIntegerField(default=0)
     status = models.CharField(
         max_length=10, choices=ExplorationStatus.choices, default=ExplorationStatus.QUEUED
     )
@@ -505,6 +507,8 @@ class ExplorationShard(models.Model):
     # When its task was last sent to the broker; None while it waits for its turn (dispatch).
     sent_at = models.DateTimeField(null=True, blank=True)
     states = models.PositiveIntegerField(default=0)
+    # The parts of the split level it took, in order; searched again if it runs again.
+    parts = models.JSONField(default=list, blank=True)
     result = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -532,6 +536,41 @@ class ExplorationShard(models.Model):
         if _send_shard is None:
             raise RuntimeError("no task queue is connected (chains.models.connect_queue)")
         _send_shard(self.exploration_id, self.index)
+
+    def part_claims(self) -> Callable[[], int | None]:
+        """``explore``'s ``claim`` for this shard: parts it took on an earlier run, then new ones.
+
+        A shard's worker takes the next part of the split level whenever it is
+        free, so the workers of a campaign stay busy to its end however the
+        shards' work was estimated. A shard run again (its worker went silent
+        and it was queued again) first searches the parts it had taken, which
+        no other shard will. None once this claim is no longer the shard's
+        (taken back, or it ended): its worker takes no more parts.
+        """
+        taken = list(self.parts)
+
+        def claim() -> int | None:
+            return taken.pop(0) if taken else self._take_part()
+
+        return claim
+
+    def _take_part(self) -> int | None:
+        """The exploration's next part, recorded as this shard's in the same transaction.
+
+        The shard's row is locked first (the conditional update), so a claim
+        taken back meanwhile takes nothing; the count's update then holds the
+        exploration's row until the commit, so two shards never read the same
+        number.
+        """
+        with transaction.atomic():
+            if not self._mine().update(heartbeat_at=timezone.now()):
+                return None
+            dealt = Exploration.objects.filter(pk=self.exploration_id)
+            dealt.update(parts_dealt=F("parts_dealt") + 1)
+            part = dealt.values_list("parts_dealt", flat=True).get() - 1
+            self.parts = [*self.parts, part]
+            self._mine().update(parts=self.parts)
+        return part
 
     def beat(self, states: int) -> bool:
         """Record progress and liveness; False when the worker should stop.

@@ -56,7 +56,7 @@ from ..model import ChainSpec
 from .reach import Reach
 from .scenario import Scenario
 from .search import DIGEST_BYTES, DIGEST_VERSION, Search, state_digest, state_key
-from .shards import share
+from .shards import parts, share, split
 
 __all__ = [
     "EXIT_CODES",
@@ -267,6 +267,7 @@ def explore(
     bounds: Bounds = Bounds(),
     *,
     shard: tuple[int, int] | None = None,
+    claim: Callable[[], int | None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     progress: Callable[[int], None] | None = None,
     time_up: tuple[type[BaseException], ...] = (),
@@ -283,6 +284,15 @@ def explore(
     the bounds is reachable through some node of that level, so
     :func:`merge` of all shards gives the unsharded states, terminal states
     and violations.
+    ``claim``, with ``shard``: the level is not dealt up front but cut into
+    parts (:func:`~.shards.parts`) that the shards claim as they get free.
+    Each call returns the number of the next part this shard searches, from
+    a count every shard of the search shares (0, 1, 2, ... across them all;
+    a part handed out again, to a shard run a second time, is searched
+    again), or None for no more; the shard ends when it gets None or a
+    number past the last part. A state a later part reaches by a shorter
+    path than an earlier part did is searched again from there, so every
+    violation is still found at its shortest length.
     ``should_stop`` is polled every 50 expansions and ends the
     search with ``truncated=True``; ``progress`` gets the states so far.
     The caps of ``bounds`` end it the same way, with ``stopped_by`` naming
@@ -304,11 +314,13 @@ def explore(
             raise ValueError(f"bounds need {cap} above 0 (or None for no cap); got {value}")
     if shard is not None and not (shard[1] >= 1 and 0 <= shard[0] < shard[1]):
         raise ValueError(f"shard is (index, count) with 0 <= index < count; got {shard}")
+    if claim is not None and shard is None:
+        raise ValueError("claim needs shard: the parts are those of the shards' split")
     started = time.perf_counter()
     search = Search(chain, bounds, should_stop, progress)
     try:
         with _collector_paused():
-            _run(search, shard)
+            _run(search, shard, claim)
     except time_up:
         search.stop("time")
     if progress is not None:
@@ -341,11 +353,21 @@ def _collector_paused() -> Iterator[None]:
                 gc.enable()
 
 
-def _run(search: Search, shard: tuple[int, int] | None) -> None:
+def _run(
+    search: Search, shard: tuple[int, int] | None, claim: Callable[[], int | None] | None
+) -> None:
+    if claim is not None:
+        search.depths = {}  # parts come at any depth: see Search.depths
     queue = search.start()
-    if shard is not None:
-        queue = share(search, queue, shard)
-    search.bfs(deque(queue))
+    if shard is None:
+        search.bfs(deque(queue))
+    elif claim is None:
+        search.bfs(deque(share(search, queue, shard)))
+    else:
+        level, weights = split(search, queue, shard[1])
+        dealt = parts(weights, shard[1])
+        while not search.stopped and (n := claim()) is not None and n < len(dealt):
+            search.bfs(deque(level[i] for i in dealt[n]))
 
 
 def _result(search: Search, seconds: float, shard: tuple[int, int] | None) -> ExploreResult:

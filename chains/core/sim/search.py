@@ -262,6 +262,10 @@ class Search:
         self.should_stop = should_stop
         self.progress = progress
         self.seen: dict[bytes, int] = {}
+        # Each state's depth when last searched from, for a search whose queue is not one
+        # breadth-first walk (explore's claimed parts): reached again by a shorter path, it
+        # is searched again from there. None while depth only grows along the queue.
+        self.depths: dict[bytes, int] | None = None
         self.keys: dict[bytes, str] = {}
         self.paths = 0
         self.cut = 0
@@ -301,25 +305,31 @@ class Search:
 
         A state's own findings are looked for the first time it is reached
         only: they read nothing its key leaves out, so a state reached again
-        shows the same ones, already recorded at a depth no greater.
+        shows the same ones, already recorded at a depth no greater (or,
+        with ``depths``, looked for again when reached by a shorter path).
         """
         snapshot = node.run.snapshot
         key, node.written = digest_and_written(snapshot, node.monitor, node.written)
         before = self.seen.get(key)
         finished = node.run.finished
-        if before is None:
+        depths = self.depths
+        shorter = depths is not None and before is not None and node.depth < depths[key]
+        if before is None or shorter:
             self._record(node.monitor.state_findings(snapshot, node.run), node)
+        if before is None:
             cap = self.bounds.max_states
             if cap is not None and len(self.seen) >= cap:
                 self.stop("states")
                 return False
             self.keys[key] = snapshot.state if finished else ""
-        if before is not None and before <= node.faults:
+        elif before <= node.faults and not shorter:
             self.paths += 1  # joins a state already explored with as few faults
             if node.faults == 0:  # only a fault-free walk can join itself: it loops
                 self.recorder.ended(snapshot, events, 0, "loop")
             return False
         self.seen[key] = node.faults
+        if depths is not None:
+            depths[key] = node.depth
         if finished:
             self.paths += 1
             self.recorder.ended(snapshot, events, node.faults, "terminal")

@@ -1,12 +1,20 @@
 """How a sharded search deals its nodes out, the same way in every shard.
 
-Every shard of a search walks the same first levels, whole, then keeps its
-share of one level's nodes (:func:`share`): deep enough that no node
-outweighs much more than one shard's fair share of the work, by the
-estimate of :class:`Spread`, and dealt out heaviest first to the lightest
-shard (:func:`assign`). Each shard then searches breadth first from its
-nodes, so every violation is still found at its shortest length, and
-:func:`~.explorer.merge` of all shards gives the unsharded result.
+Every shard of a search walks the same first levels, whole, down to one
+level (:func:`split`): deep enough that no node outweighs much more than one
+shard's fair share of the work, by the estimate of :class:`Spread`. Its
+nodes are then shared one of two ways, both the same in every shard:
+
+- dealt out up front, heaviest first to the lightest shard (:func:`share`,
+  :func:`assign`), when shards run apart and cannot talk;
+- in parts that shards claim in turn as they get free (:func:`parts`),
+  heaviest first and smaller towards the end, when they share a counter (a
+  campaign's database row): a worker that drew light nodes takes more, so
+  the estimate's errors even out instead of setting the slowest shard.
+
+Each shard searches breadth first from its nodes, so every violation is
+still found at its shortest length, and :func:`~.explorer.merge` of all
+shards gives the unsharded result.
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ import heapq
 
 from .search import Node, Search, apply_event, fork
 
-__all__ = ["Spread", "assign", "share"]
+__all__ = ["Spread", "assign", "parts", "share", "split"]
 
 # A sharded search splits at a level of at least _SHARD_WIDTH nodes per shard, deeper
 # while one node outweighs _SHARD_HEAVY shares, never past _SHARD_DEEPEST nodes per shard.
@@ -30,6 +38,22 @@ _SHARD_DEEPEST = 128
 def share(search: Search, level: list[Node], shard: tuple[int, int]) -> list[Node]:
     """This shard's nodes of the level where every shard splits, the same in every shard.
 
+    The level is :func:`split`'s; its nodes go to shards by :func:`assign`
+    on the weights :class:`Spread` estimates.
+    """
+    index, count = shard
+    if count == 1:
+        return level
+    level, weights = split(search, level, count)
+    if not level:
+        return level
+    owners = assign(weights, count)
+    return [node for node, owner in zip(level, owners, strict=True) if owner == index]
+
+
+def split(search: Search, level: list[Node], count: int) -> tuple[list[Node], list[float]]:
+    """The level where ``count`` shards split, and the work estimated below each of its nodes.
+
     Levels are expanded whole, so each shard still searches breadth first
     and finds every violation at its shortest length. The split waits for
     a level of at least ``_SHARD_WIDTH`` nodes a shard, then goes on
@@ -38,26 +62,22 @@ def share(search: Search, level: list[Node], shard: tuple[int, int]) -> list[Nod
     level is under ``_SHARD_DEEPEST`` nodes a shard (every shard repeats
     the levels before the split, so they must stay cheap). A small search
     splits at the first level narrower than the one before: deeper, the
-    levels only shrink. Nodes go to shards by :func:`assign` on the
-    weights :class:`Spread` estimates.
+    levels only shrink. An empty level when the search stopped or ended
+    before the split (then :meth:`Search.bfs` has nothing or no time left).
     """
-    index, count = shard
-    if count == 1:
-        return level
     spread, widest = Spread(search), 0
     while level and not search.stopped:
         weights = spread.weights(level)
         light = max(weights) <= _SHARD_HEAVY * sum(weights) / count
         wide = len(level) >= _SHARD_WIDTH * count
         if len(level) < widest or (wide and (light or len(level) >= _SHARD_DEEPEST * count)):
-            owners = assign(weights, count)
-            return [node for node, owner in zip(level, owners, strict=True) if owner == index]
+            return level, weights
         widest = max(widest, len(level))
         following: list[Node] = []
         for node in level:
             following.extend(spread.expand(node))
         level = following
-    return level  # stopped or ended before the split: bfs() has nothing or no time left
+    return [], []
 
 
 class Spread:
@@ -129,3 +149,32 @@ def assign(weights: list[float], count: int) -> list[int]:
         owners[position] = shard
         heapq.heappush(loads, (load + weights[position], shard))
     return owners
+
+
+def parts(weights: list[float], count: int) -> list[list[int]]:
+    """Positions of the split level in the parts ``count`` shards claim in turn.
+
+    Heaviest nodes first, ties by position; a part closes once it weighs
+    a ``2 * count``-th of what is left (guided self-scheduling), and never
+    less than a ``8 * count``-th of the whole, so the first parts are big
+    and the last small: the shard that claims the last one is done soon
+    after the others, and the claims stay few (flight, two shards: a dozen).
+
+    >>> parts([1.0, 9.0, 1.0, 4.0, 4.0], 2)
+    [[1], [3], [4], [0, 2]]
+    """
+    order = sorted(range(len(weights)), key=lambda i: (-weights[i], i))
+    left = total = sum(weights)
+    out: list[list[int]] = []
+    part: list[int] = []
+    weight = 0.0
+    for position in order:
+        part.append(position)
+        weight += weights[position]
+        if weight >= max(left / (2 * count), total / (8 * count)):
+            out.append(part)
+            left -= weight
+            part, weight = [], 0.0
+    if part:
+        out.append(part)
+    return out
