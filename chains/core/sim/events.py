@@ -50,8 +50,12 @@ class EventLog(Part):
         input: dict[str, Any] | None = None,
         proposal_source: str | None = None,
         key: str | None = None,
+        consumed: list[str] | None = None,
     ) -> None:
-        """Start the next event; the previous one is finished first."""
+        """Start the next event; the previous one is finished first.
+
+        ``consumed``: the aliases an attempt's dispatch presented.
+        """
         self.flush()
         s = self.snapshot
         s.seq += 1
@@ -65,7 +69,7 @@ class EventLog(Part):
             "verdict": format_verdict(verdict) if verdict is not None else None,
             "verdict_source": source,
             "row": row,
-            "handles_consumed": [],
+            "handles_consumed": [] if consumed is None else consumed,
             "handles_minted": [],
             "handles_invalidated": [],
             "note": note,

@@ -330,17 +330,19 @@ def _row_name(row: str) -> str:
 
 def _lineage(handles: dict[str, HandleState], handle_ids: list[str]) -> list[Finding]:
     """Live handles among ``handle_ids`` whose recorded parents are not the live ones."""
-    found = []
+    found: list[Finding] = []
+    # An alias names its handle (``hid#n``), so a parent is live as recorded exactly when
+    # its alias is among the live ones: one set check a handle, the messages only on a miss.
+    live = {st.alias for st in handles.values()}
     for hid in handle_ids:
-        for alias in handles[hid].lineage:
-            parent = alias.split("#")[0]
-            current = handles.get(parent)
-            if current is None:
-                why = "is no longer live"
-            elif current.alias != alias:
-                why = "has been re-minted since"
-            else:
+        lineage = handles[hid].lineage
+        if live.issuperset(lineage):
+            continue
+        for alias in lineage:
+            if alias in live:
                 continue
+            parent = alias.split("#")[0]
+            why = "is no longer live" if parent not in handles else "has been re-minted since"
             found.append(
                 Finding(
                     "mixed_lineage", f"{hid} is live but derives from {article(parent)} that {why}"

@@ -125,8 +125,8 @@ class Reconcile(Part):
                 note="process restarted mid-dispatch: the outcome is unknown; probe, "
                 "never re-dispatch",
                 input={"kind": "resume"},
+                consumed=self.run.handles.presented(action),  # I4: spent
             )
-            self.log.set(handles_consumed=self.run.handles.presented(action))  # I4: spent
             self.start(action)
             return
         record = self.pending(action.id)

@@ -127,7 +127,9 @@ def clone(value: Any) -> Any:
     fields are copies of valid fields.
 
     Options, observations, waits and live handles are frozen (the runtime
-    replaces them, never changes them in place), so a copy shares them.
+    replaces them, never changes them in place), so a copy shares them; so
+    are the values of a snapshot's intent and sealed store, whose mappings
+    are copied.
 
     >>> g = GateContext(gate="g", options=[Option(id="a")], payload={"price": 1})
     >>> c = clone(g)
@@ -196,8 +198,12 @@ def _copiers(model: Any) -> tuple[tuple[str, Callable[[Any], Any]], ...]:
     only hold shared values are left out: the copy shares them.
     """
     out: list[tuple[str, Callable[[Any], Any]]] = []
+    replaced = _ENTRIES_REPLACED.get(model, frozenset())
     for name, annotation in _annotations(model).items():
         if _shared(annotation):
+            continue
+        if name in replaced:
+            out.append((name, dict.copy))
             continue
         origin, args = get_origin(annotation), get_args(annotation)
         if origin is list and _shared(args[0]):
@@ -586,3 +592,7 @@ _FROZEN: frozenset[type] = frozenset({HandleState})
 _RECORDS: frozenset[type] = frozenset(
     {LandedCommit, CorrelationRecord, Budgets, GateContext, Unwind, SharedStore}
 )
+# Mappings of outside values the runtime only ever adds to or replaces an entry of
+# (``intent.update``, ``sealed[ref] = value``), never changing a value in place: a copy
+# of the mapping serves, its values shared (deep copies were a fifth of a branch's copy).
+_ENTRIES_REPLACED: dict[type, frozenset[str]] = {Snapshot: frozenset({"intent", "sealed"})}

@@ -228,8 +228,8 @@ class Steps(Part):
             note=c.reason,
             input=observed_input(obs),
             key=self.key(action),
+            consumed=run.handles.presented(action),
         )
-        self.log.set(handles_consumed=run.handles.presented(action))
         if c.no_side_effect and is_unkeyed_commit(action):
             record = run.reconcile.pending(action.id)
             if record is not None:  # the provider vouches this dispatch left nothing

@@ -315,6 +315,17 @@ def test_a_cloned_snapshot_copies_each_list_of_results_and_shares_the_options_in
     assert copy.results[alias][0] is options[0]
 
 
+def test_a_cloned_snapshot_copies_its_intent_and_sealed_store_and_shares_their_values():
+    dates = {"out": "2026-05-01", "back": "2026-05-09"}
+    run = Run.start(fixture("flight-roundtrip.yaml"), intent={"origin": "LHR", "dates": dates})
+    copy = clone(run.snapshot)
+    assert copy.intent == run.snapshot.intent and copy.intent is not run.snapshot.intent
+    assert copy.sealed == run.snapshot.sealed and copy.sealed is not run.snapshot.sealed
+    assert copy.intent["dates"] is run.snapshot.intent["dates"]  # replaced, never changed
+    copy.intent.update({"dates": {"out": "2026-06-01"}})
+    assert run.snapshot.intent["dates"] == dates
+
+
 def test_a_cloned_snapshot_shares_its_handles_which_the_runtime_replaces_and_never_changes():
     run = Run.start(fixture("flight-roundtrip.yaml"), intent={})
     run.observe(Observation())
