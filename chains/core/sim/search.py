@@ -163,6 +163,7 @@ def digest_and_written(
         row[at] = [(rank[r.attempt_seq], _record_rest[type(r)](r)) for r in group]
     row[_AT_RESULTS] = written[0][1]
     row[_AT_SELECTIONS] = written[1][1]
+    row[_AT_WAITING] = s.waiting.__dict__  # every key has one: no call back for it
     if s.gate_context is None or s.gate_context.kind != "raised":
         row[_AT_OBSERVATION] = None
     named = keyed_commits(monitor.chain)
@@ -219,7 +220,7 @@ _AT = {name: at for at, name in enumerate(_KEPT)}
 _AT_ARRIVED, _AT_ARRIVALS, _AT_HANDLES, _AT_RESULTS, _AT_OBSERVATION = (
     _AT[name] for name in ("arrived_seq", "arrivals", "handles", "results", "last_observation")
 )
-_AT_SELECTIONS = _AT["selections"]
+_AT_SELECTIONS, _AT_WAITING = _AT["selections"], _AT["waiting"]
 _AT_COMMITS, _AT_COMPENSATORS, _AT_CORRELATION = (
     _AT[name] for name in ("commits_landed", "compensators_landed", "correlation")
 )

@@ -146,12 +146,7 @@ def clone(value: Any) -> Any:
     if kind is dict:
         return {k: v if type(v) in _ATOMS else clone(v) for k, v in value.items()}
     if isinstance(value, BaseModel):
-        fields = dict(value.__dict__)
-        for name, copy_field in _copiers(kind):
-            field = fields[name]
-            if field is not None:
-                fields[name] = copy_field(field)
-        return _assembled(kind, fields, set(value.__pydantic_fields_set__))
+        return _model_copier(kind)(value)
     return deepcopy(value)
 
 
@@ -184,6 +179,24 @@ def _record_copier(kind: Any) -> Callable[[Any], Any]:
             lines.append(f"    v = old.{f.name}")
             lines.append(f"    r.{f.name} = v if v is None else copy_{f.name}(v)")
     lines.append("    return r")
+    exec("\n".join(lines), env)
+    return env["copy"]
+
+
+@functools.cache
+def _model_copier(kind: Any) -> Callable[[Any], Any]:
+    """How :func:`clone` copies a model: its fields dict, each field as :func:`_copiers` says.
+
+    Written out as code for ``kind``, as :func:`_record_copier` is: the
+    snapshot is copied at every branch, and a loop over its fields cost more.
+    """
+    env: dict[str, Any] = {"kind": kind, "assembled": _assembled}
+    lines = ["def copy(old):", "    fields = dict(old.__dict__)"]
+    for name, copier in _copiers(kind):
+        env[f"copy_{name}"] = copier
+        lines.append(f"    v = fields[{name!r}]")
+        lines.append(f"    if v is not None: fields[{name!r}] = copy_{name}(v)")
+    lines.append("    return assembled(kind, fields, set(old.__pydantic_fields_set__))")
     exec("\n".join(lines), env)
     return env["copy"]
 

@@ -96,9 +96,11 @@ class Steps(Part):
         return f"{self.snapshot.run_id}:{action.id}:{arrival}"
 
     def key_expired(self, action: Action) -> bool:
-        key = self.key(action)
         idem = action.idempotency
-        if key is None or idem is None or idem.key_retention is None:
+        if idem is None or idem.key_retention is None:  # most steps: no key to expire
+            return False
+        key = self.key(action)
+        if key is None:
             return False
         retention = idem.key_retention.seconds
         since = self.snapshot.key_since.get(key)
