@@ -20,7 +20,7 @@ here decides what the run does with an input; that is the runtime's job.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..memo import remember
@@ -64,6 +64,9 @@ class Choice:
     label: str = ""
     group: str = ""
     detail: str = ""
+    # An ``observe`` event's observation, made once by a caller that keeps its choices
+    # (the explorer): the runtime never changes an observation, so one serves every run.
+    observation: Observation | None = field(default=None, compare=False, repr=False)
 
 
 def choices(chain: ChainSpec, run: Run) -> list[Choice]:

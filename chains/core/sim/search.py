@@ -17,7 +17,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -356,7 +356,10 @@ class Search:
             # parent is done with once expanded, and most nodes have a single child.
             last = n == len(allowed)
             run = fork(node.run) if not last else node.run
-            run = apply_event(self.chain, run, choice.event, self._observation)
+            if choice.observation is not None:  # as apply_event observes, its lookup made once
+                run.observe(choice.observation)
+            else:
+                run = apply_event(self.chain, run, choice.event, self._observation)
             monitor = node.monitor if last else node.monitor.copy()
             found = monitor.feed(run.trace)
             events, run.trace = run.trace, []
@@ -427,7 +430,7 @@ class Search:
         cache_key = (action.id, s.variant, stale, watches)
         cached = self._kept_choices.get(cache_key)
         if cached is None:
-            found = observation_choices(self.chain, s, action)
+            found = [_observed(c) for c in observation_choices(self.chain, s, action)]
             cached = self._kept_choices[cache_key] = self._with_crash(found)
         return cached
 
@@ -444,6 +447,14 @@ class Search:
 
     def _with_crash(self, found: list[Choice]) -> list[Choice]:
         return [*found, Choice({"crash": True}, True)] if self.bounds.crashes else found
+
+
+def _observed(choice: Choice) -> Choice:
+    """``choice`` with its observation made, if it is one (see :attr:`Choice.observation`)."""
+    value = choice.event.get("observe")
+    if value is None:
+        return choice
+    return replace(choice, observation=Observation.model_validate(value))
 
 
 def resident_mb() -> float:
