@@ -262,9 +262,10 @@ class Monitor:
         if s.in_flight and s.waiting.kind == "observe" and s.waiting.step == s.in_flight:
             action = self.chain.action(s.in_flight)
             if action is not None:
-                run = run if run is not None and run.snapshot is s else Run(self.chain, s, [])
-                presented, key = run.handles.presented(action), run.steps.key(action)
-                found += self.dispatch_findings(s.in_flight, presented, s.mint_counts, key)
+                if is_commit_class(action):  # dispatch_findings finds nothing for any other
+                    run = run if run is not None and run.snapshot is s else Run(self.chain, s, [])
+                    presented, key = run.handles.presented(action), run.steps.key(action)
+                    found += self.dispatch_findings(s.in_flight, presented, s.mint_counts, key)
                 found += _lineage(s.handles, [h for h in action.input.handles if h in s.handles])
         found += self._live_lineage(s.handles)
         found += _budgets(s)

@@ -336,6 +336,14 @@ def test_a_cloned_snapshot_shares_its_handles_which_the_runtime_replaces_and_nev
         copy.handles[handle].spent = True
 
 
+def test_a_kept_observation_choice_carries_the_observation_its_event_makes():
+    search = Search(fixture("flight-roundtrip.yaml"), SMALL, None, None)
+    (root,) = search.start()
+    observed = [c for c in search.choices(root.run) if "observe" in c.event]
+    assert observed
+    assert all(c.observation == Observation.model_validate(c.event["observe"]) for c in observed)
+
+
 def test_a_search_branch_writes_its_events_without_the_budget_stamp():
     run = Run.start(fixture("flight-roundtrip.yaml"), intent={})
     branch = fork(run)
