@@ -48,6 +48,7 @@ __all__ = [
     "classify",
     "matches",
     "observed_atoms",
+    "repeats_read",
     "row_label",
     "rows_for",
 ]
@@ -420,6 +421,39 @@ def _staleness(
     dead = deepest_first[min(tried, len(deepest_first) - 1)]
     found = _rewind_for(chain, dead, "#1", f"unattributable staleness; candidate {dead}")
     return Classification(found.verdict, found.source, found.row, found.reason, stale_key=key)
+
+
+def repeats_read(chain: ChainSpec) -> tuple[frozenset[str], Mapping[str, int]]:
+    """What a decision reads of a run's fired auto-repairs and stale recurrences.
+
+    Of ``auto_repairs_fired``, whether each ``once`` repair (``step#n``) has
+    fired (:func:`_auto_repair`); their order, repeats and count only number
+    the values an auto-repair writes into the intent, which no decision
+    reads. Of ``stale_recurrences`` (``step|atoms``), the count up to the
+    step's live inputs that detect staleness, less one: :func:`_staleness`
+    rewinds for the candidate at that place, deepest first, and a count past
+    the last candidate picks the last. The second part maps each step to
+    that cap.
+
+    >>> from chains.core.model import ChainSpec
+    >>> doc = ChainSpec.model_validate({"id": "c", "actions": [{"id": "s", "effect": "read",
+    ...     "auto_repairs": [{"trigger": "x", "fields": ["a"]}, {"trigger": "y", "fields": ["b"],
+    ...     "once": False}]}]})
+    >>> repeats_read(doc)
+    (frozenset({'s#1'}), {'s': 0})
+    """
+
+    def find() -> tuple[frozenset[str], Mapping[str, int]]:
+        repairs = ((a.id, n, ar) for a in chain.actions for n, ar in enumerate(a.auto_repairs, 1))
+        once = frozenset(f"{step}#{n}" for step, n, ar in repairs if ar.once)
+        caps = {}
+        for a in chain.actions:
+            handles = (chain.handle(hid) for hid in a.input.handles)
+            detecting = sum(1 for h in handles if h and h.staleness and h.staleness.detect)
+            caps[a.id] = max(detecting - 1, 0)
+        return once, caps
+
+    return remember(chain, "repeats read", find)
 
 
 def _rewind_for(chain: ChainSpec, handle_id: str, row: str, reason: str) -> Classification:

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from ..memo import by_identity
 from ..model import Action, ChainSpec
+from .classifier import repeats_read
 from .invariants import Finding, Monitor
 from .palette import (
     Choice,
@@ -72,7 +73,7 @@ DIGEST_BYTES = 8  # of xxh3-64 per state: see docs/explorer.md for why collision
 # What state_digest writes and how it hashes it: raise it with every change to either,
 # so that merge never unions digests of shards written two ways (they would never meet,
 # and every state two shards share would count twice).
-DIGEST_VERSION = 7
+DIGEST_VERSION = 8
 _POLL = 50  # expansions between should_stop / progress calls (the first one included)
 _KEPT_CHOICES = 4096  # lists of choices a search keeps (flight at 3 faults: 10)
 
@@ -166,6 +167,12 @@ def digest_and_written(
     row[_AT_WAITING] = s.waiting.__dict__  # every key has one: no call back for it
     if s.gate_context is None or s.gate_context.kind != "raised":
         row[_AT_OBSERVATION] = None
+    if s.auto_repairs_fired or s.stale_recurrences:  # few states have either
+        once, caps = repeats_read(monitor.chain)
+        row[_AT_FIRED] = sorted(once.intersection(s.auto_repairs_fired))
+        row[_AT_STALE] = {
+            k: min(n, caps.get(k.split("|", 1)[0], n)) for k, n in s.stale_recurrences.items()
+        }
     named = keyed_commits(monitor.chain)
     row[_AT_ARRIVALS] = {h: n for h, n in s.arrivals.items() if h in named} if named else None
     row.append(monitor.key(snapshot))
@@ -221,6 +228,7 @@ _AT_ARRIVED, _AT_ARRIVALS, _AT_HANDLES, _AT_RESULTS, _AT_OBSERVATION = (
     _AT[name] for name in ("arrived_seq", "arrivals", "handles", "results", "last_observation")
 )
 _AT_SELECTIONS, _AT_WAITING = _AT["selections"], _AT["waiting"]
+_AT_FIRED, _AT_STALE = _AT["auto_repairs_fired"], _AT["stale_recurrences"]
 _AT_COMMITS, _AT_COMPENSATORS, _AT_CORRELATION = (
     _AT[name] for name in ("commits_landed", "compensators_landed", "correlation")
 )

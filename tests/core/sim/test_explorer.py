@@ -233,7 +233,7 @@ def test_the_state_key_of_a_pinned_state_is_unchanged_at_this_digest_version():
     run = Run.start(fixture("flight-roundtrip.yaml"), intent={"origin": "LHR"}, run_id="pinned")
     run.observe(Observation())
     key = state_key(run.snapshot, Monitor(run.chain))
-    assert (DIGEST_VERSION, key) == (7, "5fd59e83ce69290d")
+    assert (DIGEST_VERSION, key) == (8, "5fd59e83ce69290d")
 
 
 def test_the_state_key_ignores_the_sealed_store_which_the_runtime_never_reads():
@@ -456,6 +456,43 @@ def test_only_a_keyed_commit_keeps_how_often_it_was_reached_in_the_state(step, k
         state_key(run.snapshot.model_copy(update={"arrivals": {step: n}}), monitor) for n in (1, 2)
     }
     assert len(keys) == (2 if kept else 1)
+
+
+REPAIRED_BOOKING = """
+id: repaired_booking
+handles:
+  - {id: offer, minted_by: search, staleness: {detect: [offer_expired]}}
+  - {id: quote, minted_by: price, staleness: {detect: [quote_expired]}}
+actions:
+  - {id: search, effect: read, output: {handles: [offer]}}
+  - {id: price, effect: read, input: {handles: [offer]}, output: {handles: [quote]}}
+  - id: book
+    effect: read
+    input: {handles: [offer, quote]}
+    auto_repairs:
+      - {trigger: http:422, fields: [passenger]}
+      - {trigger: http:409, fields: [seat], once: false}
+"""
+
+
+def _booking_key(**update) -> str:
+    run = Run.start(chain(REPAIRED_BOOKING))
+    return state_key(run.snapshot.model_copy(update=update), Monitor(run.chain))
+
+
+def test_the_state_key_keeps_which_once_auto_repairs_fired_not_their_order_or_repeats():
+    assert _booking_key(auto_repairs_fired=["book#1", "book#2", "book#2"]) == _booking_key(
+        auto_repairs_fired=["book#2", "book#1"]
+    )
+    assert _booking_key(auto_repairs_fired=["book#2"]) == _booking_key()
+    assert _booking_key(auto_repairs_fired=["book#1"]) != _booking_key()
+
+
+def test_the_state_key_counts_stale_recurrences_up_to_the_candidates_less_one():
+    # two inputs detect staleness: a count of 0 rewinds for the deepest, 1 or more the other
+    key = "book|offer_expired+quote_expired"
+    counts = {n: _booking_key(stale_recurrences={key: n}) for n in (0, 1, 2, 5)}
+    assert counts[0] != counts[1] == counts[2] == counts[5]
 
 
 def _at_the_probe_of_book_trip() -> Run:
