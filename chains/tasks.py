@@ -104,6 +104,7 @@ def explore_shard(self, exploration_id: int, index: int) -> str:
             should_stop=pulse.should_stop,
             progress=pulse.progress,
             time_up=(SoftTimeLimitExceeded,),
+            exchange=shard.state_exchange(),
         )
     except Exception as exc:
         logger.exception("exploration %s shard %s failed", exploration_id, index)

@@ -285,6 +285,53 @@ def test_a_worker_whose_claim_was_taken_back_takes_no_more_parts(revision, sent)
     assert exploration.parts_dealt == 0
 
 
+# Shards telling each other the states they searched
+
+
+STATE_A, STATE_B = (b"a" * 8, 1, 3), (b"b" * 8, 0, 2)
+
+
+@pytest.mark.django_db
+def test_running_shards_get_the_states_the_others_sent_each_once_and_not_their_own(revision, sent):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=2)
+    first, second = (
+        ExplorationShard.objects.claim(exploration.pk, i, worker="w").state_exchange()
+        for i in (0, 1)
+    )
+    assert first([STATE_A]) == []
+    assert second([STATE_B]) == [STATE_A]
+    assert second([]) == []
+    assert first([]) == [STATE_B]
+
+
+@pytest.mark.django_db
+def test_a_shard_alone_exchanges_nothing(revision, sent):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=1)
+    assert ExplorationShard.objects.claim(exploration.pk, 0, worker="w").state_exchange() is None
+
+
+@pytest.mark.django_db
+def test_a_shard_run_again_searches_without_the_others_states(revision, sent):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=2)
+    gone = ExplorationShard.objects.claim(exploration.pk, 0, worker="gone")
+    assert gone.state_exchange() is not None
+    silence(gone)
+    ExplorationShard.objects.reap()
+    again = ExplorationShard.objects.claim(exploration.pk, 0, worker="next")
+    assert again.state_exchange() is None
+
+
+@pytest.mark.django_db
+def test_the_states_shards_sent_are_deleted_when_the_exploration_settles(revision, sent):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=2)
+    first = ExplorationShard.objects.claim(exploration.pk, 0, worker="w")
+    first.state_exchange()([STATE_A])
+    first.finish(explore(load(PAY), SMALL, shard=(0, 2)))
+    assert exploration.exchanged.count() == 1
+    explore_shard.apply(args=(exploration.pk, 1)).get()
+    assert finished(exploration) and exploration.exchanged.count() == 0
+
+
 # Stale work
 
 

@@ -33,7 +33,8 @@ from django.db import models, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from chains.core.sim.explorer import Bounds, ExploreResult, merge
+from chains.core.sim.explorer import Bounds, ExploreResult, merge, pack_states, unpack_states
+from chains.core.sim.search import Exchange
 from chains.models.chains import Revision
 from chains.models.errors import QueueDown
 
@@ -331,6 +332,7 @@ class Exploration(models.Model):
         """
         if self.shards.filter(status__in=ACTIVE).exists():
             return False
+        self.exchanged.all().delete()  # no shard is left to read them
         results = [
             ExploreResult.from_dict(data)
             for data in self.shards.order_by("index").values_list("result", flat=True)
@@ -554,6 +556,39 @@ class ExplorationShard(models.Model):
 
         return claim
 
+    def state_exchange(self) -> Exchange | None:
+        """``explore``'s ``exchange`` for this shard: its states out, the other shards' in.
+
+        Through the database, a row of packed states per call (about ten a
+        second while the shard searches), read by the other shards in the
+        order they were written; a row written late is merely read late or
+        not at all, which costs a search again, never a state. None for a
+        shard alone, and for a shard on its second run: the other shards may
+        have skipped states its first run sent, which it must search again
+        itself (``explore``).
+        """
+        if self.attempts > 1 or self.exploration.shard_count < 2:
+            return None
+        read = 0
+
+        def exchange(fresh: list[tuple[bytes, int, int]]) -> list[tuple[bytes, int, int]]:
+            nonlocal read
+            if fresh:
+                ExchangedStates.objects.create(
+                    exploration_id=self.exploration_id, shard=self.index, states=pack_states(fresh)
+                )
+            rows = list(
+                ExchangedStates.objects.filter(exploration_id=self.exploration_id, pk__gt=read)
+                .exclude(shard=self.index)
+                .order_by("pk")
+                .values_list("pk", "states")
+            )
+            if rows:
+                read = rows[-1][0]
+            return [state for _, data in rows for state in unpack_states(bytes(data))]
+
+        return exchange
+
     def _take_part(self) -> int | None:
         """The exploration's next part, recorded as this shard's in the same transaction.
 
@@ -660,6 +695,21 @@ class ExplorationShard(models.Model):
             "attempts": self.attempts,
             "error": self.error,
         }
+
+
+class ExchangedStates(models.Model):
+    """States one shard of a running exploration searched, for the others not to search again.
+
+    Written and read by :meth:`ExplorationShard.state_exchange`; deleted when
+    the exploration settles.
+    """
+
+    exploration = models.ForeignKey(Exploration, on_delete=models.CASCADE, related_name="exchanged")
+    shard = models.PositiveSmallIntegerField()
+    states = models.BinaryField()  # chains.core.sim.explorer.pack_states
+
+    def __str__(self) -> str:
+        return f"states of shard {self.shard} of exploration {self.exploration_id}"
 
 
 # --- personal API tokens --------------------------------------------------------------
