@@ -16,12 +16,19 @@ from pathlib import Path
 
 import pytest
 from celery.signals import worker_ready
-from django.db import connection
+from django.db import OperationalError, connection
 from django.utils import timezone
 
 from chains.core import formats
 from chains.core.sim.explorer import Bounds, ExploreResult, explore, merge
-from chains.models import STALE_AFTER, Chain, Exploration, ExplorationShard, QueueDown
+from chains.models import (
+    STALE_AFTER,
+    Chain,
+    ExchangedStates,
+    Exploration,
+    ExplorationShard,
+    QueueDown,
+)
 from chains.tasks import explore_shard, reap_explorations, recover_explorations
 
 # An unkeyed commit whose single-use quote can expire: small (43 states within SMALL).
@@ -302,6 +309,19 @@ def test_running_shards_get_the_states_the_others_sent_each_once_and_not_their_o
     assert second([STATE_B]) == [STATE_A]
     assert second([]) == []
     assert first([]) == [STATE_B]
+
+
+@pytest.mark.django_db
+def test_a_database_error_costs_the_exchange_not_the_shard(revision, sent, monkeypatch):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=2)
+    exchange = ExplorationShard.objects.claim(exploration.pk, 0, worker="w").state_exchange()
+
+    def locked(**fields):
+        raise OperationalError("database is locked")
+
+    monkeypatch.setattr(ExchangedStates.objects, "create", locked)
+    assert exchange([STATE_A]) == []
+    assert exploration.exchanged.count() == 0
 
 
 @pytest.mark.django_db

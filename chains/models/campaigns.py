@@ -29,7 +29,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import models, transaction
+from django.db import DatabaseError, models, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -573,16 +573,24 @@ class ExplorationShard(models.Model):
 
         def exchange(fresh: list[tuple[bytes, int, int]]) -> list[tuple[bytes, int, int]]:
             nonlocal read
-            if fresh:
-                ExchangedStates.objects.create(
-                    exploration_id=self.exploration_id, shard=self.index, states=pack_states(fresh)
+            # A busy database costs this exchange, never the shard: states not sent are
+            # searched by the others too, and rows not read are read at the next call.
+            try:
+                if fresh:
+                    ExchangedStates.objects.create(
+                        exploration_id=self.exploration_id,
+                        shard=self.index,
+                        states=pack_states(fresh),
+                    )
+                rows = list(
+                    ExchangedStates.objects.filter(exploration_id=self.exploration_id, pk__gt=read)
+                    .exclude(shard=self.index)
+                    .order_by("pk")
+                    .values_list("pk", "states")
                 )
-            rows = list(
-                ExchangedStates.objects.filter(exploration_id=self.exploration_id, pk__gt=read)
-                .exclude(shard=self.index)
-                .order_by("pk")
-                .values_list("pk", "states")
-            )
+            except DatabaseError as exc:
+                logger.warning("shard %s could not exchange states: %s", self, exc)
+                return []
             if rows:
                 read = rows[-1][0]
             return [state for _, data in rows for state in unpack_states(bytes(data))]
