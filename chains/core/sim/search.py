@@ -80,7 +80,7 @@ _POLL = 50  # expansions between should_stop / progress calls (the first one inc
 # Seconds between two exchanges of searched states with the other shards (Search.exchange).
 # Flight at three faults, two shards run side by side in one process exchanging every
 # expansion, every 1,250 (about a quarter of a second) or never: the busier searched
-# 17,355, 17,359 or 18,315 states, and the search as a whole 34,201 (a campaign's
+# 17,355, 17,357 or 18,315 states, and the search as a whole 34,201 (a campaign's
 # exchange is a database write and read, so not much more often than this).
 EXCHANGE_EVERY = 0.25
 _KEPT_CHOICES = 4096  # lists of choices a search keeps (flight at 3 faults: 10)
