@@ -105,6 +105,7 @@ def explore_shard(self, exploration_id: int, index: int) -> str:
             progress=pulse.progress,
             time_up=(SoftTimeLimitExceeded,),
             exchange=shard.state_exchange(),
+            split_into=shard.cut_into,
         )
     except Exception as exc:
         logger.exception("exploration %s shard %s failed", exploration_id, index)

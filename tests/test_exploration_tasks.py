@@ -269,6 +269,20 @@ def test_running_shards_take_the_parts_of_the_split_in_turn_each_once(revision, 
 
 
 @pytest.mark.django_db
+def test_once_every_part_is_taken_a_claim_gets_none_and_a_late_shard_walks_nothing(revision, sent):
+    exploration = Exploration.objects.launch(revision, SMALL, shards=2)
+    first = ExplorationShard.objects.claim(exploration.pk, 0, worker="w")
+    first.cut_into(2)
+    first.cut_into(5)  # every shard cuts the same level: the first to say it counts
+    taking = first.part_claims()
+    assert [taking(), taking(), taking()] == [0, 1, None]
+    exploration.refresh_from_db()
+    assert (exploration.parts_total, exploration.parts_dealt) == (2, 2)
+    assert explore_shard.apply(args=(exploration.pk, 1)).get() == "done"
+    assert exploration.shards.get(index=1).states == 0
+
+
+@pytest.mark.django_db
 def test_a_shard_run_again_first_searches_the_parts_it_had_taken(revision, sent):
     exploration = Exploration.objects.launch(revision, SMALL, shards=2)
     gone = ExplorationShard.objects.claim(exploration.pk, 0, worker="gone")

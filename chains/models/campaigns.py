@@ -217,6 +217,9 @@ class Exploration(models.Model):
     shard_count = models.PositiveSmallIntegerField()
     # How many parts of the split level its shards have taken (ExplorationShard.part_claims).
     parts_dealt = models.PositiveIntegerField(default=0)
+    # How many parts the split level has, once a shard has cut it (ExplorationShard.cut_into):
+    # a shard that starts when all are taken walks nothing.
+    parts_total = models.PositiveIntegerField(null=True, blank=True)
     status = models.CharField(
         max_length=10, choices=ExplorationStatus.choices, default=ExplorationStatus.QUEUED
     )
@@ -547,7 +550,8 @@ class ExplorationShard(models.Model):
         shards' work was estimated. A shard run again (its worker went silent
         and it was queued again) first searches the parts it had taken, which
         no other shard will. None once this claim is no longer the shard's
-        (taken back, or it ended): its worker takes no more parts.
+        (taken back, or it ended), or every part is taken (``cut_into``):
+        its worker takes no more parts.
         """
         taken = list(self.parts)
 
@@ -597,6 +601,17 @@ class ExplorationShard(models.Model):
 
         return exchange
 
+    def cut_into(self, count: int) -> None:
+        """``explore``'s ``split_into``: record how many parts the split level has.
+
+        Every shard cuts the same level, so the first to say it is right for
+        all; from then on a claim past the last part gets None, and a shard
+        that starts late walks nothing.
+        """
+        Exploration.objects.filter(pk=self.exploration_id, parts_total__isnull=True).update(
+            parts_total=count
+        )
+
     def _take_part(self) -> int | None:
         """The exploration's next part, recorded as this shard's in the same transaction.
 
@@ -609,7 +624,9 @@ class ExplorationShard(models.Model):
             if not self._mine().update(heartbeat_at=timezone.now()):
                 return None
             dealt = Exploration.objects.filter(pk=self.exploration_id)
-            dealt.update(parts_dealt=F("parts_dealt") + 1)
+            left = Q(parts_total__isnull=True) | Q(parts_dealt__lt=F("parts_total"))
+            if not dealt.filter(left).update(parts_dealt=F("parts_dealt") + 1):
+                return None  # every part is taken
             part = dealt.values_list("parts_dealt", flat=True).get() - 1
             self.parts = [*self.parts, part]
             self._mine().update(parts=self.parts)

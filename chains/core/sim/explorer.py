@@ -275,6 +275,7 @@ def explore(
     progress: Callable[[int], None] | None = None,
     time_up: tuple[type[BaseException], ...] = (),
     exchange: Exchange | None = None,
+    split_into: Callable[[int], None] | None = None,
 ) -> ExploreResult:
     """Search every failure sequence of ``chain`` within ``bounds``; check the invariants.
 
@@ -297,6 +298,10 @@ def explore(
     number past the last part. A state a later part reaches by a shorter
     path than an earlier part did is searched again from there, so every
     violation is still found at its shortest length.
+    The first part is claimed before anything is walked, so a shard that
+    gets None first searches nothing; ``split_into`` is told how many parts
+    this shard's split has, once it has cut the level, so that the caller
+    can answer None to the shards that start when every part is taken.
     ``should_stop`` is polled every 50 expansions and ends the
     search with ``truncated=True``; ``progress`` gets the states so far.
     The caps of ``bounds`` end it the same way, with ``stopped_by`` naming
@@ -334,14 +339,14 @@ def explore(
         raise ValueError(f"shard is (index, count) with 0 <= index < count; got {shard}")
     if claim is not None and shard is None:
         raise ValueError("claim needs shard: the parts are those of the shards' split")
-    if exchange is not None and claim is None:
-        raise ValueError("exchange needs claim: shards exchange what their parts reached")
+    if (exchange is not None or split_into is not None) and claim is None:
+        raise ValueError("exchange and split_into need claim: they are about claimed parts")
     started = time.perf_counter()
     search = Search(chain, bounds, should_stop, progress)
     search.exchange = exchange
     try:
         with _collector_paused():
-            _run(search, shard, claim)
+            _run(search, shard, claim, split_into)
     except time_up:
         search.stop("time")
     if progress is not None:
@@ -375,22 +380,29 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _run(
-    search: Search, shard: tuple[int, int] | None, claim: Callable[[], int | None] | None
+    search: Search,
+    shard: tuple[int, int] | None,
+    claim: Callable[[], int | None] | None,
+    split_into: Callable[[int], None] | None,
 ) -> None:
-    if claim is not None:
-        search.depths = {}  # parts come at any depth: see Search.depths
-    queue = search.start()
-    if shard is None:
-        search.bfs(deque(queue))
-    elif claim is None:
-        search.bfs(deque(share(search, queue, shard)))
-    else:
-        level, weights = split(search, queue, shard[1])
-        dealt = parts(weights, shard[1])
-        while not search.stopped and (n := claim()) is not None and n < len(dealt):
-            search.bfs(deque(level[i] for i in dealt[n]))
-        if not search.stopped:  # the last states searched, for the shards still running
-            search.share()
+    if claim is None:
+        queue = search.start()
+        search.bfs(deque(queue if shard is None else share(search, queue, shard)))
+        return
+    assert shard is not None  # explore checks it
+    search.depths = {}  # parts come at any depth: see Search.depths
+    n = claim()
+    if n is None:  # every part taken already: nothing to walk to
+        return
+    level, weights = split(search, search.start(), shard[1])
+    dealt = parts(weights, shard[1])
+    if split_into is not None and not search.stopped:
+        split_into(len(dealt))
+    while not search.stopped and n is not None and n < len(dealt):
+        search.bfs(deque(level[i] for i in dealt[n]))
+        n = claim()
+    if not search.stopped:  # the last states searched, for the shards still running
+        search.share()
 
 
 def _result(search: Search, seconds: float, shard: tuple[int, int] | None) -> ExploreResult:

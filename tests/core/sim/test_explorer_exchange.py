@@ -100,7 +100,7 @@ def test_shards_running_at_once_and_exchanging_merge_to_the_unsharded_search(nam
 
 
 def test_exchanging_states_needs_claimed_parts():
-    with pytest.raises(ValueError, match="exchange needs claim"):
+    with pytest.raises(ValueError, match="exchange and split_into need claim"):
         explore(fixture("flight-roundtrip.yaml"), TWO, shard=(0, 2), exchange=lambda _: [])
 
 

@@ -75,10 +75,22 @@ def test_a_state_reached_again_by_a_shorter_path_is_searched_again_from_there():
     assert not search._visit(dataclasses.replace(root, depth=4), [])
 
 
-def test_a_shard_given_no_part_searches_only_the_levels_above_the_split():
+def test_a_shard_given_no_part_walks_nothing():
+    idle = explore(fixture("flight-roundtrip.yaml"), TWO, shard=(1, 2), claim=lambda: None)
+    assert (idle.states, idle.paths, idle.violations) == (0, 0, [])
+
+
+def test_a_shard_given_a_part_walks_to_the_split_and_says_how_many_parts_it_has():
     doc = fixture("flight-roundtrip.yaml")
-    idle = explore(doc, TWO, shard=(1, 2), claim=lambda: None)
-    assert 0 < idle.states < explore(doc, TWO, shard=(1, 2)).states / 10
+    told: list[int] = []
+    explore(doc, TWO, shard=(0, 1), claim=handing_out([0]), split_into=told.append)
+    assert told == [count(doc)]
+
+
+def test_a_shard_whose_first_part_is_past_the_last_walks_only_to_the_split():
+    doc = fixture("flight-roundtrip.yaml")
+    late = explore(doc, TWO, shard=(1, 2), claim=handing_out([100]))
+    assert 0 < late.states < explore(doc, TWO).states / 5
 
 
 def test_claiming_parts_needs_a_shard():
