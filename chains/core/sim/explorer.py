@@ -311,7 +311,9 @@ def explore(
     ``exchange``, with ``claim``: shards running at once tell each other the
     states they searched, so that one does not search again below a state
     another has (claimed parts overlap: flight at three faults, two shards
-    searched a twentieth more states than the whole without it). About every
+    searched a twentieth more states than the whole without it). Once the
+    shard has cut the split level (which every shard must cut alike, so
+    none skips a state above it), about every
     ``EXCHANGE_EVERY`` seconds it is called with this shard's states
     searched since the last call, as (key, faults, depth), and returns the
     other shards' the same way (:func:`pack_states` writes them as bytes).
@@ -343,10 +345,9 @@ def explore(
         raise ValueError("exchange and split_into need claim: they are about claimed parts")
     started = time.perf_counter()
     search = Search(chain, bounds, should_stop, progress)
-    search.exchange = exchange
     try:
         with _collector_paused():
-            _run(search, shard, claim, split_into)
+            _run(search, shard, claim, split_into, exchange)
     except time_up:
         search.stop("time")
     if progress is not None:
@@ -384,6 +385,7 @@ def _run(
     shard: tuple[int, int] | None,
     claim: Callable[[], int | None] | None,
     split_into: Callable[[int], None] | None,
+    exchange: Exchange | None,
 ) -> None:
     if claim is None:
         queue = search.start()
@@ -398,6 +400,9 @@ def _run(
     dealt = parts(weights, shard[1])
     if split_into is not None and not search.stopped:
         split_into(len(dealt))
+    # Only now: every shard must cut the same level, so none may skip a state above it
+    # because another shard sent it (they all walk those levels).
+    search.exchange = exchange
     while not search.stopped and n is not None and n < len(dealt):
         search.bfs(deque(level[i] for i in dealt[n]))
         n = claim()

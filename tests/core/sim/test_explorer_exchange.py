@@ -41,9 +41,31 @@ def test_a_shard_does_not_search_below_states_another_shard_searched():
         doc, TWO, shard=(1, 2), claim=itertools.count().__next__, exchange=lambda _: next(told, [])
     )
     whole = explore(doc, TWO)
-    assert len(sent) == first.states == whole.states
-    assert second.states < whole.states / 20  # what it walked before its first exchange
+    # it sends what it searched below the split level; every shard walks the levels above
+    above = explore(doc, TWO, shard=(1, 2), claim=iter([100]).__next__)
+    assert {key for key, _, _ in sent} | above.keys.keys() == whole.keys.keys()
+    # the levels above, then its parts until its first exchange (at most 50 expansions)
+    assert second.states < whole.states / 10
     assert merge([first, second]).keys == whole.keys
+
+
+@pytest.mark.usefixtures("every_poll")
+def test_a_shard_cuts_the_same_split_level_whatever_the_others_sent_while_it_walked_there():
+    # Every shard deals out the parts of one level; a shard that skipped states above it
+    # would cut another level, and parts numbered alike would hold other nodes.
+    doc = fixture("flight-roundtrip.yaml")
+    sent: list = []
+    plain: list[int] = []
+    explore(
+        doc, TWO, shard=(0, 2), claim=itertools.count().__next__, exchange=recording(sent),
+        split_into=plain.append,
+    )  # fmt: skip
+    told: list[int] = []
+    explore(
+        doc, TWO, shard=(1, 2), claim=itertools.count().__next__, exchange=lambda _: sent,
+        split_into=told.append,
+    )  # fmt: skip
+    assert told == plain
 
 
 @pytest.mark.usefixtures("every_poll")
