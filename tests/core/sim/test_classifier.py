@@ -203,3 +203,35 @@ def test_two_unnamed_rows_written_alike_are_labelled_by_their_own_places():
     first, second = doc.verdict_table
     assert first == second and first is not second
     assert (row_label(doc, first), row_label(doc, second)) == ("domain#1", "domain#2")
+
+
+SHARED_STALENESS = chain(
+    """
+id: shared_staleness
+handles:
+  - {id: offer, minted_by: search, staleness: {detect: [http:410]}}
+  - {id: quote, minted_by: price, staleness: {detect: [http:410]}}
+actions:
+  - {id: search, effect: read, output: {handles: [offer]}}
+  - {id: price, effect: read, input: {handles: [offer]}, output: {handles: [quote]}}
+  - {id: book, effect: read, input: {handles: [offer, quote]}}
+"""
+)
+
+
+def test_unattributable_staleness_past_the_last_candidate_picks_the_last_as_the_key_assumes():
+    # the state key caps these counts at the candidates less one (classifier.repeats_read)
+    def rewound_to(tried: int) -> str:
+        c = run_classify(
+            SHARED_STALENESS, "book", obs("http:410"), live={"offer": 1, "quote": 2},
+            stale_recurrences={"book|http:410": tried},
+        )  # fmt: skip
+        assert c.stale_key == "book|http:410"
+        return str(c.verdict)
+
+    assert [rewound_to(n) for n in (0, 1, 2, 5)] == [
+        "rewind(to: price)",
+        "rewind(to: search)",
+        "rewind(to: search)",
+        "rewind(to: search)",
+    ]
