@@ -20,8 +20,9 @@ response, so no declaration can make it safe to dispatch again.
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..memo import remember
 from ..model import ChainSpec, Gate, commit_steps, is_commit_class, is_unkeyed_commit
@@ -36,6 +37,7 @@ __all__ = [
     "Monitor",
     "check",
     "is_money_or_consent_gate",
+    "minted_read",
 ]
 
 INVARIANTS = {
@@ -119,12 +121,16 @@ class Monitor:
             self.lineage_seen,
         )
 
-    def key(self, snapshot: Snapshot) -> list:
-        """What of the history can still change a finding; spent aliases no longer live can't."""
-        spent: list[tuple[str, list[str | None]]] = []
+    def key(self, snapshot: Snapshot, name: Callable[[str], Any] = str) -> list:
+        """What of the history can still change a finding; spent aliases no longer live can't.
+
+        Aliases are written as ``name`` writes them (the state key numbers them
+        back from their handle's latest mint).
+        """
+        spent: list[tuple[Any, list[str | None]]] = []
         if self.spent:  # most states have spent nothing: no need to know what is live
             live = {h.alias for h in snapshot.handles.values()}
-            spent = sorted((a, list(s)) for a, s in self.spent.items() if a in live)
+            spent = sorted((name(a), list(s)) for a, s in self.spent.items() if a in live)
         # the last step only tells a streak of excused re-dispatches on, or ends it
         last_step = self.last_step if self.streak else None
         open_ = sorted(self.open.items()) if self.open else []
@@ -285,6 +291,33 @@ class Monitor:
         found = _lineage(handles, [h for h, st in handles.items() if st.minted_by not in facts])
         self.lineage_seen = (dict(handles), found)
         return found
+
+
+def minted_read(chain: ChainSpec) -> tuple[str, ...]:
+    """The handles of which a finding reads whether they were ever minted: commits' inputs.
+
+    :meth:`Monitor.dispatch_findings` tells a commit dispatched without a
+    live input handle that was minted earlier from one whose input was never
+    minted. Nothing else reads whether a handle was minted, nor how often:
+    the count only numbers the next alias, which need only be new. Sorted,
+    kept per chain.
+    """
+    global _last_minted_read
+    if _last_minted_read[0] is chain:
+        return _last_minted_read[1]
+    found = remember(
+        chain,
+        "commit inputs",
+        lambda: tuple(
+            sorted({h for a in chain.actions if is_commit_class(a) for h in a.input.handles})
+        ),
+    )
+    _last_minted_read = (chain, found)
+    return found
+
+
+# The last chain's answer at hand: every state key asks it (as steps.keyed_commits).
+_last_minted_read: tuple[ChainSpec | None, tuple[str, ...]] = (None, ())
 
 
 def _excusing_rows(chain: ChainSpec) -> frozenset[str]:

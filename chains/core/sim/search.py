@@ -16,7 +16,7 @@ import operator
 import os
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +27,7 @@ from pydantic import BaseModel
 from ..memo import by_identity
 from ..model import Action, ChainSpec
 from .classifier import repeats_read
-from .invariants import Finding, Monitor
+from .invariants import Finding, Monitor, minted_read
 from .palette import (
     Choice,
     choices,
@@ -75,7 +75,7 @@ DIGEST_BYTES = 8  # of xxh3-64 per state: see docs/explorer.md for why collision
 # What state_digest writes and how it hashes it: raise it with every change to either,
 # so that merge never unions digests of shards written two ways (they would never meet,
 # and every state two shards share would count twice).
-DIGEST_VERSION = 8
+DIGEST_VERSION = 9
 _POLL = 50  # expansions between should_stop / progress calls (the first one included)
 # Seconds between two exchanges of searched states with the other shards (Search.exchange).
 # Flight at three faults, two shards run side by side in one process exchanging every
@@ -114,7 +114,15 @@ def state_digest(snapshot: Snapshot, monitor: Monitor) -> bytes:
     response that raised the gate, which parking there writes); and of the
     steps' arrival counts only keyed commits' are kept, where the count
     numbers the idempotency key (coverage reads which steps were reached on
-    every state it is fed, merged or not).
+    every state it is fed, merged or not). Outside a fan-out, aliases are
+    written numbered back from their handle's latest mint (0 is the latest)
+    and of the mint counts only which of the handles a commit takes were
+    ever minted (:func:`~.invariants.minted_read`): a count only numbers the
+    next alias, which need only be new, and nothing a run decides, no
+    invariant and no coverage reads an alias's number, only which aliases
+    are equal. Two runs that minted a handle a different number of times
+    before have the same future but for the names, and the states that
+    follow them get the same keys, so shards still add up to the whole.
     """
     return digest_and_written(snapshot, monitor, None)[0]
 
@@ -147,36 +155,59 @@ def digest_and_written(
     """
     s = snapshot
     # most states have landed nothing and persisted no record yet: only non-empty groups
-    records: list[tuple[int, Sequence[LandedCommit | CorrelationRecord]]] = [
+    landed: list[tuple[int, list[LandedCommit]]] = [
         (at, group)
         for at, group in (
             (_AT_COMMITS, s.commits_landed),
             (_AT_COMPENSATORS, s.compensators_landed),
-            (_AT_CORRELATION, s.correlation),
         )
         if group
     ]
     seqs = [s.arrived_seq, *[h.minted_seq for h in s.handles.values()]]
-    for _, group in records:
+    for _, group in landed:
         seqs += [r.attempt_seq for r in group]
+    seqs += [r.attempt_seq for r in s.correlation]
     rank = {v: i for i, v in enumerate(sorted(set(seqs)))}
 
     kept = parent or (None, None)
     written = (
         _written(s.results, kept[0], _results_json),
-        _written(s.selections, kept[1], _as_is),
+        _written(s.selections, kept[1], _selections_json),
     )
+    # Aliases are written numbered back from their handle's latest mint; a fan-out's
+    # branches number shared handles through the group, so theirs are written as they are
+    # (negated), with the counts.
+    plain = s.fanout is None and s.branch_of is None
+    counts = s.mint_counts if plain else _NO_COUNTS
+
+    def name(alias: str) -> tuple[str, int]:
+        hid, n = _parts(alias)
+        return hid, counts.get(hid, 0) - n
+
     # The key is a row of the kept fields' values in the model's field order (a fixed
     # order: no names to write, nothing to sort at the top). orjson writes a model as the
     # dict of its fields (no model_dump copy first). Handles and records are written as
-    # their seq's rank and the values of their other kept fields, and result options as
-    # dicts, so orjson need not call back.
+    # their seq's rank, their aliases and the values of their other kept fields, and
+    # result options as dicts, so orjson need not call back.
     row = list(_kept_fields(s.__dict__))
     row[_AT_ARRIVED] = rank[s.arrived_seq]
-    row[_AT_HANDLES] = {h: (rank[st.minted_seq], _handle_rest(st)) for h, st in s.handles.items()}
-    for at, group in records:
-        row[at] = [(rank[r.attempt_seq], _record_rest[type(r)](r)) for r in group]
-    row[_AT_RESULTS] = written[0][1]
+    row[_AT_HANDLES] = {
+        h: (rank[st.minted_seq], [*map(name, st.lineage)], _handle_rest(st))
+        for h, st in s.handles.items()
+    }
+    for at, group in landed:
+        row[at] = [
+            (
+                rank[r.attempt_seq],
+                [*map(name, r.handles)],
+                [*map(name, r.consumed)],
+                _landed_rest(r),
+            )
+            for r in group
+        ]
+    if s.correlation:
+        row[_AT_CORRELATION] = [(rank[r.attempt_seq], _correlation_rest(r)) for r in s.correlation]
+    row[_AT_RESULTS] = sorted((name(alias), options) for alias, options in written[0][1].items())
     row[_AT_SELECTIONS] = written[1][1]
     row[_AT_WAITING] = s.waiting.__dict__  # every key has one: no call back for it
     if s.gate_context is None or s.gate_context.kind != "raised":
@@ -187,31 +218,36 @@ def digest_and_written(
         row[_AT_STALE] = {
             k: min(n, caps.get(k.split("|", 1)[0], n)) for k, n in s.stale_recurrences.items()
         }
+    if plain:
+        row[_AT_MINT_COUNTS] = [h for h in minted_read(monitor.chain) if h in counts]
     named = keyed_commits(monitor.chain)
     row[_AT_ARRIVALS] = {h: n for h, n in s.arrivals.items() if h in named} if named else None
-    row.append(monitor.key(snapshot))
+    row.append(monitor.key(snapshot, name))
     digest = xxhash.xxh3_64_digest(orjson.dumps(row, default=_fields, option=orjson.OPT_SORT_KEYS))
     return digest, written
 
 
-def _written(value: dict, kept: tuple | None, shape: Callable[[dict], Any]) -> tuple:
-    """(a copy of ``value``, its JSON): ``kept`` when it holds an equal value.
+def _written(value: dict, kept: tuple | None, write: Callable[[dict], Any]) -> tuple:
+    """(a copy of ``value``, what ``write`` makes of it): ``kept`` when it holds an equal value.
 
     A shallow copy serves: these dicts hold frozen options, or lists of them
     the runtime replaces and never changes.
     """
     if kept is not None and kept[0] == value:
         return kept
-    json = orjson.dumps(shape(value), default=_fields, option=orjson.OPT_SORT_KEYS)
-    return (dict(value), orjson.Fragment(json))
+    return (dict(value), write(value))
 
 
-def _results_json(results: dict[str, list[Any]]) -> dict[str, list[Any]]:
-    return {k: [o.__dict__ for o in v] for k, v in results.items() if "@" not in k}
+def _json(value: Any) -> orjson.Fragment:
+    return orjson.Fragment(orjson.dumps(value, default=_fields, option=orjson.OPT_SORT_KEYS))
 
 
-def _as_is(value: Any) -> Any:
-    return value
+def _results_json(results: dict[str, list[Any]]) -> dict[str, orjson.Fragment]:
+    """Each result set's options by the alias that produced them (the key writes the alias)."""
+    return {k: _json([o.__dict__ for o in v]) for k, v in results.items() if "@" not in k}
+
+
+_selections_json = _json
 
 
 def _rest(kind: Any, *left_out: str) -> Callable[[Any], tuple[Any, ...]]:
@@ -219,13 +255,26 @@ def _rest(kind: Any, *left_out: str) -> Callable[[Any], tuple[Any, ...]]:
     return operator.attrgetter(*(f.name for f in fields(kind) if f.name not in left_out))
 
 
-_handle_rest = _rest(HandleState, "minted_seq")
+_handle_rest = _rest(HandleState, "minted_seq", "alias", "lineage")
+_landed_rest = _rest(LandedCommit, "attempt_seq", "handles", "consumed")
 # A correlation record's sealed references to intent values, and the keys a probe would
 # look its result up by: written for a replay or an operator, read by nothing the run does.
-_record_rest = {
-    LandedCommit: _rest(LandedCommit, "attempt_seq"),
-    CorrelationRecord: _rest(CorrelationRecord, "attempt_seq", "intent_ref", "lookup"),
-}
+_correlation_rest = _rest(CorrelationRecord, "attempt_seq", "intent_ref", "lookup")
+_NO_COUNTS: dict[str, int] = {}
+
+
+class _Aliases(dict[str, tuple[str, int]]):
+    """Alias -> (handle id, number), each alias parsed the first time it is met."""
+
+    def __missing__(self, alias: str) -> tuple[str, int]:
+        if len(self) >= 65536:
+            self.clear()
+        hid, _, n = alias.rpartition("#")
+        parts = self[alias] = (hid, int(n))
+        return parts
+
+
+_parts = _Aliases().__getitem__
 
 
 def _fields(model: Any) -> dict[str, Any]:
@@ -242,6 +291,7 @@ _AT_ARRIVED, _AT_ARRIVALS, _AT_HANDLES, _AT_RESULTS, _AT_OBSERVATION = (
     _AT[name] for name in ("arrived_seq", "arrivals", "handles", "results", "last_observation")
 )
 _AT_SELECTIONS, _AT_WAITING = _AT["selections"], _AT["waiting"]
+_AT_MINT_COUNTS = _AT["mint_counts"]
 _AT_FIRED, _AT_STALE = _AT["auto_repairs_fired"], _AT["stale_recurrences"]
 _AT_COMMITS, _AT_COMPENSATORS, _AT_CORRELATION = (
     _AT[name] for name in ("commits_landed", "compensators_landed", "correlation")

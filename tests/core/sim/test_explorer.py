@@ -25,6 +25,7 @@ from chains.core.sim.scenario import load_scenario, simulate
 from chains.core.sim.search import DIGEST_VERSION, Search, apply_event, fork
 from chains.core.sim.state import (
     GateContext,
+    HandleState,
     Observation,
     Option,
     Snapshot,
@@ -233,7 +234,7 @@ def test_the_state_key_of_a_pinned_state_is_unchanged_at_this_digest_version():
     run = Run.start(fixture("flight-roundtrip.yaml"), intent={"origin": "LHR"}, run_id="pinned")
     run.observe(Observation())
     key = state_key(run.snapshot, Monitor(run.chain))
-    assert (DIGEST_VERSION, key) == (8, "5fd59e83ce69290d")
+    assert (DIGEST_VERSION, key) == (9, "29530385c5822597")
 
 
 def test_the_state_key_ignores_the_sealed_store_which_the_runtime_never_reads():
@@ -494,6 +495,67 @@ def test_the_state_key_counts_stale_recurrences_up_to_the_candidates_less_one():
     key = "book|http:410"
     counts = {n: _booking_key(stale_recurrences={key: n}) for n in (0, 1, 2, 5)}
     assert counts[0] != counts[1] == counts[2] == counts[5]
+
+
+MINTED = """
+id: minted
+handles:
+  - {id: offer, minted_by: search}
+  - {id: quote, minted_by: price, derived_from: [offer]}
+actions:
+  - {id: search, effect: read, output: {handles: [offer]}}
+  - {id: price, effect: read, input: {handles: [offer]}, output: {handles: [quote]}}
+  - id: book
+    effect: commit
+    input: {handles: [quote]}
+    idempotency: {mode: keyed}
+    compensation: {action: none}
+"""
+
+
+def _minted_key(**update) -> str:
+    run = Run.start(chain(MINTED))
+    return state_key(run.snapshot.model_copy(update=update), Monitor(run.chain))
+
+
+def test_the_state_key_keeps_whether_a_commits_input_was_minted_not_how_often():
+    # a commit dispatched without its quote is told apart by whether one was ever minted
+    assert _minted_key(mint_counts={"quote": 1}) == _minted_key(mint_counts={"quote": 3})
+    assert _minted_key(mint_counts={"quote": 1}) != _minted_key()
+
+
+def test_the_state_key_leaves_out_whether_a_handle_no_commit_takes_was_minted():
+    # the next offer's alias is new either way: offer#1 or offer#3 make the same future
+    assert _minted_key(mint_counts={"offer": 2}) == _minted_key()
+
+
+def _offer_and_quote(offers: int, quote_from: int) -> str:
+    """A key with the offers minted ``offers`` times, the last live, and a quote of the
+    ``quote_from``-th offer."""
+
+    def handle(alias: str, seq: int, lineage: list[str]) -> HandleState:
+        return HandleState(alias=alias, lineage=lineage, minted_by="search", minted_seq=seq)
+
+    live = {
+        "offer": handle(f"offer#{offers}", 1, []),
+        "quote": handle("quote#1", 2, [f"offer#{quote_from}"]),
+    }
+    return _minted_key(handles=live, mint_counts={"offer": offers, "quote": 1})
+
+
+def test_the_state_key_numbers_aliases_back_from_their_handles_latest_mint():
+    # offer#2 and offer#5, each the latest of its run, name the same thing to what follows
+    assert _offer_and_quote(offers=2, quote_from=2) == _offer_and_quote(offers=5, quote_from=5)
+    # a quote of the latest offer is not a quote of the one before it
+    assert _offer_and_quote(offers=2, quote_from=2) != _offer_and_quote(offers=2, quote_from=1)
+    assert _offer_and_quote(offers=2, quote_from=1) == _offer_and_quote(offers=5, quote_from=4)
+
+
+def test_a_fan_out_branch_keeps_its_mint_counts_in_the_state_key():
+    # branches number a shared handle's aliases through the group's counts
+    assert _minted_key(branch_of="parent", mint_counts={"offer": 2}) != _minted_key(
+        branch_of="parent", mint_counts={"offer": 3}
+    )
 
 
 def _at_the_probe_of_book_trip() -> Run:
