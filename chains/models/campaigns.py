@@ -563,7 +563,7 @@ class ExplorationShard(models.Model):
     def state_exchange(self) -> Exchange | None:
         """``explore``'s ``exchange`` for this shard: its states out, the other shards' in.
 
-        Through the database, a row of packed states per call (about four a
+        Through the database, a row of packed states per call (up to fifty a
         second while the shard searches its parts), read by the other shards in the
         order they were written; a row written late is merely read late or
         not at all, which costs a search again, never a state. None for a

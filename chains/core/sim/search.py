@@ -78,11 +78,13 @@ DIGEST_BYTES = 8  # of xxh3-64 per state: see docs/explorer.md for why collision
 DIGEST_VERSION = 9
 _POLL = 50  # expansions between should_stop / progress calls (the first one included)
 # Seconds between two exchanges of searched states with the other shards (Search.exchange).
-# Flight at three faults, two shards run side by side in one process exchanging every
-# expansion, every 1,250 (about a quarter of a second) or never: the busier searched
-# 17,355, 17,357 or 18,315 states, and the search as a whole 34,201 (a campaign's
-# exchange is a database write and read, so not much more often than this).
-EXCHANGE_EVERY = 0.25
+# Shards reach the states they share at about the same time, so what one learns late it
+# has searched already. Flight at three faults in a campaign of two shards on two Celery
+# workers (PostgreSQL, Redis): exchanging every 0.25, 0.05 or 0.02 s, the two searched
+# about 15,100, 14,240 or 14,210 states against 14,097 for the whole (medians), and ran
+# 1.88, 1.94 or 2.04 times as fast as one worker (docs/benchmarks.md, tenth round). An
+# exchange is a database write and read: fifty a second is little beside a search's work.
+EXCHANGE_EVERY = 0.02
 _KEPT_CHOICES = 4096  # lists of choices a search keeps (flight at 3 faults: 10)
 
 

@@ -17,7 +17,7 @@ TWO = Bounds(max_faults=2)
 
 @pytest.fixture
 def every_poll(monkeypatch):
-    """Exchange at every poll of the search instead of every tenth of a second."""
+    """Exchange at every poll of the search instead of every fiftieth of a second."""
     monkeypatch.setattr(search, "EXCHANGE_EVERY", 0)
 
 
