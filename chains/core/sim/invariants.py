@@ -122,15 +122,19 @@ class Monitor:
         )
 
     def key(self, snapshot: Snapshot, name: Callable[[str], Any] = str) -> list:
-        """What of the history can still change a finding; spent aliases no longer live can't.
+        """What of the history can still change a finding.
 
-        Aliases are written as ``name`` writes them (the state key numbers them
-        back from their handle's latest mint).
+        A spent alias matters only while a dispatch can still present it: a
+        live one, or one a landed commit consumed or minted, which its
+        compensator presents (I5). Aliases are written as ``name`` writes
+        them (the state key numbers them back from their handle's latest mint).
         """
         spent: list[tuple[Any, list[str | None]]] = []
         if self.spent:  # most states have spent nothing: no need to know what is live
-            live = {h.alias for h in snapshot.handles.values()}
-            spent = sorted((name(a), list(s)) for a, s in self.spent.items() if a in live)
+            presentable = {h.alias for h in snapshot.handles.values()}
+            for landed in snapshot.commits_landed:
+                presentable.update(landed.consumed, landed.handles)
+            spent = sorted((name(a), list(s)) for a, s in self.spent.items() if a in presentable)
         # the last step only tells a streak of excused re-dispatches on, or ends it
         last_step = self.last_step if self.streak else None
         open_ = sorted(self.open.items()) if self.open else []

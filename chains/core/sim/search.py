@@ -75,7 +75,7 @@ DIGEST_BYTES = 8  # of xxh3-64 per state: see docs/explorer.md for why collision
 # What state_digest writes and how it hashes it: raise it with every change to either,
 # so that merge never unions digests of shards written two ways (they would never meet,
 # and every state two shards share would count twice).
-DIGEST_VERSION = 9
+DIGEST_VERSION = 10
 _POLL = 50  # expansions between should_stop / progress calls (the first one included)
 # Seconds between two exchanges of searched states with the other shards (Search.exchange).
 # Shards reach the states they share at about the same time, so what one learns late it
@@ -193,10 +193,16 @@ def digest_and_written(
     # result options as dicts, so orjson need not call back.
     row = list(_kept_fields(s.__dict__))
     row[_AT_ARRIVED] = rank[s.arrived_seq]
-    row[_AT_HANDLES] = {
-        h: (rank[st.minted_seq], [*map(name, st.lineage)], _handle_rest(st))
-        for h, st in s.handles.items()
-    }
+    if plain:  # a live alias is its handle's latest mint (Handles.mint), (h, 0): left out
+        row[_AT_HANDLES] = {
+            h: (rank[st.minted_seq], [*map(name, st.lineage)], _handle_rest(st))
+            for h, st in s.handles.items()
+        }
+    else:  # a fan-out's shared handles take their numbers from the group
+        row[_AT_HANDLES] = {
+            h: (rank[st.minted_seq], name(st.alias), [*map(name, st.lineage)], _handle_rest(st))
+            for h, st in s.handles.items()
+        }
     for at, group in landed:
         row[at] = [
             (

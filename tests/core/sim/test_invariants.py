@@ -207,3 +207,13 @@ def test_a_monitor_keys_its_last_step_only_while_a_streak_of_excused_re_dispatch
     keys = [m.key(snapshot()) for m in monitors]
     assert keys[0] == keys[1]
     assert keys[2][3] == "book"
+
+
+def test_a_monitor_keys_a_spent_alias_a_landed_commit_holds_after_it_is_no_longer_live():
+    # a compensator presents what the commit it undoes consumed (I5), live or not
+    monitor = Monitor(booking())
+    monitor.feed([attempt(1, "book", consumed=["lock#1"])])
+    landed = LandedCommit(step="book", attempt_seq=1, consumed=["lock#1"])
+    spent = 2  # Monitor.key: open, streak, spent, last step
+    assert monitor.key(snapshot(commits_landed=[landed]))[spent] == [("lock#1", ["book", None])]
+    assert monitor.key(snapshot())[spent] == []
