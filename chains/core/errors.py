@@ -10,7 +10,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-__all__ = ["ChainError", "DocumentError", "Problem", "VerdictSyntaxError"]
+__all__ = ["SEVERITY_ORDER", "ChainError", "DocumentError", "Problem", "VerdictSyntaxError"]
+
+# Problems and lint findings, worst first.
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,6 @@ from chains.models.chains import reserved_key
 
 __all__ = ["Imported", "digest", "import_document"]
 
-SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
-
 
 @dataclass
 class Imported:
@@ -103,7 +101,7 @@ def import_document(
     problems = [*result.problems, *refused.values()]
     if not result.chains and not problems:
         problems.append(Problem("the document holds no chain"))
-    imported = Imported(result.format, text, chains, _errors_first(problems))
+    imported = Imported(result.format, text, chains, formats.errors_first(problems))
     if store and chains and (confirm or not imported.errors):
         _store(imported, message, author, team, confirm)
     return imported
@@ -141,15 +139,6 @@ def _store(imported: Imported, message: str, author: Any, team: Team | None, con
             return
         except ChainUnavailable as exc:
             imported.chains = [c for c in imported.chains if c.id != exc.key]
-            imported.problems = _errors_first([*imported.problems, Problem(str(exc))])
+            imported.problems = formats.errors_first([*imported.problems, Problem(str(exc))])
         if not confirm:
             return
-
-
-def _errors_first(problems: list[Problem]) -> list[Problem]:
-    """Errors, then warnings, then notes; each group in the order of the document's lines."""
-
-    def place(p: Problem) -> tuple[int, bool, int]:
-        return SEVERITY_ORDER.get(p.severity, 3), p.line is None, p.line or 0
-
-    return sorted(problems, key=place)

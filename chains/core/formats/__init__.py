@@ -21,6 +21,7 @@ gathers the public names; the work is done in its submodules:
   dict and the model), :func:`dump`, :func:`json_schema`
 - :mod:`.canonical`: the canonical YAML and JSON spelling of a chain
 - :mod:`.design_doc`: the Markdown design document export
+- :mod:`.places`: :func:`element_line`, the line a lint finding's element is on
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from __future__ import annotations
 from .document import dump, from_document, json_schema, to_document
 from .jsonio import parse_json
 from .load import MAX_BYTES, Format, decode, detect_format, load
-from .result import ImportResult
+from .places import element_line
+from .result import ImportResult, errors_first
 from .validation import validate_chain, validation_problems
 
 __all__ = [
@@ -38,6 +40,8 @@ __all__ = [
     "decode",
     "detect_format",
     "dump",
+    "element_line",
+    "errors_first",
     "from_document",
     "json_schema",
     "load",

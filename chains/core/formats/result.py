@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import Problem
+from ..errors import SEVERITY_ORDER, Problem
 from ..model import ChainSpec
 
-__all__ = ["ImportResult"]
+__all__ = ["ImportResult", "errors_first"]
 
 
 @dataclass
@@ -43,3 +43,12 @@ class ImportResult:
             ],
             "problems": [p.as_dict() for p in self.problems],
         }
+
+
+def errors_first(problems: list[Problem]) -> list[Problem]:
+    """Errors, then warnings, then notes; each group in the order of the document's lines."""
+
+    def place(p: Problem) -> tuple[int, bool, int]:
+        return SEVERITY_ORDER.get(p.severity, 3), p.line is None, p.line or 0
+
+    return sorted(problems, key=place)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..errors import SEVERITY_ORDER
 from ..model import ChainSpec
 from . import (  # noqa: F401
     commit,
@@ -34,7 +35,6 @@ from .registry import RULES, Finding, Rule
 __all__ = ["EXIT_CODES", "RULES", "Finding", "LintReport", "Rule", "Status", "lint", "worst_status"]
 
 Status = Literal["VALID", "WARNINGS", "INVALID", "BLOCKED"]
-_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 _STATUS_ORDER: tuple[Status, ...] = ("VALID", "WARNINGS", "INVALID", "BLOCKED")
 # What a pipeline should exit with: 0 passes, 1 invalid, 2 blocked.
 EXIT_CODES: dict[str, int] = {"VALID": 0, "WARNINGS": 0, "INVALID": 1, "BLOCKED": 2}
@@ -68,7 +68,7 @@ def lint(chain: ChainSpec) -> LintReport:
         blocked = blocked or (rule.blocks and bool(found))
         if rule.unknown:
             unknowns.extend(found)
-    findings.sort(key=lambda f: (_SEVERITY_ORDER[f.severity], f.rule, f.element))
+    findings.sort(key=lambda f: (SEVERITY_ORDER[f.severity], f.rule, f.element))
     return LintReport(_status(findings, blocked), findings, unknowns, _cascades(chain))
 
 
