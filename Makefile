@@ -10,6 +10,11 @@ PORT ?= 8000
 VENV := .venv
 BIN := $(VENV)/bin
 HTMX := static/vendor/htmx/htmx.min.js
+# The SARIF 2.1.0 JSON Schema that `chain-designer lint --format sarif` is tested against
+# (tests/test_cli.py): the one file, out of a package on the npm registry, checked.
+SARIF_SCHEMA := var/schemas/sarif-2.1.0.json
+SARIF_PACKAGE := @microsoft/jest-sarif@1.0.0-beta.0
+SARIF_SHA256 := 2d99159ae54a3eea97f81781cff48780548657c35949f4b7f25e99a2ba4de4f8
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # apt-get update only when there are no package lists yet, or when an install
@@ -21,7 +26,7 @@ define apt_install
 	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y $(1); }; }
 endef
 
-.PHONY: run test test-fast graphviz chromium static clean
+.PHONY: run test test-fast cli-check graphviz chromium static clean
 
 # Test processes (pytest-xdist); `make test-fast WORKERS=auto`. Each has its own test
 # database and Celery queue (tests/conftest.py).
@@ -48,17 +53,27 @@ run: $(VENV)/.installed $(HTMX) graphviz
 	cat var/demo-account.txt; echo; \
 	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
-test: $(VENV)/.installed-test $(HTMX) graphviz chromium
+test: $(VENV)/.installed-test $(HTMX) $(SARIF_SCHEMA) graphviz chromium
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/pytest -n $(WORKERS) -m "not browser"
 	$(BIN)/pytest -n $(WORKERS) -m browser
 
-test-fast: $(VENV)/.installed-test $(HTMX) graphviz
+test-fast: $(VENV)/.installed-test $(HTMX) $(SARIF_SCHEMA) graphviz
 	$(BIN)/pytest -q -n $(WORKERS) -m "not browser"
 
 static: $(HTMX)
+
+# The console script on its own (docs/ci.md): this project installed into a new virtual
+# environment, then a lint with an empty environment. Needs the package index.
+cli-check:
+	rm -rf var/cli-check
+	$(PYTHON) -m venv var/cli-check
+	var/cli-check/bin/pip install -q .
+	rm -rf build
+	env -i PATH=/usr/bin:/bin HOME=$$PWD/var/cli-check \
+	  var/cli-check/bin/chain-designer lint fixtures/flight-roundtrip.yaml --json
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -88,3 +103,11 @@ chromium:
 
 clean:
 	rm -rf node_modules static/vendor var/static
+
+$(SARIF_SCHEMA):
+	mkdir -p $(dir $@)
+	cd $(dir $@) && tarball=$$(npm pack --silent $(SARIF_PACKAGE)) && \
+	  tar -xzf "$$tarball" -O package/lib/schemas/sarif-2.1.0-rtm.5.json > $(notdir $@).part && \
+	  rm -f "$$tarball" && \
+	  echo "$(SARIF_SHA256)  $(notdir $@).part" | sha256sum --check --quiet - && \
+	  mv $(notdir $@).part $(notdir $@)

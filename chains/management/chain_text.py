@@ -1,8 +1,9 @@
-"""How ``manage.py chain`` words its results as plain text, apart from the command's plumbing.
+"""How ``manage.py chain`` and ``chain-designer`` word results as text, apart from their plumbing.
 
 Each function turns one result (an import report, a lint report, a run, an
 exploration) into lines ``(text, style)``, where style is ``""``, ``"SUCCESS"``
-or ``"WARNING"``; the command writes them with its terminal's colours. The
+or ``"WARNING"``; ``manage.py chain`` writes them with its terminal's colours,
+``chain-designer`` (:mod:`chains.cli`) plainly. Django-free. The
 JSON forms are the results' own ``as_dict``/``report`` and live with them.
 """
 

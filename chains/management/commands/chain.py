@@ -1,6 +1,8 @@
 """``manage.py chain``: import, export, edit, lint, simulate, explore, rules, schema; a thin shell.
 
-The core parses, checks and reports; this command reads files, imports through
+The core parses, checks and reports; on files this command is ``chain-designer``
+(:mod:`chains.cli`, the same JSON and statuses, no database), whose helpers it
+shares; around stored chains it reads the database, imports through
 ``chains.services.imports`` and edits, undoes and redoes through
 ``chains.services.editing`` as the page and the API do, and turns outcomes into
 text (worded by ``chains.management.chain_text``), JSON and an exit status
@@ -19,18 +21,17 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from chains import cli
 from chains.core import formats
-from chains.core.errors import ChainError, DocumentError
-from chains.core.lint import EXIT_CODES, RULES, lint, worst_status
-from chains.core.lint.docs import rules_markdown
-from chains.core.sim.explorer import EXIT_CODES as EXPLORE_EXIT_CODES
-from chains.core.sim.explorer import Bounds, ExploreResult, explore, scenario_dict
+from chains.core.errors import ChainError
+from chains.core.lint import EXIT_CODES, lint
+from chains.core.model import ChainSpec
+from chains.core.sim.explorer import explore
 from chains.core.sim.regression import test_vectors
-from chains.core.sim.scenario import Scenario, ScenarioMismatch, load_scenario, simulate
+from chains.core.sim.scenario import ScenarioMismatch, simulate
 from chains.management.chain_text import (
     Line,
     exploration_lines,
@@ -80,12 +81,7 @@ class Command(BaseCommand):
 
         exp = sub.add_parser("export", help="Print the head revision of a chain.")
         exp.add_argument("chain", help=CHAIN_REF)
-        exp.add_argument(
-            "--format",
-            choices=["yaml", "json", "md"],
-            default="yaml",
-            help="md: the Markdown design document (SKILL Step 6 layout)",
-        )
+        cli.add_export_format(exp)
 
         sub.add_parser("schema", help="Print the JSON Schema of chain documents.")
 
@@ -131,22 +127,7 @@ class Command(BaseCommand):
         xpl.add_argument(
             "chain", help="a chain file (any import format) or a stored chain (KEY or TEAM/KEY)"
         )
-        xpl.add_argument("--chain", dest="chain_id", help="which chain of a multi-chain file")
-        xpl.add_argument("--max-faults", type=int, default=Bounds.max_faults)
-        xpl.add_argument("--max-events", type=int, default=Bounds.max_events)
-        xpl.add_argument("--no-crashes", action="store_true", help="never crash mid-dispatch")
-        xpl.add_argument("--json", action="store_true", help="print the result as JSON")
-        xpl.add_argument(
-            "--allow-incomplete",
-            action="store_true",
-            help="exit 0, not 3, when no invariant broke but coverage is incomplete",
-        )
-        xpl.add_argument(
-            "--write-counterexamples",
-            type=Path,
-            metavar="DIR",
-            help="write each violation's scenario to DIR as YAML",
-        )
+        cli.add_explore_options(xpl)
 
         scn = sub.add_parser(
             "scenario",
@@ -172,6 +153,12 @@ class Command(BaseCommand):
         rls.add_argument("--markdown", action="store_true", help="the docs/lint-rules.md text")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            self.run(options)
+        except cli.Failed as exc:
+            raise CommandError(str(exc)) from None
+
+    def run(self, options: dict[str, Any]) -> None:
         subcommand = options["subcommand"]
         if subcommand == "import":
             team = _team(options["team"])
@@ -244,28 +231,23 @@ class Command(BaseCommand):
         self.stdout.write(str(revision.number))
 
     def lint(self, target: str, fmt: str, as_json: bool) -> None:
-        chains, problems = self.lint_targets(target, fmt)
-        reports = [(chain, lint(chain)) for chain in chains]
-        status = worst_status([report.status for _, report in reports])
-        if as_json:
-            out: dict[str, Any] = {"status": status}
-            if problems:
-                out["import_problems"] = [p.as_dict() for p in problems]
-            documents = [{"chain": c.id, **report.as_dict()} for c, report in reports]
-            if len(documents) == 1:
-                out.update(documents[0])
-            else:
-                out["chains"] = documents
-            self.write_text(json.dumps(out, indent=2))
+        path = Path(target)
+        if path.exists():
+            linted = cli.lint_file(target, read_limited(path), fmt)
         else:
-            for p in problems:
+            chain = self.stored_head(target)
+            linted = cli.LintedFile(target, None, [], [(chain, lint(chain))])
+        if as_json:
+            self.write_text(json.dumps(cli.lint_json(linted), indent=2))
+        else:
+            for p in linted.problems:
                 self.stdout.write(f"import: {p}")
-            for c, report in reports:
+            for c, report in linted.reports:
                 self.say(lint_lines(c.id, report))
-            if len(reports) != 1:
-                self.stdout.write(f"status: {status}")
-        if EXIT_CODES[status]:
-            raise SystemExit(EXIT_CODES[status])
+            if len(linted.reports) != 1:
+                self.stdout.write(f"status: {linted.status}")
+        if EXIT_CODES[linted.status]:
+            raise SystemExit(EXIT_CODES[linted.status])
 
     def lint_targets(self, target: str, fmt: str) -> tuple[list, list]:
         """Chains from a file (every format the importer takes) or a stored chain's head."""
@@ -273,20 +255,20 @@ class Command(BaseCommand):
         if path.exists():
             result = formats.load(read_limited(path), format=fmt, filename=path.name)
             return result.chains, result.problems
+        return [self.stored_head(target)], []
+
+    def stored_head(self, target: str) -> ChainSpec:
         head = stored_chain(
             target, not_found=f"{target} is neither a file nor a stored chain"
         ).head()
         if head is None:
             raise CommandError(f"chain {target!r} has no revision")
-        return [formats.from_document(head.document)], []
+        return formats.from_document(head.document)
 
     def simulate(self, target: str, path: Path, as_json: bool) -> None:
-        try:
-            scenario = load_scenario(read_limited(path), filename=path.name)
-        except DocumentError as exc:
-            lines = "\n".join(f"  {p}" for p in exc.problems)
-            raise CommandError(f"bad scenario {path}:\n{lines}") from None
-        chain = self.scenario_chain(target, scenario)
+        scenario = cli.read_scenario(path)
+        chains, problems = self.lint_targets(target, "auto")
+        chain = cli.scenario_chain(chains, problems, target, scenario)
         try:
             result = simulate(chain, scenario)
         except ScenarioMismatch as exc:
@@ -307,65 +289,23 @@ class Command(BaseCommand):
             failed = "; ".join(str(e) for e in result.failed)
             raise CommandError(f"expectations failed: {failed}")
 
-    def scenario_chain(self, target: str, scenario: Scenario) -> Any:
-        """The chain a scenario runs on: the file's only chain, or the one it names."""
-        chains, problems = self.lint_targets(target, "auto")
-        if not chains:
-            found = "; ".join(str(p) for p in problems if p.severity == "error")
-            raise CommandError(f"no chain found in {target}" + (f": {found}" if found else ""))
-        if len(chains) == 1:
-            return chains[0]
-        ids = ", ".join(c.id for c in chains)
-        if scenario.chain is None:
-            raise CommandError(f"{target} holds several chains ({ids}); name one in `chain:`")
-        for chain in chains:
-            if chain.id == scenario.chain:
-                return chain
-        raise CommandError(f"{target} has no chain {scenario.chain}; it holds {ids}")
-
     def explore(self, options: dict[str, Any]) -> None:
-        if options["max_faults"] < 0 or options["max_events"] < 1:
-            raise CommandError("--max-faults must be 0 or more and --max-events 1 or more")
-        chain = self.named_chain(options["chain"], options["chain_id"])
-        bounds = Bounds(
-            max_faults=options["max_faults"],
-            max_events=options["max_events"],
-            crashes=not options["no_crashes"],
-        )
+        bounds = cli.bounds_of(options)
+        chains, problems = self.lint_targets(options["chain"], "auto")
+        chain = cli.pick_chain(chains, problems, options["chain"], options["chain_id"])
         result = explore(chain, bounds)
         if options["json"]:
             self.write_text(json.dumps(result.as_dict(), indent=2))
         else:
             self.say(exploration_lines(chain.id, bounds, result))
         if options["write_counterexamples"] is not None:
-            self.write_counterexamples(options["write_counterexamples"], chain.id, result)
-        verdict = result.verdict()
-        if verdict == "incomplete" and options["allow_incomplete"]:
-            verdict = "pass"
-        if EXPLORE_EXIT_CODES[verdict]:
-            raise SystemExit(EXPLORE_EXIT_CODES[verdict])
-
-    def named_chain(self, target: str, chain_id: str | None) -> Any:
-        """The file's only chain, the one ``--chain`` names, or a stored chain's head."""
-        chains, problems = self.lint_targets(target, "auto")
-        if not chains:
-            found = "; ".join(str(p) for p in problems if p.severity == "error")
-            raise CommandError(f"no chain found in {target}" + (f": {found}" if found else ""))
-        ids = ", ".join(c.id for c in chains)
-        if chain_id is None and len(chains) > 1:
-            raise CommandError(f"{target} holds several chains ({ids}); pick one with --chain")
-        for chain in chains:
-            if chain_id in (None, chain.id):
-                return chain
-        raise CommandError(f"{target} has no chain {chain_id}; it holds {ids}")
-
-    def write_counterexamples(self, folder: Path, chain_id: str, result: ExploreResult) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
-        for n, v in enumerate(result.violations, 1):
-            path = folder / f"{chain_id}-{n:02d}-{v.invariant}.yaml"
-            header = f"# {v.invariant}: {v.message}\n"
-            path.write_text(header + yaml.safe_dump(scenario_dict(v.scenario), sort_keys=False))
-            self.stdout.write(f"wrote {path}")
+            for path in cli.write_counterexamples(
+                options["write_counterexamples"], chain.id, result
+            ):
+                self.stdout.write(f"wrote {path}")
+        status = cli.exploration_status(result, options["allow_incomplete"])
+        if status:
+            raise SystemExit(status)
 
     def scenario(self, options: dict[str, Any]) -> None:
         chain = stored_chain(options["chain"])
@@ -390,12 +330,7 @@ class Command(BaseCommand):
             raise CommandError("some scenarios changed outcome")
 
     def scenario_add(self, chain: Chain, options: dict[str, Any]) -> None:
-        path = options["scenario"]
-        try:
-            scenario = load_scenario(read_limited(path), filename=path.name)
-        except DocumentError as exc:
-            lines = "\n".join(f"  {p}" for p in exc.problems)
-            raise CommandError(f"bad scenario {path}:\n{lines}") from None
+        scenario = cli.read_scenario(options["scenario"])
         try:
             saved = save_scenario(
                 chain,
@@ -412,11 +347,7 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(f"saved scenario {saved.name!r} for {chain.key}"))
 
     def rules(self, markdown: bool) -> None:
-        if markdown:
-            self.write_text(rules_markdown())
-            return
-        for r in sorted(RULES.values(), key=lambda r: r.id):
-            self.stdout.write(f"{r.id:40} {r.severity:8} {r.ref:16} {r.summary}")
+        self.write_text(cli.rules_text(markdown))
 
     def say(self, lines: Iterable[Line]) -> None:
         for text, style in lines:
@@ -437,12 +368,4 @@ def _team(slug: str | None) -> Team | None:
 
 def read_limited(path: Path) -> bytes:
     """The file's bytes; refuses, before reading it all, one over CHAIN_UPLOAD_MAX_BYTES."""
-    limit = settings.CHAIN_UPLOAD_MAX_BYTES
-    try:
-        with path.open("rb") as f:
-            data = f.read(limit + 1)
-    except OSError as exc:
-        raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if len(data) > limit:
-        raise CommandError(f"{path} is larger than the {limit} bytes a chain document may have")
-    return data
+    return cli.read_limited(path, settings.CHAIN_UPLOAD_MAX_BYTES)

@@ -1,0 +1,167 @@
+"""``chain-designer``: the chain commands on files, with no Django and no settings."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from io import StringIO
+from pathlib import Path
+
+import jsonschema
+import pytest
+from django.core.management import call_command
+
+from chains import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+FLIGHT = str(FIXTURES / "flight-roundtrip.yaml")
+UNSAFE = str(FIXTURES / "unsafe-retry-booking.yaml")
+HOTEL = str(FIXTURES / "hotel-compile.md")
+SARIF_SCHEMA = ROOT / "var" / "schemas" / "sarif-2.1.0.json"
+
+# A commit whose only probe needs the booking the lost response carried: BLOCKED.
+BLOCKED = """\
+id: blocked
+handles:
+  - {id: quote, minted_by: price}
+  - {id: booking, minted_by: book, derived_from: [quote]}
+actions:
+  - {id: price, effect: mint, output: {handles: [quote]}, idempotency: {mode: natural}}
+  - id: book
+    effect: commit
+    input: {handles: [quote]}
+    output: {handles: [booking]}
+    idempotency: {mode: none}
+    confirmation: {probe: find, signal: "a booking with our reference exists"}
+    compensation: {action: none, ordering_note: "consent gate before the commit"}
+  - {id: find, effect: read, input: {handles: [booking]}, idempotency: {mode: natural}}
+verdict_table:
+  - {id: D1, signal: [timeout], scope: {steps: [book]}, verdict: reconcile}
+policy:
+  per_chain: {max_rewinds: 3, max_repairs: 2, wall_clock: 10m}
+"""
+
+
+def run(*args: str) -> tuple[int, str]:
+    out = StringIO()
+    return cli.main(list(args), out), out.getvalue()
+
+
+def manage(*args: str) -> tuple[int, str]:
+    out = StringIO()
+    try:
+        call_command("chain", *args, stdout=out)
+    except SystemExit as exc:
+        return int(exc.code), out.getvalue()
+    return 0, out.getvalue()
+
+
+def test_the_cli_lints_a_file_without_django_or_any_setting():
+    script = (
+        "import sys; from chains import cli; code = cli.main(sys.argv[1:]); "
+        "loaded = [m for m in sys.modules if m.split('.')[0] in ('django', 'celery', 'designer')]; "
+        "assert not loaded, loaded; sys.exit(code)"
+    )
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp")}
+    done = subprocess.run(
+        [sys.executable, "-c", script, "lint", FLIGHT, "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "VALID"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", [FLIGHT, UNSAFE, HOTEL])
+def test_the_cli_writes_the_lint_json_and_status_of_manage_py_chain(path):
+    assert run("lint", path, "--json") == manage("lint", path, "--json")
+
+
+def test_a_blocked_file_exits_2_and_several_files_exit_with_the_worst(tmp_path):
+    blocked = tmp_path / "blocked.yaml"
+    blocked.write_text(BLOCKED)
+    assert run("lint", str(blocked))[0] == 2
+    code, out = run("lint", FLIGHT, UNSAFE, "--json")
+    shown = json.loads(out)
+    assert (code, shown["status"]) == (1, "INVALID")
+    assert [(f["path"], f["status"]) for f in shown["files"]] == [
+        (FLIGHT, "VALID"),
+        (UNSAFE, "INVALID"),
+    ]
+
+
+def test_the_sarif_output_validates_against_the_sarif_2_1_0_schema(tmp_path):
+    assert SARIF_SCHEMA.exists(), "make test fetches the SARIF schema into var/schemas"
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("id: broken\nactions:\n  - {id: a, effect: wobble}\n")
+    code, out = run("lint", UNSAFE, HOTEL, str(broken), "--format", "sarif")
+    log = json.loads(out)
+    jsonschema.validate(log, json.loads(SARIF_SCHEMA.read_text()))
+    results = log["runs"][0]["results"]
+    assert code == 1 and {r["ruleId"] for r in results} >= {"import.unreadable"}
+    rules = log["runs"][0]["tool"]["driver"]["rules"]
+    assert all(rules[r["ruleIndex"]]["id"] == r["ruleId"] for r in results)
+
+
+def test_a_sarif_result_points_at_the_line_of_its_element():
+    _, out = run("lint", UNSAFE, "--format", "sarif")
+    lines = Path(UNSAFE).read_text().splitlines()
+    errors = [r for r in json.loads(out)["runs"][0]["results"] if r["level"] == "error"]
+    assert errors
+    for r in errors:
+        element = r["locations"][0]["logicalLocations"][0]["fullyQualifiedName"].split("/")[1]
+        line = r["locations"][0]["physicalLocation"]["region"]["startLine"]
+        top = element.split("]")[0].split("[")[-1]  # actions[book_room].x -> book_room
+        assert top in lines[line - 1] or element.split("[")[0] in lines[line - 1]
+
+
+@pytest.mark.django_db
+def test_the_cli_explores_as_manage_py_chain_does(tmp_path):
+    code, out = run("explore", UNSAFE, "--max-faults", "1", "--json")
+    assert code == 1 and json.loads(out)["violations"]
+    assert manage("explore", UNSAFE, "--max-faults", "1", "--json")[0] == 1
+    code, out = run(
+        "explore", UNSAFE, "--max-faults", "1", "--write-counterexamples", str(tmp_path)
+    )
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert code == 1 and written and f"wrote {tmp_path / written[0]}" in out
+
+
+@pytest.mark.django_db
+def test_the_cli_simulates_a_scenario_as_manage_py_chain_does():
+    happy = str(FIXTURES / "scenarios" / "flight-happy-path.yaml")
+    code, out = run("simulate", FLIGHT, happy, "--json")
+    assert (code, json.loads(out)["state"]) == (0, "done")
+    assert json.loads(manage("simulate", FLIGHT, happy, "--json")[1]) == json.loads(out)
+
+
+@pytest.mark.django_db
+def test_the_cli_reports_an_import_as_a_dry_run_of_manage_py_chain_does():
+    code, out = run("import", HOTEL, "--json")
+    assert code == 0 and json.loads(out)["format"] == "md"
+    assert out == manage("import", HOTEL, "--dry-run", "--json")[1]
+
+
+def test_the_cli_exports_a_file_in_canonical_json():
+    code, out = run("export", FLIGHT, "--format", "json")
+    assert code == 0 and json.loads(out)["id"] == "flight_roundtrip"
+
+
+def test_a_file_that_is_not_there_is_named_on_stderr_with_exit_1(capsys, tmp_path):
+    missing = tmp_path / "nope.yaml"
+    assert run("lint", str(missing))[0] == 1
+    assert f"cannot read {missing}" in capsys.readouterr().err
+
+
+def test_a_file_over_the_size_limit_is_refused_before_it_is_read(capsys, tmp_path):
+    big = tmp_path / "big.yaml"
+    big.write_bytes(b"#" * (cli.formats.MAX_BYTES + 1))
+    assert run("lint", str(big))[0] == 1
+    assert "larger than" in capsys.readouterr().err
