@@ -4,13 +4,14 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from chains.views import people, signin
-from designer import api
+from designer import api, health
 
 urlpatterns = [
     path("accounts/login/", signin.SignInView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/signup/", people.signup, name="signup"),
     path("api/", api.urls()),
+    path("healthz", health.healthz, name="healthz"),
     path("", include("chains.urls")),
 ]
 
