@@ -44,6 +44,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files from STATIC_ROOT (collectstatic), compressed and cached for good in
+    # production; in development from the apps' folders as runserver does.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     # Content-Security-Policy and Permissions-Policy on every response (SECURE_CSP below).
     "designer.security.SecurityHeadersMiddleware",
     # A NUL character in the address, a form or a JSON body is a 400, never a database error.
@@ -200,6 +203,19 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns on every start without it
+# Development (and the tests) serve static files from their folders, as found.
+WHITENOISE_USE_FINDERS = DEBUG
+# Production serves collectstatic's output with hashed names (cached for a year) and
+# gzip/Brotli copies; development and the tests read the files where they are.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
 
 # HTTPS: on whenever DEBUG is off; each can still be switched by its own variable.
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=not DEBUG)

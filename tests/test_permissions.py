@@ -27,6 +27,7 @@ ACCESS: dict[str, dict[str, str]] = {
     "login": {"GET": "public", "POST": "public"},
     "logout": {"POST": "public"},  # it signs out whoever asks, then shows the sign-in page
     "signup": {"GET": "public", "POST": "public"},
+    "healthz": {"GET": "public"},
     "chains:home": {"GET": SIGNED_IN},
     "chains:tokens": {"GET": SIGNED_IN, "POST": SIGNED_IN},
     "chains:revoke_token": {"POST": "self"},  # one's own tokens only: see test_api_tokens
