@@ -26,7 +26,7 @@ define apt_install
 	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y $(1); }; }
 endef
 
-.PHONY: run test test-fast cli-check graphviz chromium static clean
+.PHONY: run test test-fast cli-check deploy-check graphviz chromium static clean
 
 # Test processes (pytest-xdist); `make test-fast WORKERS=auto`. Each has its own test
 # database and Celery queue (tests/conftest.py).
@@ -64,6 +64,12 @@ test-fast: $(VENV)/.installed-test $(HTMX) $(SARIF_SCHEMA) graphviz
 	$(BIN)/pytest -q -n $(WORKERS) -m "not browser"
 
 static: $(HTMX)
+
+# The production setup against this machine's PostgreSQL and Redis: deploy/entrypoint.sh
+# (migrations, gunicorn, WhiteNoise, a Celery worker) with DEBUG off, then sign-in, one
+# edit and one campaign over HTTP (deploy/check.py).
+deploy-check: $(VENV)/.installed-test $(HTMX) graphviz
+	$(BIN)/python deploy/check.py
 
 # The console script on its own (docs/ci.md): this project installed into a new virtual
 # environment, then a lint with an empty environment. Needs the package index.
