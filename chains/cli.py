@@ -7,7 +7,8 @@ chain``, which calls this module for them, with the same JSON and the same
 exit statuses: lint 0 for VALID or WARNINGS, 1 INVALID, 2 BLOCKED (the worst
 of all the files); simulate 0 when the scenario ran and its expectations held,
 else 1; explore 1 when an invariant broke, 3 when none did but the search did
-not cover the chain, 0 for a clean and complete search. A command that cannot
+not cover the chain, 0 for a clean and complete search; audit 0 when a run's
+trace kept to the chain, 1 when it diverged. A command that cannot
 run (a file missing or too big, a bad scenario) says why on stderr and exits 1.
 ``lint --format sarif`` writes SARIF 2.1.0, which code-review tools show
 inline (docs/ci.md).
@@ -31,11 +32,13 @@ from chains.core.errors import ChainError, DocumentError, Problem
 from chains.core.lint import EXIT_CODES, RULES, LintReport, lint, worst_status
 from chains.core.lint.docs import rules_markdown
 from chains.core.model import ChainSpec
+from chains.core.sim.audit import AuditResult, audit, read_trace
 from chains.core.sim.explorer import EXIT_CODES as EXPLORE_EXIT_CODES
 from chains.core.sim.explorer import Bounds, ExploreResult, explore, scenario_dict
 from chains.core.sim.scenario import Scenario, ScenarioMismatch, load_scenario, simulate
 from chains.management.chain_text import (
     Line,
+    audit_lines,
     exploration_lines,
     import_lines,
     lint_lines,
@@ -44,6 +47,7 @@ from chains.management.chain_text import (
 
 __all__ = [
     "Failed",
+    "audit_trace",
     "LintedFile",
     "lint_file",
     "lint_json",
@@ -246,6 +250,16 @@ def write_counterexamples(folder: Path, chain_id: str, result: ExploreResult) ->
     return written
 
 
+def audit_trace(chain: ChainSpec, path: Path) -> AuditResult:
+    """Audit the trace file ``path`` (JSON lines, docs/trace-audit.md) against ``chain``."""
+    try:
+        events = read_trace(formats.decode(read_limited(path)))
+    except DocumentError as exc:
+        lines = "\n".join(f"  {p}" for p in exc.problems)
+        raise Failed(f"bad trace {path}:\n{lines}") from None
+    return audit(chain, events)
+
+
 def exploration_status(result: ExploreResult, allow_incomplete: bool) -> int:
     verdict = result.verdict()
     if verdict == "incomplete" and allow_incomplete:
@@ -329,6 +343,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     xpl.add_argument("chain", type=Path, help="a chain file (any import format)")
     add_explore_options(xpl)
+
+    aud = sub.add_parser(
+        "audit",
+        help="Replay a run's trace against its chain: exit 0 if it kept to it, 1 if it diverged.",
+    )
+    aud.add_argument("chain", type=Path, help="a chain file (any import format)")
+    aud.add_argument("trace", type=Path, help="the run's trace: JSON lines (docs/trace-audit.md)")
+    aud.add_argument("--chain", dest="chain_id", help="which chain of a multi-chain file")
+    aud.add_argument("--json", action="store_true", help="print the result as JSON")
 
     exp = sub.add_parser("export", help="Print a chain file's chain in canonical form.")
     exp.add_argument("path", type=Path)
@@ -429,6 +452,17 @@ def _explore(options: argparse.Namespace, out: TextIO) -> int:
     return exploration_status(result, options.allow_incomplete)
 
 
+def _audit(options: argparse.Namespace, out: TextIO) -> int:
+    loaded = formats.load(read_limited(options.chain), filename=options.chain.name)
+    chain = pick_chain(loaded.chains, loaded.problems, str(options.chain), options.chain_id)
+    result = audit_trace(chain, options.trace)
+    if options.json:
+        _write(out, json.dumps(result.as_dict(), indent=2))
+    else:
+        _say(out, audit_lines(chain.id, result))
+    return 0 if result.clean else 1
+
+
 def _export(options: argparse.Namespace, out: TextIO) -> int:
     loaded = formats.load(read_limited(options.path), filename=options.path.name)
     chain = pick_chain(loaded.chains, loaded.problems, str(options.path), options.chain_id)
@@ -459,6 +493,7 @@ _COMMANDS = {
     "import": _import,
     "simulate": _simulate,
     "explore": _explore,
+    "audit": _audit,
     "export": _export,
     "schema": _schema,
     "rules": _rules,

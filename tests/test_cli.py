@@ -14,6 +14,7 @@ import pytest
 from django.core.management import call_command
 
 from chains import cli
+from tests.core.sim.builders import double_booking, walked
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -165,3 +166,30 @@ def test_a_file_over_the_size_limit_is_refused_before_it_is_read(capsys, tmp_pat
     big.write_bytes(b"#" * (cli.formats.MAX_BYTES + 1))
     assert run("lint", str(big))[0] == 1
     assert "larger than" in capsys.readouterr().err
+
+
+def trace_file(tmp_path, run) -> str:
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(e.model_dump_json() + "\n" for e in run.trace))
+    return str(path)
+
+
+@pytest.mark.django_db
+def test_the_cli_audits_a_double_booking_trace_as_manage_py_chain_does(tmp_path):
+    trace = trace_file(tmp_path, double_booking())
+    code, out = run("audit", UNSAFE, trace, "--json")
+    shown = json.loads(out)
+    assert code == 1 and [d["kind"] for d in shown["divergences"]] == ["forbidden_dispatch"]
+    assert manage("audit", UNSAFE, trace, "--json") == (code, out)
+
+
+def test_the_cli_audits_a_correct_trace_clean(tmp_path):
+    code, out = run("audit", FLIGHT, trace_file(tmp_path, walked("flight-roundtrip.yaml")))
+    assert code == 0 and "no divergence" in out
+
+
+def test_a_trace_that_is_not_json_lines_is_named_with_its_line(capsys, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"seq": 1, "event_type": "attempt"}\nnot json\n')
+    assert run("audit", FLIGHT, str(bad))[0] == 1
+    assert "line 2" in capsys.readouterr().err

@@ -18,6 +18,7 @@ from chains.core.sim.explorer import Bounds, ExploreResult, scenario_dict
 
 __all__ = [
     "Line",
+    "audit_lines",
     "exploration_lines",
     "import_lines",
     "lint_lines",
@@ -169,3 +170,21 @@ def budget_text(key: str, value: Any) -> str:
     """``step_attempts_left=1.0`` → ``attempts=1``: a trace line names what is left."""
     name = key if key.startswith("wall") else key.removeprefix("step_").removesuffix("_left")
     return f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}"
+
+
+def audit_lines(chain_id: str, result: Any) -> Iterator[Line]:
+    """An audited trace: how far the chain's rules followed it, then each divergence."""
+    yield f"chain {chain_id}: {result.events} events, {result.attempts} attempts", ""
+    if not result.followed:
+        yield (
+            f"the chain's rules followed the run up to seq {result.stopped_at}; "
+            "after it only the invariants were checked",
+            "WARNING",
+        )
+    if result.clean:
+        yield "no divergence: the run kept to the chain", "SUCCESS"
+        return
+    yield f"divergences: {len(result.divergences)}", ""
+    for d in result.divergences:
+        at = f" at {d.step}" if d.step else ""
+        yield f"  seq {d.seq} (line {d.line}){at}: {d.kind}: {d.message}", ""

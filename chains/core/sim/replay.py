@@ -17,7 +17,7 @@ from .runtime import Run, SimulationError
 from .sealed import unseal
 from .state import Event, Observation, Proposal, Snapshot
 
-__all__ = ["check_replay", "replay"]
+__all__ = ["check_replay", "replay", "replay_input"]
 
 
 def replay(
@@ -54,13 +54,14 @@ def replay(
             run.wait(event.t - run.snapshot.clock)
         if event.input is None or event.seq <= run.snapshot.seq:
             continue
-        _replay_input(run, chain, event)
+        replay_input(run, chain, event)
         if event.input.get("kind") == "resume":
             run = Run.resume(chain, run.snapshot, run.trace)
     return run.trace
 
 
-def _replay_input(run: Run, chain: ChainSpec, event: Event) -> None:
+def replay_input(run: Run, chain: ChainSpec, event: Event) -> None:
+    """Apply the outside input ``event`` recorded (its ``input``) to ``run``."""
     given = event.input or {}
     kind = given.get("kind")
     try:

@@ -34,6 +34,7 @@ from chains.core.sim.regression import test_vectors
 from chains.core.sim.scenario import ScenarioMismatch, simulate
 from chains.management.chain_text import (
     Line,
+    audit_lines,
     exploration_lines,
     import_lines,
     lint_lines,
@@ -129,6 +130,17 @@ class Command(BaseCommand):
         )
         cli.add_explore_options(xpl)
 
+        aud = sub.add_parser(
+            "audit",
+            help="Replay a run's trace against its chain: exit 0 if it kept to it, 1 if not.",
+        )
+        aud.add_argument(
+            "chain", help="a chain file (any import format) or a stored chain (KEY or TEAM/KEY)"
+        )
+        aud.add_argument("trace", type=Path, help="the run's trace: JSON lines")
+        aud.add_argument("--chain", dest="chain_id", help="which chain of a multi-chain file")
+        aud.add_argument("--json", action="store_true", help="print the result as JSON")
+
         scn = sub.add_parser(
             "scenario",
             help="Keep scenarios with a stored chain and replay them as regression checks.",
@@ -173,6 +185,8 @@ class Command(BaseCommand):
             self.simulate(options["chain"], options["scenario"], options["json"])
         elif subcommand == "explore":
             self.explore(options)
+        elif subcommand == "audit":
+            self.audit(options)
         elif subcommand == "scenario":
             self.scenario(options)
         elif subcommand in ("edit", "undo", "redo"):
@@ -306,6 +320,17 @@ class Command(BaseCommand):
         status = cli.exploration_status(result, options["allow_incomplete"])
         if status:
             raise SystemExit(status)
+
+    def audit(self, options: dict[str, Any]) -> None:
+        chains, problems = self.lint_targets(options["chain"], "auto")
+        chain = cli.pick_chain(chains, problems, options["chain"], options["chain_id"])
+        result = cli.audit_trace(chain, options["trace"])
+        if options["json"]:
+            self.write_text(json.dumps(result.as_dict(), indent=2))
+        else:
+            self.say(audit_lines(chain.id, result))
+        if not result.clean:
+            raise SystemExit(1)
 
     def scenario(self, options: dict[str, Any]) -> None:
         chain = stored_chain(options["chain"])

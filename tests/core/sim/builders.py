@@ -7,7 +7,9 @@ from pathlib import Path
 
 from chains.core import formats
 from chains.core.model import ChainSpec
+from chains.core.sim.palette import choices
 from chains.core.sim.runtime import Run
+from chains.core.sim.search import apply_event
 from chains.core.sim.state import Event, Observation, Option
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
@@ -264,4 +266,22 @@ def unwinding_cancel_flow() -> Run:
     run.observe(OK)
     run.observe(Observation(transport="http:400", code="UNDELIVERABLE"))
     assert run.snapshot.state == "compensating" and run.waiting().step == "get_options"
+    return run
+
+
+def walked(name: str, until: str | None = None) -> Run:
+    """A run of the fixture along its fault-free inputs, stopped when it waits at ``until``."""
+    run = Run.start(fixture(name), intent={})
+    while run.snapshot.state == "running" and run.snapshot.waiting.step != until:
+        free = next(c for c in choices(run.chain, run) if not c.fault)
+        run = apply_event(run.chain, run, free.event)
+    return run
+
+
+def double_booking() -> Run:
+    """The unsafe fixture's bug: book_room times out, and its table retries it unkeyed."""
+    run = walked("unsafe-retry-booking.yaml", until="book_room")
+    run.observe(Observation(transport="timeout"))
+    run.wait(5)
+    run.observe(Observation())  # the second dispatch lands: two bookings
     return run
