@@ -5,6 +5,7 @@ from chains.views import (
     chain,
     home,
     imports,
+    inbox,
     invitations,
     people,
     review,
@@ -46,6 +47,9 @@ chain_urls = [
 
 urlpatterns = [
     path("", home.home, name="home"),
+    path("inbox/", inbox.inbox, name="inbox"),
+    path("inbox/<int:pk>/open", inbox.open_notification, name="open_notification"),
+    path("inbox/read-all", inbox.read_all, name="read_all"),
     path("account/tokens/", people.tokens, name="tokens"),
     path("account/tokens/<int:pk>/revoke", people.revoke_token, name="revoke_token"),
     path("teams/", people.teams, name="teams"),

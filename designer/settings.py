@@ -80,6 +80,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "chains.views.inbox.unread_count",
             ],
         },
     },
@@ -301,6 +302,21 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 if CELERY_RESULT_BACKEND.startswith("file://"):
     Path(CELERY_RESULT_BACKEND.removeprefix("file://")).mkdir(parents=True, exist_ok=True)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# E-mail. Notifications (review requests, mentions, decisions) always reach the inbox;
+# with NOTIFY_BY_EMAIL (on by default once EMAIL_HOST is set) they are mailed as well,
+# through Django's SMTP backend or the one EMAIL_BACKEND names. SITE_URL makes the
+# links in them absolute.
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", default=False)
+EMAIL_TIMEOUT = 10
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Chain Designer <noreply@localhost>")
+NOTIFY_BY_EMAIL = env_bool("NOTIFY_BY_EMAIL", default=bool(env_str("EMAIL_HOST")))
+SITE_URL = env_str("SITE_URL", "")
 
 # Campaign caps and fair sharing (docs/configuration.md, "Campaigns"). A campaign's
 # states are shared out among its shards; the time limit is per shard, and Celery's

@@ -31,6 +31,9 @@ ACCESS: dict[str, dict[str, str]] = {
     "chains:home": {"GET": SIGNED_IN},
     "chains:tokens": {"GET": SIGNED_IN, "POST": SIGNED_IN},
     "chains:revoke_token": {"POST": "self"},  # one's own tokens only: see test_api_tokens
+    "chains:inbox": {"GET": SIGNED_IN},
+    "chains:open_notification": {"POST": "self"},  # one's own only: see test_notifications
+    "chains:read_all": {"POST": SIGNED_IN},
     "chains:teams": {"GET": SIGNED_IN, "POST": SIGNED_IN},
     "chains:team": {"GET": "viewer", "POST": "owner"},
     "chains:invite": {"POST": "owner"},
@@ -99,6 +102,7 @@ def urls(flight, team) -> dict[str, str]:
         "chains:review": [key, review.pk],
         "chains:vote": [key, review.pk],
         "chains:revoke_token": [ApiToken.objects.issue(team.memberships.first().user, "t")[0].pk],
+        "chains:open_notification": [1],
     }
     return {
         name: reverse(
@@ -109,7 +113,15 @@ def urls(flight, team) -> dict[str, str]:
     }
 
 
-NO_KEY = {"chains:home", "chains:teams", "chains:new", "chains:import", "chains:tokens"}
+NO_KEY = {
+    "chains:home",
+    "chains:teams",
+    "chains:new",
+    "chains:import",
+    "chains:tokens",
+    "chains:inbox",
+    "chains:read_all",
+}
 
 
 def test_every_route_of_the_app_has_an_access_rule():

@@ -7,6 +7,7 @@
 - ``chains``: chains and their immutable revisions, storing, undo and redo, approval.
 - ``review``: comments on revisions, review requests and votes.
 - ``campaigns``: explorations (model-checker runs) and the shards workers claim.
+- ``notifications``: review requests, mentions and decisions, for each person's inbox.
 
 Each module imports (at run time) only those listed before it, and none imports
 ``chains.tasks``: the tasks import the models. The campaign models reach the
@@ -56,6 +57,7 @@ from chains.models.errors import (
     StaleRevision,
     TeamTaken,
 )
+from chains.models.notifications import Notification, NotificationKind, NotificationQuerySet
 from chains.models.people import (
     RANK,
     ApiToken,
@@ -89,6 +91,9 @@ from chains.models.scenarios import (
 
 __all__ = [
     "ACTIVE",
+    "Notification",
+    "NotificationKind",
+    "NotificationQuerySet",
     "APPROVABLE",
     "HEARTBEAT_EVERY",
     "MAX_ATTEMPTS",

@@ -26,7 +26,16 @@ from django.shortcuts import get_object_or_404
 from pydantic import BaseModel, Field
 
 from chains.core.comments import CHAIN
-from chains.models import Chain, Comment, Review, ReviewError, Revision
+from chains.models import (
+    Chain,
+    Comment,
+    Decision,
+    Notification,
+    NotificationKind,
+    Review,
+    ReviewError,
+    Revision,
+)
 from chains.services.access import find_revision
 
 __all__ = [
@@ -117,9 +126,19 @@ def post_comment(
         parent = Comment.objects.filter(chain=chain, pk=reply_to).first()
         if parent is None:
             raise ReviewError(f"reply_to: {chain.key} has no comment {reply_to}")
-    return Comment.objects.post(
+    comment = Comment.objects.post(
         _revision(chain, revision), author, body, anchor=anchor, reply_to=parent
     )
+    excerpt = comment.body if len(comment.body) <= 120 else comment.body[:119] + "…"
+    Notification.objects.send(
+        comment.mentions.all(),
+        NotificationKind.MENTION,
+        chain,
+        actor=author,
+        text=f"{_name(author)} mentioned you on {chain}: {excerpt}",
+        url=f"{chain.url('comments')}#comment-{comment.thread().pk}",
+    )
+    return comment
 
 
 def toggle_comment(chain: Chain, pk: int, by: Any) -> Comment:
@@ -136,13 +155,39 @@ def request_review(
     note: str,
 ) -> Review:
     """Ask ``reviewers`` (usernames) to review revision ``revision`` of ``chain`` (the head)."""
-    return Review.objects.request(_revision(chain, revision), requested_by, reviewers, note)
+    review = Review.objects.request(_revision(chain, revision), requested_by, reviewers, note)
+    number = review.revision.number
+    Notification.objects.send(
+        [v.reviewer for v in review.votes.select_related("reviewer")],
+        NotificationKind.REVIEW_REQUESTED,
+        chain,
+        actor=requested_by,
+        text=f"{_name(requested_by)} asks you to review r{number} of {chain}"
+        + (f": {review.note}" if review.note else ""),
+        url=chain.url("review", review.pk),
+    )
+    return review
 
 
 def vote(chain: Chain, review_pk: int, reviewer: Any, decision: str, note: str) -> Review:
-    """Record ``reviewer``'s ``decision`` on ``chain``'s review ``review_pk``; return the review."""
-    get_review(chain, review_pk).vote(reviewer, decision, note)
-    return get_review(chain, review_pk)
+    """Record ``reviewer``'s ``decision`` on ``chain``'s review ``review_pk``; return the review.
+
+    The person who asked for the review and the revision's author are told.
+    """
+    cast = get_review(chain, review_pk).vote(reviewer, decision, note)
+    review = get_review(chain, review_pk)
+    said = "approved" if cast.decision == Decision.APPROVED else "requested changes to"
+    approved = f"; r{review.revision.number} is approved" if review.revision.approved_at else ""
+    Notification.objects.send(
+        [review.requested_by, review.revision.author],
+        NotificationKind.REVIEW_DECIDED,
+        chain,
+        actor=reviewer,
+        text=f"{_name(reviewer)} {said} r{review.revision.number} of {chain}{approved}"
+        + (f": {cast.note}" if cast.note else ""),
+        url=chain.url("review", review.pk),
+    )
+    return review
 
 
 def get_review(chain: Chain, pk: int) -> Review:
@@ -173,3 +218,7 @@ def _revision(chain: Chain, number: int | None) -> Revision:
     if found is None:
         raise ReviewError(f"revision: {chain.key} has no revision {number}")
     return found
+
+
+def _name(person: Any) -> str:
+    return getattr(person, "username", None) or "someone"
