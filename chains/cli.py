@@ -32,6 +32,7 @@ from chains.core.errors import ChainError, DocumentError, Problem
 from chains.core.lint import EXIT_CODES, RULES, LintReport, lint, worst_status
 from chains.core.lint.docs import rules_markdown
 from chains.core.model import ChainSpec
+from chains.core.openapi import propose_actions, read_openapi
 from chains.core.sim.audit import AuditResult, audit, read_trace
 from chains.core.sim.explorer import EXIT_CODES as EXPLORE_EXIT_CODES
 from chains.core.sim.explorer import Bounds, ExploreResult, explore, scenario_dict
@@ -353,6 +354,23 @@ def _parser() -> argparse.ArgumentParser:
     aud.add_argument("--chain", dest="chain_id", help="which chain of a multi-chain file")
     aud.add_argument("--json", action="store_true", help="print the result as JSON")
 
+    opn = sub.add_parser(
+        "openapi",
+        help="List a provider's OpenAPI operations as proposed actions, or print the chosen ones.",
+    )
+    opn.add_argument("path", type=Path, help="an OpenAPI 3.0 or 3.1 document (YAML or JSON)")
+    opn.add_argument(
+        "--pick", metavar="ID,ID", help="print these operations as chain actions (YAML)"
+    )
+    opn.add_argument(
+        "--effect",
+        action="append",
+        default=[],
+        metavar="ID=EFFECT",
+        help="confirm another effect than the guessed one (read, mint, commit, compensate, select)",
+    )
+    opn.add_argument("--json", action="store_true", help="print as JSON")
+
     exp = sub.add_parser("export", help="Print a chain file's chain in canonical form.")
     exp.add_argument("path", type=Path)
     exp.add_argument("--chain", dest="chain_id", help="which chain of a multi-chain file")
@@ -463,6 +481,43 @@ def _audit(options: argparse.Namespace, out: TextIO) -> int:
     return 0 if result.clean else 1
 
 
+def _openapi(options: argparse.Namespace, out: TextIO) -> int:
+    try:
+        operations = read_openapi(read_limited(options.path), options.path.name)
+        effects = dict(_pair(e) for e in options.effect)
+        chosen = [p.strip() for p in (options.pick or "").split(",") if p.strip()]
+        actions = propose_actions(operations, chosen, effects) if chosen else None
+    except DocumentError as exc:
+        lines = "\n".join(f"  {p}" for p in exc.problems)
+        raise Failed(f"{options.path}:\n{lines}") from None
+    if actions is not None:
+        text = (
+            json.dumps(actions, indent=2)
+            if options.json
+            else yaml.safe_dump({"actions": actions}, sort_keys=False, allow_unicode=True)
+        )
+        _write(out, text)
+        return 0
+    if options.json:
+        _write(out, json.dumps([o.as_dict() for o in operations], indent=2))
+        return 0
+    for o in operations:
+        print(f"{o.id}: {o.method.upper()} {o.path}", file=out)
+        print(f"  effect {o.effect} ({o.why}); idempotency {o.idempotency}", file=out)
+        if o.fields:
+            print(f"  intent fields: {', '.join(o.fields)}", file=out)
+        for error in o.errors:
+            print(f"  documents {error}", file=out)
+    return 0
+
+
+def _pair(text: str) -> tuple[str, str]:
+    name, sep, effect = text.partition("=")
+    if not sep or effect not in ("read", "mint", "commit", "compensate", "select"):
+        raise Failed(f"--effect {text!r}: write ID=EFFECT, EFFECT one of read, mint, commit, ...")
+    return name.strip(), effect
+
+
 def _export(options: argparse.Namespace, out: TextIO) -> int:
     loaded = formats.load(read_limited(options.path), filename=options.path.name)
     chain = pick_chain(loaded.chains, loaded.problems, str(options.path), options.chain_id)
@@ -494,6 +549,7 @@ _COMMANDS = {
     "simulate": _simulate,
     "explore": _explore,
     "audit": _audit,
+    "openapi": _openapi,
     "export": _export,
     "schema": _schema,
     "rules": _rules,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+import yaml
 from django.core.management import call_command
 
 from chains import cli
@@ -193,3 +194,34 @@ def test_a_trace_that_is_not_json_lines_is_named_with_its_line(capsys, tmp_path)
     bad.write_text('{"seq": 1, "event_type": "attempt"}\nnot json\n')
     assert run("audit", FLIGHT, str(bad))[0] == 1
     assert "line 2" in capsys.readouterr().err
+
+
+SKYLOOM = str(ROOT / "fixtures" / "openapi" / "skyloom-air.yaml")
+
+
+def test_the_cli_lists_a_providers_operations_as_proposed_actions():
+    code, out = run("openapi", SKYLOOM, "--json")
+    listed = json.loads(out)
+    assert code == 0 and len(listed) == 13
+    assert {o["id"]: o["effect"] for o in listed}["book_order"] == "commit"
+
+
+def test_the_cli_prints_the_picked_operations_as_chain_actions_with_the_confirmed_effect():
+    code, out = run(
+        "openapi",
+        SKYLOOM,
+        "--pick",
+        "book_order,refund_payment",
+        "--effect",
+        "refund_payment=compensate",
+    )
+    actions = yaml.safe_load(out)["actions"]
+    assert code == 0 and [(a["id"], a["effect"]) for a in actions] == [
+        ("book_order", "commit"),
+        ("refund_payment", "compensate"),
+    ]
+
+
+def test_a_pick_the_document_lacks_is_named_on_stderr(capsys):
+    assert run("openapi", SKYLOOM, "--pick", "pay_twice")[0] == 1
+    assert "no operation pay_twice" in capsys.readouterr().err

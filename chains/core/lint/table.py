@@ -27,6 +27,7 @@ from ..signals import (
     is_transport_success,
     normalize_atom,
     scope_actions,
+    scope_applies_to,
     scope_covers,
     scopes_overlap,
     variants_cover,
@@ -377,3 +378,39 @@ def no_side_effect_on_ambiguous_signal(
                 f"{where} declares no_side_effect on {', '.join(ambiguous)}, which carries no "
                 "response that could vouch for it; an unkeyed commit would be dispatched twice.",
             )
+
+
+@rule(
+    "table.documented-error-uncovered",
+    "error",
+    "SPEC §3",
+    hint="Add a verdict row in the action's scope for the signal (a status class such as "
+    "http:4xx covers its statuses), or list it in known_unmatched with why no row needs it.",
+)
+def documented_error_uncovered(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """A provider-documented error of an action matches no row in its scope and no known_unmatched.
+
+    SPEC §3: every error code the provider documents appears in the verdict
+    table or in ``known_unmatched``. An action's ``documented_errors`` (an
+    OpenAPI import fills them in) are checked against the rows whose scope
+    takes the action (prose scopes count) and the known_unmatched signals: a
+    row covers a documented ``http:409 && code:X`` when it matches every such
+    response (``code:X``, ``http:4xx`` or the pair itself do).
+    """
+    known = [k.signal for k in chain.known_unmatched]
+    for action in chain.actions:
+        if not action.documented_errors:
+            continue
+        atoms = [
+            atom
+            for row in chain.verdict_table
+            if scope_applies_to(row.scope, action) is not False
+            for atom in row.signal
+        ]
+        for documented in action.documented_errors:
+            if not any(atom_covers(atom, documented) for atom in [*atoms, *known]):
+                yield (
+                    f"actions[{action.id}].documented_errors",
+                    f"{documented} is documented for {action.id} but no row in its scope and "
+                    "no known_unmatched entry covers it",
+                )

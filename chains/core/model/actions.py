@@ -174,6 +174,12 @@ class Action(Variant):
     revocation: Revocation | None = None
     entry_gate: str | None = None
     request_invariants: dict[str, Any] = Field(default_factory=dict)
+    documented_errors: StrList = Field(
+        default_factory=list,
+        description="the error signals the provider documents for this call (http:409, "
+        "code:OFFER_EXPIRED): each needs a verdict row in scope or a known_unmatched entry "
+        "(SPEC §3); an OpenAPI import fills it in",
+    )
     timeout: DurationText | None = None
     latency_hint: DurationText | None = None
 
