@@ -521,7 +521,7 @@ def _pair(text: str) -> tuple[str, str]:
 def _export(options: argparse.Namespace, out: TextIO) -> int:
     loaded = formats.load(read_limited(options.path), filename=options.path.name)
     chain = pick_chain(loaded.chains, loaded.problems, str(options.path), options.chain_id)
-    _write(out, formats.dump(chain, options.format))
+    _write(out, formats.dump(chain, options.format, drawn=True))
     return 0
 
 

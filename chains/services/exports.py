@@ -48,7 +48,7 @@ def download(revision: Revision, fmt: str, graph: Graph = "handles") -> HttpResp
         content = dot if fmt == "dot" else to_svg(dot) if fmt == "svg" else to_png(dot)
         name += f"-{graph}"
     else:
-        content = formats.dump(document, fmt)
+        content = formats.dump(document, fmt, drawn=True)  # md embeds the handle graph
     response = HttpResponse(content, content_type=CONTENT_TYPES[fmt])
     response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
     response["X-Revision"] = str(revision.number)

@@ -51,11 +51,13 @@ FIT_TEST_KEY = "fit_test"
 _SUMMARY_KEYS = ("run_key", "variants", "source", "extras")
 
 
-def design_document(chain: ChainSpec) -> str:
+def design_document(chain: ChainSpec, *, drawn: bool = False) -> str:
     """The SKILL Step 6 design document of ``chain``, as Markdown.
 
     Importing the text (``formats.load(text, format="md")``) gives back one
-    chain equal to ``chain``.
+    chain equal to ``chain``. ``drawn``: section 4 embeds the handle graph
+    as an inline SVG (laid out by Graphviz; when it cannot run, a line says
+    so and the text tree stands alone).
 
     >>> from chains.core.model import ChainSpec
     >>> text = design_document(ChainSpec(id="demo", actions=[{"id": "search", "effect": "read"}]))
@@ -72,7 +74,7 @@ def design_document(chain: ChainSpec) -> str:
         _summary(chain, report, document),
         _fit_test(chain),
         _evidence(chain),
-        _handle_graph(chain, document),
+        _handle_graph(chain, document, drawn),
         _actions(chain, document),
         _verdict_table(chain, document),
         _gates(chain, document),
@@ -220,7 +222,7 @@ def _evidence(chain: ChainSpec) -> str:
     return "\n".join(out)
 
 
-def _handle_graph(chain: ChainSpec, document: dict[str, Any]) -> str:
+def _handle_graph(chain: ChainSpec, document: dict[str, Any], drawn: bool = False) -> str:
     out = ["## 4. Handle graph", ""]
     if not chain.handles:
         out.append("The chain declares no handles.")
@@ -235,6 +237,8 @@ def _handle_graph(chain: ChainSpec, document: dict[str, Any]) -> str:
         "",
         _fenced("\n".join(_tree(chain)), "text"),
     ]
+    if drawn:
+        out += ["", _drawing(chain)]
     if chain.independence:
         out += ["", "Pairs a reviewer confirmed independent (no missing `derived_from` edge):", ""]
         out += [
@@ -877,3 +881,15 @@ def _tally(items: Iterable[str]) -> dict[str, int]:
 
 def _counts(items: Iterable[str]) -> str:
     return ", ".join(f"{n} {key}" for key, n in _tally(items).items())
+
+
+def _drawing(chain: ChainSpec) -> str:
+    """The handle graph as an inline SVG block (a Markdown HTML block the importer skips)."""
+    from ..dot import RenderError, to_svg  # the drawing needs Graphviz; the text does not
+    from ..render import handle_graph_dot
+
+    try:
+        svg = to_svg(handle_graph_dot(chain))
+    except RenderError as exc:
+        return f"*(The drawing of the handle graph is left out: {exc}.)*"
+    return f'<div class="handle-graph">\n\n{svg.strip()}\n\n</div>'

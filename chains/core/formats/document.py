@@ -31,10 +31,13 @@ def from_document(document: dict[str, Any]) -> ChainSpec:
     return validate_chain(document)
 
 
-def dump(chain: ChainSpec, format: Literal["yaml", "json", "md"] = "yaml") -> str:
+def dump(
+    chain: ChainSpec, format: Literal["yaml", "json", "md"] = "yaml", *, drawn: bool = False
+) -> str:
     """Write ``chain`` as canonical YAML or JSON, or as its Markdown design document.
 
     Re-importing any of them gives an equal chain (``md``: see :mod:`.design_doc`).
+    ``drawn``: the design document embeds its handle graph as SVG (Graphviz).
     """
     if format == "json":
         return dump_json(chain)
@@ -45,7 +48,7 @@ def dump(chain: ChainSpec, format: Literal["yaml", "json", "md"] = "yaml") -> st
         # prints the lint report), and the linter's fixes import this package.
         from .design_doc import design_document
 
-        return design_document(chain)
+        return design_document(chain, drawn=drawn)
     raise ValueError(f"cannot dump to {format!r}; expected yaml, json or md")
 
 

@@ -222,7 +222,7 @@ class Command(BaseCommand):
         head = stored_chain(key).head()
         if head is None:
             raise CommandError(f"chain {key!r} has no revision")
-        self.write_text(formats.dump(formats.from_document(head.document), fmt))
+        self.write_text(formats.dump(formats.from_document(head.document), fmt, drawn=True))
 
     def edit(self, subcommand: str, options: dict[str, Any]) -> None:
         """Edit, undo or redo as the operator (who may write any chain); stdout: the revision."""

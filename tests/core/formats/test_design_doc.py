@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from chains.core import formats
+from chains.core import dot, formats
+from chains.core.dot import RenderError
 from chains.core.formats import design_doc
 from chains.core.formats.design_doc import design_document
 from chains.core.formats.md_outline import outline
@@ -380,3 +381,20 @@ def test_repair_fields_a_gate_answer_binds_are_not_model_touchpoints():
 def test_a_chain_without_model_touchpoints_says_none():
     chain = ChainSpec(id="bare", actions=[{"id": "a", "effect": "read"}])
     assert "Model touchpoints: none." in section(design_document(chain), 11)
+
+
+def test_a_drawn_design_document_embeds_the_handle_graph_and_still_round_trips():
+    chain = FIXTURE_CHAINS["flight_roundtrip"]
+    text = design_document(chain, drawn=True)
+    section = text.split("## 4. Handle graph")[1].split("\n## 5.")[0]
+    assert section.count("<svg") == 1 and 'class="handle-graph"' in section
+    assert formats.load(text, format="md").chains == [chain]
+
+
+def test_without_graphviz_the_design_document_says_the_drawing_is_left_out(monkeypatch):
+    def broken(source: str, timeout: float = 10.0) -> str:
+        raise RenderError("Graphviz is not installed")
+
+    monkeypatch.setattr(dot, "to_svg", broken)
+    text = design_document(FIXTURE_CHAINS["flight_roundtrip"], drawn=True)
+    assert "<svg" not in text and "drawing of the handle graph is left out" in text
