@@ -1,6 +1,7 @@
 from django.urls import include, path, re_path
 
 from chains.views import (
+    audit,
     campaigns,
     chain,
     home,
@@ -29,6 +30,7 @@ chain_urls = [
     path("people", people.chain_people, name="people"),
     path("simulate", simulator.simulate, name="simulate"),
     path("simulate/save", simulator.save_scenario, name="save_scenario"),
+    path("audit", audit.audit_trace, name="audit"),
     path("campaigns/", campaigns.campaigns, name="campaigns"),
     path("campaigns/<int:pk>/", campaigns.campaign, name="campaign"),
     path("campaigns/<int:pk>/cancel", campaigns.cancel, name="cancel_campaign"),

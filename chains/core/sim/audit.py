@@ -36,9 +36,10 @@ from ..model import ChainSpec
 from .invariants import Monitor
 from .replay import replay_input
 from .runtime import Run, SimulationError
+from .scenario import MAX_EVENTS, Scenario
 from .state import Event
 
-__all__ = ["AuditResult", "Divergence", "audit", "read_trace"]
+__all__ = ["AuditResult", "Divergence", "audit", "read_trace", "scenario_until"]
 
 Kind = Literal["forbidden_dispatch", "invalidated_handle", "out_of_order", "wrong_verdict"]
 _OBSERVED = ("transport", "code", "predicates", "events")
@@ -216,6 +217,55 @@ class _Shadow:
         except (SimulationError, KeyError, TypeError, ValueError) as exc:
             return "out_of_order", f"the chain cannot take this here: {exc}"
         return None
+
+
+def scenario_until(events: list[Event], seq: int) -> Scenario:
+    """The trace's inputs up to event ``seq`` (included) as a simulator scenario.
+
+    So the simulator opens the run where the audit found a divergence:
+    waits re-create the trace's times, each attempt observes what it got,
+    and picks, answers and probe results follow the trace (a pick it did not
+    record takes the option its observation stands for).
+    """
+    first = (events[0].input or {}) if events else {}
+    started = first.get("kind") == "start"
+    scenario = {k: first[k] for k in ("variant", "seed", "run_key") if started and first.get(k)}
+    steps: list[dict[str, Any]] = []
+    clock = 0.0
+    for event in events:
+        if event.seq > seq:
+            break
+        if event.t > clock:
+            steps.append({"wait": round(event.t - clock, 6)})
+            clock = event.t
+        step = _scenario_event(event)
+        if step is not None:
+            steps.append(step)
+    return Scenario.model_validate({**scenario, "events": steps[:MAX_EVENTS]})
+
+
+def _scenario_event(event: Event) -> dict[str, Any] | None:
+    given = event.input or {}
+    kind = given.get("kind")
+    if event.event_type == "attempt":
+        observed = given.get("observation") if kind == "observe" else None
+        return {"observe": observed if observed is not None else _observation(event.signal or {})}
+    if kind == "select":
+        return {"select": given["option"]}
+    if kind == "answer":
+        return {"answer": {"outcome": given["outcome"], "params": given.get("params") or {}}}
+    if kind == "probe":
+        return {"probe": given["result"]}
+    if event.event_type == "reconcile" and event.signal and "probe" in event.signal:
+        return {"probe": event.signal["probe"]}
+    if event.event_type == "transition" and event.step_id and _is_pick(event):
+        return {"select": "from-trace"}
+    return None
+
+
+def _is_pick(event: Event) -> bool:
+    """A selection transition whose pick the trace did not record (row ``select``)."""
+    return event.row == "select" or "selection" in (event.note or "")
 
 
 def _observation(signal: dict[str, Any]) -> dict[str, Any]:
