@@ -33,6 +33,7 @@ ACCESS: dict[str, dict[str, str]] = {
     "chains:revoke_token": {"POST": "self"},  # one's own tokens only: see test_api_tokens
     "chains:inbox": {"GET": SIGNED_IN},
     "chains:audit": {"GET": "viewer", "POST": "viewer"},
+    "chains:openapi": {"GET": "editor", "POST": "editor"},
     "chains:open_notification": {"POST": "self"},  # one's own only: see test_notifications
     "chains:read_all": {"POST": SIGNED_IN},
     "chains:teams": {"GET": SIGNED_IN, "POST": SIGNED_IN},

@@ -37,6 +37,7 @@ __all__ = [
     "Saved",
     "StaleEdit",
     "UndoIn",
+    "add_actions",
     "parse_args",
     "parse_value",
     "redo",
@@ -133,6 +134,34 @@ def save_edit(
         raise StaleEdit(exc.head, base, stale_check(chain, op, args, base, exc.head)) from None
     document_of(revision, known=changed)
     return Saved(revision, changed, report, started)
+
+
+def add_actions(
+    chain: Chain, actions: list[dict[str, Any]], *, base: int, author: Any, message: str
+) -> Saved:
+    """Add ``actions`` (action documents) to the head of ``chain`` as one revision (one undo).
+
+    Each goes through the ``add_action`` edit, so a taken id or a field the
+    model refuses is an ``EditError`` naming the action, and nothing is stored.
+    """
+    spec = _head_spec(get_head(chain))
+    changed = spec
+    for action in actions:
+        changed = edit.apply(changed, "add_action", action)
+    report = lint(changed)
+    try:
+        revision = Chain.objects.store(
+            formats.to_document(changed),
+            message[:500],
+            base=base,
+            author=author,
+            status=report.status,
+            team=chain.team,
+        )
+    except StaleRevision as exc:
+        raise StaleEdit(exc.head, base, None) from None
+    document_of(revision, known=changed)
+    return Saved(revision, changed, report, None)
 
 
 def stale_check(

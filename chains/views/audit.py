@@ -16,7 +16,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
 from chains.core.dot import RenderError
-from chains.core.errors import DocumentError, Problem
+from chains.core.errors import DocumentError
 from chains.core.keys import node_key
 from chains.core.model import ChainSpec
 from chains.core.render import handle_graph_svg
@@ -26,6 +26,7 @@ from chains.core.sim.session import encode
 from chains.models import Chain, Revision
 from chains.services.access import document_of, get_revision
 from chains.views.common import get_chain
+from chains.views.forms import uploaded_text
 from chains.views.limits import rate_limited
 
 
@@ -41,7 +42,7 @@ def audit_trace(request: HttpRequest, key: str, team: str | None = None) -> Http
         return render(request, "chains/audit.html", context)
     try:
         document = document_of(revision)
-        events = read_trace(_uploaded(request))
+        events = read_trace(uploaded_text(request, "trace", "trace")[0])
     except DocumentError as exc:
         context["problems"] = exc.problems
         return render(request, "chains/audit.html", context, status=400)
@@ -53,27 +54,6 @@ def audit_trace(request: HttpRequest, key: str, team: str | None = None) -> Http
     except RenderError as exc:
         context["render_error"] = str(exc)
     return render(request, "chains/audit.html", context)
-
-
-def _uploaded(request: HttpRequest) -> str:
-    upload = request.FILES.get("trace")
-    limit = settings.CHAIN_UPLOAD_MAX_BYTES
-    if upload is not None:
-        if upload.size > limit:
-            raise _refused(f"{upload.name} is {upload.size:,} bytes; the limit is {limit:,}")
-        data = upload.read()
-    else:
-        data = request.POST.get("text", "").encode()
-        if len(data) > limit:
-            raise _refused(f"the pasted trace is over the limit of {limit:,} bytes")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise _refused("the trace is not UTF-8 text") from None
-
-
-def _refused(why: str) -> DocumentError:
-    return DocumentError([Problem(why)])
 
 
 def _shown(

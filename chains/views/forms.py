@@ -13,9 +13,11 @@ from __future__ import annotations
 import typing
 from typing import Any, TypeVar
 
+from django.conf import settings
+from django.http import HttpRequest
 from pydantic import BaseModel, ValidationError
 
-from chains.core.errors import ChainError
+from chains.core.errors import ChainError, DocumentError, Problem
 
 __all__ = ["FormError", "read_form"]
 
@@ -63,3 +65,30 @@ def _described(exc: ValidationError) -> str:
         reason = "required" if err["type"] == "missing" else err["msg"]
         parts.append(f"{where}: {reason.removeprefix('Value error, ')}")
     return "; ".join(parts)
+
+
+def uploaded_text(request: HttpRequest, field: str, what: str) -> tuple[str, str]:
+    """The text of the file uploaded as ``field``, else of the pasted ``text``; and its name.
+
+    Refused (``DocumentError``, saying what and why) before reading a file
+    over ``CHAIN_UPLOAD_MAX_BYTES``, and for nothing given or text not UTF-8.
+    """
+    upload = request.FILES.get(field)
+    limit = settings.CHAIN_UPLOAD_MAX_BYTES
+    if upload is not None:
+        if upload.size > limit:
+            why = f"{upload.name} is {upload.size:,} bytes; the limit is {limit:,}"
+            raise DocumentError([Problem(why)])
+        data, name = upload.read(), upload.name or ""
+    else:
+        data, name = request.POST.get("text", "").encode(), request.POST.get("name", "")
+        if len(data) > limit:
+            raise DocumentError(
+                [Problem(f"the pasted {what} is over the limit of {limit:,} bytes")]
+            )
+    if not data.strip():
+        raise DocumentError([Problem(f"choose a {what} to upload or paste one")])
+    try:
+        return data.decode("utf-8"), name
+    except UnicodeDecodeError:
+        raise DocumentError([Problem(f"the {what} is not UTF-8 text")]) from None
