@@ -25,6 +25,7 @@ def test_ticked_operations_are_added_to_the_chain(page, live_server, width):
     ).chain
     page.set_viewport_size({"width": width, "height": 900})
     page.goto(f"{live_server.url}{chain.url()}")
+    page.click("text=Add action, handle or gate")
     page.click("#openapi-link")
     page.set_input_files("input[name=document]", str(SKYLOOM))
     page.click("#openapi-form button[type=submit]")
