@@ -44,9 +44,6 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    # Static files from STATIC_ROOT (collectstatic), compressed and cached for good in
-    # production; in development from the apps' folders as runserver does.
-    "whitenoise.middleware.WhiteNoiseMiddleware",
     # Content-Security-Policy and Permissions-Policy on every response (SECURE_CSP below).
     "designer.security.SecurityHeadersMiddleware",
     # A NUL character in the address, a form or a JSON body is a 400, never a database error.
@@ -65,6 +62,11 @@ MIDDLEWARE = [
     # A short chain address (/chains/<key>/) that fits several of the person's chains.
     "chains.views.common.ChooseChainMiddleware",
 ]
+
+if not DEBUG:
+    # Static files from STATIC_ROOT (collectstatic), compressed and cached for good. In
+    # development runserver and the test server serve them from their folders instead.
+    MIDDLEWARE.insert(1, "whitenoise.middleware.WhiteNoiseMiddleware")
 
 ROOT_URLCONF = "designer.urls"
 WSGI_APPLICATION = "designer.wsgi.application"
@@ -205,8 +207,6 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns on every start without it
-# Development (and the tests) serve static files from their folders, as found.
-WHITENOISE_USE_FINDERS = DEBUG
 # Production serves collectstatic's output with hashed names (cached for a year) and
 # gzip/Brotli copies; development and the tests read the files where they are.
 STORAGES = {
