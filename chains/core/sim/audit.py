@@ -223,7 +223,9 @@ def scenario_until(events: list[Event], seq: int) -> Scenario:
     """The trace's inputs up to event ``seq`` (included) as a simulator scenario.
 
     So the simulator opens the run where the audit found a divergence:
-    waits re-create the trace's times, each attempt observes what it got,
+    a wait before each input re-creates the time since the event before it
+    (what the run did on its own, a backoff, it does again), each attempt
+    observes what it got,
     and picks, answers and probe results follow the trace (a pick it did not
     record takes the option its observation stands for).
     """
@@ -231,16 +233,16 @@ def scenario_until(events: list[Event], seq: int) -> Scenario:
     started = first.get("kind") == "start"
     scenario = {k: first[k] for k in ("variant", "seed", "run_key") if started and first.get(k)}
     steps: list[dict[str, Any]] = []
-    clock = 0.0
+    last = 0.0  # the time of the previous event: the run's own backoff moved the clock already
     for event in events:
         if event.seq > seq:
             break
-        if event.t > clock:
-            steps.append({"wait": round(event.t - clock, 6)})
-            clock = event.t
         step = _scenario_event(event)
         if step is not None:
+            if event.t > last:
+                steps.append({"wait": round(event.t - last, 6)})
             steps.append(step)
+        last = max(last, event.t)
     return Scenario.model_validate({**scenario, "events": steps[:MAX_EVENTS]})
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from chains.core.errors import DocumentError
-from chains.core.sim.audit import audit, read_trace
+from chains.core.sim.audit import audit, read_trace, scenario_until
+from chains.core.sim.session import play
 from chains.core.sim.state import Event, Observation
 
 from .builders import double_booking, fixture, walked
@@ -84,3 +85,12 @@ def test_a_trace_line_that_is_not_an_event_is_named_by_its_number():
 def test_an_empty_or_unordered_trace_is_refused(text):
     with pytest.raises(DocumentError):
         read_trace(text)
+
+
+def test_the_simulator_scenario_of_a_trace_keeps_its_times():
+    # the runtime's own backoff already moved the clock: only the waits between events count
+    run = double_booking()
+    second = [e for e in run.trace if e.step_id == "book_room" and e.event_type == "attempt"][1]
+    again = play(run.chain, scenario_until(run.trace, second.seq)).run
+    assert again.snapshot.dispatches["book_room"] == 2
+    assert again.snapshot.clock == pytest.approx(second.t)
