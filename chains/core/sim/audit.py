@@ -39,10 +39,12 @@ from .runtime import Run, SimulationError
 from .scenario import MAX_EVENTS, Scenario
 from .state import Event
 
-__all__ = ["AuditResult", "Divergence", "audit", "read_trace", "scenario_until"]
+__all__ = ["MAX_SECONDS", "AuditResult", "Divergence", "audit", "read_trace", "scenario_until"]
 
 Kind = Literal["forbidden_dispatch", "invalidated_handle", "out_of_order", "wrong_verdict"]
 _OBSERVED = ("transport", "code", "predicates", "events")
+MAX_SECONDS = 1_000_000_000  # an event's ``t``: about 31 years of a run's virtual time
+_MAX_COUNT = 2**63 - 1  # ``seq`` and ``attempt``: what a runtime's 64-bit counter holds
 
 
 @dataclass(frozen=True)
@@ -102,9 +104,12 @@ def read_trace(text: str) -> list[Event]:
         if not line.strip():
             continue
         try:
-            events.append(Event.model_validate_json(line))
+            event = Event.model_validate_json(line)
         except ValueError as exc:
             problems.append(Problem(f"not a trace event: {_first_error(exc)}", number))
+            continue
+        problems += [Problem(message, number) for message in _out_of_range(event)]
+        events.append(event)
     if problems:
         raise DocumentError(problems)
     if not events:
@@ -113,6 +118,21 @@ def read_trace(text: str) -> list[Event]:
     if seqs != sorted(seqs) or len(set(seqs)) != len(seqs):
         raise DocumentError([Problem("events must be in increasing seq order")])
     return events
+
+
+def _out_of_range(event: Event) -> list[str]:
+    """What in ``event`` no run writes: a time that is not a number of seconds, a huge count.
+
+    JSON admits ``1e308`` and ``NaN``; the shadow run and the simulator's
+    waits take neither.
+    """
+    found = []
+    if not 0 <= event.t <= MAX_SECONDS:  # also false for NaN
+        found.append(f"t: expected seconds from 0 to {MAX_SECONDS:,}; got {event.t!r}")
+    for name, count in (("seq", event.seq), ("attempt", event.attempt)):
+        if count is not None and not 0 <= count <= _MAX_COUNT:
+            found.append(f"{name}: expected a whole number from 0 to {_MAX_COUNT:,}")
+    return found
 
 
 def audit(chain: ChainSpec, trace: Iterable[Event]) -> AuditResult:
@@ -227,26 +247,46 @@ def scenario_until(events: list[Event], seq: int) -> Scenario:
     (what the run did on its own, a backoff, it does again), each attempt
     observes what it got,
     and picks, answers and probe results follow the trace (a pick it did not
-    record takes the option its observation stands for).
+    record takes the option its observation stands for). Times are kept to
+    the millisecond. An input the simulator cannot take (a pick without its
+    option) raises :class:`DocumentError` naming the event's line.
     """
     first = (events[0].input or {}) if events else {}
     started = first.get("kind") == "start"
     scenario = {k: first[k] for k in ("variant", "seed", "run_key") if started and first.get(k)}
     steps: list[dict[str, Any]] = []
+    lines: list[int] = []  # the event each step comes from, to name it when the step is refused
     last = 0.0  # the time of the previous event: the run's own backoff moved the clock already
-    for event in events:
+    for line, event in enumerate(events, 1):
         if event.seq > seq:
             break
-        step = _scenario_event(event)
+        step = _scenario_event(event, line)
+        # to the millisecond: a wait of 1e-06 s is written in a form no duration takes
+        at = round(event.t, 3)
         if step is not None:
-            if event.t > last:
-                steps.append({"wait": round(event.t - last, 6)})
+            if at > last:
+                steps.append({"wait": round(at - last, 3)})
+                lines.append(line)
             steps.append(step)
-        last = max(last, event.t)
-    return Scenario.model_validate({**scenario, "events": steps[:MAX_EVENTS]})
+            lines.append(line)
+        last = max(last, at)
+    try:
+        return Scenario.model_validate({**scenario, "events": steps[:MAX_EVENTS]})
+    except ValueError as exc:
+        raise DocumentError([_refused_step(exc, lines)]) from None
 
 
-def _scenario_event(event: Event) -> dict[str, Any] | None:
+def _scenario_event(event: Event, line: int) -> dict[str, Any] | None:
+    try:
+        return _scenario_step(event)
+    except KeyError as exc:
+        kind = (event.input or {}).get("kind")
+        raise DocumentError(
+            [Problem(f"input: a {kind} input needs {exc.args[0]!r}", line)]
+        ) from None
+
+
+def _scenario_step(event: Event) -> dict[str, Any] | None:
     given = event.input or {}
     kind = given.get("kind")
     if event.event_type == "attempt":
@@ -300,6 +340,18 @@ def _spelled(verdict: str | None) -> str:
 def _signal_text(signal: dict[str, Any] | None) -> str:
     signal = signal or {}
     return " ".join(str(signal[k]) for k in ("transport", "code") if signal.get(k)) or "response"
+
+
+def _refused_step(exc: ValueError, lines: list[int]) -> Problem:
+    """The scenario step the simulator refused, at the line of the event it came from."""
+    errors = getattr(exc, "errors", None)
+    first = errors()[0] if callable(errors) else {"loc": (), "msg": str(exc)}
+    loc = first.get("loc", ())
+    if len(loc) > 2 and loc[0] == "events" and isinstance(loc[1], int) and loc[1] < len(lines):
+        return Problem(
+            f"input: the simulator cannot take this {loc[2]}: {first['msg']}", lines[loc[1]]
+        )
+    return Problem(f"input: the simulator cannot take it: {first['msg']}")
 
 
 def _first_error(exc: ValueError) -> str:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from chains.core.errors import DocumentError
 from chains.core.sim.audit import audit, read_trace, scenario_until
-from chains.core.sim.session import play
+from chains.core.sim.session import decode, encode, play
 from chains.core.sim.state import Event, Observation
 
 from .builders import double_booking, fixture, walked
+
+ATTEMPT = '"event_type": "attempt"'
 
 
 def bare(trace: list[Event]) -> list[Event]:
@@ -94,3 +98,44 @@ def test_the_simulator_scenario_of_a_trace_keeps_its_times():
     again = play(run.chain, scenario_until(run.trace, second.seq)).run
     assert again.snapshot.dispatches["book_room"] == 2
     assert again.snapshot.clock == pytest.approx(second.t)
+
+
+@pytest.mark.parametrize(
+    "t", ["1e308", "1e400", "NaN", "Infinity", "-1", "-1e308", "1" + "0" * 400]
+)
+def test_a_time_that_is_no_number_of_seconds_is_refused_naming_its_line_and_field(t):
+    with pytest.raises(DocumentError) as caught:
+        read_trace(f'{{"seq": 1, "event_type": "transition"}}\n{{"seq": 2, "t": {t}, {ATTEMPT}}}')
+    assert [str(p).split(": ")[:2] for p in caught.value.problems] == [["line 2", "t"]]
+
+
+@pytest.mark.parametrize("field", ["seq", "attempt"])
+@pytest.mark.parametrize("count", ["-1", "9" * 30])
+def test_a_count_out_of_range_is_refused_naming_its_line_and_field(field, count):
+    event = {"seq": 1, "event_type": "attempt", field: count}
+    with pytest.raises(DocumentError) as caught:
+        read_trace(json.dumps(event).replace(f'"{count}"', count))
+    assert [str(p).split(": ")[:2] for p in caught.value.problems] == [["line 1", field]]
+
+
+def test_a_scenario_with_a_microsecond_between_events_is_one_the_simulator_reads():
+    trace = [
+        Event(seq=1, event_type="attempt", step_id="find_room", t=1.0),
+        Event(seq=2, event_type="attempt", step_id="find_room", t=1.000001),
+    ]
+    scenario = scenario_until(trace, 2)
+    assert decode(encode(scenario)) == scenario
+
+
+@pytest.mark.parametrize(
+    "given", [{"kind": "select"}, {"kind": "answer"}, {"kind": "probe", "result": 3}]
+)
+def test_an_input_the_simulator_cannot_take_is_refused_naming_its_line(given):
+    trace = [
+        Event(seq=1, event_type="attempt", step_id="find_room"),
+        Event(seq=5, event_type="transition", step_id="find_room", input=given),
+    ]
+    with pytest.raises(DocumentError) as caught:
+        scenario_until(trace, 5)
+    assert [p.line for p in caught.value.problems] == [2]
+    assert "input" in str(caught.value.problems[0])
