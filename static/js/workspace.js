@@ -397,6 +397,9 @@
   function rendered() {
     var ws = workspace();
     if (!ws) return;
+    // htmx wires a swapped-in workspace's forms only as it settles: until this mark is
+    // set, a click submits the plain form (the whole page), so tests wait for it.
+    ws.setAttribute("data-ready", "");
     prepareDrawing();
     showMode();
     var current = new URLSearchParams(location.search).get("select") || "";

@@ -66,7 +66,7 @@ def click_edge(page: Page, key: str) -> None:
 
 def open_workspace(page: Page, live_server, key: str, query: str = "") -> None:
     page.goto(f"{live_server.url}/chains/{key}/{query}")
-    expect(page.locator("#workspace")).to_be_visible()
+    expect(page.locator("#workspace[data-ready]")).to_be_visible()
 
 
 def add_handle(page: Page, name: str) -> None:
@@ -76,6 +76,17 @@ def add_handle(page: Page, name: str) -> None:
     form.get_by_label("Handle id").fill(name)
     form.get_by_role("button", name="Add handle").click()
     expect(node(page, f"handle:{name}")).to_have_count(1)
+    settled(page)
+
+
+def settled(page: Page) -> None:
+    """Wait until htmx has wired the swapped-in workspace: a click before that posts the page."""
+    expect(page.locator("#workspace[data-ready]")).to_have_count(1)
+
+
+def slow_settle(page: Page) -> None:
+    """Widen htmx's settle (20 ms) so a test that clicks before :func:`settled` always fails."""
+    page.evaluate("htmx.config.defaultSettleDelay = 400")
 
 
 def screenshot(page: Page, name: str) -> None:
@@ -297,12 +308,14 @@ def test_saving_on_a_stale_revision_is_refused_and_keeps_the_other_edit(live_ser
 
 def test_undo_takes_an_edit_back_and_redo_restores_it(live_server, flight, page):
     open_workspace(page, live_server, flight)
+    slow_settle(page)
     add_handle(page, "scratch")
 
     page.get_by_role("button", name="Undo").click()
 
     expect(node(page, "handle:scratch")).to_have_count(0)
     expect(page.locator("#saved-note")).to_contain_text("undo add handle scratch (r2)")
+    settled(page)
     page.get_by_role("button", name="Redo").click()
     expect(node(page, "handle:scratch")).to_have_count(1)
     expect(page.locator("#saved-note")).to_contain_text("redo add handle scratch (r2)")
@@ -310,11 +323,13 @@ def test_undo_takes_an_edit_back_and_redo_restores_it(live_server, flight, page)
 
 def test_ctrl_z_and_ctrl_shift_z_undo_and_redo_from_the_keyboard(live_server, flight, page):
     open_workspace(page, live_server, flight)
+    slow_settle(page)
     add_handle(page, "scratch")
 
     page.locator("#canvas").focus()
     page.keyboard.press("Control+z")
     expect(node(page, "handle:scratch")).to_have_count(0)
+    settled(page)
     page.keyboard.press("Control+Shift+z")
     expect(node(page, "handle:scratch")).to_have_count(1)
     assert Chain.objects.get(key=flight).head().number == 4

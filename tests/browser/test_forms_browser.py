@@ -56,6 +56,7 @@ class Hand:
         self.click(button)
         self.revision += 1
         expect(self.page.locator("#saved-note")).to_contain_text(f"Saved revision {self.revision}")
+        expect(self.page.locator("#workspace[data-ready]")).to_have_count(1)
 
     def select(self, tab: str, name: str) -> Locator:
         """Open ``name`` from its tab's list; the element form it shows."""
@@ -84,7 +85,7 @@ def hand(live_server, page: Page) -> Hand:
     Chain.objects.store({"id": "hotel"}, "new")
     page.set_viewport_size({"width": 1440, "height": 900})
     page.goto(f"{live_server.url}/chains/hotel/")
-    expect(page.locator("#workspace")).to_be_visible()
+    expect(page.locator("#workspace[data-ready]")).to_be_visible()
     return Hand(page)
 
 

@@ -35,7 +35,7 @@ def screenshot(page: Page, name: str) -> None:
 
 def open_workspace(page: Page, live_server, chain: Chain, query: str = "") -> None:
     page.goto(f"{live_server.url}{chain.url()}{query}")
-    expect(page.locator("#workspace")).to_be_visible()
+    expect(page.locator("#workspace[data-ready]")).to_be_visible()
 
 
 def node(page: Page, key: str):
