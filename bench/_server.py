@@ -7,16 +7,24 @@ by ``manage.py shell -c``, then gunicorn on a free loopback port with DEBUG
 off and plain HTTP. This module holds those steps and nothing about what a
 benchmark measures. It also reads processes' resident memory from /proc
 (Linux only), for the benchmarks that report a worker's peak.
+
+A fresh clone has neither htmx (``make static`` installs it) nor
+collectstatic's output, and production settings serve only the latter:
+``collect_static`` makes both, as the container image does when it is built.
+``RedisServer`` runs a redis-server of the benchmark's own on a free loopback
+port, so it may be flushed, stopped and restarted without touching anyone's.
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import IO
@@ -58,6 +66,16 @@ def fresh_database(url: str) -> None:
         conn.execute(f'CREATE DATABASE "{name}"')
 
 
+def drop_database(url: str) -> None:
+    """Drop the database ``url`` names, if it is there."""
+    import psycopg
+
+    parts = urlparse(url)
+    admin = parts._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{parts.path.lstrip("/")}" WITH (FORCE)')
+
+
 def manage(args: list[str], env: dict[str, str]) -> str:
     """Run ``manage.py`` with ``args``; its standard output (raises when it fails)."""
     done = subprocess.run(
@@ -66,6 +84,15 @@ def manage(args: list[str], env: dict[str, str]) -> str:
     if done.returncode:
         raise SystemExit(f"manage.py {args[0]} failed:\n{done.stderr[-3000:]}")
     return done.stdout
+
+
+def collect_static(env: dict[str, str]) -> None:
+    """htmx into the static files when it is missing (``make static``), then collectstatic."""
+    if not (ROOT / "static/vendor/htmx/htmx.min.js").exists():
+        done = subprocess.run(["make", "static"], cwd=ROOT, capture_output=True, text=True)
+        if done.returncode:
+            raise SystemExit(f"make static failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    manage(["collectstatic", "--noinput"], env)
 
 
 def free_port() -> int:
@@ -120,6 +147,60 @@ class Gunicorn:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             self.process.wait(30)
+
+
+class RedisServer:
+    """A redis-server of our own on a free loopback port; its data in a temporary folder.
+
+    ``stop`` saves what it holds and ends it, ``start`` brings it back on the
+    same port with that data: a restart, as a real one after a failover or an
+    upgrade. ``close`` ends it for good and removes the folder.
+    """
+
+    def __init__(self, executable: str = "redis-server"):
+        found = shutil.which(executable)
+        if found is None:
+            raise SystemExit(f"{executable} is not installed (apt-get install redis-server)")
+        self.executable, self.port = found, free_port()
+        self.folder = Path(tempfile.mkdtemp(prefix="bench-redis-"))
+        self.url = f"redis://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen | None = None
+        self.start()
+
+    def start(self) -> None:
+        args = ["--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder)]
+        args += ["--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"]
+        log = (self.folder / "redis.log").open("a")
+        self.process = subprocess.Popen([self.executable, *args], stdout=log, stderr=log)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", self.port), timeout=1),
+            ):
+                return
+            time.sleep(0.05)
+        raise SystemExit(f"redis-server did not start on port {self.port}")
+
+    def stop(self) -> None:
+        """Save and end it (SHUTDOWN SAVE); the port answers nothing until ``start``."""
+        import redis
+
+        if self.process is None or self.process.poll() is not None:
+            return
+        with contextlib.suppress(redis.ConnectionError):
+            redis.Redis(port=self.port).shutdown(save=True)
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(10)
+
+    def close(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(10)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def sign_in(http: requests.Session, base: str, username: str, password: str) -> requests.Response:

@@ -1,23 +1,31 @@
-"""Abuse: the cases of issue 14 replayed against gunicorn, PostgreSQL, Redis and Celery.
+"""Abuse: the cases of issues 14 and 34 replayed against gunicorn, PostgreSQL, Redis and Celery.
 
-The app runs as it is deployed (``bench/_server.py``): a database of its own
-on the PostgreSQL server (``--database-url``, default
-``postgres://postgres@127.0.0.1:5432/chain_abuse``, emptied first), gunicorn
-with 3 sync workers and a 30 s timeout on loopback, DEBUG off, and one Celery
-worker (prefork, concurrency 1) on Redis (``--redis``, default database 5 of
-127.0.0.1:6379; only that database is flushed, before and after). Redis is
-also the cache, so the rate limits hold across gunicorn's workers.
+The app runs as it is deployed (``bench/_server.py``): collectstatic first
+(and htmx, on a fresh clone), a database of its own on the PostgreSQL server
+(``--database-url``, default
+``postgres://postgres@127.0.0.1:5432/chain_abuse``, emptied first, dropped
+after), gunicorn with 3 sync workers and a 30 s timeout on loopback, DEBUG
+off, and one Celery worker (prefork, concurrency 1) on a redis-server of the
+bench's own on a free loopback port (broker, result backend and cache, so
+the rate limits hold across gunicorn's workers; cases 21 and 22 stop and
+restart it). Besides the app, the bench listens on loopback itself: an HTTP
+server that counts every request (an OpenAPI ``$ref`` to it must not reach
+it) and an SMTP server the app mails through, which answers, or in case 24
+accepts and never answers.
 
-People: team ``alpha`` (two owners, an editor, two reviewers and an editor
+People: team ``alpha`` (three owners, an editor, two reviewers and an editor
 who will be removed), team ``beta`` (an owner) and an outsider with a team of
-their own. Each has an API token; pages are visited signed in. Each case
-(the issue's finding of the same number) prints ``held`` or ``failed`` with
-the slowest request, the peak resident memory of a gunicorn worker and of the
-Celery worker during it, and why. A case holds when its own check holds and,
-besides, no request took over 10 s, none answered 5xx or failed to answer,
-and gunicorn logged no ``WORKER TIMEOUT``. Exit code 0 only if all held.
+their own. Each has an API token and an e-mail address; pages are visited
+signed in. Cases 1 to 12 are issue 14's findings, 13 to 27 issue 34's. Each
+prints ``held`` or ``failed`` with the slowest request, the peak resident
+memory of a gunicorn worker and of the Celery worker during it, and why. A
+case holds when its own check holds and, besides, no request took over
+10 s, none answered 5xx (but a 503 the case expects) or failed to answer,
+and gunicorn logged no ``WORKER TIMEOUT``. A Celery worker that has exited
+is started again before the next case, and the case it exited in says so.
+Exit code 0 only if all held.
 
-    .venv/bin/python bench/abuse.py [--only 1,6] [--database-url ...] [--redis ...]
+    .venv/bin/python bench/abuse.py [--only 1,6] [--database-url ...]
 """
 
 from __future__ import annotations
@@ -27,7 +35,9 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import signal
+import socketserver
 import subprocess
 import sys
 import tempfile
@@ -36,6 +46,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import requests
@@ -44,7 +55,10 @@ from _server import (
     PYTHON,
     ROOT,
     Gunicorn,
+    RedisServer,
     children,
+    collect_static,
+    drop_database,
     fresh_database,
     manage,
     production_env,
@@ -54,7 +68,7 @@ from _server import (
 
 PASSWORD = "abuse-test-passphrase-7"
 SLOW = 10.0  # seconds: no request may take longer (the issue's "Done when")
-TEAM_A = ["a_owner", "a_owner2", "a_editor", "a_rev1", "a_rev2", "a_gone"]
+TEAM_A = ["a_owner", "a_owner2", "a_owner3", "a_editor", "a_rev1", "a_rev2", "a_gone"]
 PEOPLE = [*TEAM_A, "b_owner", "outsider"]
 
 # Run by ``manage.py shell -c``; prints each person's token secret as JSON.
@@ -65,17 +79,18 @@ from chains.core import formats
 from chains.models import ApiToken, Chain, Role, Team
 password = os.environ["ABUSE_PASSWORD"]
 make = get_user_model().objects.create_user
-people = {n: make(n, password=password) for n in os.environ["ABUSE_PEOPLE"].split(",")}
+names = os.environ["ABUSE_PEOPLE"].split(",")
+people = {n: make(n, email=f"{n}@example.test", password=password) for n in names}
 alpha = Team.objects.found("Alpha", owner=people["a_owner"], slug="alpha")
-for name, role in [("a_owner2", Role.OWNER), ("a_editor", Role.EDITOR), ("a_rev1", Role.REVIEWER),
-                   ("a_rev2", Role.REVIEWER), ("a_gone", Role.EDITOR)]:
+for name, role in [("a_owner2", Role.OWNER), ("a_owner3", Role.OWNER), ("a_editor", Role.EDITOR),
+                   ("a_rev1", Role.REVIEWER), ("a_rev2", Role.REVIEWER), ("a_gone", Role.EDITOR)]:
     alpha.add(people[name], role)
 beta = Team.objects.found("Beta", owner=people["b_owner"], slug="beta")
 Team.objects.found("Outsider's team", owner=people["outsider"], slug="outsiders")
 text = open("fixtures/flight-roundtrip.yaml").read()
 doc = formats.to_document(formats.load(text, format="yaml").chains[0])
 Chain.objects.store(doc, team=alpha)
-for key in ("reviewed", "granted", "commented"):
+for key in ("reviewed", "granted", "commented", "puppet", "mixed", "audited", "provider", "mailed"):
     Chain.objects.store({**doc, "id": key}, team=alpha)
 Chain.objects.store({**doc, "id": "flight_b"}, team=beta)
 print(json.dumps({n: ApiToken.objects.issue(u, "abuse")[1] for n, u in people.items()}))
@@ -123,6 +138,126 @@ def big_chain(key: str, actions: int, gates: int) -> dict:
 
 def as_json(doc: dict) -> str:
     return json.dumps(doc, separators=(", ", ": "))
+
+
+class Listener:
+    """An HTTP server on loopback that counts every request; ``/bomb.yaml`` is an alias bomb.
+
+    The app must never reach it: an uploaded document's ``$ref`` to it is refused
+    unread. What it would serve is real, so a server that does fetch shows it.
+    """
+
+    BODY = "listener-body-"  # followed by a secret: an answer that echoes it fetched it
+
+    def __init__(self) -> None:
+        self.hits: list[str] = []
+        self.secret = secrets.token_hex(8)
+        listener = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                listener.hits.append(self.path)
+                if self.path.startswith("/bomb.yaml"):
+                    body = alias_bomb(levels=7, ways=10).encode()
+                else:
+                    body = json.dumps({"description": Listener.BODY + listener.secret}).encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def alias_bomb(levels: int, ways: int) -> str:
+    """YAML whose last key expands to ``ways ** levels`` leaves by aliases (a few hundred bytes)."""
+    lines = [f"l0: &l0 [{', '.join(['x'] * ways)}]"]
+    for i in range(1, levels):
+        lines.append(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * ways)}]")
+    return "\n".join(lines) + "\n"
+
+
+class Smtp:
+    """A loopback SMTP server for the app: it answers, or (``hang``) accepts and says nothing.
+
+    Every message it takes is kept (``mails``: recipients and text). While
+    hanging, connections are held open without a byte until ``answer`` is
+    called again (or 120 s pass), then closed.
+    """
+
+    def __init__(self) -> None:
+        self.mails: list[tuple[list[str], str]] = []
+        self.hanging = threading.Event()
+        self.released = threading.Event()
+        self.connections = 0
+        smtp = self
+
+        class Handler(socketserver.StreamRequestHandler):
+            timeout = 60
+
+            def handle(self) -> None:
+                smtp.connections += 1
+                if smtp.hanging.is_set():
+                    smtp.released.wait(120)
+                    return
+                with contextlib.suppress(OSError):
+                    self.converse()
+
+            def say(self, line: str) -> None:
+                self.wfile.write(line.encode() + b"\r\n")
+
+            def converse(self) -> None:
+                self.say("220 bench ESMTP")
+                recipients: list[str] = []
+                while line := self.rfile.readline(10_000).decode(errors="replace").strip():
+                    verb = line.split(" ", 1)[0].split(":", 1)[0].upper()
+                    if verb in ("EHLO", "HELO"):
+                        self.say("250 bench")
+                    elif verb == "RCPT":
+                        recipients.append(line.split(":", 1)[1].strip(" <>"))
+                        self.say("250 ok")
+                    elif verb == "DATA":
+                        self.say("354 go on")
+                        text = []
+                        while (part := self.rfile.readline(100_000)) not in (b".\r\n", b""):
+                            text.append(part.decode(errors="replace"))
+                        smtp.mails.append((recipients, "".join(text)))
+                        recipients = []
+                        self.say("250 queued")
+                    elif verb == "QUIT":
+                        self.say("221 bye")
+                        return
+                    else:  # MAIL, RSET, NOOP
+                        self.say("250 ok")
+
+        class Server(socketserver.ThreadingTCPServer):
+            daemon_threads = True
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def hang(self) -> None:
+        self.released.clear()
+        self.hanging.set()
+
+    def answer(self) -> None:
+        self.hanging.clear()
+        self.released.set()
+
+    def close(self) -> None:
+        self.answer()
+        self.server.shutdown()
+        self.server.server_close()
 
 
 class Memory(threading.Thread):
@@ -177,8 +312,13 @@ class Person:
         self.web: requests.Session | None = None
         self.signing_in = threading.Lock()
 
-    def call(self, http: requests.Session, method: str, path: str, **kw) -> requests.Response:
-        """A request; one that gets no answer comes back as a response with status 0."""
+    def call(
+        self, http: requests.Session, method: str, path: str, expect: int = 0, **kw
+    ) -> requests.Response:
+        """A request; one that gets no answer comes back as a response with status 0.
+
+        ``expect`` is a 5xx status this request should get (a 503 while Redis is down).
+        """
         kw.setdefault("timeout", 120)
         started = time.perf_counter()
         try:
@@ -188,7 +328,8 @@ class Person:
             response.status_code, response._content = 0, str(exc).encode()
         seconds = time.perf_counter() - started
         status = response.status_code
-        problem = "no answer" if status == 0 else f"HTTP {status}" if status >= 500 else None
+        problem = "no answer" if status == 0 else None
+        problem = f"HTTP {status}" if status >= 500 and status != expect else problem
         self.bench.calls.record(f"{method} {path[:60]} ({self.name})", seconds, problem)
         response.elapsed_s = seconds  # type: ignore[attr-defined]
         return response
@@ -217,10 +358,20 @@ class Person:
 
 
 class Bench:
-    def __init__(self, base: str, secrets: dict[str, str], log: Path, env: dict[str, str]):
+    """The people, and what the cases reach besides the site (``main`` sets them)."""
+
+    memory: Memory
+    server: Gunicorn
+    worker: subprocess.Popen
+    celery_log: Path
+    redis: RedisServer
+    listener: Listener
+    smtp: Smtp
+
+    def __init__(self, base: str, tokens: dict[str, str], log: Path, env: dict[str, str]):
         self.base, self.log, self.env = base, log, env
         self.calls = Calls()
-        self.people = {name: Person(name, secret, self) for name, secret in secrets.items()}
+        self.people = {name: Person(name, secret, self) for name, secret in tokens.items()}
 
     def __getitem__(self, name: str) -> Person:
         return self.people[name]
@@ -315,7 +466,7 @@ def case_2(b: Bench) -> Verdict:
     if a_state["status"] in ("queued", "running"):
         b["a_owner"].post(big_url + "/cancel")
     cap = int(b.env.get("CAMPAIGN_MAX_MEMORY_MB", "768"))
-    peak = b.memory.peaks["celery"]  # type: ignore[attr-defined]
+    peak = b.memory.peaks["celery"]
     done = f"{a_state['shards_done']}/{a_state['shard_count']} shards"
     a_says = (
         f"A then {a_then}; A at {time.monotonic() - started:.0f} s {a_state['status']} {done}, "
@@ -566,6 +717,516 @@ def case_12(b: Bench) -> Verdict:
     )
 
 
+# --- issue 34: uploads that reach outside, unbounded work, review, faults ----------------
+
+
+def said(response: requests.Response) -> str:
+    """The problems a page lists (its ``class="problems"`` block), as plain text, shortened."""
+    found = re.search(r'class="problems"[^>]*>(.*?)</div>', response.text, re.S)
+    text = re.sub(r"<[^>]+>", " ", found.group(1) if found else "")
+    text = re.sub(r"\s+", " ", text).strip()
+    return (text[:140] + "…") if len(text) > 140 else text or "-"
+
+
+def openapi_doc(error_schema: dict, schemas: dict | None = None, operations: int = 1) -> dict:
+    """A provider's document: ``operations`` POSTs whose 404 answers with ``error_schema``."""
+    error = {"application/json": {"schema": error_schema}}
+    responses = {"201": {"description": "made"}, "404": {"description": "no", "content": error}}
+    paths = {f"/things{i}": {"post": {"responses": responses}} for i in range(operations)}
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Provider", "version": "1"},
+        "paths": paths,
+        "components": {"schemas": schemas or {}},
+    }
+
+
+def upload_openapi(b: Bench, text: str, who: str = "a_owner2", **form: str) -> requests.Response:
+    """``text`` pasted into chain ``provider``'s page of actions from OpenAPI."""
+    data = {"text": text, "name": "provider.json", **form}
+    return b[who].page("/chains/provider/openapi", "POST", data=data)
+
+
+def case_13(b: Bench) -> Verdict:
+    """An OpenAPI ``$ref`` to a local file is refused, and the file's content never shown."""
+    secret = secrets.token_hex(16)
+    folder = Path(tempfile.mkdtemp(prefix="abuse-marker-"))
+    marker = folder / "deploy.env"  # as the deployment's env file would read
+    marker.write_text(f"SECRET_KEY={secret}\nDATABASE_URL=postgres://u:{secret}@db/x\n")
+    try:
+        answer = upload_openapi(b, json.dumps(openapi_doc({"$ref": marker.as_uri()})))
+    finally:
+        marker.unlink()
+        folder.rmdir()
+    leaked = secret in answer.text
+    ok = 400 <= answer.status_code < 500 and not leaked
+    return ok, (
+        f"$ref to a file: {answer.status_code}, the file's secret in the answer: {leaked}; "
+        f"the page says: {said(answer)}"
+    )
+
+
+def case_14(b: Bench) -> Verdict:
+    """An OpenAPI ``$ref`` to a URL (a listener of the bench) is refused and fetches nothing."""
+    before = len(b.listener.hits)
+    url = f"http://127.0.0.1:{b.listener.port}/x"
+    answer = upload_openapi(b, json.dumps(openapi_doc({"$ref": url})))
+    fetched = len(b.listener.hits) - before
+    echoed = Listener.BODY in answer.text
+    ok = 400 <= answer.status_code < 500 and not fetched and not echoed
+    return ok, (
+        f"$ref to a loopback URL: {answer.status_code}, requests the listener saw: {fetched}, "
+        f"its answer echoed: {echoed}; the page says: {said(answer)}"
+    )
+
+
+def case_15(b: Bench) -> Verdict:
+    """A ``$ref`` to a 7-level, 10-way YAML alias tree: refused, nothing fetched, no memory."""
+    before_hits = len(b.listener.hits)
+    url = f"http://127.0.0.1:{b.listener.port}/bomb.yaml#/l6"
+    text = json.dumps(openapi_doc({"$ref": url}), separators=(",", ":"))
+    workers = b.server.workers()
+    before = {pid: rss_mb(pid) for pid in workers}
+    peaks = dict(before)
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.05):
+            for pid in b.server.workers():
+                peaks[pid] = max(peaks.get(pid, 0.0), rss_mb(pid))
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        answer = upload_openapi(b, text)
+    finally:
+        done.set()
+        sampler.join()
+    floor = min(before.values(), default=0.0)
+    growth = max((peak - before.get(pid, floor) for pid, peak in peaks.items()), default=0.0)
+    fetched = len(b.listener.hits) - before_hits
+    ok = 400 <= answer.status_code < 500 and not fetched and growth < 100
+    return ok, (
+        f"{len(text)}-byte spec, $ref to {len(alias_bomb(7, 10))} bytes of aliases "
+        f"(10^7 leaves): {answer.status_code} in {answer.elapsed_s:.1f} s, fetched: {fetched}, "
+        f"a worker grew {growth:.0f} MB; the page says: {said(answer)}"
+    )
+
+
+def recursive_schemas(n: int = 12) -> dict:
+    """Schemas S1..Sn, each with properties p1..pn, each a ``$ref`` to S1..Sn: n^depth paths."""
+    props = {f"p{j}": {"$ref": f"#/components/schemas/S{j}"} for j in range(1, n + 1)}
+    return {f"S{i}": {"type": "object", "properties": props} for i in range(1, n + 1)}
+
+
+def recursive_yaml(n: int = 12) -> str:
+    """The same document in YAML with one anchor for the properties: 843 bytes at n = 12."""
+    props = ", ".join(f"p{j}: {{$ref: '#/components/schemas/S{j}'}}" for j in range(1, n + 1))
+    lines = [
+        "openapi: 3.0.3",
+        "info: {title: Provider, version: '1'}",
+        "paths:",
+        "  /t:",
+        "    post:",
+        "      responses:",
+        "        '404':",
+        "          description: no",
+        "          content: {application/json: {schema: {$ref: '#/components/schemas/S1'}}}",
+        "components:",
+        "  schemas:",
+        f"    S1: {{type: object, properties: &p {{{props}}}}}",
+        *(f"    S{i}: {{type: object, properties: *p}}" for i in range(2, n + 1)),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def while_another_watches(b: Bench, work: Callable[[], list]) -> tuple[list, list[float]]:
+    """Run ``work``; meanwhile team B's owner loads the home page every 0.2 s: their times."""
+    done, home = threading.Event(), []
+
+    def other_team() -> None:
+        while not done.is_set():
+            home.append(b["b_owner"].page("/").elapsed_s)
+            done.wait(0.2)
+
+    watcher = threading.Thread(target=other_team)
+    watcher.start()
+    try:
+        answers = work()
+    finally:
+        done.set()
+        watcher.join()
+    return answers, home
+
+
+def case_16(b: Bench) -> Verdict:
+    """The recursive spec (12 schemas of 12 properties, each a ``$ref``) answers in 2 s,
+    three at once leave another team's page fast, and an ``allOf`` of itself is no 500."""
+    small = recursive_yaml()
+    whole = json.dumps(openapi_doc({"$ref": "#/components/schemas/S1"}, recursive_schemas()))
+    alone = upload_openapi(b, small)
+    expanded = upload_openapi(b, whole)
+    with ThreadPoolExecutor(3) as pool:
+        three, home = while_another_watches(
+            b, lambda: list(pool.map(lambda _: upload_openapi(b, whole), range(3)))
+        )
+    selfish = {"S": {"allOf": [{"$ref": "#/components/schemas/S"}, {"type": "object"}]}}
+    cycle = upload_openapi(b, json.dumps(openapi_doc({"$ref": "#/components/schemas/S"}, selfish)))
+    answered = [alone, expanded, *three, cycle]
+    fine = all(r.status_code == 200 or 400 <= r.status_code < 500 for r in answered)
+    slowest_home = max(home, default=0.0)
+    ok = (
+        fine
+        and alone.elapsed_s < 2
+        and expanded.elapsed_s < 2
+        and slowest_home < 2
+        and cycle.status_code != 500
+    )
+    times = ", ".join(f"{r.elapsed_s:.1f}" for r in three)
+    return ok, (
+        f"{len(small.encode())}-byte YAML: {alone.status_code} in {alone.elapsed_s:.1f} s; "
+        f"{len(whole) // 1000} KB JSON without aliases: {expanded.status_code} in "
+        f"{expanded.elapsed_s:.1f} s; three at once {times} s "
+        f"({','.join(str(r.status_code) for r in three)}), other team's home page up to "
+        f"{slowest_home:.1f} s; allOf of itself: {cycle.status_code} ({said(cycle)})"
+    )
+
+
+def dead_alias_trace(attempts: int) -> str:
+    """A transition that invalidates ``price_lock#1``, then ``attempts`` attempts presenting it."""
+    events = [{"seq": 1, "event_type": "transition", "handles_invalidated": ["price_lock#1"]}]
+    events += [
+        {"seq": i, "event_type": "attempt", "step_id": "book_trip", "t": i,
+         "handles_consumed": ["price_lock#1"]}
+        for i in range(2, attempts + 2)
+    ]  # fmt: skip
+    return "\n".join(json.dumps(e, separators=(",", ":")) for e in events) + "\n"
+
+
+def case_17(b: Bench) -> Verdict:
+    """A 1,500-event trace, every attempt a divergence: the audit page answers in 2 s."""
+    trace = dead_alias_trace(1499)
+    answer = b["a_rev1"].page("/chains/audited/audit", "POST", data={"text": trace})
+    listed = answer.text.count('class="divergence')
+    ok = answer.status_code == 200 and answer.elapsed_s < 2
+    return ok, (
+        f"{len(trace) // 1000} KB trace, 1 invalidation then 1,499 attempts: "
+        f"{answer.status_code} in {answer.elapsed_s:.1f} s, {len(answer.content) // 1000} KB "
+        f"page ({listed} elements of class divergence…)"
+    )
+
+
+def invitation_link(b: Bench, who: str, role: str) -> str | None:
+    """A new link invitation to team alpha made by ``who``: its secret (None if refused)."""
+    made = b[who].page("/teams/alpha/invitations/", "POST", data={"role": role})
+    found = re.search(r"/invite/([^/\s\"<]+)/", made.text)
+    return found.group(1) if found else None
+
+
+def case_18(b: Bench) -> Verdict:
+    """An owner's own owner link is dead once she is removed from the team."""
+    gone = b["a_owner3"]
+    secret = invitation_link(b, "a_owner3", "owner")
+    if secret is None:
+        return False, "the owner could not make an owner invitation link"
+    removed = b["a_owner"].page(
+        "/teams/alpha/", "POST", data={"username": "a_owner3", "role": "remove"}
+    )
+    before = gone.get("/chains/flight_roundtrip").status_code
+    shown = gone.page(f"/invite/{secret}/")
+    accept = gone.page(f"/invite/{secret}/", "POST", data={"answer": "accept"})
+    after = gone.get("/chains/flight_roundtrip").status_code
+    ok = before in (403, 404) and after in (403, 404) and 400 <= accept.status_code < 500
+    return ok, (
+        f"removal {removed.status_code}, then the chain {before}; her link {shown.status_code}, "
+        f"accepting it {accept.status_code}, the chain after {after}"
+    )
+
+
+def approved(b: Bench, key: str, revision: int) -> bool:
+    return "X-Approved" in b["a_owner"].get(f"/chains/{key}/revisions/{revision}/export").headers
+
+
+def ask_and_approve(b: Bench, key: str, asker: str, reviewer: str, revision: int) -> str:
+    """``asker`` asks ``reviewer`` (a page vote) to review; what each step answered."""
+    asked = b[asker].post(f"/chains/{key}/reviews", {"reviewers": [reviewer], "revision": revision})
+    if asked.status_code != 201:
+        return f"asked {asked.status_code}"
+    vote = f"/chains/{key}/reviews/{asked.json()['id']}/vote"
+    voted = b[reviewer].page(vote, "POST", data={"vote": "approve", "note": ""})
+    return f"asked 201, approve {voted.status_code}"
+
+
+def make_account(b: Bench, secret: str, username: str) -> int:
+    """An account made through invitation link ``secret``, signed out; the form's status."""
+    http = requests.Session()
+    started = time.perf_counter()
+    page = http.get(f"{b.base}/invite/{secret}/", timeout=30)
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
+    form = {
+        "username": username,
+        "password1": PASSWORD,
+        "password2": PASSWORD,
+        "csrfmiddlewaretoken": token.group(1) if token else "",
+    }
+    made = http.post(
+        f"{b.base}/invite/{secret}/account",
+        data=form,
+        headers={"Referer": f"{b.base}/invite/{secret}/"},
+        allow_redirects=False,
+        timeout=30,
+    )
+    problem = f"HTTP {made.status_code}" if made.status_code >= 500 else None
+    b.calls.record("POST /invite/…/account", time.perf_counter() - started, problem)
+    return made.status_code
+
+
+def case_19(b: Bench) -> Verdict:
+    """An owner's reviewer made through her own link approves her revision: it does not count."""
+    secret = invitation_link(b, "a_owner", "reviewer")
+    if secret is None:
+        return False, "the owner could not make a reviewer invitation link"
+    made = make_account(b, secret, "puppet")
+    b.people["puppet"] = Person("puppet", "", b)
+    b.edit("puppet", "a_owner", "by_owner")
+    rev = b.head("puppet")
+    puppet = ask_and_approve(b, "puppet", "a_owner", "puppet", rev)
+    by_puppet = approved(b, "puppet", rev)
+    control = ask_and_approve(b, "puppet", "a_owner", "a_rev1", rev)
+    by_reviewer = approved(b, "puppet", rev)
+    ok = made == 302 and not by_puppet and by_reviewer
+    return ok, (
+        f"account through her link {made}; her review by it: {puppet}, r{rev} approved: "
+        f"{by_puppet}; then by a reviewer of the team: {control}, approved: {by_reviewer}"
+    )
+
+
+def case_20(b: Bench) -> Verdict:
+    """An editor approves a teammate's revision on top of her own unreviewed one: not approved."""
+    b.edit("mixed", "a_editor", "by_editor")
+    b.edit("mixed", "a_owner2", "by_teammate")
+    rev = b.head("mixed")
+    mixed = ask_and_approve(b, "mixed", "a_owner2", "a_editor", rev)
+    by_editor = approved(b, "mixed", rev)
+    control = ask_and_approve(b, "mixed", "a_owner2", "a_rev2", rev)
+    by_reviewer = approved(b, "mixed", rev)
+    ok = not by_editor and by_reviewer
+    return ok, (
+        f"r{rev - 1} by the editor, r{rev} by a teammate; the editor's approval: {mixed}, "
+        f"approved: {by_editor}; a reviewer's after it: {control}, approved: {by_reviewer}"
+    )
+
+
+def wait_campaign(
+    b: Bench, who: str, url: str, until: Callable[[dict], bool], seconds: float
+) -> dict:
+    """Poll campaign ``url`` each second until ``until(state)`` or ``seconds`` pass; its state."""
+    deadline = time.monotonic() + seconds
+    state = b[who].get(url).json()
+    while not until(state) and time.monotonic() < deadline:
+        time.sleep(1)
+        state = b[who].get(url).json()
+    return state
+
+
+def case_21(b: Bench) -> Verdict:
+    """Redis restarts while a campaign runs: the Celery worker keeps running, the campaign ends."""
+    logged = b.celery_log.stat().st_size
+    launched = b["a_owner2"].post("/chains/flight_roundtrip/campaigns", {"max_faults": 2})
+    if launched.status_code != 201:
+        return False, f"launch answered {launched.status_code}: {launched.text[:200]}"
+    url = f"/chains/flight_roundtrip/campaigns/{launched.json()['id']}"
+    running = wait_campaign(b, "a_owner2", url, lambda s: s["status"] != "queued", 60)
+    then = f"{running['status']}, {running['states']} states"
+    b.redis.stop()
+    time.sleep(5)
+    b.redis.start()
+    end = wait_campaign(b, "a_owner2", url, lambda s: s["status"] not in ("queued", "running"), 240)
+    alive = b.worker.poll() is None
+    with b.celery_log.open() as log:
+        log.seek(logged)
+        fatal = "Unrecoverable error" in log.read()
+    ok = running["status"] == "running" and alive and not fatal and end["status"] == "done"
+    return ok, (
+        f"campaign {then} when Redis stopped for 5 s; worker running after: {alive}, "
+        f"'Unrecoverable error' logged: {fatal}; the campaign then {end['status']} "
+        f"({end['states']} states)"
+    )
+
+
+def case_22(b: Bench) -> Verdict:
+    """Redis down: sign-in works, a comment is no 500, a campaign launch is 503 queue_down."""
+    b.redis.stop()
+    try:
+        http = requests.Session()
+        started = time.perf_counter()
+        page = http.get(b.base + "/accounts/login/", timeout=30)
+        signed = sign_in(http, b.base, "a_rev2", PASSWORD) if page.status_code == 200 else page
+        broken = f"HTTP {signed.status_code}" if signed.status_code >= 500 else None
+        b.calls.record("sign-in (a_rev2)", time.perf_counter() - started, broken)
+        home = b["a_rev2"].call(http, "GET", "/").status_code if signed.status_code == 302 else 0
+        comment = b["a_rev1"].post("/chains/commented/comments", {"body": "while down"}, expect=503)
+        launch = b["a_owner2"].post(
+            "/chains/flight_roundtrip/campaigns", {"max_faults": 1}, expect=503
+        )
+    finally:
+        b.redis.start()
+    try:
+        code = launch.json()["error"]["code"]
+    except (ValueError, KeyError, TypeError):
+        code = None
+    ok = (
+        signed.status_code == 302
+        and home == 200
+        and comment.status_code in (201, 503)
+        and launch.status_code == 503
+        and code == "queue_down"
+    )
+    return ok, (
+        f"sign-in {signed.status_code}, home page {home}; a comment {comment.status_code}; "
+        f"a campaign launch {launch.status_code} {code}"
+    )
+
+
+def case_23(b: Bench) -> Verdict:
+    """Bad input is a 4xx: OpenAPI ``base=abc``, audit ``?r=²``, a trace event at ``t: 1e308``."""
+    spec = json.dumps(openapi_doc({"type": "object"}))
+    listed = upload_openapi(b, spec)
+    pick = re.search(r'name="pick" value="([^"]+)"', listed.text)
+    base = upload_openapi(b, spec, add="1", pick=pick.group(1) if pick else "x", base="abc")
+    squared = b["a_rev1"].page("/chains/audited/audit?r=%C2%B2")
+    events = [
+        {"seq": 1, "event_type": "attempt", "step_id": "outbound_search", "t": 0},
+        {"seq": 2, "event_type": "attempt", "step_id": "outbound_search", "t": 1e308},
+    ]
+    far = "\n".join(json.dumps(e) for e in events)
+    late = b["a_rev1"].page("/chains/audited/audit", "POST", data={"text": far})
+    ok = (
+        400 <= base.status_code < 500
+        and (squared.status_code == 200 or 400 <= squared.status_code < 500)
+        and 400 <= late.status_code < 500
+    )
+    return ok, (
+        f"OpenAPI add with base=abc: {base.status_code} ({said(base)}); audit ?r=²: "
+        f"{squared.status_code}; trace at t 1e308: {late.status_code} ({said(late)})"
+    )
+
+
+def case_24(b: Bench) -> Verdict:
+    """A mail server that accepts and never answers delays no request; the mail goes out later."""
+    rev = b.head("mailed")
+    b.smtp.hang()
+    try:
+        asked = b["a_owner"].post(
+            "/chains/mailed/reviews", {"reviewers": ["a_rev2"], "revision": rev}
+        )
+        time.sleep(2)  # a worker that mails now meets the silent server
+    finally:
+        b.smtp.answer()
+    deadline, arrived = time.monotonic() + 180, None
+    while arrived is None and time.monotonic() < deadline:
+        arrived = next(
+            (m for m in b.smtp.mails if "a_rev2@example.test" in m[0] and "mailed" in m[1]), None
+        )
+        time.sleep(1)
+    waited = 180 - (deadline - time.monotonic())
+    ok = asked.status_code == 201 and asked.elapsed_s < 2 and arrived is not None
+    return ok, (
+        f"review request with a silent mail server: {asked.status_code} in "
+        f"{asked.elapsed_s:.1f} s; the mail "
+        + (f"arrived {waited:.0f} s after the server answered again" if arrived else "never came")
+    )
+
+
+def case_25(b: Bench) -> Verdict:
+    """Twelve anonymous clients fetch /api/openapi.json: another person's page stays within 3x."""
+    baseline = sorted(b["b_owner"].page("/").elapsed_s for _ in range(5))[2]
+    anonymous = Person("anonymous", "", b)
+    anonymous.api.headers.pop("Authorization")
+    statuses: list[int] = []
+    stop = time.monotonic() + 12
+
+    def flood() -> None:
+        http = requests.Session()
+        for _ in range(300):
+            if time.monotonic() > stop:
+                return
+            statuses.append(anonymous.call(http, "GET", "/api/openapi.json").status_code)
+
+    def watch() -> list:
+        with ThreadPoolExecutor(12) as pool:
+            for _ in range(12):
+                pool.submit(flood)
+        return []
+
+    _, during = while_another_watches(b, watch)
+    during.sort()
+    middle = during[len(during) // 2] if during else 0.0
+    floor = max(baseline, 0.05)  # a 10 ms page is within noise of 3x anything
+    ok = bool(during) and middle <= 3 * floor
+    counted = {s: statuses.count(s) for s in sorted(set(statuses))}
+    return ok, (
+        f"other person's home page {baseline:.2f} s alone, median {middle:.2f} s and worst "
+        f"{max(during, default=0):.2f} s during {len(statuses)} anonymous fetches {counted} "
+        f"(held within 3x of {floor:.2f} s)"
+    )
+
+
+def case_26(b: Bench) -> Verdict:
+    """A 24,000-operation spec answers in 5 s with under 2 MB of HTML."""
+    ok_answer = {"200": {"description": "ok"}}
+    methods = ("get", "post", "put", "delete")
+    paths = {f"/r{i}": {m: {"responses": ok_answer} for m in methods} for i in range(6000)}
+    doc = {"openapi": "3.0.3", "info": {"title": "Wide", "version": "1"}, "paths": paths}
+    text = json.dumps(doc, separators=(",", ":"))
+    answer = upload_openapi(b, text)
+    size = len(answer.content)
+    fine = answer.status_code == 200 or answer.status_code in (400, 413)
+    ok = fine and answer.elapsed_s < 5 and size < 2_000_000
+    return ok, (
+        f"{len(text) / 1e6:.2f} MB spec of 24,000 operations: {answer.status_code} in "
+        f"{answer.elapsed_s:.1f} s, {size / 1e6:.2f} MB of HTML ({said(answer)})"
+    )
+
+
+def without_tokens(text: str, *names: str) -> str:
+    """A page with its per-response tokens and the given names blanked, to compare two."""
+    text = re.sub(r"[A-Za-z0-9]{48,}", "TOKEN", text)
+    for name in names:
+        text = text.replace(name, "NAME")
+    return text
+
+
+def case_27(b: Bench) -> Verdict:
+    """Founding teams is limited; the member form and team pages tell no one who exists."""
+    outsider = b["outsider"]
+    founded: list[int] = []
+    for i in range(40):
+        form = {"name": f"Spam {i}", "slug": f"spam-{i}"}
+        founded.append(outsider.page("/teams/", "POST", data=form).status_code)
+        if founded[-1] != 302:
+            break
+    limited = founded[-1] in (400, 403, 429) and founded.count(302) >= 1
+    owner = b["b_owner"]
+    existing = owner.page("/teams/beta/", "POST", data={"username": "a_rev1", "role": "viewer"})
+    missing = owner.page("/teams/beta/", "POST", data={"username": "nobody_here", "role": "viewer"})
+    form_alike = existing.status_code == missing.status_code and without_tokens(
+        said(existing), "a_rev1"
+    ) == without_tokens(said(missing), "nobody_here")
+    team = outsider.page("/teams/alpha/")
+    nothing = outsider.page("/teams/no-such-team/")
+    page_alike = team.status_code == nothing.status_code and without_tokens(
+        team.text, "alpha"
+    ) == without_tokens(nothing.text, "no-such-team")
+    ok = limited and form_alike and page_alike
+    return ok, (
+        f"founding: {founded.count(302)} teams then {founded[-1]}; member form for an existing "
+        f"user {existing.status_code} ({said(existing)}), for a missing one "
+        f"{missing.status_code} ({said(missing)}); an outsider on an existing team's page "
+        f"{team.status_code}, a missing one's {nothing.status_code}, alike: {page_alike}"
+    )
+
+
 CASES: dict[int, Callable[[Bench], Verdict]] = {
     1: case_1,
     2: case_2,
@@ -579,19 +1240,35 @@ CASES: dict[int, Callable[[Bench], Verdict]] = {
     10: case_10,
     11: case_11,
     12: case_12,
+    13: case_13,
+    14: case_14,
+    15: case_15,
+    16: case_16,
+    17: case_17,
+    18: case_18,
+    19: case_19,
+    20: case_20,
+    21: case_21,
+    22: case_22,
+    23: case_23,
+    24: case_24,
+    25: case_25,
+    26: case_26,
+    27: case_27,
 }
 
 
 # --- running them -----------------------------------------------------------------------
 
 
-def start_celery(env: dict[str, str], log) -> subprocess.Popen:
+def start_celery(env: dict[str, str], log: Path) -> subprocess.Popen:
+    """A prefork worker of concurrency 1, appending to ``log``."""
     return subprocess.Popen(
         [PYTHON, "-m", "celery", "-A", "designer", "worker", "--pool=prefork"]
         + ["--concurrency=1", "--loglevel=WARNING"],
         cwd=ROOT,
         env=env,
-        stdout=log,
+        stdout=log.open("a"),
         stderr=subprocess.STDOUT,
     )
 
@@ -633,6 +1310,10 @@ def run_case(
         problems.append(f"{len(calls.broken)} 5xx/unanswered, first {calls.broken[0]}")
     if timeouts:
         problems.append(f"{timeouts} WORKER TIMEOUT")
+    if bench.worker.poll() is not None:
+        problems.append(f"the Celery worker exited ({bench.worker.returncode}); started again")
+        bench.worker = memory.celery = start_celery(bench.env, bench.celery_log)
+        time.sleep(3)
     held = held and not problems
     peaks = memory.peaks
     numbers = f"{calls.slowest:9.1f}  {peaks['gunicorn']:7.0f}  {peaks['celery']:9.0f}"
@@ -643,49 +1324,55 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="case numbers to run, e.g. 1,6 (default: all)")
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/chain_abuse")
-    parser.add_argument("--redis", default="redis://127.0.0.1:6379/5")
     args = parser.parse_args()
     chosen = [int(n) for n in args.only.split(",")] if args.only else list(CASES)
 
-    import redis
-
-    redis.Redis.from_url(args.redis).flushdb()
+    redis, listener, smtp = RedisServer(), Listener(), Smtp()
     env = production_env(
         args.database_url,
-        CELERY_BROKER_URL=args.redis,
-        CELERY_RESULT_BACKEND=args.redis,
-        CACHE_URL=args.redis,
+        CELERY_BROKER_URL=f"{redis.url}/0",
+        CELERY_RESULT_BACKEND=f"{redis.url}/1",
+        CACHE_URL=f"{redis.url}/2",
+        EMAIL_HOST="127.0.0.1",
+        EMAIL_PORT=str(smtp.port),
     )
-    fresh_database(args.database_url)
-    manage(["migrate", "--noinput"], env)
-    people = {**env, "ABUSE_PASSWORD": PASSWORD, "ABUSE_PEOPLE": ",".join(PEOPLE)}
-    secrets = json.loads(manage(["shell", "-c", SETUP], people).strip().splitlines()[-1])
-
     logs = Path(tempfile.mkdtemp(prefix="abuse-"))
-    web_log, work_log = (logs / "gunicorn.log").open("w"), (logs / "celery.log").open("w")
-    worker = start_celery(env, work_log)
     results = []
     try:
-        with Gunicorn(env, workers=3, timeout=30, log=web_log) as server:
-            bench = Bench(server.base, secrets, logs / "gunicorn.log", env)
-            memory = Memory(server, worker)
-            bench.memory = memory  # type: ignore[attr-defined]
-            memory.start()
-            time.sleep(3)  # the Celery worker connects
-            cores = os.cpu_count()
-            print(f"gunicorn 3 sync workers, 30 s timeout; Celery prefork 1; {cores} cores")
-            print(f"{'case':<5}{'result':<8}{'slowest s':>9}  {'web MB':>7}  celery MB  note")
-            for number in chosen:
-                held, numbers, note = run_case(CASES[number], bench, memory)
-                verdict = "held" if held else "failed"
-                print(f"{number:<5}{verdict:<8}{numbers}  {note}", flush=True)
-                results.append(held)
-            memory.stopped.set()
+        collect_static(env)
+        fresh_database(args.database_url)
+        manage(["migrate", "--noinput"], env)
+        people = {**env, "ABUSE_PASSWORD": PASSWORD, "ABUSE_PEOPLE": ",".join(PEOPLE)}
+        tokens = json.loads(manage(["shell", "-c", SETUP], people).strip().splitlines()[-1])
+        web_log = (logs / "gunicorn.log").open("w")
+        worker = start_celery(env, logs / "celery.log")
+        try:
+            with Gunicorn(env, workers=3, timeout=30, log=web_log) as server:
+                bench = Bench(server.base, tokens, logs / "gunicorn.log", env)
+                memory = Memory(server, worker)
+                bench.memory, bench.server, bench.worker = memory, server, worker
+                bench.redis, bench.listener, bench.smtp = redis, listener, smtp
+                bench.celery_log = logs / "celery.log"
+                memory.start()
+                time.sleep(3)  # the Celery worker connects
+                cores = os.cpu_count()
+                print(f"gunicorn 3 sync workers, 30 s timeout; Celery prefork 1; {cores} cores")
+                print(f"{'case':<5}{'result':<8}{'slowest s':>9}  {'web MB':>7}  celery MB  note")
+                for number in chosen:
+                    held, numbers, note = run_case(CASES[number], bench, memory)
+                    verdict = "held" if held else "failed"
+                    print(f"{number:<5}{verdict:<8}{numbers}  {note}", flush=True)
+                    results.append(held)
+                memory.stopped.set()
+                worker = bench.worker
+        finally:
+            stop_celery(worker)
     finally:
-        stop_celery(worker)
-        redis.Redis.from_url(args.redis).flushdb()
+        drop_database(args.database_url)
+        for server in (redis, listener, smtp):
+            server.close()
     print(f"logs: {logs}")
-    return 0 if all(results) else 1
+    return 0 if results and all(results) else 1
 
 
 if __name__ == "__main__":
