@@ -115,3 +115,15 @@ def test_the_command_line_takes_team_and_key(flight, theirs, capsys):
 def test_the_command_line_asks_for_the_team_when_several_have_the_key(flight, theirs):
     with pytest.raises(CommandError, match="name one as TEAM/KEY: .*flight-desk/flight_roundtrip"):
         call_command("chain", "export", "flight_roundtrip")
+
+
+@pytest.mark.parametrize("number", ["²", "9" * 30, "-1"])
+@pytest.mark.parametrize("page, field", [("audit", "r"), ("simulate", "r"), ("diff", "to")])
+def test_a_revision_number_that_is_not_plain_digits_is_no_server_error(
+    flight, client, page, field, number
+):
+    assert client.get(flight.url(page), {field: number}).status_code in (200, 404)
+
+
+def test_a_finding_number_that_is_not_plain_digits_is_a_400(flight, client):
+    assert client.get(flight.url("fixes"), {"revision": "1", "finding": "²"}).status_code == 400

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from django.http import QueryDict
@@ -72,3 +73,16 @@ def test_every_field_family_is_described_for_people_in_the_designer_docs():
     table = text.split("## Posting edits from a script")[1].split("\n## ")[0]
     for family in [*FAMILIES, "verdict"]:
         assert f"| `{family}.<" in table, family
+
+
+@pytest.mark.parametrize("text", ["²", "--5", "-²"])
+def test_a_whole_number_box_with_digits_int_cannot_read_names_the_field(text):
+    with pytest.raises(FormError, match=r"^int.fields.budget: expected a whole number"):
+        read_edit(QueryDict(f"base=3&op=update_handle&int.fields.budget={quote(text)}"))
+
+
+@pytest.mark.parametrize("family", ["rows", "named"])
+def test_a_row_whose_number_is_not_plain_digits_is_no_row(family):
+    rows = f"{family}.fields.x=&arg.fields.x.0.name=a&arg.fields.x.{quote('²')}.name=b"
+    edit = read_edit(posted(rows))
+    assert edit.args["fields"]["x"] in ([{"name": "a"}], {"a": {}})

@@ -128,6 +128,7 @@ def test_an_input_the_run_does_not_wait_for_is_refused_and_the_run_is_unchanged(
         ({"kind": "teleport"}, "kind: expected answer | wait | crash | propose"),
         ({"kind": "propose", "proposal": '{"kind": "bribe"}'}, "events[7].propose.kind"),
         ({"at": "x", "kind": "crash"}, "at: the checkpoint is a number"),
+        ({"at": "²", "kind": "crash"}, "at: the checkpoint is a number"),
     ],
 )
 def test_a_malformed_input_is_a_400_naming_what_is_wrong(client, flight, fields, message):

@@ -26,7 +26,7 @@ from chains.core.sim.session import encode
 from chains.models import Chain, Revision
 from chains.services.access import document_of, get_revision
 from chains.views.common import get_chain
-from chains.views.forms import uploaded_text
+from chains.views.forms import plain_number, uploaded_text
 from chains.views.limits import rate_limited
 
 
@@ -35,8 +35,7 @@ from chains.views.limits import rate_limited
 def audit_trace(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
     """The upload form (GET); the audit of the uploaded trace (POST)."""
     chain = get_chain(request, team, key)
-    raw = request.POST.get("r") or request.GET.get("r") or ""
-    revision = get_revision(chain, int(raw) if raw.isdigit() else None)
+    revision = get_revision(chain, plain_number(request.POST.get("r") or request.GET.get("r")))
     context: dict[str, Any] = {"chain": chain, "revision": revision}
     if request.method == "GET":
         return render(request, "chains/audit.html", context)

@@ -17,6 +17,7 @@ from chains.models import saved_scenarios
 from chains.services import exports
 from chains.services.access import get_head, get_revision
 from chains.views.common import get_chain
+from chains.views.forms import plain_number
 
 
 @require_GET
@@ -64,9 +65,10 @@ def test_vectors_export(request: HttpRequest, key: str, team: str | None = None)
 def _number(raw: str | None, default: int) -> int:
     if raw is None or raw == "":
         return default
-    if not raw.isdigit():
+    number = plain_number(raw)
+    if number is None:
         raise Http404(f"revision {raw!r} is not a number")
-    return int(raw)
+    return number
 
 
 @require_GET

@@ -30,7 +30,7 @@ from django.http import QueryDict
 
 from chains.core.verdicts import build_verdict
 from chains.services.editing import EditIn, parse_args, parse_value
-from chains.views.forms import FormError, read_form
+from chains.views.forms import FormError, plain_number, read_form
 
 __all__ = ["FAMILIES", "read_edit", "renamed_selection"]
 
@@ -89,7 +89,7 @@ def _int(post: QueryDict, name: str) -> Any:
     text = post[name].strip()
     if text == "":
         return None
-    if not text.lstrip("-").isdigit() or len(text) > 12:
+    if plain_number(text.removeprefix("-")) is None or len(text) > 12:
         raise FormError(f"{name}: expected a whole number, got {text!r}", (name,))
     return int(text)
 
@@ -174,11 +174,11 @@ def _shape(args: dict[str, Any], family: str, path: str) -> None:
         return
     value = {k: v for k, v in node[last].items() if v is not None}
     if family == "rows":
-        entries = [value[k] for k in sorted(value, key=_number) if k.isdigit()]
+        entries = _numbered(value)
         # No rows is no list: null removes it, as an empty section is removed.
         node[last] = [e for e in entries if not _empty(e)] or None
     elif family == "named":
-        entries = [value[k] for k in sorted(value, key=_number) if k.isdigit()]
+        entries = _numbered(value)
         named = [e for e in entries if isinstance(e, dict) and e.get("name")]
         node[last] = {e.pop("name"): e for e in named}
     elif _empty(value):
@@ -191,8 +191,10 @@ def _shape(args: dict[str, Any], family: str, path: str) -> None:
         node[last] = value
 
 
-def _number(key: str) -> int:
-    return int(key) if key.isdigit() else -1
+def _numbered(value: dict[str, Any]) -> list[Any]:
+    """The rows posted as ``path.0``, ``path.1``, ... in their order; other keys are no rows."""
+    rows = {n: v for k, v in value.items() if (n := plain_number(k)) is not None}
+    return [rows[n] for n in sorted(rows)]
 
 
 def _empty(value: Any, top: bool = True) -> bool:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from chains.core.errors import ChainError, DocumentError, Problem
 
-__all__ = ["FormError", "read_form"]
+__all__ = ["FormError", "plain_number", "read_form"]
 
 S = TypeVar("S", bound=BaseModel)
 
@@ -48,6 +48,15 @@ def read_form(schema: type[S], post: Any) -> S:
     except ValidationError as exc:
         fields = tuple(str(e["loc"][0]) if e["loc"] else "form" for e in exc.errors())
         raise FormError(_described(exc), fields) from None
+
+
+def plain_number(text: str | None) -> int | None:
+    """``text`` as a whole number when it is written in ASCII digits (at most 18), else None.
+
+    An address's ``?r=`` or ``?finding=``: ``str.isdigit`` also accepts ``²``,
+    which ``int`` refuses; 18 digits fit every database's integer.
+    """
+    return int(text) if text and text.isascii() and text.isdigit() and len(text) <= 18 else None
 
 
 def _is_list(annotation: Any) -> bool:

@@ -50,7 +50,7 @@ from chains.services import scenarios
 from chains.services.access import document_of, get_revision
 from chains.services.scenarios import ScenarioName
 from chains.views.common import get_chain
-from chains.views.forms import FormError, read_form
+from chains.views.forms import FormError, plain_number, read_form
 from chains.views.limits import rate_limited
 
 MAX_FIELD = 100_000  # characters of one posted JSON value
@@ -154,7 +154,7 @@ def _opened(chain: Chain, raw: str) -> tuple[Revision, ChainSpec]:
 
     Raises :class:`Unrunnable` when that revision no longer validates.
     """
-    revision = get_revision(chain, int(raw) if raw.isdigit() else None)
+    revision = get_revision(chain, plain_number(raw))
     try:
         return revision, document_of(revision)
     except DocumentError as exc:
@@ -182,10 +182,10 @@ def _with_input(document: ChainSpec, scenario: Scenario, post: Any) -> Session:
     if post.get("kind") == "restart":
         return _restarted(document, post.get("intent", ""))
     at = post.get("at", "")
-    if at and not at.isdigit():
+    if at and plain_number(at) is None:
         raise BadInput(f"at: the checkpoint is a number of events, got {at!r}")
     event = _event(post)
-    branched = play(document, scenario).branch(event, int(at) if at else None)
+    branched = play(document, scenario).branch(event, plain_number(at))
     result = play(document, branched)
     if result.refused:
         raise BadInput(result.refused)

@@ -52,7 +52,7 @@ from chains.services.access import document_of, get_head
 from chains.services.editing import EditIn, UndoIn
 from chains.views.common import get_chain
 from chains.views.edit_form import read_edit, renamed_selection
-from chains.views.forms import read_form
+from chains.views.forms import plain_number, read_form
 
 SECTIONS = {"action": "actions", "handle": "handles", "gate": "gates", "row": "verdict_table"}
 # Parts of a chain document with edits of their own (the rest is "chain settings").
@@ -304,8 +304,8 @@ def _fixes(head: Revision, document: ChainSpec, finding: Any, index: int) -> lis
 def finding_fixes(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
     """The quick fixes of one finding of one revision: what the lint panel loads on demand."""
     chain = get_chain(request, team, key)
-    revision = chain.revisions.filter(number=_number(request.GET.get("revision"))).first()
-    index = _number(request.GET.get("finding"))
+    revision = chain.revisions.filter(number=plain_number(request.GET.get("revision"))).first()
+    index = plain_number(request.GET.get("finding"))
     try:
         document = document_of(revision) if revision is not None else None
     except DocumentError:
@@ -323,10 +323,6 @@ def finding_fixes(request: HttpRequest, key: str, team: str | None = None) -> Ht
     context = {"chain": chain, "head": revision, "item": item, **state}
     context["can_edit"] = chain.viewer_may(Role.EDITOR)
     return render(request, "chains/workspace.html#fixes", context)
-
-
-def _number(text: str | None) -> int | None:
-    return int(text) if text and text.isdigit() and len(text) < 10 else None
 
 
 def _rows(document: ChainSpec, report: Any) -> list[dict]:
