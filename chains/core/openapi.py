@@ -1,38 +1,55 @@
 """Proposed actions from a provider's OpenAPI 3 document, with the errors it documents.
 
 The document (OpenAPI 3.0 or 3.1, YAML or JSON) is read with our safe
-loader, validated by openapi-spec-validator, and walked with jsonschema-path,
-which follows ``$ref``. Each operation becomes an :class:`Operation`: a
-proposed action id, an effect guessed from its method and path (the person
-importing confirms it), idempotency read from its headers and method, the
-request fields (body properties and required parameters) as intent fields,
-and the error signals it documents (``http:409 && code:X`` for each code a
-4xx or 5xx response's schema enumerates or its examples show, the bare status
-for a response that names none).
+loader and never reaches outside itself: every ``$ref`` must point inside
+the same document (``#/components/...``), and one to a file or a URL is
+refused by name and place before anything else is done with the document,
+so reading an upload opens no file and no connection. Its structure is then
+checked against the OpenAPI JSON Schema (openapi-spec-validator's schema,
+with the references left as they are written, so this is linear in the
+text), and it is walked as plain data, following references with our own
+resolver. Each operation becomes an :class:`Operation`: a proposed action
+id, an effect guessed from its method and path (the person importing
+confirms it), idempotency read from its headers and method, the request
+fields (body properties and required parameters) as intent fields, and the
+error signals it documents (``http:409 && code:X`` for each code a 4xx or
+5xx response's schema enumerates or its examples show, the bare status for
+a response that names none).
 :func:`propose_actions` turns the chosen ones into chain actions, their
 documented errors kept in ``documented_errors``, which the lint rule
 ``table.documented-error-uncovered`` checks against the verdict table and
 ``known_unmatched`` (SPEC §3).
+
+The work is bounded whatever the document's shape: the search for codes is
+memoised per schema and depth, and a document that needs more than
+:data:`MAX_STEPS` steps, or has more than :data:`MAX_OPERATIONS` operations,
+is refused with a :class:`DocumentError` saying so.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
-from jsonschema_path import SchemaPath
-from openapi_spec_validator import validate
-from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
+from openapi_spec_validator.shortcuts import get_validator_cls
+from openapi_spec_validator.validation.exceptions import ValidatorDetectError
 
 from .errors import DocumentError, Problem
 from .formats import decode, parse_json
 from .formats.yamlio import parse_yaml
 
-__all__ = ["Operation", "propose_actions", "read_openapi"]
+__all__ = ["MAX_OPERATIONS", "MAX_STEPS", "Operation", "propose_actions", "read_openapi"]
 
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
+# A document with more operations is refused: each page showing it reads it again whole.
+MAX_OPERATIONS = 5_000
+# Schema nodes and codes visited while searching error responses for codes, per document.
+MAX_STEPS = 200_000
+# Keys that make a JSON Schema validator load another resource by URI.
+_REF_KEYS = ("$ref", "$dynamicRef", "$recursiveRef")
 # Words in a POST's path or operation id that say it only reads (a search, a quote).
 _READING = re.compile(
     r"search|query|find|lookup|list|quote|price|pricing|availability|validate|estimate|preview",
@@ -63,29 +80,26 @@ class Operation:
 
 
 def read_openapi(data: bytes | str, filename: str | None = None) -> list[Operation]:
-    """Every operation of an OpenAPI 3 document; :class:`DocumentError` naming what is wrong."""
+    """Every operation of an OpenAPI 3 document; :class:`DocumentError` naming what is wrong.
+
+    A reference to anything outside the document is refused, with where it is:
+
+    >>> text = '{"openapi": "3.0.3", "components": {"schemas": {"A": {"$ref": "/etc/x"}}}}'
+    >>> try:
+    ...     read_openapi(text)
+    ... except DocumentError as exc:
+    ...     print(exc.problems[0].path, exc.problems[0].message.split(";")[0])
+    /components/schemas/A `$ref: /etc/x` points outside the document
+    """
     text = decode(data)
     is_json = (filename or "").endswith(".json") or text.lstrip().startswith("{")
     document = (parse_json(text, locations=False) if is_json else parse_yaml(text))[0]
     if not isinstance(document, dict) or "openapi" not in document:
         raise DocumentError([Problem("not an OpenAPI 3 document: it has no `openapi` field")])
-    try:
-        validate(document)
-    except OpenAPIValidationError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path)
-        message = str(exc.message).split("\n")[0]
-        raise DocumentError([Problem(f"invalid OpenAPI document: {message}", path=where)]) from None
-    root = SchemaPath.from_dict(document)
-    found: list[Operation] = []
-    taken: set[str] = set()
-    for path, item in _items(root / "paths"):
-        shared = list(item / "parameters") if "parameters" in item else []
-        for method in METHODS:
-            if method in item:
-                operation = _operation(path, method, item / method, shared, taken)
-                taken.add(operation.id)
-                found.append(operation)
-    return found
+    reader = _Reader(document, _references(document))
+    reader.count_operations()
+    _check_structure(document)
+    return reader.operations()
 
 
 def propose_actions(
@@ -121,52 +135,314 @@ def propose_actions(
     return actions
 
 
-def _items(node: SchemaPath) -> Iterable[tuple[str, SchemaPath]]:
-    return [(key, node / key) for key in _keys(node)]
+# A linked path from the root: (parent, key), None at the root; cheap to extend for every node.
+_Place = tuple[Any, str | int] | None
+_MAX_PROBLEMS = 20
 
 
-def _keys(node: SchemaPath) -> list[str]:
-    """The keys of a mapping in the document (iterating a SchemaPath gives its children)."""
-    return [str(key) for key in node.keys()] if node.exists() else []  # noqa: SIM118
+def _references(document: dict[str, Any]) -> dict[int, Any]:
+    """Where each ``$ref`` of the document leads (by the id of its mapping); refused by name
+    and place: one to outside the document, one that points at nothing, a circle of them.
+
+    Walks the whole document once, without recursion, before anything else reads it.
+    """
+    problems: list[Problem] = []
+    local: list[tuple[dict[str, Any], _Place]] = []
+    stack: list[tuple[Any, _Place]] = [(document, None)]
+    while stack and len(problems) < _MAX_PROBLEMS:
+        value, place = stack.pop()
+        if isinstance(value, dict):
+            for key in _REF_KEYS:
+                ref = value.get(key)
+                if isinstance(ref, str) and not ref.startswith("#"):
+                    problems.append(
+                        Problem(
+                            f"`{key}: {ref}` points outside the document; "
+                            "only references inside it (`#/...`) are followed",
+                            path=_pointer(place),
+                        )
+                    )
+                elif isinstance(ref, str) and key == "$ref":
+                    local.append((value, place))
+            children: Iterable[tuple[str | int, Any]] = value.items()
+        elif isinstance(value, list):
+            children = enumerate(value)
+        else:
+            continue
+        # Only mappings and lists are walked on: a scalar holds no reference.
+        nested = [(v, (place, k)) for k, v in children if isinstance(v, dict | list)]
+        stack.extend(reversed(nested))
+    if problems:
+        raise DocumentError(problems)
+    targets: dict[int, Any] = {}
+    for node, place in local:
+        try:
+            _resolve(document, node, targets)
+        except LookupError as exc:
+            problems.append(Problem(str(exc.args[0]), path=_pointer(place)))
+            if len(problems) >= _MAX_PROBLEMS:
+                break
+    if problems:
+        raise DocumentError(problems)
+    return targets
 
 
-def _operation(
-    path: str, method: str, node: SchemaPath, shared: list[SchemaPath], taken: set[str]
-) -> Operation:
-    with node.open() as raw:
-        operation_id = raw.get("operationId")
-        summary = str(raw.get("summary") or "")
-    ident = _unique(_snake(operation_id or f"{method}_{path}"), taken)
-    parameters = [*shared, *(list(node / "parameters") if "parameters" in node else [])]
-    key_header = None
-    fields: list[str] = []
-    for parameter in parameters:
-        with parameter.open() as p:
+def _resolve(document: dict[str, Any], node: dict[str, Any], targets: dict[int, Any]) -> None:
+    """Follow ``node``'s chain of references to what it names, recording it for each link."""
+    chain: list[int] = []
+    current: Any = node
+    while isinstance(current, dict) and isinstance(current.get("$ref"), str):
+        if id(current) in targets:
+            current = targets[id(current)]
+            break
+        if id(current) in chain:
+            raise LookupError(f"`$ref: {node['$ref']}` leads round a circle of references")
+        chain.append(id(current))
+        current = _follow(document, current["$ref"])
+    for link in chain:
+        targets[link] = current
+
+
+def _follow(document: dict[str, Any], ref: str) -> Any:
+    """The value a ``#/...`` JSON pointer names in ``document`` (RFC 6901, URI-escaped)."""
+    if ref == "#":
+        return document
+    if not ref.startswith("#/"):
+        raise LookupError(f"`$ref: {ref}` is not a JSON pointer (`#/...`)")
+    value: Any = document
+    for raw in unquote(ref[2:]).split("/"):
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            raise LookupError(f"`$ref: {ref}` points at nothing in the document")
+    return value
+
+
+def _pointer(place: _Place) -> str:
+    """The JSON pointer of a place (``/paths/~1orders/post``)."""
+    parts: list[str] = []
+    while place is not None:
+        place, key = place
+        parts.append(str(key).replace("~", "~0").replace("/", "~1"))
+    return "/" + "/".join(reversed(parts))
+
+
+def _check_structure(document: dict[str, Any]) -> None:
+    """The document against the OpenAPI JSON Schema of its version, its references unexpanded.
+
+    openapi-spec-validator's full check follows every reference without a bound
+    (exponential on shared ``allOf``, a RecursionError on a long chain); its
+    JSON Schema of the document is linear in the text and follows nothing.
+    """
+    version = document["openapi"]
+    try:
+        validator = (
+            get_validator_cls(document).schema_validator if isinstance(version, str) else None
+        )
+    except ValidatorDetectError:
+        validator = None
+    if validator is None:
+        raise DocumentError(
+            [Problem(f"openapi {version!r}: not an OpenAPI version this reads (3.0, 3.1)")]
+        )
+    error = next(iter(validator.iter_errors(document)), None)
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path)
+        message = str(error.message).split("\n")[0]
+        raise DocumentError([Problem(f"invalid OpenAPI document: {message}", path=where)])
+
+
+class _Reader:
+    """The operations of a document whose references all lead inside it (``targets``)."""
+
+    def __init__(self, document: dict[str, Any], targets: dict[int, Any]):
+        self.document = document
+        self.targets = targets
+        self.steps = 0
+        self.schema_codes: dict[tuple[int, int], tuple[str, ...]] = {}
+        self.example_codes: dict[tuple[int, int], tuple[str, ...]] = {}
+
+    def at(self, node: Any) -> Any:
+        """``node``, or what it refers to."""
+        return self.targets.get(id(node), node)
+
+    def mapping(self, node: Any) -> dict[str, Any]:
+        found = self.at(node)
+        return found if isinstance(found, dict) else {}
+
+    def listing(self, node: Any) -> list[Any]:
+        found = self.at(node)
+        return found if isinstance(found, list) else []
+
+    def spend(self, steps: int) -> None:
+        self.steps += steps
+        if self.steps > MAX_STEPS:
+            raise DocumentError(
+                [
+                    Problem(
+                        f"the document is too complex: its error responses take more than "
+                        f"{MAX_STEPS:,} steps through schema nodes and codes to search"
+                    )
+                ]
+            )
+
+    def items(self) -> Iterator[tuple[str, str, dict[str, Any], list[Any]]]:
+        """Each operation as (path, method, operation, the path's shared parameters)."""
+        for path, item in self.mapping(self.document.get("paths")).items():
+            item = self.mapping(item)
+            shared = self.listing(item.get("parameters"))
+            for method in METHODS:
+                if method in item:
+                    yield str(path), method, self.mapping(item[method]), shared
+
+    def count_operations(self) -> None:
+        count = sum(1 for _ in self.items())
+        if count > MAX_OPERATIONS:
+            why = (
+                f"the document has {count:,} operations; at most {MAX_OPERATIONS:,} are read "
+                "at once: upload the part you need (some paths or tags)"
+            )
+            raise DocumentError([Problem(why, path="/paths")])
+
+    def operations(self) -> list[Operation]:
+        found: list[Operation] = []
+        taken: set[str] = set()
+        for path, method, node, shared in self.items():
+            operation = self.operation(path, method, node, shared, taken)
+            taken.add(operation.id)
+            found.append(operation)
+        return found
+
+    def operation(
+        self, path: str, method: str, node: dict[str, Any], shared: list[Any], taken: set[str]
+    ) -> Operation:
+        operation_id = str(node.get("operationId") or "")
+        summary = str(node.get("summary") or "")
+        ident = _unique(_snake(operation_id or f"{method}_{path}"), taken)
+        key_header = None
+        fields: list[str] = []
+        for parameter in [*shared, *self.listing(node.get("parameters"))]:
+            p = self.mapping(parameter)
             where, name = p.get("in"), str(p.get("name", ""))
             if where == "header" and _KEY_HEADER.search(name):
                 key_header = name
             elif where in ("path", "query") and (where == "path" or p.get("required")):
                 fields.append(_snake(name))
-    fields += _body_fields(node)
-    effect, why = _effect(method, path, operation_id or "")
-    if key_header:
-        idempotency = "keyed"
-    elif method in ("get", "head", "put", "delete", "options"):
-        idempotency = "natural"
-    else:
-        idempotency = "none"
-    return Operation(
-        id=ident,
-        method=method,
-        path=path,
-        summary=summary,
-        effect=effect,
-        why=why,
-        idempotency=idempotency,
-        key_header=key_header,
-        fields=list(dict.fromkeys(fields)),
-        errors=_errors(node),
-    )
+        fields += self.body_fields(node)
+        effect, why = _effect(method, path, operation_id)
+        if key_header:
+            idempotency = "keyed"
+        elif method in ("get", "head", "put", "delete", "options"):
+            idempotency = "natural"
+        else:
+            idempotency = "none"
+        return Operation(
+            id=ident,
+            method=method,
+            path=path,
+            summary=summary,
+            effect=effect,
+            why=why,
+            idempotency=idempotency,
+            key_header=key_header,
+            fields=list(dict.fromkeys(fields)),
+            errors=self.errors(node),
+        )
+
+    def body_fields(self, node: dict[str, Any]) -> list[str]:
+        content = self.mapping(self.mapping(node.get("requestBody")).get("content"))
+        for entry in content.values():
+            schema = self.mapping(self.mapping(entry).get("schema"))
+            if "properties" in schema:
+                return [_snake(str(name)) for name in self.mapping(schema["properties"])]
+        return []
+
+    def errors(self, node: dict[str, Any]) -> list[str]:
+        """Each error response as signals: ``http:409 && code:X`` per code it names, else
+        the status."""
+        found: list[str] = []
+        for status, response in self.mapping(node.get("responses")).items():
+            text = str(status).upper()
+            if re.fullmatch(r"[45]\d\d", text):
+                signal = f"http:{text}"
+            elif re.fullmatch(r"[45]XX", text):
+                signal = f"http:{text[0]}xx"
+            else:
+                continue
+            codes: list[str] = []
+            for entry in self.mapping(self.mapping(response).get("content")).values():
+                entry = self.mapping(entry)
+                if "schema" in entry:
+                    codes += self.codes(entry["schema"], _DEPTH)
+                codes += self.examples(entry)
+            found += [f"{signal} && code:{c}" for c in dict.fromkeys(codes)] or [signal]
+        return list(dict.fromkeys(found))
+
+    def codes(self, schema: Any, depth: int) -> tuple[str, ...]:
+        """Codes an error schema enumerates, in properties named like a code, nested or in lists.
+
+        Memoised per schema and depth, so a schema reached along many paths (or
+        round a cycle of references) is searched once at each depth.
+        """
+        node = self.at(schema)
+        if depth == 0 or not isinstance(node, dict):
+            return ()
+        key = (id(node), depth)
+        if key in self.schema_codes:
+            return self.schema_codes[key]
+        properties = self.mapping(node.get("properties"))
+        parts = [p for c in ("allOf", "oneOf", "anyOf") for p in self.listing(node.get(c))]
+        self.spend(1 + len(properties) + len(parts))
+        codes: list[str] = []
+        for name, child in properties.items():
+            child = self.at(child)
+            if name in _CODE_KEYS and isinstance(child, dict) and "enum" in child:
+                values = self.listing(child["enum"])
+                self.spend(len(values))
+                codes += [
+                    str(v) for v in values if v is not None and not isinstance(v, dict | list)
+                ]
+            else:
+                codes += self.codes(child, depth - 1)
+        if "items" in node:
+            codes += self.codes(node["items"], depth - 1)
+        for part in parts:
+            codes += self.codes(part, depth - 1)
+        self.spend(len(codes))
+        found = self.schema_codes[key] = tuple(dict.fromkeys(codes))
+        return found
+
+    def examples(self, entry: dict[str, Any]) -> list[str]:
+        """Codes the examples of a response's media type show."""
+        values = [entry["example"]] if "example" in entry else []
+        for one in self.mapping(entry.get("examples")).values():
+            one = self.mapping(one)
+            if "value" in one:
+                values.append(one["value"])
+        return [code for value in values for code in self.codes_in(value, _DEPTH)]
+
+    def codes_in(self, value: Any, depth: int) -> tuple[str, ...]:
+        """Codes an example value shows, memoised per value and depth like :meth:`codes`."""
+        if depth == 0 or not isinstance(value, dict | list):
+            return ()
+        key = (id(value), depth)
+        if key in self.example_codes:
+            return self.example_codes[key]
+        children = list(value.values()) if isinstance(value, dict) else value
+        self.spend(1 + len(children))
+        codes = (
+            [str(value[k]) for k in _CODE_KEYS if isinstance(value.get(k), str)]
+            if isinstance(value, dict)
+            else []
+        )
+        for child in children:
+            codes += self.codes_in(child, depth - 1)
+        self.spend(len(codes))
+        found = self.example_codes[key] = tuple(dict.fromkeys(codes))
+        return found
 
 
 def _effect(method: str, path: str, operation_id: str) -> tuple[str, str]:
@@ -177,86 +453,6 @@ def _effect(method: str, path: str, operation_id: str) -> tuple[str, str]:
     if method == "delete":
         return "compensate", "DELETE undoes something: a compensator, if it undoes a commit"
     return "commit", f"{method.upper()} changes something at the provider"
-
-
-def _body_fields(node: SchemaPath) -> list[str]:
-    body = node / "requestBody" / "content"
-    for media in _keys(body):
-        schema = body / media / "schema"
-        if schema.exists() and "properties" in schema:
-            return [_snake(name) for name in _keys(schema / "properties")]
-    return []
-
-
-def _errors(node: SchemaPath) -> list[str]:
-    """Each error response as signals: ``http:409 && code:X`` per code it names, else the status."""
-    found: list[str] = []
-    responses = node / "responses"
-    for status in _keys(responses):
-        text = str(status).upper()
-        if re.fullmatch(r"[45]\d\d", text):
-            signal = f"http:{text}"
-        elif re.fullmatch(r"[45]XX", text):
-            signal = f"http:{text[0]}xx"
-        else:
-            continue
-        codes: list[str] = []
-        content = responses / status / "content"
-        for media in _keys(content):
-            entry = content / media
-            if (entry / "schema").exists():
-                codes += _codes(entry / "schema", _DEPTH)
-            codes += _example_codes(entry)
-        found += [f"{signal} && code:{c}" for c in dict.fromkeys(codes)] or [signal]
-    return list(dict.fromkeys(found))
-
-
-def _codes(schema: SchemaPath, depth: int) -> list[str]:
-    """Codes an error schema enumerates, in properties named like a code, nested or in lists."""
-    if depth == 0:
-        return []
-    codes: list[str] = []
-    if "properties" in schema:
-        properties = schema / "properties"
-        for name in _keys(properties):
-            child = properties / name
-            if name in _CODE_KEYS and "enum" in child:
-                with (child / "enum").open() as values:
-                    codes += [str(v) for v in values if v is not None]
-            else:
-                codes += _codes(child, depth - 1)
-    if "items" in schema:
-        codes += _codes(schema / "items", depth - 1)
-    for combined in ("allOf", "oneOf", "anyOf"):
-        if combined in schema:
-            for part in schema / combined:
-                codes += _codes(part, depth - 1)
-    return codes
-
-
-def _example_codes(entry: SchemaPath) -> list[str]:
-    examples: list[Any] = []
-    if "example" in entry:
-        with (entry / "example").open() as value:
-            examples.append(value)
-    if "examples" in entry:
-        for name in _keys(entry / "examples"):
-            one = entry / "examples" / name
-            if "value" in one:
-                with (one / "value").open() as value:
-                    examples.append(value)
-    return [c for example in examples for c in _codes_in(example, _DEPTH)]
-
-
-def _codes_in(value: Any, depth: int) -> list[str]:
-    if depth == 0:
-        return []
-    if isinstance(value, dict):
-        found = [str(value[k]) for k in _CODE_KEYS if isinstance(value.get(k), str)]
-        return found + [c for v in value.values() for c in _codes_in(v, depth - 1)]
-    if isinstance(value, list):
-        return [c for v in value for c in _codes_in(v, depth - 1)]
-    return []
 
 
 def _snake(name: str) -> str:

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import http.server
+import json
+import secrets
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from chains.core import openapi
 from chains.core.errors import DocumentError
 from chains.core.lint import lint
 from chains.core.model import ChainSpec
@@ -120,3 +128,217 @@ def test_a_document_that_is_not_valid_openapi_3_says_why(text, says):
     with pytest.raises(DocumentError) as caught:
         read_openapi(text, "api.yaml")
     assert says in str(caught.value.problems[0])
+
+
+# Documents that reach outside themselves, and shapes that cost a walk dear.
+
+
+@contextmanager
+def recording_listener() -> Iterator[tuple[str, list[str]]]:
+    """An HTTP server on 127.0.0.1 answering a schema to anything; (its URL, the paths asked)."""
+    asked: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the handler's API)
+            asked.append(self.path)
+            body = b'{"type": "object", "properties": {"code": {"enum": ["FETCHED"]}}}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", asked
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def with_error_schema(schema: object, version: str = "3.0.3", **top: object) -> str:
+    """A one-operation document whose 409 response has ``schema``, as JSON text."""
+    response = {"description": "Conflict", "content": {"application/json": {"schema": schema}}}
+    document = {
+        "openapi": version,
+        "info": {"title": "Test", "version": "1"},
+        "paths": {
+            "/orders": {"post": {"operationId": "createOrder", "responses": {"409": response}}}
+        },
+        **top,
+    }
+    return json.dumps(document)
+
+
+def self_referring(count: int) -> dict:
+    """Schemas S1..S<count>, each with properties p1..p<count> referring to S1..S<count>."""
+    return {
+        f"S{i}": {
+            "type": "object",
+            "properties": {
+                f"p{j}": {"$ref": f"#/components/schemas/S{j}"} for j in range(1, count + 1)
+            },
+        }
+        for i in range(1, count + 1)
+    }
+
+
+def refused(text: str) -> list[str]:
+    with pytest.raises(DocumentError) as caught:
+        read_openapi(text, "api.json")
+    return [str(p) for p in caught.value.problems]
+
+
+@pytest.mark.parametrize("key", ["$ref", "$dynamicRef"])
+def test_a_reference_to_a_url_is_refused_by_name_and_place_and_nothing_is_fetched(key):
+    with recording_listener() as (url, asked):
+        problems = refused(with_error_schema({"type": "object", "properties": {"a": {key: url}}}))
+    assert asked == []
+    where = "/paths/~1orders/post/responses/409/content/application~1json/schema/properties/a"
+    assert problems == [
+        f"{where}: `{key}: {url}` points outside the document; "
+        "only references inside it (`#/...`) are followed"
+    ]
+
+
+def test_a_reference_to_a_url_anywhere_is_refused_before_the_document_is_checked():
+    with recording_listener() as (url, asked):
+        document = json.loads(with_error_schema({"$ref": "#/components/schemas/E"}))
+        document["paths"]["/offers"] = {"$ref": f"{url}/paths.json"}
+        document["components"] = {
+            "schemas": {"E": {"properties": {"a": {"$ref": f"{url}/a"}}, "default": {"a": 1}}}
+        }
+        problems = refused(json.dumps(document))
+    assert asked == []
+    assert [p.split(":")[0] for p in problems] == [
+        "/paths/~1offers",
+        "/components/schemas/E/properties/a",
+    ]
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        {"schema": {"$id": "{url}/id/", "properties": {"a": {"$ref": "#/components/schemas/A"}}}},
+        {"schema": {"$schema": "{url}/dialect", "type": "object"}},
+        {"schema": {"type": "object"}, "jsonSchemaDialect": "{url}/dialect"},
+    ],
+    ids=["$id", "$schema", "jsonSchemaDialect"],
+)
+def test_an_id_or_dialect_naming_a_url_fetches_nothing(where):
+    with recording_listener() as (url, asked):
+        given = json.loads(json.dumps(where).replace("{url}", url))
+        schema = given.pop("schema")
+        text = with_error_schema(
+            schema, "3.1.0", components={"schemas": {"A": {"type": "string"}}}, **given
+        )
+        with contextlib.suppress(DocumentError):  # an unknown dialect is refused
+            read_openapi(text, "api.json")
+    assert asked == []
+
+
+def test_a_reference_to_a_file_is_refused_and_the_file_is_never_read(tmp_path, monkeypatch):
+    secret = secrets.token_hex(16)
+    marker = tmp_path / "secret.yaml"
+    marker.write_text(f"type: object\ndescription: {secret}\n")
+    monkeypatch.chdir(tmp_path)
+    for ref in (marker.as_uri(), str(marker), "secret.yaml", "./secret.yaml#/description"):
+        problems = refused(with_error_schema({"$ref": ref}))
+        assert f"`$ref: {ref}` points outside the document" in problems[0]
+        assert secret not in " ".join(problems)
+
+
+@pytest.mark.parametrize(
+    ("ref", "says"),
+    [
+        ("#/components/schemas/Missing", "points at nothing in the document"),
+        ("#Anchor", "is not a JSON pointer"),
+        ("#/components/schemas/Loop", "leads round a circle of references"),
+    ],
+)
+def test_a_reference_inside_the_document_that_leads_nowhere_is_refused_by_name(ref, says):
+    loop = {"Loop": {"$ref": "#/components/schemas/Back"}, "Back": {"$ref": ref}}
+    problems = refused(with_error_schema({"$ref": ref}, components={"schemas": loop}))
+    assert f"`$ref: {ref}` {says}" in problems[0]
+
+
+def test_a_pointer_is_read_with_its_escapes():
+    schemas = {"a/b~c": {"properties": {"code": {"enum": ["ESCAPED"]}}}}
+    text = with_error_schema(
+        {"$ref": "#/components/schemas/a~1b~0c"}, components={"schemas": schemas}
+    )
+    assert read_openapi(text, "api.json")[0].errors == ["http:409 && code:ESCAPED"]
+
+
+def test_a_schema_whose_properties_all_refer_back_is_searched_once_at_each_depth():
+    schemas = self_referring(12)  # 12**6 paths to depth 6: refused as too complex unless memoised
+    schemas["S12"]["properties"]["code"] = {"enum": ["DEEP"]}
+    text = with_error_schema({"$ref": "#/components/schemas/S1"}, components={"schemas": schemas})
+    assert read_openapi(text, "api.json")[0].errors == ["http:409 && code:DEEP"]
+
+
+def test_a_schema_that_includes_itself_through_all_of_is_read():
+    schemas = {
+        "A": {
+            "allOf": [
+                {"$ref": "#/components/schemas/A"},
+                {"properties": {"code": {"enum": ["SELF"]}}},
+            ],
+            "required": ["code"],
+        }
+    }
+    text = with_error_schema({"$ref": "#/components/schemas/A"}, components={"schemas": schemas})
+    assert read_openapi(text, "api.json")[0].errors == ["http:409 && code:SELF"]
+
+
+def test_shared_all_of_parts_and_long_chains_of_references_are_read():
+    diamond = {
+        f"D{i}": {"allOf": [{"$ref": f"#/components/schemas/D{i + 1}"}] * 2, "required": ["x"]}
+        for i in range(40)
+    }  # 2**40 paths for a walk that follows each part
+    chain = {
+        f"C{i}": {"properties": {"next": {"$ref": f"#/components/schemas/C{i + 1}"}}}
+        for i in range(3000)
+    }  # deeper than Python's stack for a recursive walk
+    schemas = {**diamond, "D40": {"type": "object"}, **chain, "C3000": {"type": "string"}}
+    for start in ("D0", "C0"):
+        text = with_error_schema(
+            {"$ref": f"#/components/schemas/{start}"}, components={"schemas": schemas}
+        )
+        assert read_openapi(text, "api.json")[0].errors == ["http:409"]
+
+
+def test_a_document_past_the_step_budget_is_refused_as_too_complex(monkeypatch):
+    monkeypatch.setattr(openapi, "MAX_STEPS", 100)
+    text = with_error_schema(
+        {"$ref": "#/components/schemas/S1"}, components={"schemas": self_referring(12)}
+    )
+    assert "the document is too complex" in refused(text)[0]
+
+
+def test_a_document_with_more_operations_than_are_read_at_once_is_refused(monkeypatch):
+    monkeypatch.setattr(openapi, "MAX_OPERATIONS", 12)
+    with pytest.raises(DocumentError, match="has 13 operations; at most 12 are read"):
+        read_openapi(SKYLOOM.read_bytes(), SKYLOOM.name)
+
+
+def test_an_alias_bomb_in_the_document_itself_is_refused():
+    levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    levels += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 8)]
+    text = "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths: {}\nx-bomb:\n  " + "\n  ".join(
+        levels
+    )
+    with pytest.raises(DocumentError, match="aliases"):
+        read_openapi(text, "api.yaml")
+
+
+@pytest.mark.parametrize("version", ["4.0.0", 3, None])
+def test_an_openapi_version_this_does_not_read_is_refused_by_its_value(version):
+    text = json.dumps({"openapi": version, "info": {"title": "t", "version": "1"}, "paths": {}})
+    assert "not an OpenAPI version this reads" in refused(text)[0]
