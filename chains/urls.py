@@ -58,6 +58,7 @@ urlpatterns = [
     path("account/tokens/<int:pk>/revoke", people.revoke_token, name="revoke_token"),
     path("teams/", people.teams, name="teams"),
     path("teams/<slug:slug>/", people.team, name="team"),
+    path("teams/<slug:slug>/members/<int:pk>/vouch", people.vouch, name="vouch"),
     path("teams/<slug:slug>/invitations/", invitations.invite, name="invite"),
     path(
         "teams/<slug:slug>/invitations/<int:pk>/revoke",

@@ -142,6 +142,10 @@ if INVITATION_DAYS < 1:
 # Sign-in limits (chains/views/signin.py): this many failures for one username, or from
 # one client address, within the window, and further attempts are refused until it ends.
 SIGNIN_MAX_FAILURES = env_int("SIGNIN_MAX_FAILURES", 5)
+# The most teams one account may found (those it founded count, whoever owns them now).
+TEAMS_PER_ACCOUNT = env_int("TEAMS_PER_ACCOUNT", 20)
+if TEAMS_PER_ACCOUNT < 1:
+    raise ImproperlyConfigured("TEAMS_PER_ACCOUNT must be at least 1")
 SIGNIN_WINDOW_SECONDS = env_int("SIGNIN_WINDOW_SECONDS", 15 * 60)
 if SIGNIN_MAX_FAILURES < 1 or SIGNIN_WINDOW_SECONDS < 1:
     raise ImproperlyConfigured("SIGNIN_MAX_FAILURES and SIGNIN_WINDOW_SECONDS must be positive")
@@ -176,6 +180,8 @@ RATE_LIMITS = env_rates(
     },
 )
 
+        "team": (10, 60 * 60),  # founding a team
+        "invite": (60, 60 * 60),  # the member form and new invitation links
 # Logging: records at LOG_LEVEL and above go to standard error, DEBUG on or off, so a
 # server error's traceback lands in the process's log (gunicorn's, the container's).
 # This replaces Django's default for its own loggers, which writes to the console only

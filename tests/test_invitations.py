@@ -308,3 +308,67 @@ def test_the_home_page_points_the_invitee_to_their_pending_invitations(team, peo
 def test_the_home_page_says_nothing_of_invitations_to_someone_without_any(people, signed_in):
     body = signed_in(people["outsider"]).get("/").content.decode()
     assert 'id="pending-invitations"' not in body
+
+
+# --- an invitation stands on its maker's place in the team ------------------------------------
+
+
+def test_a_removed_owner_cannot_walk_back_in_through_her_own_link(team, people, signed_in):
+    second = get_user_model().objects.create_user("grace")
+    team.add(second, Role.OWNER)
+    _, secret = invitations.invite(team, second, Role.OWNER)
+    team.remove(second)
+    response = signed_in(second).post(f"/invite/{secret}/", {"answer": "accept"})
+    assert response.status_code == 410
+    assert team.role_of(second) is None
+
+
+def test_removing_a_member_revokes_every_open_invitation_they_made(team, people):
+    second = get_user_model().objects.create_user("grace")
+    team.add(second, Role.OWNER)
+    link, _ = invitations.invite(team, second, Role.VIEWER)
+    addressed, _ = invitations.invite(team, second, Role.EDITOR, username="outsider")
+    kept, _ = invitations.invite(team, people["owner"], Role.VIEWER)
+    team.remove(second)
+    statuses = {i.pk: i.status for i in Invitation.objects.all()}
+    assert statuses == {link.pk: "revoked", addressed.pk: "revoked", kept.pk: "pending"}
+
+
+def test_an_owner_stepping_down_revokes_the_invitations_she_made(team, people):
+    second = get_user_model().objects.create_user("grace")
+    team.add(second, Role.OWNER)
+    made, _ = invitations.invite(team, second, Role.VIEWER)
+    team.add(second, Role.EDITOR)
+    made.refresh_from_db()
+    assert made.status == "revoked"
+
+
+def test_a_link_whose_maker_is_no_longer_an_owner_is_refused_even_if_left_open(
+    team, people, signed_in
+):
+    second = get_user_model().objects.create_user("grace")
+    team.add(second, Role.OWNER)
+    _, secret = invitations.invite(team, second, Role.OWNER)
+    team.memberships.filter(user=second).delete()  # as a race with the removal might leave it
+    response = signed_in(people["outsider"]).post(f"/invite/{secret}/", {"answer": "accept"})
+    assert response.status_code == 410
+    assert "no longer an owner" in response.content.decode()
+    assert team.role_of(people["outsider"]) is None
+
+
+def test_accepting_an_invitation_records_who_invited_whom(team, people, signed_in):
+    path = link_for(team, people, Role.REVIEWER)
+    signed_in(people["outsider"]).post(path, {"answer": "accept"})
+    membership = team.memberships.get(user=people["outsider"])
+    assert membership.invited_by == people["owner"]
+    page = signed_in(people["owner"]).get("/teams/flight-desk/").content.decode()
+    row = page.split('id="member-outsider"')[1].split("</tr>")[0]
+    assert "invited by owner" in row
+
+
+def test_an_account_made_through_a_link_records_who_invited_it(team, people, anonymous, settings):
+    settings.ALLOW_SIGNUP = False
+    path = link_for(team, people, Role.REVIEWER)
+    anonymous.post(path + "account", account_form("ada"))
+    ada = get_user_model().objects.get(username="ada")
+    assert team.memberships.get(user=ada).invited_by == people["owner"]

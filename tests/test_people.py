@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from io import StringIO
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from chains.models import Chain, Role, Team, TeamTaken
+from chains.models import Chain, Invitation, Role, Team, TeamTaken, TooManyTeams
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = "id: small\nactions:\n  - {id: look, effect: read}\n"
@@ -66,6 +67,42 @@ def test_a_team_name_that_makes_no_slug_is_refused(people, signed_in):
     assert "slug: give the team a name or slug with a letter or digit" in response.content.decode()
 
 
+def test_an_account_founds_no_more_teams_than_the_setting_allows(people, signed_in, settings):
+    settings.TEAMS_PER_ACCOUNT = 2  # the outsider founded "Elsewhere" already
+    client = signed_in(people["outsider"])
+    assert client.post("/teams/", {"name": "Second"}).status_code == 302
+    response = client.post("/teams/", {"name": "Third"})
+    assert response.status_code == 400
+    assert "outsider has founded 2 teams, the most one account may" in response.content.decode()
+    assert not Team.objects.filter(name="Third").exists()
+
+
+def test_teams_founded_and_left_still_count_against_the_limit(team, people, settings):
+    settings.TEAMS_PER_ACCOUNT = 1
+    elsewhere = Team.objects.get(slug="elsewhere")
+    elsewhere.add(people["owner"], Role.OWNER)
+    elsewhere.remove(people["outsider"])
+    with pytest.raises(TooManyTeams):
+        Team.objects.found("Again", owner=people["outsider"])
+
+
+def test_founding_teams_is_rate_limited(people, signed_in, settings):
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "team": (1, 3600)}
+    client = signed_in(people["outsider"])
+    assert client.post("/teams/", {"name": "Second"}).status_code == 302
+    assert client.post("/teams/", {"name": "Third"}).status_code == 429
+    assert not Team.objects.filter(name="Third").exists()
+
+
+def test_the_member_form_is_rate_limited(team, people, signed_in, settings):
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "invite": (1, 3600)}
+    owner = signed_in(people["owner"])
+    owner.post("/teams/flight-desk/", {"username": "a", "role": "viewer"})
+    response = owner.post("/teams/flight-desk/", {"username": "b", "role": "viewer"})
+    assert response.status_code == 429
+    assert not Invitation.objects.filter(invitee_name="b").exists()
+
+
 def test_founding_a_team_with_a_slug_in_use_raises_and_stores_nothing(team, people):
     with pytest.raises(TeamTaken, match="flight-desk"):
         Team.objects.found("Other desk", owner=people["viewer"], slug="flight-desk")
@@ -84,12 +121,50 @@ def test_an_owner_changes_a_members_role(team, people, signed_in):
     assert team.role_of(people["viewer"]) == Role.EDITOR
 
 
-def test_adding_someone_unknown_is_refused_naming_them(people, signed_in):
+def test_the_member_form_answers_alike_for_a_name_with_an_account_and_one_without(
+    team, people, signed_in
+):
+    owner = signed_in(people["owner"])
+    known = owner.post("/teams/flight-desk/", {"username": "outsider", "role": "viewer"})
+    unknown = owner.post("/teams/flight-desk/", {"username": "nobody", "role": "viewer"})
+    assert known.status_code == unknown.status_code == 302
+    assert known["Location"] == unknown["Location"]
+    page = owner.get("/teams/flight-desk/").content.decode()
+    assert "outsider, invited as viewer" in page and "nobody, invited as viewer" in page
+
+
+def test_an_invitation_to_a_name_without_an_account_can_be_answered_by_nobody(
+    team, people, signed_in
+):
+    signed_in(people["owner"]).post("/teams/flight-desk/", {"username": "nobody", "role": "owner"})
+    invitation = Invitation.objects.get(invitee_name="nobody")
+    assert invitation.invitee is None and invitation.prefix is None
+    late = get_user_model().objects.create_user("nobody")  # an account of that name, made later
+    answer = signed_in(late).post(f"/invitations/{invitation.pk}/", {"answer": "accept"})
+    assert answer.status_code == 404
+    assert team.role_of(late) is None
+
+
+def test_the_grant_form_answers_alike_for_an_outsider_and_a_name_without_an_account(
+    flight, people, signed_in
+):
+    owner = signed_in(people["owner"])
+    outsider = owner.post(f"{flight.url()}people", {"username": "outsider", "role": "editor"})
+    nobody = owner.post(f"{flight.url()}people", {"username": "nobody", "role": "editor"})
+    assert outsider.status_code == nobody.status_code == 400
+    said = "is not a member of Flight desk; a role on one of its chains is for its members"
+    assert f"outsider {said}" in outsider.content.decode()
+    assert f"nobody {said}" in nobody.content.decode()
+
+
+def test_removing_a_name_that_is_no_member_is_refused(team, people, signed_in):
     response = signed_in(people["owner"]).post(
-        "/teams/flight-desk/", {"username": "nobody", "role": "viewer"}
+        "/teams/flight-desk/", {"username": "outsider", "role": "remove"}
     )
     assert response.status_code == 400
-    assert "nobody is called &#x27;nobody&#x27; here" in response.content.decode()
+    assert "nobody called &#x27;outsider&#x27; is a member of Flight desk" in (
+        response.content.decode()
+    )
 
 
 def test_the_last_owner_cannot_leave_or_step_down(team, people, signed_in):
@@ -277,3 +352,31 @@ def test_a_viewer_is_not_offered_to_launch_a_campaign(flight, people, signed_in)
     body = signed_in(people["viewer"]).get(f"/chains/{flight.key}/campaigns/").content.decode()
     assert "launch-form" not in body
     assert "Launching a campaign needs the editor role" in body
+
+
+# --- what an outsider learns of a team -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("get", "/teams/{}/"),
+        ("post", "/teams/{}/"),
+        ("post", "/teams/{}/invitations/"),
+        ("post", "/teams/{}/members/1/vouch"),
+    ],
+)
+def test_an_outsider_gets_the_same_404_for_a_team_that_exists_and_one_that_does_not(
+    team, people, signed_in, method, path
+):
+    outsider = signed_in(people["outsider"])
+    real = getattr(outsider, method)(path.format("flight-desk"), {"role": "viewer"})
+    ghost = getattr(outsider, method)(path.format("no-such-desk"), {"role": "viewer"})
+    assert real.status_code == ghost.status_code == 404
+    assert shown(real, "flight-desk") == shown(ghost, "no-such-desk")
+
+
+def shown(response, slug: str) -> str:
+    """The page without its slug and its (per-response masked) CSRF tokens."""
+    page = response.content.decode().replace(slug, "SLUG")
+    return re.sub(r'(CSRFToken": "|csrfmiddlewaretoken" value=")[^"]+', r"\1", page)

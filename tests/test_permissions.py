@@ -39,6 +39,7 @@ ACCESS: dict[str, dict[str, str]] = {
     "chains:teams": {"GET": SIGNED_IN, "POST": SIGNED_IN},
     "chains:team": {"GET": "viewer", "POST": "owner"},
     "chains:invite": {"POST": "owner"},
+    "chains:vouch": {"POST": "owner"},
     "chains:revoke_invitation": {"POST": "owner"},
     "chains:answer_invitation": {"POST": "self"},  # its invitee only: see test_invitations
     "chains:invitation": {"GET": "public", "POST": "public"},  # whoever holds the link
@@ -93,6 +94,7 @@ def urls(flight, team) -> dict[str, str]:
     args = {
         "chains:team": [team.slug],
         "chains:invite": [team.slug],
+        "chains:vouch": [team.slug, team.memberships.get(user__username="reviewer").pk],
         "chains:revoke_invitation": [team.slug, link.pk],
         "chains:answer_invitation": [addressed.pk],
         "chains:invitation": [secret],

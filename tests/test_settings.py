@@ -265,7 +265,16 @@ def test_a_bad_rate_names_the_variable_and_the_part(monkeypatch, value, named):
 
 def test_rate_limits_have_defaults_for_every_expensive_door():
     limits = settings_json("settings.RATE_LIMITS", DEBUG="1")
-    assert set(limits) == {"import", "lint", "simulate", "campaign", "comment", "signup"}
+    assert set(limits) == {
+        "import",
+        "lint",
+        "simulate",
+        "campaign",
+        "comment",
+        "signup",
+        "team",
+        "invite",
+    }
     assert all(count >= 1 and window >= 1 for count, window in limits.values())
     assert settings_json("settings.RATE_LIMITS", DEBUG="1", RATE_LIMITS="lint=7/m")["lint"] == [
         7,

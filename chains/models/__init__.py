@@ -56,6 +56,7 @@ from chains.models.errors import (
     ReviewError,
     StaleRevision,
     TeamTaken,
+    TooManyTeams,
 )
 from chains.models.notifications import Notification, NotificationKind, NotificationQuerySet
 from chains.models.people import (
@@ -143,6 +144,7 @@ __all__ = [
     "Team",
     "TeamQuerySet",
     "TeamTaken",
+    "TooManyTeams",
     "at_least",
     "connect_queue",
     "content_hash",

@@ -34,6 +34,7 @@ from chains.core import formats
 from chains.core.errors import DocumentError
 from chains.core.lint import lint
 from chains.core.recent import Recent
+from chains.core.words import article
 from chains.models.errors import (
     ChainUnavailable,
     GrantRefused,
@@ -453,17 +454,83 @@ class Revision(models.Model):
                 problems.append(f"saved scenario {check.name!r} no longer holds: {why}")
         return problems
 
+    def covered_authors(self) -> dict[int, int]:
+        """Who saved what an approval of this revision covers: author id -> their latest number.
+
+        It covers this revision and every one before it back to the last
+        approved one (or to r1): approving r6 on top of an unapproved r5
+        signs off r5's change too. Revisions stored without an author (the
+        command line, the operator) name nobody.
+        """
+        earlier = self.chain.revisions.filter(number__lt=self.number, approved_at__isnull=False)
+        since = earlier.aggregate(n=Max("number"))["n"] or 0
+        saved = self.chain.revisions.filter(
+            number__gt=since, number__lte=self.number, author__isnull=False
+        ).order_by("number")
+        return dict(saved.values_list("author_id", "number"))
+
+    def refusals(self, people: list[Any]) -> dict[int, str]:
+        """Why each of ``people`` may not approve this revision, by id; those who may are left out.
+
+        The review rule: an approval does not count from anyone who saved a
+        revision it covers (:meth:`covered_authors`), nor from a member whom
+        one of those authors invited into the chain's team, unless another
+        owner of the team, who saved none of them and did not invite that
+        member, vouches for them. Reviews ask this of their reviewers, and
+        :meth:`approve` of whoever approves, so no caller can skip it.
+        """
+        authors = self.covered_authors()
+        refused = {}
+        for person in people:
+            if person.pk in authors:
+                refused[person.pk] = _authored(person, authors[person.pk], self.number)
+        if self.chain.team_id is None or not authors:
+            return refused
+        invited = Membership.objects.filter(
+            team_id=self.chain.team_id,
+            user__in=[p for p in people if p.pk not in refused],
+            invited_by__in=list(authors),
+        ).select_related("user", "invited_by", "vouched_by", "team")
+        for membership in invited:
+            if not membership.vouch_counts(authors):
+                inviter = membership.invited_by
+                refused[membership.user_id] = (
+                    f"{membership.user} was invited to {membership.team.name} by {inviter}, "
+                    f"who saved r{authors[inviter.pk]}; another owner of the team may vouch "
+                    "for them on the team page"
+                )
+        return refused
+
+    def approver_problem(self, by: Any) -> str | None:
+        """Why ``by`` may not approve this revision, or None; ``None`` as ``by`` is the operator.
+
+        They need the reviewer role on the chain, and must pass :meth:`refusals`.
+        """
+        if by is None:
+            return None
+        role = self.chain.role_of(by)
+        if role is None:
+            return f"{by} has no role on {self.chain.key}"
+        if not at_least(role, Role.REVIEWER):
+            return f"{by} is {article(role)} on {self.chain.key}; approving needs reviewer"
+        return self.refusals([by]).get(by.pk)
+
     def approve(self, by: Any) -> Revision:
         """Approve this revision as ``by`` and tag it ``approved-<number>``.
 
         Raises :class:`NotApprovable` with every failed condition of
-        :meth:`approval_problems`. Approving twice changes nothing (the first
-        approval stays), and any revision may be approved, not only the head:
-        a team may sign off on r3 while r4 is being drafted.
+        :meth:`approval_problems`, and when ``by`` may not approve it
+        (:meth:`approver_problem`; ``None`` is the operator, who may).
+        Approving twice changes nothing (the first approval stays), and any
+        revision may be approved, not only the head: a team may sign off on
+        r3 while r4 is being drafted.
         """
         if self.approved_at is not None:
             return self
         problems = self.approval_problems()
+        barred = self.approver_problem(by)
+        if barred:
+            problems.append(barred)
         if problems:
             raise NotApprovable(self, problems)
         Revision.objects.filter(pk=self.pk, approved_at__isnull=True).update(
@@ -473,6 +540,13 @@ class Revision(models.Model):
         )
         self.refresh_from_db(fields=["approved_at", "approved_by", "tag"])
         return self
+
+
+def _authored(person: Any, number: int, approving: int) -> str:
+    if number == approving:
+        return f"{person} saved r{number} and cannot approve it"
+    covers = f"which an approval of r{approving} covers"
+    return f"{person} saved r{number}, {covers}, and cannot approve it"
 
 
 def store_all(

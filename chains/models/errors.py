@@ -39,6 +39,10 @@ class TeamTaken(Exception):
     """Another team has the slug a new team asked for."""
 
 
+class TooManyTeams(Exception):
+    """The account has founded as many teams as one may (``TEAMS_PER_ACCOUNT``)."""
+
+
 class ChainUnavailable(PermissionDenied):
     """A chain id a person may not store under: reserved, or a chain they may not edit.
 

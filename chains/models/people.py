@@ -18,7 +18,14 @@ from django.db import models, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from chains.models.errors import AlreadyMember, InvitationClosed, LastOwner, TeamTaken
+from chains.models.errors import (
+    AlreadyMember,
+    InvitationClosed,
+    LastOwner,
+    ReviewError,
+    TeamTaken,
+    TooManyTeams,
+)
 
 
 class Role(models.TextChoices):
@@ -57,9 +64,17 @@ class TeamQuerySet(models.QuerySet):
     def found(self, name: str, owner: Any, slug: str | None = None) -> Team:
         """A new team with ``owner`` as its first owner; the slug is made unique if not given.
 
-        Raises :class:`TeamTaken` when another team has the ``slug`` given.
+        Raises :class:`TeamTaken` when another team has the ``slug`` given, and
+        :class:`TooManyTeams` when ``owner`` has founded ``TEAMS_PER_ACCOUNT``
+        teams already (those they founded count, whoever owns them now).
         """
         with transaction.atomic():
+            most = settings.TEAMS_PER_ACCOUNT
+            if getattr(owner, "pk", None) and self.filter(founded_by=owner).count() >= most:
+                raise TooManyTeams(
+                    f"name: {owner} has founded {most} teams, the most one account may "
+                    "(TEAMS_PER_ACCOUNT); ask an owner of one of them to invite you instead"
+                )
             if slug is not None and self.filter(slug=slug).exists():
                 raise TeamTaken(f"slug: a team called {slug!r} exists already; choose another")
             if slug is None:
@@ -68,7 +83,7 @@ class TeamQuerySet(models.QuerySet):
                 while self.filter(slug=slug).exists():
                     n += 1
                     slug = f"{base}-{n}"
-            team = self.create(name=name, slug=slug)
+            team = self.create(name=name, slug=slug, founded_by=owner)
             team.add(owner, Role.OWNER)
         return team
 
@@ -79,6 +94,9 @@ class Team(models.Model):
     slug = models.SlugField(max_length=60, unique=True)
     name = models.CharField(max_length=200)
     created_at = models.DateTimeField(auto_now_add=True)
+    founded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
 
     objects = TeamQuerySet.as_manager()
 
@@ -96,35 +114,50 @@ class Team(models.Model):
         found = self.memberships.filter(user=user).values_list("role", flat=True).first()
         return found
 
-    def add(self, user: Any, role: str = Role.VIEWER) -> Membership:
+    def add(self, user: Any, role: str = Role.VIEWER, invited_by: Any = None) -> Membership:
         """Make ``user`` a member with ``role`` (or change the role of a member).
 
         Raises :class:`LastOwner` when that would leave the team without an owner.
-        An owner owns every chain of the team, so their grants on its chains go.
+        An owner owns every chain of the team, so their grants on its chains go;
+        someone who is no longer an owner may no longer invite, so the
+        invitations they made and nobody answered yet go too. ``invited_by``
+        is recorded for a new member only: a new role keeps who brought them in.
         """
         with transaction.atomic():
             if role != Role.OWNER:
                 self._keep_an_owner(user)
+                self._revoke_invitations_of(user)
             membership, _ = Membership.objects.update_or_create(
-                team=self, user=user, defaults={"role": Role(role)}
+                team=self,
+                user=user,
+                defaults={"role": Role(role)},
+                create_defaults={"role": Role(role), "invited_by": invited_by},
             )
             if role == Role.OWNER:
                 self.grants_of(user).delete()
         return membership
 
     def remove(self, user: Any) -> None:
-        """Take ``user`` out of the team, and their grants on its chains with them.
+        """Take ``user`` out of the team, with their grants on its chains and open invitations.
 
-        Raises :class:`LastOwner` for its last owner.
+        An invitation stands on its maker's place in the team: a removed
+        owner's link would otherwise let them (or anyone they gave it to)
+        walk back in. Raises :class:`LastOwner` for its last owner.
         """
         with transaction.atomic():
             self._keep_an_owner(user)
             self.memberships.filter(user=user).delete()
             self.grants_of(user).delete()
+            self._revoke_invitations_of(user)
 
     def grants_of(self, user: Any) -> models.QuerySet:
         """``user``'s grants on this team's chains."""
         return ChainRole.objects.filter(user=user, chain__team=self)
+
+    def _revoke_invitations_of(self, user: Any) -> None:
+        self.invitations.filter(created_by=user, status=InvitationStatus.PENDING).update(
+            status=InvitationStatus.REVOKED, answered_at=timezone.now()
+        )
 
     def _keep_an_owner(self, leaving: Any) -> None:
         owners = self.memberships.select_for_update().filter(role=Role.OWNER)
@@ -135,11 +168,25 @@ class Team(models.Model):
 
 
 class Membership(models.Model):
+    """One person in one team, with their role, who brought them in and who vouches for them.
+
+    ``invited_by`` is the member whose invitation they accepted (None for the
+    founder and for people added by trusted code). Their approval does not
+    count on a change that person made, unless another owner of the team
+    vouches for them (``vouched_by``; see ``Revision.approver_problem``).
+    """
+
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
     )
     role = models.CharField(max_length=10, choices=Role.choices, default=Role.VIEWER)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    vouched_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
 
     class Meta:
         ordering = ["team", "user__username"]
@@ -147,6 +194,36 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} in {self.team} ({self.role})"
+
+    def vouch(self, by: Any) -> Membership:
+        """Record that the owner ``by`` vouches for this member; vouching twice changes nothing.
+
+        A vouch lets the member approve changes made by the person who
+        invited them. Raises :class:`ReviewError` when ``by`` is not an owner
+        of the team, is this member, or invited them.
+        """
+        if self.team.role_of(by) != Role.OWNER:
+            raise ReviewError(f"only an owner of {self.team.name} vouches for its members")
+        if by.pk == self.user_id:
+            raise ReviewError(f"{by} cannot vouch for themselves; another owner may")
+        if by.pk == self.invited_by_id:
+            raise ReviewError(
+                f"{by} invited {self.user}; another owner of {self.team.name} may vouch for them"
+            )
+        Membership.objects.filter(pk=self.pk, vouched_by__isnull=True).update(vouched_by=by)
+        self.refresh_from_db(fields=["vouched_by"])
+        return self
+
+    def vouch_counts(self, authors: Any) -> bool:
+        """Whether this member's vouch holds against changes saved by ``authors`` (user ids).
+
+        It holds while the one who vouched is an owner of the team, did not
+        invite the member, and saved none of the changes.
+        """
+        by = self.vouched_by
+        if by is None or by.pk in authors or by.pk == self.invited_by_id:
+            return False
+        return self.team.role_of(by) == Role.OWNER
 
 
 class ChainRole(models.Model):
@@ -246,16 +323,19 @@ class InvitationQuerySet(models.QuerySet):
         return self.filter(status=InvitationStatus.PENDING, expires_at__gt=timezone.now())
 
     def issue(
-        self, team: Team, role: str, by: Any, days: int, invitee: Any = None
+        self, team: Team, role: str, by: Any, days: int, invitee: Any = None, name: str = ""
     ) -> tuple[Invitation, str | None]:
         """A new invitation to ``team`` with ``role``, valid ``days``; returns it with its secret.
 
-        Addressed to ``invitee``, it has no secret (``None``): they answer it signed in.
+        Addressed to ``invitee`` (or to the username ``name``, which no
+        account may have), it has no secret (``None``): they answer it signed in.
         Otherwise it is a link: only a sha256 of the secret is stored, and the
         short prefix finds the row, as for API tokens.
         """
         prefix, digest, secret = None, "", None
-        if invitee is None:
+        if invitee is not None:
+            name = invitee.username
+        if not name:
             prefix = secrets.token_hex(4)
             secret = f"inv_{prefix}_{secrets.token_urlsafe(24)}"
             digest = _digest(secret)
@@ -264,6 +344,7 @@ class InvitationQuerySet(models.QuerySet):
             role=Role(role),
             created_by=by,
             invitee=invitee,
+            invitee_name=name,
             prefix=prefix,
             digest=digest,
             expires_at=timezone.now() + timedelta(days=days),
@@ -303,6 +384,10 @@ class Invitation(models.Model):
         blank=True,
         related_name="invitations",
     )
+    # The username an owner named. Kept also when no account has it, so the
+    # team page lists the invitation either way and tells nobody which names
+    # exist; without an ``invitee`` (and without a secret) nobody can answer it.
+    invitee_name = models.CharField(max_length=150, blank=True)
     prefix = models.CharField(max_length=8, unique=True, null=True, blank=True)
     digest = models.CharField(max_length=64, blank=True)
     status = models.CharField(
@@ -319,7 +404,7 @@ class Invitation(models.Model):
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
-        to = self.invitee or "link"
+        to = self.invitee_name or "link"
         return f"{to} to {self.team} as {self.role} ({self.status})"
 
     @property
@@ -336,6 +421,12 @@ class Invitation(models.Model):
             return "This invitation was revoked by an owner of the team."
         if self.expired:
             return "This invitation has expired; ask an owner of the team for a new one."
+        if self.created_by is None or self.team.role_of(self.created_by) != Role.OWNER:
+            # Removal revokes a member's invitations; this holds should one be left open.
+            return (
+                "This invitation was made by someone who is no longer an owner of the team; "
+                "ask an owner of the team for a new one."
+            )
         return None
 
     def accept(self, user: Any) -> Membership:
@@ -350,7 +441,7 @@ class Invitation(models.Model):
             role = self.team.role_of(user)
             if role is not None:
                 raise AlreadyMember(f"You belong to {self.team.name} already, as {role}.")
-            membership = self.team.add(user, fresh.role)
+            membership = self.team.add(user, fresh.role, invited_by=fresh.created_by)
             self._close(InvitationStatus.ACCEPTED, user)
         return membership
 

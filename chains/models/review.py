@@ -249,8 +249,11 @@ class ReviewQuerySet(models.QuerySet):
                 refused.append(why)
             elif user == by:
                 refused.append(f"{name} asks for this review and cannot also give it")
-        if not refused and all(found[name].pk == revision.author_id for name in names):
-            refused.append(f"{_authored(revision)}; name someone else as well")
+        if not refused:
+            barred = revision.refusals([found[name] for name in names])
+            if all(found[name].pk in barred for name in names):
+                why = "; ".join(barred[found[name].pk] for name in names)
+                refused.append(f"{why}; name someone else as well")
         if refused:
             raise ReviewError("reviewers: " + "; ".join(refused))
         note = _checked_note(note)
@@ -306,11 +309,14 @@ class Review(models.Model):
         they say why they no longer count.
         """
         approved = self.revision.approved_at is not None
+        votes = list(self.votes.all())
+        barred = self.revision.refusals([v.reviewer for v in votes])
         shown = []
-        for v in self.votes.all():
+        for v in votes:
             label = v.get_decision_display()
-            if v.decision == Decision.PENDING and v.reviewer_id == self.revision.author_id:
-                label = f"not counted: saved r{self.revision.number}"
+            if v.decision != Decision.CHANGES and v.reviewer_id in barred:
+                # Shown beside the reviewer's name, so the reason starts after it.
+                label = f"not counted: {barred[v.reviewer_id].removeprefix(f'{v.reviewer} ')}"
             elif v.decision == Decision.PENDING and approved:
                 label = "not needed: approved without this vote"
             shown.append((v, label))
@@ -350,9 +356,9 @@ class Review(models.Model):
         if decision == Decision.CHANGES and not note:
             raise ReviewError("note: say what should change")
         if decision == Decision.APPROVED:
-            if self.revision.author_id is not None and self.revision.author_id == user.pk:
-                why = f"{_authored(self.revision)}; requesting changes is still possible"
-                raise ReviewError(f"vote: {why}")
+            barred = self.revision.refusals([user]).get(user.pk)
+            if barred:
+                raise ReviewError(f"vote: {barred}; requesting changes is still possible")
             problems = self.revision.approval_problems()
             if problems:
                 raise NotApprovable(self.revision, problems)
@@ -373,16 +379,13 @@ class Review(models.Model):
             raise ReviewError(f"r{self.revision.number} is approved already; this review is closed")
 
     def _complete(self, votes: list[ReviewVote]) -> bool:
-        """Whether everyone in ``votes`` who may approve (all but the author) has approved."""
-        counted = [v for v in votes if v.reviewer_id != self.revision.author_id]
+        """Whether everyone in ``votes`` whose approval counts (``Revision.refusals``) approved."""
+        barred = self.revision.refusals([v.reviewer for v in votes])
+        counted = [v for v in votes if v.reviewer_id not in barred]
         return bool(counted) and all(v.decision == Decision.APPROVED for v in counted)
 
 
 STATES = ("open", "changes requested", "held back", "approved", "closed")
-
-
-def _authored(revision: Revision) -> str:
-    return f"{revision.author} saved r{revision.number} and cannot approve it"
 
 
 def _checked_note(note: str) -> str:
@@ -395,7 +398,7 @@ def _checked_note(note: str) -> str:
 
 def _approvable_by_review(revision: Revision) -> bool:
     """Whether one review of ``revision`` is complete and none of them asks for changes."""
-    reviews = list(revision.reviews.prefetch_related("votes"))
+    reviews = list(revision.reviews.prefetch_related("votes__reviewer"))
     for review in reviews:
         review.revision = revision
     if any(v.decision == Decision.CHANGES for r in reviews for v in r.votes.all()):

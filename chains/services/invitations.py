@@ -54,7 +54,7 @@ class NotAnOwner(Exception):
 
 
 class InvitationRefused(Exception):
-    """An invitation that cannot be made: nobody by that name, or a member already."""
+    """An invitation that cannot be made: no name given, or a member already."""
 
 
 class UnknownInvitation(Exception):
@@ -67,24 +67,29 @@ def invite(
     """An invitation to ``team`` with ``role`` from its owner ``by``, and the link's secret.
 
     With ``username`` it is addressed to that account (no secret: ``None``),
-    and replaces any earlier one to them still pending; without, it is a link.
+    and replaces any earlier one to that name still pending; without, it is a
+    link. A name no account has is invited all the same, and listed the
+    same way, but nobody can answer it: the answer never tells an owner (or
+    someone who founded a team to probe) which usernames exist.
     """
     if team.role_of(by) != Role.OWNER:
         raise NotAnOwner(f"only an owner of {team.name} invites people to it")
-    invitee = None
+    invitee, name = None, ""
     if username is not None:
-        invitee = get_user_model().objects.filter(username=username).first()
-        if invitee is None:
-            raise InvitationRefused(f"username: nobody is called {username!r} here")
-        if team.role_of(invitee) is not None:
+        name = username.strip()
+        if not name:
+            raise InvitationRefused("username: name the person to invite")
+        invitee = get_user_model().objects.filter(username=name).first()
+        if invitee is not None and team.memberships.filter(user=invitee).exists():
             raise InvitationRefused(
                 f"{invitee} is a member of {team.name} already; change their role instead"
             )
     with transaction.atomic():
-        if invitee is not None:
-            earlier = team.invitations.pending().filter(invitee=invitee)
+        if name:
+            earlier = team.invitations.pending().filter(invitee_name=name)
             earlier.update(status=InvitationStatus.REVOKED)
-        return Invitation.objects.issue(team, role, by, settings.INVITATION_DAYS, invitee)
+        days = settings.INVITATION_DAYS
+        return Invitation.objects.issue(team, role, by, days, invitee, name=name)
 
 
 def open_link(secret: str) -> Invitation:

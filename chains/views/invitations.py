@@ -15,9 +15,8 @@ from typing import Any, Literal
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
@@ -29,7 +28,7 @@ from chains.services import invitations
 from chains.services.invitations import AlreadyMember, InvitationClosed, UnknownInvitation
 from chains.views.forms import FormError, read_form
 from chains.views.limits import rate_limited
-from chains.views.people import SignUpForm, team_page
+from chains.views.people import SignUpForm, get_team, team_page
 
 __all__ = ["answer_invitation", "invitation", "invitation_account", "invite", "revoke_invitation"]
 
@@ -44,6 +43,7 @@ class AnswerIn(BaseModel):
 
 @never_cache  # the answer holds the new link's secret: no cache may keep it
 @require_POST
+@rate_limited("invite")
 def invite(request: HttpRequest, slug: str) -> HttpResponse:
     """A new link invitation to the team, shown on this answer only."""
     team = _owned_team(request, slug)
@@ -143,15 +143,7 @@ def _answered_by(found: Invitation, user: Any) -> bool:
 
 
 def _owned_team(request: HttpRequest, slug: str) -> Team:
-    team = get_object_or_404(Team, slug=slug)
-    role = team.role_of(request.user)
-    if role is None:
-        raise Http404(f"no team {slug!r} that you belong to")
-    if role != Role.OWNER:
-        raise PermissionDenied(
-            f"only an owner of {team.name} invites people and revokes invitations"
-        )
-    return team
+    return get_team(request, slug, Role.OWNER)
 
 
 def _link_page(

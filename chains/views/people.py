@@ -25,7 +25,18 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 from pydantic import AfterValidator, BaseModel, Field, ValidationInfo, field_validator
 
-from chains.models import ApiToken, GrantRefused, LastOwner, Role, Team, TeamTaken
+from chains.models import (
+    ApiToken,
+    GrantRefused,
+    LastOwner,
+    Membership,
+    ReviewError,
+    Role,
+    Team,
+    TeamTaken,
+    TooManyTeams,
+    at_least,
+)
 from chains.services import invitations
 from chains.services.accounts import lookalike_taken
 from chains.services.invitations import InvitationRefused
@@ -82,7 +93,7 @@ class TokenIn(BaseModel):
 
 
 class BadMember(Exception):
-    """The member form names nobody who has an account here."""
+    """The member or grant form names nobody it can act on."""
 
 
 class SignUpForm(UserCreationForm):
@@ -121,6 +132,7 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 
 @require_http_methods(["GET", "POST"])
+@rate_limited("team")
 def teams(request: HttpRequest) -> HttpResponse:
     """The teams you belong to, and a form to found one (you become its owner)."""
     context: dict[str, Any] = {
@@ -133,36 +145,65 @@ def teams(request: HttpRequest) -> HttpResponse:
     try:
         form = read_form(TeamIn, request.POST)
         team = Team.objects.found(form.name, owner=request.user, slug=form.slug)
-    except (FormError, TeamTaken) as exc:
+    except (FormError, TeamTaken, TooManyTeams) as exc:
         typed = {"name": request.POST.get("name", "").strip(), "slug": request.POST.get("slug", "")}
         context.update(error=str(exc), typed=typed)
         return render(request, "chains/teams.html", context, status=400)
     return redirect("chains:team", slug=team.slug)
 
 
+def get_team(request: HttpRequest, slug: str, role: str = Role.VIEWER) -> Team:
+    """The team ``slug`` if the person has at least ``role`` in it: 404 outside it, else 403.
+
+    A team that does not exist and one the person is not in answer the same
+    404, word for word, so its address tells an outsider nothing.
+    """
+    team = Team.objects.filter(slug=slug).first()
+    held = team.role_of(request.user) if team is not None else None
+    if team is None or held is None:
+        raise Http404(f"no team {slug!r} that you belong to")
+    if not at_least(held, role):
+        raise PermissionDenied(f"this needs the {role} role in {team.name}; yours is {held}")
+    return team
+
+
 @require_http_methods(["GET", "POST"])
+@rate_limited("invite")
 def team(request: HttpRequest, slug: str) -> HttpResponse:
     """A team's members and chains; its owners invite people, re-role and remove members.
 
     Naming someone who is not a member invites them (``services.invitations``):
-    they join only when they accept.
+    they join only when they accept. A name no account has is invited the
+    same way, so the answer never says which names exist.
     """
-    team = get_object_or_404(Team, slug=slug)
-    if team.role_of(request.user) is None:
-        raise Http404(f"no team {slug!r} that you belong to")
+    team = get_team(request, slug, Role.OWNER if request.method == "POST" else Role.VIEWER)
     if request.method == "GET":
         return team_page(request, team)
-    if team.role_of(request.user) != Role.OWNER:
-        raise PermissionDenied(f"only an owner of {team.name} changes its members")
     try:
-        user, new_role = _member(request.POST)
-        if new_role == "remove":
-            team.remove(user)
-        elif team.memberships.filter(user=user).exists():
-            team.add(user, new_role)
+        form = read_form(MemberIn, request.POST)
+        name = form.username.strip()
+        member = team.memberships.filter(user__username=name).select_related("user").first()
+        if member is not None and form.role == "remove":
+            team.remove(member.user)
+        elif member is not None:
+            team.add(member.user, form.role)
+        elif form.role == "remove":
+            raise BadMember(f"username: nobody called {name!r} is a member of {team.name}")
         else:
-            invitations.invite(team, request.user, new_role, username=user.username)
+            invitations.invite(team, request.user, form.role, username=name)
     except (FormError, BadMember, LastOwner, InvitationRefused) as exc:
+        return team_page(request, team, error=str(exc), status=400)
+    return redirect("chains:team", slug=team.slug)
+
+
+@require_POST
+def vouch(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """An owner vouches for a member, whose approval then counts on their inviter's changes."""
+    team = get_team(request, slug, Role.OWNER)
+    membership = get_object_or_404(Membership, pk=pk, team=team)
+    try:
+        membership.vouch(by=request.user)
+    except ReviewError as exc:
         return team_page(request, team, error=str(exc), status=400)
     return redirect("chains:team", slug=team.slug)
 
@@ -173,7 +214,7 @@ def team_page(request: HttpRequest, team: Team, status: int = 200, **extra: Any)
     context = {
         "team": team,
         "role": role,
-        "members": team.memberships.select_related("user"),
+        "members": team.memberships.select_related("user", "invited_by", "vouched_by"),
         "invitations": invitations.pending_of_team(team) if role == Role.OWNER else [],
         "chains": team.chains.order_by("key"),
         "roles": ROLES,
@@ -191,7 +232,7 @@ def chain_people(request: HttpRequest, key: str, team: str | None = None) -> Htt
     error, status = "", 200
     if request.method == "POST":
         try:
-            user, new_role = _member(request.POST)
+            user, new_role = _grantee(chain, request.POST)
             chain.grant(user, None if new_role == "remove" else new_role)
             return redirect(chain.url("people"))
         except (FormError, BadMember, GrantRefused) as exc:
@@ -229,10 +270,21 @@ def revoke_token(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("chains:tokens")
 
 
-def _member(post: Any) -> tuple[Any, str]:
-    """The user and the role (or ``remove``) the member form names."""
+def _grantee(chain: Any, post: Any) -> tuple[Any, str]:
+    """The user and the role (or ``remove``) the grant form names.
+
+    On a team's chain, a name no account has is refused in the words
+    ``Chain.grant`` uses for someone outside the team, so the form does
+    not tell the two apart.
+    """
     form = read_form(MemberIn, post)
-    user = get_user_model().objects.filter(username=form.username.strip()).first()
+    name = form.username.strip()
+    user = get_user_model().objects.filter(username=name).first()
+    if user is None and chain.team is not None:
+        raise GrantRefused(
+            f"username: {name} is not a member of {chain.team.name}; "
+            "a role on one of its chains is for its members"
+        )
     if user is None:
-        raise BadMember(f"username: nobody is called {form.username.strip()!r} here")
+        raise BadMember(f"username: nobody is called {name!r} here")
     return user, form.role

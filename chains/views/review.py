@@ -261,7 +261,7 @@ def _review_page(
         "ballots": review.ballots(),
         "mine": mine,
         "can_vote": mine is not None and state not in ("approved", "closed") and can_review,
-        "authored": revision.author_id is not None and revision.author_id == request.user.pk,
+        "barred": revision.refusals([mine.reviewer]).get(mine.reviewer_id) if mine else None,
         "author_named": any(v.reviewer_id == revision.author_id for v in votes),
         "held": [] if revision.approved_at else review.holds(),
         "problems": [] if revision.approved_at else revision.approval_problems(),
