@@ -113,6 +113,9 @@ elif _cache_url.startswith(("redis://", "rediss://", "unix://")):
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": _cache_url,
+            # A Redis that is down or hung costs a request a second at most; the limits
+            # then count in each process for a while (chains/services/limits.py).
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
         }
     }
 else:

@@ -76,7 +76,7 @@ def test_the_request_past_the_limit_is_refused_saying_when_to_come_back(people, 
         spend("lint", user=people["viewer"])
     with pytest.raises(RateLimited) as refused:
         spend("lint", user=people["viewer"])
-    assert 1 <= refused.value.retry_after <= 600
+    assert 540 <= refused.value.retry_after <= 660  # ten minutes, to within a tenth
     assert "at most 3 lint requests per 10 minutes" in str(refused.value)
 
 
@@ -89,16 +89,82 @@ def test_each_person_and_each_action_has_a_count_of_its_own(people, once):
         spend("lint", user=people["viewer"])
 
 
-def test_the_count_starts_again_when_the_window_ends(people, once, monkeypatch):
+@pytest.fixture
+def clock(monkeypatch) -> list[float]:
+    """The limiter's time, set by the test: ``clock[0]`` seconds since the epoch."""
+    now = [1_000_020.0]  # a multiple of 60, 600 and 3600: a window starts here
+    monkeypatch.setattr(limits.time, "time", lambda: now[0])
+    return now
+
+
+def spent(action: str, user, times: int) -> int:
+    """How many of ``times`` requests the limiter lets through."""
+    passed = 0
+    for _ in range(times):
+        try:
+            spend(action, user=user)
+            passed += 1
+        except RateLimited:
+            pass
+    return passed
+
+
+def test_the_limit_lifts_when_retry_after_has_passed(people, once, clock):
     once("lint")
-    clock = [1_000_040.0]
-    monkeypatch.setattr(limits.time, "time", lambda: clock[0])
     spend("lint", user=people["viewer"])
     with pytest.raises(RateLimited) as refused:
         spend("lint", user=people["viewer"])
-    assert refused.value.retry_after == 40  # the window began 20 s before
-    clock[0] += refused.value.retry_after
+    clock[0] += refused.value.retry_after - 1
+    with pytest.raises(RateLimited):
+        spend("lint", user=people["viewer"])
+    clock[0] += 1
     spend("lint", user=people["viewer"])
+
+
+def test_a_burst_across_the_turn_of_a_window_gets_no_more_than_the_count(people, settings, clock):
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "lint": (10, 60)}
+    clock[0] += 59
+    first = spent("lint", people["viewer"], 10)
+    clock[0] += 2  # the next window began a second ago
+    second = spent("lint", people["viewer"], 10)
+    assert (first, second) == (10, 0)
+
+
+def test_the_count_comes_back_as_requests_leave_the_window(people, settings, clock):
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "lint": (10, 60)}
+    clock[0] += 10
+    assert spent("lint", people["viewer"], 5) == 5
+    clock[0] += 30
+    assert spent("lint", people["viewer"], 5) == 5
+    clock[0] += 35  # the first five are more than a minute old, the others not
+    assert spent("lint", people["viewer"], 10) == 5
+
+
+def test_a_whole_window_after_a_burst_the_whole_count_is_there_again(people, settings, clock):
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "lint": (10, 60)}
+    clock[0] += 59
+    assert spent("lint", people["viewer"], 10) == 10
+    clock[0] += 61
+    assert spent("lint", people["viewer"], 11) == 10
+
+
+def test_refused_requests_are_not_counted(people, settings, clock):
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "lint": (10, 60)}
+    clock[0] += 5
+    assert spent("lint", people["viewer"], 10) == 10
+    clock[0] += 50
+    assert spent("lint", people["viewer"], 100) == 0
+    clock[0] += 15  # the ten allowed have left the window; the refused ones never entered it
+    assert spent("lint", people["viewer"], 10) == 10
+
+
+def test_retry_after_is_exact_to_within_a_tenth_of_the_window(people, once, clock):
+    once("lint")
+    clock[0] += 20
+    spend("lint", user=people["viewer"])
+    with pytest.raises(RateLimited) as refused:
+        spend("lint", user=people["viewer"])
+    assert 54 <= refused.value.retry_after <= 66
 
 
 def test_someone_not_signed_in_is_counted_by_address(db, once):
@@ -128,7 +194,7 @@ def test_an_api_operation_past_its_limit_is_429_in_the_error_shape(flight, peopl
     assert error["code"] == "rate_limited"
     assert f"at most 1 {action} request per minute" in error["message"]
     assert error["location"] is None
-    assert 1 <= int(response["Retry-After"]) <= 60
+    assert 1 <= int(response["Retry-After"]) <= 66  # a minute, and up to a tenth more
 
 
 def test_a_refused_api_request_does_no_work(flight, people, once):
@@ -181,7 +247,7 @@ def test_a_page_past_its_limit_is_429_with_a_readable_message(
     assert 'id="rate-limited"' in page
     assert f"at most 1 {action} request per minute" in page
     assert "<html" in page
-    assert 1 <= int(response["Retry-After"]) <= 60
+    assert 1 <= int(response["Retry-After"]) <= 66  # a minute, and up to a tenth more
 
 
 def test_an_htmx_request_past_the_limit_gets_the_message_above_the_page(

@@ -183,6 +183,7 @@ def test_a_cache_url_selects_redis(variable):
     assert cache == {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": "redis://c:6379/2",
+        "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
     }
 
 

@@ -8,8 +8,10 @@ username's count (not the address's: one person signing in must not wipe out
 another's guesses). Usernames count case-insensitively, so ``Ada`` and
 ``ada`` share a count. The counts live in Django's cache: per process with
 the default local-memory cache, shared by every process with Redis
-(``CACHE_URL``). The client address is ``REMOTE_ADDR``, or behind a proxy the
-address the proxy appended to X-Forwarded-For (``USE_X_FORWARDED_FOR``).
+(``CACHE_URL``); while that does not answer, in each process's own memory
+(``services.limits.counted``), so sign-in works with Redis down. The client
+address is ``REMOTE_ADDR``, or behind a proxy the address the proxy appended
+to X-Forwarded-For (``USE_X_FORWARDED_FOR``).
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.views import LoginView
-from django.core.cache import cache
+from django.core.cache.backends.base import BaseCache
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.utils.decorators import method_decorator
+
+from chains.services.limits import counted
 
 
 @method_decorator(login_not_required, name="dispatch")
@@ -56,7 +60,8 @@ class SignInView(LoginView):
         return super().form_invalid(form)
 
     def form_valid(self, form: Any) -> HttpResponse:
-        cache.delete_many(_keys(username_counter(self.request.POST.get("username", ""))))
+        keys = _keys(username_counter(self.request.POST.get("username", "")))
+        counted(lambda store: store.delete_many(keys))
         return super().form_valid(form)
 
     def refused(self, until: float) -> HttpResponse:
@@ -99,22 +104,26 @@ def client_address(request: HttpRequest) -> str:
 
 def record_failure(counter: str) -> None:
     """Count one failure; the one that reaches the limit locks the counter for a window."""
+    counted(lambda store: _record_failure(store, *_keys(counter)))
+
+
+def _record_failure(store: BaseCache, count_key: str, until_key: str) -> None:
     window = settings.SIGNIN_WINDOW_SECONDS
-    count_key, until_key = _keys(counter)
-    cache.add(count_key, 0, timeout=window)  # the window starts at the first failure
+    store.add(count_key, 0, timeout=window)  # the window starts at the first failure
     try:
-        failures = cache.incr(count_key)
+        failures = store.incr(count_key)
     except ValueError:  # the window ended between add and incr
-        cache.set(count_key, 1, timeout=window)
+        store.set(count_key, 1, timeout=window)
         failures = 1
     if failures >= settings.SIGNIN_MAX_FAILURES:
-        cache.set(until_key, time.time() + window, timeout=window)
+        store.set(until_key, time.time() + window, timeout=window)
 
 
 def locked_until(counters: list[str]) -> float | None:
     """When the latest lock among ``counters`` ends (a Unix time), or None when none is on."""
     until_keys = [_keys(counter)[1] for counter in counters]
-    ends = [end for end in cache.get_many(until_keys).values() if end > time.time()]
+    found = counted(lambda store: store.get_many(until_keys))
+    ends = [end for end in found.values() if end > time.time()]
     return max(ends, default=None)
 
 
