@@ -370,6 +370,12 @@ def _parser() -> argparse.ArgumentParser:
         help="confirm another effect than the guessed one (read, mint, commit, compensate, select)",
     )
     opn.add_argument("--json", action="store_true", help="print as JSON")
+    opn.add_argument(
+        "--resolve-local",
+        action="store_true",
+        help="read the files a $ref names by a relative path, from the document's directory "
+        "(never a URL, an absolute path or a way out of that directory)",
+    )
 
     exp = sub.add_parser("export", help="Print a chain file's chain in canonical form.")
     exp.add_argument("path", type=Path)
@@ -483,7 +489,8 @@ def _audit(options: argparse.Namespace, out: TextIO) -> int:
 
 def _openapi(options: argparse.Namespace, out: TextIO) -> int:
     try:
-        operations = read_openapi(read_limited(options.path), options.path.name)
+        beside = options.path.parent if options.resolve_local else None
+        operations = read_openapi(read_limited(options.path), options.path.name, beside=beside)
         effects = dict(_pair(e) for e in options.effect)
         chosen = [p.strip() for p in (options.pick or "").split(",") if p.strip()]
         actions = propose_actions(operations, chosen, effects) if chosen else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import subprocess
 import sys
 from io import StringIO
@@ -16,6 +17,7 @@ from django.core.management import call_command
 
 from chains import cli
 from tests.core.sim.builders import double_booking, walked
+from tests.core.test_openapi import recording_listener, with_error_schema
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -225,3 +227,41 @@ def test_the_cli_prints_the_picked_operations_as_chain_actions_with_the_confirme
 def test_a_pick_the_document_lacks_is_named_on_stderr(capsys):
     assert run("openapi", SKYLOOM, "--pick", "pay_twice")[0] == 1
     assert "no operation pay_twice" in capsys.readouterr().err
+
+
+def test_the_cli_refuses_a_reference_to_a_url_and_fetches_nothing(capsys, tmp_path):
+    with recording_listener() as (url, asked):
+        document = tmp_path / "api.json"
+        document.write_text(with_error_schema({"$ref": f"{url}/error.json"}))
+        code, out = run("openapi", str(document))
+    assert code == 1 and asked == [] and out == ""
+    assert f"`$ref: {url}/error.json` points outside the document" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", [[], ["--resolve-local"]])
+def test_the_cli_never_reads_a_file_named_by_an_absolute_path_or_outside_its_directory(
+    capsys, tmp_path, flag
+):
+    secret = secrets.token_hex(16)
+    marker = tmp_path / "env.yaml"
+    marker.write_text(f"SECRET_KEY: {secret}\n")
+    (tmp_path / "api").mkdir()
+    (tmp_path / "api" / "link.yaml").symlink_to(marker)
+    document = tmp_path / "api" / "api.json"
+    for ref in (marker.as_uri(), str(marker), "../env.yaml", "link.yaml"):
+        document.write_text(with_error_schema({"$ref": ref}))
+        code, out = run("openapi", str(document), *flag)
+        err = capsys.readouterr().err
+        assert code == 1 and secret not in out + err and f"`$ref: {ref}`" in err
+
+
+def test_the_cli_refuses_a_relative_file_reference_unless_asked_to_resolve_it(capsys, tmp_path):
+    (tmp_path / "errors.yaml").write_text(
+        "Conflict:\n  allOf: [{$ref: '#/Base'}]\nBase:\n  properties: {code: {enum: [TAKEN]}}\n"
+    )
+    document = tmp_path / "api.json"
+    document.write_text(with_error_schema({"$ref": "errors.yaml#/Conflict"}))
+    assert run("openapi", str(document))[0] == 1
+    assert "`$ref: errors.yaml#/Conflict` points outside" in capsys.readouterr().err
+    code, out = run("openapi", str(document), "--json", "--resolve-local")
+    assert code == 0 and json.loads(out)[0]["errors"] == ["http:409 && code:TAKEN"]

@@ -31,14 +31,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from openapi_spec_validator.shortcuts import get_validator_cls
 from openapi_spec_validator.validation.exceptions import ValidatorDetectError
 
 from .errors import DocumentError, Problem
-from .formats import decode, parse_json
+from .formats import MAX_BYTES, decode, parse_json
 from .formats.yamlio import parse_yaml
 
 __all__ = ["MAX_OPERATIONS", "MAX_STEPS", "Operation", "propose_actions", "read_openapi"]
@@ -79,8 +80,14 @@ class Operation:
         return asdict(self)
 
 
-def read_openapi(data: bytes | str, filename: str | None = None) -> list[Operation]:
+def read_openapi(
+    data: bytes | str, filename: str | None = None, *, beside: Path | None = None
+) -> list[Operation]:
     """Every operation of an OpenAPI 3 document; :class:`DocumentError` naming what is wrong.
+
+    With ``beside`` (the command line's ``--resolve-local``, never the web), a
+    ``$ref`` to a relative file path is read from that directory (see
+    :func:`_bundle`); a URL, an absolute path or a way out of it is refused still.
 
     A reference to anything outside the document is refused, with where it is:
 
@@ -93,9 +100,11 @@ def read_openapi(data: bytes | str, filename: str | None = None) -> list[Operati
     """
     text = decode(data)
     is_json = (filename or "").endswith(".json") or text.lstrip().startswith("{")
-    document = (parse_json(text, locations=False) if is_json else parse_yaml(text))[0]
+    document = _parsed(text, is_json)
     if not isinstance(document, dict) or "openapi" not in document:
         raise DocumentError([Problem("not an OpenAPI 3 document: it has no `openapi` field")])
+    if beside is not None:
+        _bundle(document, beside)
     reader = _Reader(document, _references(document))
     reader.count_operations()
     _check_structure(document)
@@ -133,6 +142,81 @@ def propose_actions(
     if unknown:
         raise DocumentError([Problem(f"no operation {name} in the document") for name in unknown])
     return actions
+
+
+def _parsed(text: str, is_json: bool) -> Any:
+    return (parse_json(text, locations=False) if is_json else parse_yaml(text))[0]
+
+
+BUNDLED = "x-chain-designer-files"  # where files read beside the document are put into it
+MAX_FILES = 100
+
+
+def _bundle(document: dict[str, Any], directory: Path) -> None:
+    """Put each file a ``$ref`` names by a relative path into ``document`` (under
+    :data:`BUNDLED`), and point the ``$ref`` at it there; files refer on the same way.
+
+    Only regular files inside ``directory`` (symbolic links resolved first, so
+    none leads out), at most :data:`MAX_FILES` and :data:`MAX_BYTES` in all.
+    Anything else is left as written, for :func:`_references` to refuse.
+    """
+    root = directory.resolve()
+    files: dict[str, Any] = {}
+    budget = [MAX_BYTES]
+    pending: list[tuple[Any, Path, str]] = [(document, root, "#")]
+    while pending:
+        tree, folder, prefix = pending.pop()
+        for node in _mappings(tree):
+            ref = node.get("$ref")
+            if not isinstance(ref, str):
+                continue
+            target, _, fragment = ref.partition("#")
+            if not target:
+                node["$ref"] = prefix + fragment if prefix != "#" else ref
+                continue
+            if urlsplit(target).scheme or target.startswith("/"):
+                continue
+            name = _beside(root, folder / unquote(target), ref, budget)
+            if name not in files:
+                if len(files) >= MAX_FILES:
+                    raise DocumentError([Problem(f"more than {MAX_FILES} files are referred to")])
+                path = root / name
+                try:
+                    files[name] = _parsed(decode(path.read_bytes()), path.suffix == ".json")
+                except DocumentError as exc:
+                    raise DocumentError([Problem(f"{name}: {p}") for p in exc.problems]) from None
+                inner = f"#/{BUNDLED}/" + name.replace("~", "~0").replace("/", "~1")
+                pending.append((files[name], path.parent, inner))
+            node["$ref"] = f"#/{BUNDLED}/" + name.replace("~", "~0").replace("/", "~1") + fragment
+    if files:
+        document[BUNDLED] = files
+
+
+def _beside(root: Path, path: Path, ref: str, budget: list[int]) -> str:
+    """``path`` relative to ``root``, if it is a readable file inside it within the budget."""
+    found = path.resolve()
+    if not found.is_relative_to(root) or not found.is_file():
+        why = "is not a file in the document's directory"
+        raise DocumentError([Problem(f"`$ref: {ref}` {why}")])
+    size = found.stat().st_size
+    if size > budget[0]:
+        raise DocumentError(
+            [Problem(f"`$ref: {ref}`: the files referred to are over {MAX_BYTES:,} bytes")]
+        )
+    budget[0] -= size
+    return found.relative_to(root).as_posix()
+
+
+def _mappings(tree: Any) -> Iterator[dict[str, Any]]:
+    """Every mapping in ``tree``, without recursion."""
+    stack = [tree]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            yield value
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
 
 
 # A linked path from the root: (parent, key), None at the root; cheap to extend for every node.
