@@ -1,8 +1,11 @@
 """The trace audit page: a run's trace, uploaded, replayed against a revision of the chain.
 
 Each divergence is listed at its event and drawn on the handle graph (its
-step outlined), with a link that opens the simulator on the run as it stood
-there (docs/trace-audit.md). Reading a trace changes nothing.
+step outlined), with a button that opens the simulator on the run as it
+stood there (docs/trace-audit.md). The page holds the trace once, in the
+form those buttons post: the simulator's scenario of an event is built only
+when someone opens it, since building one replays the trace from its start
+and a trace may diverge thousands of times. Reading a trace changes nothing.
 """
 
 from __future__ import annotations
@@ -11,29 +14,33 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
 from chains.core.dot import RenderError
-from chains.core.errors import DocumentError
+from chains.core.errors import DocumentError, Problem
 from chains.core.keys import node_key
 from chains.core.model import ChainSpec
 from chains.core.render import handle_graph_svg
 from chains.core.sim.audit import audit, read_trace, scenario_until
 from chains.core.sim.palette import default_intent
 from chains.core.sim.session import encode
+from chains.core.sim.state import Event
 from chains.models import Chain, Revision
 from chains.services.access import document_of, get_revision
 from chains.views.common import get_chain
 from chains.views.forms import plain_number, uploaded_text
 from chains.views.limits import rate_limited
 
+LISTED = 1_000  # divergences listed in full; the count says how many more there are
+
 
 @require_http_methods(["GET", "POST"])
 @rate_limited("lint")
 def audit_trace(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
-    """The upload form (GET); the audit of the uploaded trace (POST)."""
+    """The upload form (GET); the audit of the uploaded trace, or one of its events opened in
+    the simulator (POST with ``simulate=<seq>``)."""
     chain = get_chain(request, team, key)
     revision = get_revision(chain, plain_number(request.POST.get("r") or request.GET.get("r")))
     context: dict[str, Any] = {"chain": chain, "revision": revision}
@@ -41,12 +48,17 @@ def audit_trace(request: HttpRequest, key: str, team: str | None = None) -> Http
         return render(request, "chains/audit.html", context)
     try:
         document = document_of(revision)
-        events = read_trace(uploaded_text(request, "trace", "trace")[0])
+        text = uploaded_text(request, "trace", "trace")[0]
+        events = read_trace(text)
+        if "simulate" in request.POST:
+            url = _simulator_at(chain, revision, document, events, request.POST["simulate"])
+            return HttpResponseRedirect(url, status=303)
     except DocumentError as exc:
         context["problems"] = exc.problems
         return render(request, "chains/audit.html", context, status=400)
     result = audit(document, events)
-    context.update(result=result, divergences=_shown(chain, revision, document, events, result))
+    context.update(result=result, trace=text, divergences=result.divergences[:LISTED])
+    context["unlisted"] = len(result.divergences) - len(context["divergences"])
     try:
         marks = {node_key("action", d.step): "audit-diverged" for d in result.divergences if d.step}
         context["svg"] = handle_graph_svg(document, marks, settings.GRAPH_LAYOUT_SECONDS)
@@ -55,15 +67,14 @@ def audit_trace(request: HttpRequest, key: str, team: str | None = None) -> Http
     return render(request, "chains/audit.html", context)
 
 
-def _shown(
-    chain: Chain, revision: Revision, document: ChainSpec, events: list, result: Any
-) -> list[dict[str, Any]]:
-    """Each divergence with the simulator's address of the run as it stood at its event."""
-    shown = []
-    for d in result.divergences:
-        scenario = scenario_until(events, d.seq).model_copy(
-            update={"chain": document.id, "intent": default_intent(document)}
-        )
-        query = urlencode({"r": revision.number, "s": encode(scenario)})
-        shown.append({"divergence": d, "simulate": f"{chain.url('simulate')}?{query}"})
-    return shown
+def _simulator_at(
+    chain: Chain, revision: Revision, document: ChainSpec, events: list[Event], raw: str
+) -> str:
+    """The simulator's address of the run as it stood at event ``raw`` (a seq) of the trace."""
+    seq = plain_number(raw)
+    if seq is None or all(e.seq != seq for e in events):
+        raise DocumentError([Problem(f"simulate: the trace has no event of seq {raw!r}")])
+    scenario = scenario_until(events, seq).model_copy(
+        update={"chain": document.id, "intent": default_intent(document)}
+    )
+    return f"{chain.url('simulate')}?{urlencode({'r': revision.number, 's': encode(scenario)})}"

@@ -36,6 +36,6 @@ def test_an_uploaded_double_booking_is_shown_on_the_graph_and_opens_in_the_simul
     expect(page.locator("#canvas g.audit-diverged")).to_have_count(1)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"audit-{width}.png"), full_page=True)
-    page.click("#divergence-1 a")
+    page.click("#divergence-1 button[name=simulate]")
     expect(page).to_have_url(re.compile(r"/simulate\?r=1&s="))
     expect(page.locator("body")).to_contain_text("book_room")
