@@ -198,6 +198,15 @@ def test_a_trace_that_is_not_json_lines_is_named_with_its_line(capsys, tmp_path)
     assert "line 2" in capsys.readouterr().err
 
 
+def test_a_trace_with_a_time_out_of_range_is_named_with_its_line_and_field(capsys, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(
+        '{"seq": 1, "event_type": "transition"}\n{"seq": 2, "event_type": "attempt", "t": 1e308}\n'
+    )
+    assert run("audit", FLIGHT, str(bad))[0] == 1
+    assert "line 2: t: expected seconds" in capsys.readouterr().err
+
+
 SKYLOOM = str(ROOT / "fixtures" / "openapi" / "skyloom-air.yaml")
 
 
