@@ -323,7 +323,8 @@ class VoteOut(Out):
     decision: str = Field(description="as stored: pending, approved or changes_requested")
     shown: str = Field(
         description="what the vote means now, as the reviews page says it: a pending vote "
-        "of the revision's author is not counted, and once the revision is approved one "
+        "of someone whose approval would not count (an author of the changes it covers, "
+        "or their invitee) says why, and once the revision is approved one "
         "never cast is not needed"
     )
     note: str

@@ -5,8 +5,9 @@ its elements by graph key (chains.core.comments); replies join their thread,
 whose first comment holds the anchor and the resolved state; listings read
 threads with only their first replies, so a page stays bounded. A review
 asks named people to approve one revision; when every one of them has
-approved (its author apart, who may only request changes) and nobody on any
-review of that revision asks for changes, the revision is approved
+approved (apart from those whose approval would not count, who may only
+request changes: ``Revision.refusals``) and nobody on any review of that
+revision asks for changes, the revision is approved
 (Revision.approve), which only a VALID or WARNINGS revision whose saved
 scenarios all hold can be; its other reviews are then closed.
 
@@ -226,8 +227,9 @@ class ReviewQuerySet(models.QuerySet):
         """Ask the people named by username in ``reviewers`` to review ``revision``.
 
         Each must have the reviewer role or higher on the chain and must not
-        be ``by``, who asks; the person who saved the revision may be named
-        (to request changes) but not alone, since they cannot approve it.
+        be ``by``, who asks; people whose approval would not count (the
+        revision's authors, their invitees: ``Revision.refusals``) may be
+        named, to request changes, but not alone.
         Raises :class:`ReviewError` naming everyone refused and why, or when
         the revision is approved already.
         """
@@ -304,9 +306,9 @@ class Review(models.Model):
         """Each vote with the decision a listing shows for it.
 
         A vote still pending counts for nothing once the revision is approved,
-        and the revision's author's never counts: showing either as "pending"
-        beside an approved review reads as if approval skipped someone, so
-        they say why they no longer count.
+        and one from someone ``Revision.refusals`` bars never counts: showing
+        either as "pending" beside an approved review reads as if approval
+        skipped someone, so they say why they do not count.
         """
         approved = self.revision.approved_at is not None
         votes = list(self.votes.all())
@@ -337,7 +339,7 @@ class Review(models.Model):
         Only a named reviewer votes, and may change their vote while the
         revision is not approved. Requesting changes needs a note. An approval
         is refused (:class:`NotApprovable`) while the revision fails an
-        approval condition, and from the person who saved the revision. The
+        approval condition, and from anyone ``Revision.refusals`` bars. The
         revision is approved when everyone on one of its reviews who may
         approve has approved and nobody on any of its reviews asks for
         changes; the other reviews are then closed. Nothing is stored when a
