@@ -9,12 +9,17 @@ unexpected exception is logged with its traceback and answers 500
 failure outside the operations is JSON below ``/api/`` as well: ``handler500``).
 That shape is ``ErrorOut`` in ``chains/api.py``, which every operation
 declares for its errors. The interactive docs are at ``/api/docs`` and the
-OpenAPI document at ``/api/openapi.json``.
+OpenAPI document at ``/api/openapi.json``: built once per process, as it
+changes only with the code, and both limited for anyone not signed in
+(``RATE_LIMITS["docs"]``, by client address).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+import threading
+from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousOperation
@@ -31,7 +36,7 @@ from chains.core.errors import ChainError, DocumentError
 from chains.models import ApiToken, NothingToUndo, QueueDown, ReviewError, StaleRevision
 from chains.services.access import AmbiguousChain
 from chains.services.campaigns import BadCampaign
-from chains.services.limits import RateLimited
+from chains.services.limits import RateLimited, client_address, spend
 
 SERVER_ERROR = "the server failed to answer this request; the error is logged for its operators"
 
@@ -47,12 +52,50 @@ class TokenAuth(HttpBearer):
         return found.user
 
 
-api = NinjaAPI(
+class DesignerAPI(NinjaAPI):
+    """A NinjaAPI that builds its OpenAPI document once (most of a second) and keeps it.
+
+    The document is shared by every caller: it must not be changed.
+    """
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.schemas: dict[str, Any] = {}
+        self.building = threading.Lock()
+
+    def get_openapi_schema(
+        self, *, path_prefix: str | None = None, path_params: dict[str, Any] | None = None
+    ) -> Any:
+        if path_prefix is None:
+            path_prefix = self.get_root_path(path_params or {})
+        with self.building:
+            if path_prefix not in self.schemas:
+                self.schemas[path_prefix] = super().get_openapi_schema(path_prefix=path_prefix)
+            return self.schemas[path_prefix]
+
+
+def docs_limited(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """The docs page and the OpenAPI document count against ``docs`` when nobody is signed in."""
+
+    @functools.wraps(view)
+    def limited(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_authenticated:
+            try:
+                spend("docs", address=client_address(request))
+            except RateLimited as exc:
+                return rate_limited(request, exc)
+        return view(request, *args, **kwargs)
+
+    return limited
+
+
+api = DesignerAPI(
     title="Chain Designer API",
     version="1",
     description="Chains, revisions, lint, simulation, campaigns, scenarios and exports.",
     auth=[TokenAuth(), SessionAuth()],
     urls_namespace="api",
+    docs_decorator=docs_limited,
 )
 api.add_router("/", chains_router)
 

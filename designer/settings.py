@@ -180,11 +180,12 @@ RATE_LIMITS = env_rates(
         "campaign": (20, 60 * 60),
         "comment": (30, 10 * 60),
         "signup": (10, 60 * 60),
+        "team": (10, 60 * 60),  # founding a team
+        "invite": (60, 60 * 60),  # the member form and new invitation links
+        "docs": (60, 10 * 60),  # /api/docs and /api/openapi.json, when not signed in
     },
 )
 
-        "team": (10, 60 * 60),  # founding a team
-        "invite": (60, 60 * 60),  # the member form and new invitation links
 # Logging: records at LOG_LEVEL and above go to standard error, DEBUG on or off, so a
 # server error's traceback lands in the process's log (gunicorn's, the container's).
 # This replaces Django's default for its own loggers, which writes to the console only

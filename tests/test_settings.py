@@ -275,6 +275,7 @@ def test_rate_limits_have_defaults_for_every_expensive_door():
         "signup",
         "team",
         "invite",
+        "docs",
     }
     assert all(count >= 1 and window >= 1 for count, window in limits.values())
     assert settings_json("settings.RATE_LIMITS", DEBUG="1", RATE_LIMITS="lint=7/m")["lint"] == [

@@ -35,9 +35,10 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.cache.backends.base import BaseCache
 from django.core.cache.backends.locmem import LocMemCache
+from django.http import HttpRequest
 from redis.exceptions import RedisError
 
-__all__ = ["LOCAL", "RateLimited", "counted", "spend", "span"]
+__all__ = ["LOCAL", "RateLimited", "client_address", "counted", "spend", "span"]
 
 T = TypeVar("T")
 
@@ -87,6 +88,16 @@ def spend(action: str, *, user: Any = None, address: str = "") -> None:
     wait = counted(lambda store: _spend(store, key, count, window, now))
     if wait:
         raise RateLimited(action, count, window, wait)
+
+
+def client_address(request: HttpRequest) -> str:
+    """Who asks, when nobody is signed in: ``REMOTE_ADDR``, or the proxy's last entry."""
+    if settings.SIGNIN_USE_X_FORWARDED_FOR:
+        # The proxy appends the address it saw; anything before it came from the client.
+        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")[-1].strip()
+        if forwarded:
+            return forwarded
+    return request.META.get("REMOTE_ADDR", "")
 
 
 def counted(work: Callable[[BaseCache], T]) -> T:

@@ -17,8 +17,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from chains.services.limits import RateLimited, spend
-from chains.views.signin import client_address
+from chains.services.limits import RateLimited, client_address, spend
 
 __all__ = ["rate_limited", "too_many_requests"]
 

@@ -31,7 +31,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.utils.decorators import method_decorator
 
-from chains.services.limits import counted
+from chains.services.limits import client_address, counted
 
 
 @method_decorator(login_not_required, name="dispatch")
@@ -91,15 +91,6 @@ def counters(request: HttpRequest) -> list[str]:
 def username_counter(username: str) -> str:
     folded = unicodedata.normalize("NFKC", username).strip().casefold()
     return f"signin:username:{_digest(folded)}"
-
-
-def client_address(request: HttpRequest) -> str:
-    if settings.SIGNIN_USE_X_FORWARDED_FOR:
-        # The proxy appends the address it saw; anything before it came from the client.
-        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")[-1].strip()
-        if forwarded:
-            return forwarded
-    return request.META.get("REMOTE_ADDR", "")
 
 
 def record_failure(counter: str) -> None:
