@@ -46,7 +46,7 @@ run: $(VENV)/.installed $(HTMX) graphviz
 	  DEBUG=1 $(BIN)/python manage.py chain import "$$f" --team demo || echo "warning: could not import $$f"; \
 	done
 	@mkdir -p var; export DEBUG=1; \
-	$(BIN)/celery -A designer worker --pool=solo --loglevel=INFO > var/celery.log 2>&1 & \
+	$(BIN)/python -m designer.supervise worker --concurrency=2 --loglevel=INFO > var/celery.log 2>&1 & \
 	worker=$$!; \
 	trap 'kill $$worker 2>/dev/null || true; wait $$worker 2>/dev/null || true' EXIT; \
 	echo; echo "Chain Designer: http://127.0.0.1:$(PORT)/  (Celery worker log: var/celery.log)"; \

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import timedelta
 from typing import Any
 
 from celery import shared_task
@@ -26,9 +27,15 @@ from celery.signals import task_failure, worker_ready
 from chains.core import formats
 from chains.core.sim.explorer import explore
 from chains.models import HEARTBEAT_EVERY, STALE_AFTER, Exploration, ExplorationShard
-from chains.models.campaigns import hard_time_limit, soft_time_limit
+from chains.models.campaigns import dispatch, hard_time_limit, soft_time_limit
 
-__all__ = ["explore_shard", "hard_time_limit", "send_shard", "soft_time_limit"]
+__all__ = [
+    "explore_shard",
+    "hard_time_limit",
+    "resend_after_reconnect",
+    "send_shard",
+    "soft_time_limit",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +86,7 @@ class _Pulse:
     bind=True,
     name="chains.explore_shard",
     acks_late=True,
+    ignore_result=True,  # the shard's row holds it; sending never waits on a result store
     soft_time_limit=soft_time_limit(),
     time_limit=hard_time_limit(),
 )
@@ -133,13 +141,13 @@ def send_shard(exploration_id: int, index: int) -> None:
     explore_shard.delay(exploration_id, index)
 
 
-@shared_task(name="chains.reap_explorations")
+@shared_task(name="chains.reap_explorations", ignore_result=True)
 def reap_explorations() -> int:
     """Take back shards whose worker went silent (queue them again or fail them); how many."""
     return len(ExplorationShard.objects.reap())
 
 
-@shared_task(name="chains.recover_explorations")
+@shared_task(name="chains.recover_explorations", ignore_result=True)
 def recover_explorations() -> int:
     """Recover every active exploration (``Exploration.recover``); how many shards it touched."""
     return Exploration.objects.recover()
@@ -159,3 +167,20 @@ def recover_on_start(sender: Any = None, **kwargs: Any) -> None:
         recover_explorations.apply_async(countdown=STALE_AFTER.total_seconds() + 5)
     except Exception:
         logger.exception("could not recover explorations at worker start")
+
+
+def resend_after_reconnect() -> None:
+    """After the worker lost its broker and found it again: send anew what may be lost.
+
+    A broker restarted without persistence forgets every message it held, so
+    each shard sent but not yet claimed gets its task again now rather than
+    after ``STALE_AFTER``; where nothing was lost, the duplicate is skipped by
+    the claim. Called by ``designer.celery.Reconnected``; a failure is logged.
+    """
+    try:
+        resent = ExplorationShard.objects.resend(stale_after=timedelta(0))
+        dispatch()
+    except Exception:
+        logger.exception("could not send lost shards again after reconnecting")
+    else:
+        logger.info("connected again: sent %d shard(s) anew", len(resent))

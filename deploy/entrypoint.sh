@@ -1,7 +1,7 @@
 #!/bin/sh
 # The container's entry point (and make deploy-check's): one image, two roles.
 #   web     migrate the database, then serve with gunicorn (static files by WhiteNoise)
-#   worker  the Celery worker that runs explorer campaigns
+#   worker  the Celery worker that runs explorer campaigns and sends e-mail, kept running
 # Anything else runs as given, e.g. `python manage.py createsuperuser`.
 # Settings come from the environment (docs/configuration.md, "Deployment").
 set -eu
@@ -17,7 +17,8 @@ case "${1:-web}" in
       --forwarded-allow-ips "${FORWARDED_ALLOW_IPS:-127.0.0.1}"
     ;;
   worker)
-    exec celery -A designer worker \
+    # Started again should it ever exit non-zero (designer/supervise.py).
+    exec python -m designer.supervise worker \
       --loglevel "${CELERY_LOG_LEVEL:-INFO}" \
       --concurrency "${CELERY_CONCURRENCY:-2}"
     ;;

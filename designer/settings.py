@@ -312,6 +312,26 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 if CELERY_RESULT_BACKEND.startswith("file://"):
     Path(CELERY_RESULT_BACKEND.removeprefix("file://")).mkdir(parents=True, exist_ok=True)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A broker that goes away (a Redis restart, a dropped connection): the worker retries
+# for ever instead of exiting after a hundred tries, and the shard it runs goes on to
+# its end (designer/celery.py). A send gives up within seconds, so a launch answers
+# 503 rather than hanging.
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.5,
+    "interval_max": 1,
+}
+CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 3
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # Connect or fail within 3 s; find a connection the server dropped before using it.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "socket_connect_timeout": 3,
+        "socket_keepalive": True,
+        "health_check_interval": 10,
+    }
 
 # E-mail. Notifications (review requests, mentions, decisions) always reach the inbox;
 # with NOTIFY_BY_EMAIL (on by default once EMAIL_HOST is set) they are mailed as well,

@@ -4,22 +4,31 @@ With the broker unreachable (a Redis URL nobody listens on), editing goes on
 as if nothing happened, and launching a campaign answers 503 saying the
 worker queue is down, leaving a failed campaign rather than one waiting
 forever. A worker that dies mid-campaign stops beating; the next look at the
-campaign takes its shard back and a new message runs it to the end. The last
+campaign takes its shard back and a new message runs it to the end. One
 test kills a real worker process with SIGKILL and watches a second one take
 the shard over (PostgreSQL only: both processes need the test database).
+Another restarts a Redis broker of its own under a supervised worker process
+in the middle of a campaign, with a second one waiting in the queue: the
+worker stays up and both campaigns finish (on SQLite the worker shares a copy
+of the test database in a file).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import socket
+import sqlite3
 import subprocess
 import sys
+import time
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
+from django.db.backends.sqlite3.base import DatabaseWrapper
 from django.utils import timezone
 
 from chains.core import formats
@@ -153,3 +162,157 @@ def test_a_worker_killed_mid_campaign_leaves_its_shard_to_the_next_worker(
     finally:
         second.send_signal(signal.SIGTERM)
         second.wait(60)
+
+
+class OwnRedis:
+    """A redis-server of this test's own on a free loopback port, without persistence."""
+
+    def __init__(self, directory: Path):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.directory = directory
+        self.url = f"redis://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1"]
+            + ["--save", "", "--appendonly", "no", "--dir", str(self.directory)],
+            stdout=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                assert time.monotonic() < deadline, "redis-server did not start"
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(10)
+
+
+@pytest.fixture
+def own_redis(tmp_path):
+    if shutil.which("redis-server") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("redis-server is not installed")
+        pytest.skip("redis-server is not installed")
+    redis = OwnRedis(tmp_path)
+    redis.start()
+    yield redis
+    redis.stop()
+
+
+@pytest.fixture
+def worker_database(tmp_path):
+    """A DATABASE_URL for a worker process that shares this test's data.
+
+    On PostgreSQL, the test database itself. SQLite's test database lives in
+    this process's memory, so it is copied to a file that the test then uses
+    too, until it ends.
+    """
+    if connection.vendor == "postgresql":
+        database = connection.settings_dict
+        yield (
+            f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}"
+            f"/{database['NAME']}"
+        )
+        return
+    path = tmp_path / "db.sqlite3"
+    memory = connections["default"]
+    memory.ensure_connection()
+    with sqlite3.connect(path) as copy:
+        memory.connection.backup(copy)
+    on_file = DatabaseWrapper({**memory.settings_dict, "NAME": str(path)}, alias="default")
+    connections["default"] = on_file
+    try:
+        yield f"sqlite:///{path}"
+    finally:
+        on_file.close()
+        connections["default"] = memory
+
+
+def start_supervised_worker(
+    database_url: str, log: Path, broker_url: str | None = None
+) -> subprocess.Popen:
+    """The worker as make run and the container start it: under designer.supervise.
+
+    Its broker is ``broker_url``, else the configured one (the embedded one locally).
+    """
+    env = {**os.environ, "DATABASE_URL": database_url, "DEBUG": "1"}
+    if broker_url:
+        env.update(CELERY_BROKER_URL=broker_url, CELERY_RESULT_BACKEND=broker_url)
+    options = ["--concurrency=1", f"--queues={app.conf.task_default_queue}", "--loglevel=INFO"]
+    with log.open("w") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "designer.supervise", "worker", *options],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_broker_restart_mid_campaign_leaves_the_worker_running_and_both_campaigns_finishing(
+    team, flight_document, own_redis, worker_database, tmp_path, wait_until
+):
+    flight = Chain.objects.store(flight_document, team=team).chain
+    broker = f"{own_redis.url}/0"
+    working = app.conf.broker_url
+    fresh_pools()
+    app.conf.broker_url = broker
+    log = tmp_path / "worker.log"
+    worker = start_supervised_worker(worker_database, log, broker)
+    try:
+        running = Exploration.objects.launch(flight.head(), {"max_faults": 4, "max_seconds": 8})
+        waiting = Exploration.objects.launch(flight.head(), {"max_faults": 1})
+        wait_until(lambda: running.shards.get().states > 0, timeout=30, interval=0.2)
+        own_redis.stop()  # the queued campaign's message goes with it: no persistence
+        time.sleep(1)
+        own_redis.start()
+        for campaign in (running, waiting):
+            wait_until(
+                lambda c=campaign: Exploration.objects.get(pk=c.pk).status == "done",
+                timeout=45,
+                interval=0.2,
+                message=f"campaign {campaign.pk} did not finish",
+            )
+        assert worker.poll() is None
+        assert "exited with" not in log.read_text()  # never restarted: it rode the drop out
+    finally:
+        fresh_pools()
+        app.conf.broker_url = working
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(30)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_worker_make_run_starts_stops_a_shard_at_its_time_limit_and_says_why(
+    team, flight_document, sent, worker_database, tmp_path, wait_until
+):
+    flight = Chain.objects.store(flight_document, team=team).chain
+    campaign = Exploration.objects.launch(flight.head(), {"max_faults": 4})  # minutes of work
+    (message,) = sent
+    worker = start_supervised_worker(worker_database, tmp_path / "worker.log")
+    try:
+        # Celery's soft limit, as a shard past CAMPAIGN_TIME_LIMIT meets it, but in 1 s.
+        explore_shard.apply_async(args=message, soft_time_limit=1, time_limit=20)
+        wait_until(
+            lambda: Exploration.objects.get(pk=campaign.pk).status == "done",
+            timeout=45,
+            interval=0.2,
+        )
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(30)
+    campaign.refresh_from_db()
+    assert campaign.result()["stopped_by"] == "time"
+    assert campaign.result()["truncated"]
+    shard = campaign.shards.get()
+    assert (shard.finished_at - shard.claimed_at).total_seconds() < 10
