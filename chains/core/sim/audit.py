@@ -140,7 +140,8 @@ def audit(chain: ChainSpec, trace: Iterable[Event]) -> AuditResult:
     events = list(trace)
     result = AuditResult(events=len(events), attempts=0)
     monitor = Monitor(chain)
-    shadow = _Shadow.start(chain, events)
+    # a start the chain cannot take (an unknown variant, a seed "x") parts at the first event
+    shadow: _Shadow | tuple[Kind, str] | None = _Shadow.start(chain, events)
     invalidated: set[str] = set()
     for line, event in enumerate(events, 1):
         found: list[tuple[Kind, str]] = []
@@ -154,14 +155,13 @@ def audit(chain: ChainSpec, trace: Iterable[Event]) -> AuditResult:
         found += [
             ("forbidden_dispatch", f"[{f.invariant}] {f.message}") for f in monitor.feed([event])
         ]
-        if shadow is not None:
-            parted = shadow.follow(event)
-            if parted is None:
-                invalidated.update(shadow.invalidated())
-            else:
-                found.append(parted)
-                shadow = None
-                result.followed, result.stopped_at = False, event.seq
+        parted = shadow.follow(event) if isinstance(shadow, _Shadow) else shadow
+        if parted is not None:
+            found.append(parted)
+            shadow = None
+            result.followed, result.stopped_at = False, event.seq
+        elif isinstance(shadow, _Shadow):
+            invalidated.update(shadow.invalidated())
         invalidated.update(event.handles_invalidated)
         result.divergences += [Divergence(event.seq, line, k, event.step_id, m) for k, m in found]
     return result
@@ -176,15 +176,16 @@ class _Shadow:
         self.seen = len(run.trace)
 
     @classmethod
-    def start(cls, chain: ChainSpec, events: list[Event]) -> _Shadow | None:
+    def start(cls, chain: ChainSpec, events: list[Event]) -> _Shadow | tuple[Kind, str]:
+        """The shadow run, started as the trace's first event says; else why it cannot start."""
         given: dict[str, Any] = {}
         first = events[0].input or {}
         if first.get("kind") == "start":
             given = {k: first[k] for k in ("variant", "mode", "seed", "run_key") if k in first}
         try:
             return cls(chain, Run.start(chain, **given))
-        except SimulationError:
-            return None
+        except (SimulationError, TypeError, ValueError) as exc:
+            return "out_of_order", f"the chain cannot start this run: {_first_error(exc)}"
 
     def invalidated(self) -> list[str]:
         """Aliases the shadow run invalidated since the last call."""
@@ -354,7 +355,7 @@ def _refused_step(exc: ValueError, lines: list[int]) -> Problem:
     return Problem(f"input: the simulator cannot take it: {first['msg']}")
 
 
-def _first_error(exc: ValueError) -> str:
+def _first_error(exc: Exception) -> str:
     errors = getattr(exc, "errors", None)
     if callable(errors):
         first = errors()[0]

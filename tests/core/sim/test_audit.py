@@ -139,3 +139,16 @@ def test_an_input_the_simulator_cannot_take_is_refused_naming_its_line(given):
         scenario_until(trace, 5)
     assert [p.line for p in caught.value.problems] == [2]
     assert "input" in str(caught.value.problems[0])
+
+
+@pytest.mark.parametrize(
+    "start", [{"seed": "x"}, {"mode": "sideways"}, {"run_key": {}}, {"variant": "nowhere"}]
+)
+def test_a_start_the_chain_cannot_take_diverges_at_the_first_event(start):
+    trace = [
+        Event(seq=3, event_type="attempt", step_id="find_room", input={"kind": "start", **start})
+    ]
+    result = audit(fixture("unsafe-retry-booking.yaml"), trace)
+    assert [(d.seq, d.kind) for d in result.divergences] == [(3, "out_of_order")]
+    assert "cannot start this run" in result.divergences[0].message
+    assert (result.followed, result.stopped_at) == (False, 3)
