@@ -66,7 +66,8 @@ def document_status(document: dict[str, Any], digest: str | None = None) -> str:
     """The lint status of a stored document; INVALID when it no longer loads.
 
     Kept per content hash (``digest``, computed when not given): storing a
-    content seen before, as undo and redo do, does not lint it again.
+    content seen before, as undo and redo do, does not lint it again. Each
+    status kept weighs :data:`STATUS_BYTES` against ``DERIVED_CACHE_BYTES``.
     """
     digest = digest or content_hash(document)
     known = _STATUS.get(digest)
@@ -76,10 +77,13 @@ def document_status(document: dict[str, Any], digest: str | None = None) -> str:
         status = lint(formats.from_document(document)).status
     except DocumentError:
         status = "INVALID"
-    return _STATUS.put(digest, status)
+    return _STATUS.put(digest, status, weight=STATUS_BYTES)
 
 
-_STATUS = Recent(256)
+# Bytes one kept status takes: its entry and the content hash it is kept under (the
+# status itself is one of a few constants); measured with tracemalloc: 235.
+STATUS_BYTES = 240
+_STATUS = Recent(256, budget=settings.DERIVED_CACHE_BYTES)
 
 
 APPROVABLE = ("VALID", "WARNINGS")
