@@ -29,15 +29,17 @@ from pathlib import Path
 import pytest
 from django.db import connection, connections
 from django.db.backends.sqlite3.base import DatabaseWrapper
+from django.test import Client
 from django.utils import timezone
 
 from chains.core import formats
-from chains.models import Chain, Exploration, ExplorationShard
+from chains.models import ApiToken, Chain, Exploration, ExplorationShard
 from chains.tasks import explore_shard
 from designer.celery import app
 
 ROOT = Path(__file__).resolve().parent.parent
 DEAD_BROKER = "redis://127.0.0.1:1/0"  # port 1: nothing listens there
+DEAD_RESULTS = "redis://127.0.0.1:1/1"
 
 
 def fresh_pools() -> None:
@@ -46,15 +48,24 @@ def fresh_pools() -> None:
     app.amqp._producer_pool = None
 
 
+def fresh_backend() -> None:
+    """Forget this thread's result store, so the next use connects to the configured URL."""
+    app._local.__dict__.pop("backend", None)
+
+
 @pytest.fixture
 def broker_down(monkeypatch):
-    working = app.conf.broker_url
+    """Redis down: the broker and the result store both on a port nobody listens on."""
+    working = app.conf.broker_url, app.conf.result_backend
     fresh_pools()
+    fresh_backend()
     app.conf.broker_url = DEAD_BROKER
+    app.conf.result_backend = DEAD_RESULTS
     monkeypatch.setenv("CELERY_BROKER_URL", DEAD_BROKER)  # Celery reads it before its settings
     yield
     fresh_pools()
-    app.conf.broker_url = working
+    fresh_backend()
+    app.conf.broker_url, app.conf.result_backend = working
 
 
 @pytest.fixture
@@ -83,6 +94,23 @@ def test_with_the_queue_down_a_launch_says_so_and_leaves_no_campaign_waiting(
     )
     assert response.status_code == 503
     assert "the worker queue is down: OperationalError" in response.content.decode()
+    (campaign,) = Exploration.objects.all()
+    assert campaign.status == "failed"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_the_queue_down_the_api_answers_the_documented_503(
+    unsafe, people, broker_down, monkeypatch
+):
+    _, secret = ApiToken.objects.issue(people["editor"], "test")
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    response = api.post(
+        f"/api/chains/{unsafe.key}/campaigns", {"max_faults": 1}, content_type="application/json"
+    )
+    assert response.status_code == 503
+    error = response.json()["error"]
+    assert error["code"] == "queue_down"
+    assert error["message"].startswith("the worker queue is down")
     (campaign,) = Exploration.objects.all()
     assert campaign.status == "failed"
 
