@@ -5,8 +5,11 @@ thousands of times (which rows apply to a step, its policy limits, its main
 steps), and the answers depend on the document alone. :func:`per_chain`
 gives each chain object a dictionary for them. It assumes what the rest of
 the code keeps true: a loaded chain document is never changed in place (an
-edit builds a new one). The table holds the chain itself, so an id in it
-can never belong to another chain; the oldest of a few chains gives way.
+edit builds a new one). The table holds a weak reference to each chain,
+checked on every look-up, so an id in it can never belong to another chain,
+and the answers go when their chain does: they never keep a parsed document
+(tens of megabytes at the upload limit) alive past the caches that bound
+those by bytes. The oldest of a few chains gives way too.
 
 The answers a search asks for at every input (a chain's indexes by id,
 its keyed commits, its step limits) also keep the last chain's answer at
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -26,7 +30,7 @@ from typing import Any, TypeVar
 __all__ = ["by_identity", "per_chain", "remember"]
 
 _CHAINS = 8
-_tables: OrderedDict[int, tuple[object, dict[Any, Any]]] = OrderedDict()
+_tables: OrderedDict[int, tuple[weakref.ref[Any], dict[Any, Any]]] = OrderedDict()
 _lock = threading.Lock()
 
 T = TypeVar("T")
@@ -36,21 +40,34 @@ A = TypeVar("A")
 def per_chain(chain: object) -> dict[Any, Any]:
     """The dictionary of answers kept for ``chain`` (a new, empty one the first time).
 
-    >>> a, b = object(), object()
+    >>> class Chain: ...
+    >>> a, b = Chain(), Chain()
     >>> per_chain(a)["x"] = 1
     >>> per_chain(a), per_chain(b)
     ({'x': 1}, {})
     """
     entry = _tables.get(id(chain))
-    if entry is not None and entry[0] is chain:
+    if entry is not None and entry[0]() is chain:
         return entry[1]
     with _lock:
         entry = _tables.get(id(chain))
-        if entry is None or entry[0] is not chain:
-            entry = _tables[id(chain)] = (chain, {})
+        if entry is None or entry[0]() is not chain:
+            entry = _tables[id(chain)] = (weakref.ref(chain, _forget(id(chain))), {})
             while len(_tables) > _CHAINS:
                 _tables.popitem(last=False)
         return entry[1]
+
+
+def _forget(key: int) -> Callable[[weakref.ref[Any]], None]:
+    """Drop the answers of a chain that is gone (unless its id already serves another)."""
+
+    def forget(gone: weakref.ref[Any]) -> None:
+        # No lock: this runs wherever the chain's last reference goes, maybe under it.
+        entry = _tables.get(key)
+        if entry is not None and entry[0] is gone:
+            _tables.pop(key, None)
+
+    return forget
 
 
 def remember(chain: object, key: Any, compute: Callable[[], T]) -> T:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import doctest
+import gc
+import weakref
 
 from chains.core import memo
 from chains.core.model import ChainSpec
@@ -61,3 +63,12 @@ def test_answers_by_identity_are_forgotten_at_the_limit_and_computed_again():
         name(o)
     name(kept[0])
     assert calls == [*kept, kept[0]]
+
+
+def test_the_answers_kept_for_a_chain_do_not_keep_the_chain_alive():
+    chain = spec("a")
+    memo.remember(chain, "k", lambda: "answer")
+    alive = weakref.ref(chain)
+    del chain
+    gc.collect()
+    assert alive() is None
