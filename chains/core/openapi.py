@@ -105,6 +105,7 @@ def read_openapi(
         raise DocumentError([Problem("not an OpenAPI 3 document: it has no `openapi` field")])
     if beside is not None:
         _bundle(document, beside)
+    _Reader(document, {}).count_operations()  # those written in place, before the whole walk
     reader = _Reader(document, _references(document))
     reader.count_operations()
     _check_structure(document)
