@@ -27,9 +27,11 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["by_identity", "per_chain", "remember"]
+__all__ = ["SHORT_CHARS", "by_identity", "lru_short", "per_chain", "remember"]
 
 _CHAINS = 8
+# The most characters a question kept by :func:`lru_short` may have, all arguments together.
+SHORT_CHARS = 500
 _tables: OrderedDict[int, tuple[weakref.ref[Any], dict[Any, Any]]] = OrderedDict()
 _lock = threading.Lock()
 
@@ -117,5 +119,37 @@ def by_identity(limit: int) -> Callable[[Callable[[A], T]], Callable[[A], T]]:
             return answer
 
         return kept
+
+    return decorate
+
+
+def lru_short(
+    maxsize: int, chars: int = SHORT_CHARS
+) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """``functools.lru_cache(maxsize)`` for a function of strings, keeping only short questions.
+
+    An lru_cache bounds its entries by count. The strings asked about here
+    come from documents (verdicts, signal atoms), where one may be as long as
+    the upload limit; keeping only questions of at most ``chars`` characters
+    makes the count a bound in bytes too. A longer one is answered every time.
+
+    >>> @lru_short(maxsize=8, chars=3)
+    ... def shout(text):
+    ...     return text.upper()
+    >>> shout("abc"), shout("abcd"), shout.cache_info().currsize
+    ('ABC', 'ABCD', 1)
+    """
+
+    def decorate(compute: Callable[..., T]) -> Callable[..., T]:
+        kept = functools.lru_cache(maxsize=maxsize)(compute)
+
+        @functools.wraps(compute)
+        def answer(*texts: str) -> T:
+            if sum(map(len, texts)) <= chars:
+                return kept(*texts)
+            return compute(*texts)
+
+        answer.cache_info = kept.cache_info  # type: ignore[attr-defined]
+        return answer
 
     return decorate

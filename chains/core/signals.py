@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from functools import lru_cache
 
+from .memo import lru_short
 from .model import Action, ChainSpec, Scope, is_commit_class, is_keyed, is_unkeyed_commit
 
 __all__ = [
@@ -61,7 +61,7 @@ _PREFIXED = re.compile(r"^([A-Za-z_]+)\s*:\s*(.+)$")
 _EXCLUSIVE_KINDS = ("http", "code", "webhook")
 
 
-@lru_cache(maxsize=8192)
+@lru_short(maxsize=8192)
 def normalize_atom(atom: str) -> str:
     """One spelling per atom: trimmed, backticks gone, statuses as ``http:NNN``.
 
@@ -93,7 +93,7 @@ def _normalize_part(part: str) -> str:
     return lowered if lowered in ("timeout", "conn_reset", "conn_drop") else part
 
 
-@lru_cache(maxsize=4096)
+@lru_short(maxsize=4096)
 def conjuncts(atom: str) -> tuple[str, ...]:
     """The parts an atom requires all at once.
 
@@ -111,7 +111,7 @@ def _kind(part: str) -> str | None:
     return m[1] if m else None
 
 
-@lru_cache(maxsize=8192)
+@lru_short(maxsize=8192)
 def _part_covers(wider: str, narrower: str) -> bool:
     if wider == narrower:
         return True
@@ -133,7 +133,7 @@ def covering_parts(part: str) -> tuple[str, ...]:
     return (part, f"http:{status[1]}xx") if status else (part,)
 
 
-@lru_cache(maxsize=8192)
+@lru_short(maxsize=8192)
 def atom_covers(wider: str, narrower: str) -> bool:
     """Does every signal that ``narrower`` matches also match ``wider``?
 

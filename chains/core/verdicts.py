@@ -17,14 +17,13 @@ printed verdict re-parses to an equal value.
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .errors import VerdictSyntaxError
-from .memo import by_identity
+from .memo import by_identity, lru_short
 
 __all__ = [
     "GENERIC_ROWS",
@@ -190,7 +189,8 @@ def parse_verdict(text: str) -> Verdict:
     Raises :class:`VerdictSyntaxError` with a message naming the problem.
     Each distinct text is parsed once: a document is validated on every edit
     and holds the same few dozen verdicts each time. The result is frozen and
-    shared, so never change its ``fields`` or ``extras`` in place.
+    shared, so never change its ``fields`` or ``extras`` in place. A text
+    longer than ``memo.SHORT_CHARS`` is parsed every time, never kept.
 
     >>> parse_verdict("gate(price_change_consent)").gate
     'price_change_consent'
@@ -202,7 +202,7 @@ def parse_verdict(text: str) -> Verdict:
     return _parse_once(text)
 
 
-@functools.lru_cache(maxsize=4096)
+@lru_short(maxsize=4096)
 def _parse_once(text: str) -> Verdict:
     name, args, kwargs = _Parser(text.strip().strip("`")).expression()
     name = _TYPE_ALIASES.get(name, name)

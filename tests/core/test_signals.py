@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from chains.core import memo
 from chains.core.model import ChainSpec, Scope
 from chains.core.signals import (
     atom_covers,
     atoms_overlap,
+    conjuncts,
     is_catch_all,
     is_payload_atom,
     is_prose_match,
@@ -121,3 +123,12 @@ def test_a_row_for_every_variant_covers_a_row_for_one():
     assert variants_cover([], ["NDC"])
     assert variants_cover(["GDS", "NDC"], ["NDC"])
     assert not variants_cover(["NDC"], [])
+
+
+def test_a_long_atom_is_normalised_but_not_kept():
+    atom = "code:" + "x" * memo.SHORT_CHARS
+    kept = [f.cache_info().currsize for f in (normalize_atom, conjuncts, atom_covers)]
+    assert normalize_atom(f" {atom} ") == atom
+    assert conjuncts(atom) == (atom,)
+    assert atom_covers(atom, atom)
+    assert [f.cache_info().currsize for f in (normalize_atom, conjuncts, atom_covers)] == kept

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
+from chains.core import memo
+from chains.core import verdicts as parsing
 from chains.core.errors import VerdictSyntaxError
 from chains.core.verdicts import Verdict, format_verdict, parse_verdict
 
@@ -163,3 +165,10 @@ def test_any_verdict_prints_to_text_that_parses_back_equal(verdict):
 def test_printing_a_reparsed_verdict_gives_the_same_text(verdict):
     text = format_verdict(verdict)
     assert format_verdict(parse_verdict(text)) == text
+
+
+def test_a_long_verdict_text_is_parsed_but_not_kept():
+    kept = parsing._parse_once.cache_info().currsize
+    text = f"gate({'g' * memo.SHORT_CHARS})"
+    assert parse_verdict(text).gate == "g" * memo.SHORT_CHARS
+    assert parsing._parse_once.cache_info().currsize == kept

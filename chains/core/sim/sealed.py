@@ -63,16 +63,24 @@ def _reference(key: str, name: str, value: Any) -> str:
 
 
 # A run seals its intent at every dispatch of an unkeyed commit, and the explorer makes
-# thousands: the reference of a scalar, or of a flat dict of them by name, is kept.
+# thousands: the reference of a short scalar, or of a short flat dict of them by name,
+# is kept.
 _SCALARS = (str, int, float, bool, type(None))
+_KEPT_CHARS = 500
 
 
 def _cacheable(value: Any) -> bool:
+    # The cache counts entries: only short values keep it small in bytes too.
     if type(value) in _SCALARS:
-        return True
-    return type(value) is dict and all(
-        type(k) is str and type(v) in _SCALARS for k, v in value.items()
-    )
+        return type(value) is not str or len(value) <= _KEPT_CHARS
+    if type(value) is not dict:
+        return False
+    chars = 0
+    for k, v in value.items():
+        if type(k) is not str or type(v) not in _SCALARS:
+            return False
+        chars += len(k) + (len(v) if type(v) is str else 0)
+    return chars <= _KEPT_CHARS
 
 
 def _frozen(value: Any) -> tuple:
