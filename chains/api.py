@@ -277,6 +277,7 @@ class ShardOut(Out):
 
 class CampaignOut(Out):
     id: int
+    author: str | None = Field(description="who launched it (None for campaigns before authors)")
     status: str
     shard_count: int
     shards_done: int
@@ -614,7 +615,9 @@ def vectors(request: HttpRequest, key: str) -> dict[str, Any]:
 )
 def start_campaign(request: HttpRequest, key: str, body: CampaignIn) -> Status:
     spend("campaign", user=request.user)
-    exploration = campaigns.launch_campaign(_chain(request, key, Role.EDITOR), body)
+    exploration = campaigns.launch_campaign(
+        _chain(request, key, Role.EDITOR), body, by=request.user
+    )
     return Status(201, _campaign_out(exploration))
 
 

@@ -9,6 +9,7 @@ class ChainsConfig(AppConfig):
         # The models reach the task queue only through this hook, so they never
         # import chains.tasks (which imports them): the dependency goes one way.
         from chains import tasks
-        from chains.models import connect_queue
+        from chains.models import connect_mailer, connect_queue
 
         connect_queue(tasks.send_shard)
+        connect_mailer(tasks.queue_mail)

@@ -26,13 +26,21 @@ from celery.signals import task_failure, worker_ready
 
 from chains.core import formats
 from chains.core.sim.explorer import explore
-from chains.models import HEARTBEAT_EVERY, STALE_AFTER, Exploration, ExplorationShard
+from chains.models import (
+    HEARTBEAT_EVERY,
+    STALE_AFTER,
+    Exploration,
+    ExplorationShard,
+    Notification,
+)
 from chains.models.campaigns import dispatch, hard_time_limit, soft_time_limit
 
 __all__ = [
     "explore_shard",
     "hard_time_limit",
+    "queue_mail",
     "resend_after_reconnect",
+    "send_mail",
     "send_shard",
     "soft_time_limit",
 ]
@@ -167,6 +175,7 @@ def recover_on_start(sender: Any = None, **kwargs: Any) -> None:
         recover_explorations.apply_async(countdown=STALE_AFTER.total_seconds() + 5)
     except Exception:
         logger.exception("could not recover explorations at worker start")
+    _send_waiting_mail()
 
 
 def resend_after_reconnect() -> None:
@@ -184,3 +193,40 @@ def resend_after_reconnect() -> None:
         logger.exception("could not send lost shards again after reconnecting")
     else:
         logger.info("connected again: sent %d shard(s) anew", len(resent))
+    _send_waiting_mail()
+
+
+# --- e-mail -------------------------------------------------------------------------
+
+# Pauses between the tries of a send that failed: 30 s, 1, 2, 4 min, then 8 min.
+MAIL_RETRY_FIRST = 30  # seconds
+MAIL_RETRY_LONGEST = 8 * 60
+
+
+@shared_task(bind=True, name="chains.send_mail", ignore_result=True, max_retries=None)
+def send_mail(self) -> int:
+    """Send every mail waiting in the outbox (``Notification.objects.mail``); how many went.
+
+    When one fails (the server is down, or hangs past EMAIL_TIMEOUT), the task
+    runs again later with a longer pause, until nothing is left to try: each
+    mail stops after its own ``MAIL_ATTEMPTS``.
+    """
+    sent, failed = Notification.objects.mail()
+    if failed and Notification.objects.unmailed().exists():
+        pause = min(MAIL_RETRY_FIRST * 2**self.request.retries, MAIL_RETRY_LONGEST)
+        raise self.retry(countdown=pause)
+    return sent
+
+
+def queue_mail() -> None:
+    """Queue :func:`send_mail`: what the models call once a notification to mail commits."""
+    send_mail.delay()
+
+
+def _send_waiting_mail() -> None:
+    """Queue the mails a queue that was down could not take (a starting or reconnected worker)."""
+    try:
+        if Notification.objects.unmailed().exists():
+            send_mail.delay()
+    except Exception:
+        logger.exception("could not queue the waiting mails")

@@ -293,6 +293,9 @@ PERMISSIONS_POLICY: dict[str, list[str]] = {
 # file result backend, both under var/; production points both at Redis.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", f"file://{VAR_DIR / 'results'}")
+# The queue tasks are sent to and workers take from: installations (or test runs)
+# sharing one broker keep apart by naming their own.
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dirs = {name: VAR_DIR / "broker" / name for name in ("queue", "processed", "control")}
     for _folder in _broker_dirs.values():

@@ -49,11 +49,11 @@ def launched(django_capture_on_commit_callbacks):
 
 
 @pytest.mark.django_db
-def test_a_launch_carries_the_caps_from_settings(team, settings, sent):
+def test_a_launch_carries_the_caps_from_settings(team, settings, sent, people):
     settings.CAMPAIGN_MAX_STATES = 1000
     settings.CAMPAIGN_TIME_LIMIT = 60
     settings.CAMPAIGN_MAX_MEMORY_MB = 700
-    exploration = launch_campaign(stored(team), CampaignIn(shards=4))
+    exploration = launch_campaign(stored(team), CampaignIn(shards=4), by=people["owner"])
     bounds = exploration.get_bounds()
     assert (bounds.max_states, bounds.max_seconds, bounds.max_memory_mb) == (250, 60, 700)
 
@@ -207,9 +207,11 @@ def finished(exploration: Exploration) -> bool:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_campaign_stopped_at_the_state_cap_says_so(celery_worker, team, settings, wait_until):
+def test_a_campaign_stopped_at_the_state_cap_says_so(
+    celery_worker, team, settings, wait_until, people
+):
     settings.CAMPAIGN_MAX_STATES = 30
-    exploration = launch_campaign(stored(team), CampaignIn(max_faults=2))
+    exploration = launch_campaign(stored(team), CampaignIn(max_faults=2), by=people["owner"])
     wait_until(lambda: finished(exploration))
     result = exploration.result()
     assert exploration.status == "done"
@@ -221,12 +223,16 @@ def test_a_campaign_stopped_at_the_state_cap_says_so(celery_worker, team, settin
 
 @pytest.mark.django_db(transaction=True)
 def test_a_one_fault_campaign_of_another_team_completes_while_a_maximum_one_runs(
-    celery_worker, team, other_team, settings, wait_until
+    celery_worker, team, other_team, settings, wait_until, people
 ):
     settings.CAMPAIGN_TIME_LIMIT = 2
-    big = launch_campaign(stored(team), CampaignIn(max_faults=6, max_events=500, shards=16))
+    big = launch_campaign(
+        stored(team), CampaignIn(max_faults=6, max_events=500, shards=16), by=people["owner"]
+    )
     try:
-        small = launch_campaign(stored(other_team, "hotel"), CampaignIn(max_faults=1))
+        small = launch_campaign(
+            stored(other_team, "hotel"), CampaignIn(max_faults=1), by=people["owner"]
+        )
         wait_until(lambda: finished(small), timeout=30)
         assert small.status == "done"
         big.refresh_from_db()

@@ -130,6 +130,19 @@ def test_launch_creates_a_campaign_with_the_posted_bounds_and_redirects_to_it(
 
 
 @pytest.mark.django_db
+def test_a_launched_campaign_names_who_launched_it_on_its_page_and_in_the_api(
+    client, admin_user, unsafe, sent
+):
+    client.post(f"{unsafe.url()}campaigns/", LAUNCH)
+    exploration = Exploration.objects.get()
+    assert exploration.author == admin_user
+    page = client.get(f"{unsafe.url()}campaigns/{exploration.pk}/").content.decode()
+    assert f'<span id="campaign-author">{admin_user.username}</span>' in page
+    shown = client.get(f"/api/chains/{unsafe.key}/campaigns/{exploration.pk}").json()
+    assert shown["author"] == admin_user.username
+
+
+@pytest.mark.django_db
 def test_an_htmx_launch_is_sent_to_the_campaign_page_by_header(client, unsafe, sent):
     response = client.post(f"{unsafe.url()}campaigns/", LAUNCH, **HTMX)
     exploration = Exploration.objects.get()

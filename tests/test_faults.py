@@ -272,13 +272,17 @@ def start_supervised_worker(
 
     Its broker is ``broker_url``, else the configured one (the embedded one locally).
     """
-    env = {**os.environ, "DATABASE_URL": database_url, "DEBUG": "1"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "DEBUG": "1",
+        "CELERY_TASK_DEFAULT_QUEUE": app.conf.task_default_queue,  # this test process's
+    }
     if broker_url:
         env.update(CELERY_BROKER_URL=broker_url, CELERY_RESULT_BACKEND=broker_url)
-    options = ["--concurrency=1", f"--queues={app.conf.task_default_queue}", "--loglevel=INFO"]
     with log.open("w") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "designer.supervise", "worker", *options],
+            [sys.executable, "-m", "designer.supervise", "worker", "--concurrency=1"],
             cwd=ROOT,
             env=env,
             stdout=out,

@@ -26,43 +26,50 @@ def outdated(db) -> Chain:
     return Chain.objects.store(document, message="old").chain
 
 
-def test_a_launch_with_no_revision_explores_the_head(flight, flight_document, sent):
+def test_a_launch_with_no_revision_explores_the_head(flight, flight_document, sent, people):
     Chain.objects.store({**flight_document, "title": "changed"}, base=1, team=flight.team)
-    exploration = launch_campaign(flight, CampaignIn(max_faults=0))
+    exploration = launch_campaign(flight, CampaignIn(max_faults=0), by=people["editor"])
     assert exploration.revision.number == 2
 
 
-def test_a_launch_of_a_named_revision_explores_that_one(flight, flight_document, sent):
+def test_a_launch_records_who_launched_it(flight, sent, people):
+    exploration = launch_campaign(flight, CampaignIn(max_faults=0), by=people["editor"])
+    assert Exploration.objects.get(pk=exploration.pk).author == people["editor"]
+
+
+def test_a_launch_of_a_named_revision_explores_that_one(flight, flight_document, sent, people):
     Chain.objects.store({**flight_document, "title": "changed"}, base=1, team=flight.team)
-    exploration = launch_campaign(flight, CampaignIn(revision=1, max_faults=0))
+    exploration = launch_campaign(flight, CampaignIn(revision=1, max_faults=0), by=people["editor"])
     assert exploration.revision.number == 1
 
 
 def test_a_launch_keeps_its_bounds_and_queues_one_task_per_shard(
-    flight, sent, django_capture_on_commit_callbacks, settings
+    flight, sent, django_capture_on_commit_callbacks, settings, people
 ):
     settings.CAMPAIGN_TEAM_SHARDS = 3
     asked = CampaignIn(max_faults=1, max_events=30, crashes=False, shards=3)
     with django_capture_on_commit_callbacks(execute=True):
-        exploration = launch_campaign(flight, asked)
+        exploration = launch_campaign(flight, asked, by=people["editor"])
     kept = {"max_faults": 1, "max_events": 30, "crashes": False}
     assert {name: exploration.bounds[name] for name in kept} == kept
     assert sent == [(exploration.pk, 0), (exploration.pk, 1), (exploration.pk, 2)]
 
 
-def test_a_launch_of_a_revision_the_chain_lacks_is_refused_naming_the_revision(flight, sent):
+def test_a_launch_of_a_revision_the_chain_lacks_is_refused_naming_the_revision(
+    flight, sent, people
+):
     with pytest.raises(BadCampaign) as refused:
-        launch_campaign(flight, CampaignIn(revision=9))
+        launch_campaign(flight, CampaignIn(revision=9), by=people["editor"])
     assert refused.value.field == "revision"
     assert str(refused.value) == "revision: flight_roundtrip has no revision 9 (its head is 1)"
     assert not Exploration.objects.exists()
 
 
 def test_a_launch_of_a_revision_that_no_longer_validates_is_refused_before_any_worker(
-    outdated, sent
+    outdated, sent, people
 ):
     with pytest.raises(BadCampaign, match=r"^revision: revision 1 no longer validates: "):
-        launch_campaign(outdated, CampaignIn())
+        launch_campaign(outdated, CampaignIn(), by=people["editor"])
     assert not Exploration.objects.exists()
     assert sent == []
 
@@ -94,12 +101,12 @@ def test_the_schema_publishes_each_bounds_range_and_meaning():
     assert shards["description"] == "shards (one task each)"
 
 
-def test_watching_a_campaign_of_another_chain_is_not_found(flight, outdated, sent):
-    exploration = launch_campaign(flight, CampaignIn(max_faults=0))
+def test_watching_a_campaign_of_another_chain_is_not_found(flight, outdated, sent, people):
+    exploration = launch_campaign(flight, CampaignIn(max_faults=0), by=people["editor"])
     with pytest.raises(Http404):
         watch_campaign(outdated, exploration.pk)
 
 
-def test_cancelling_stops_a_queued_campaign(flight, sent):
-    exploration = launch_campaign(flight, CampaignIn(max_faults=0))
+def test_cancelling_stops_a_queued_campaign(flight, sent, people):
+    exploration = launch_campaign(flight, CampaignIn(max_faults=0), by=people["editor"])
     assert cancel_campaign(flight, exploration.pk).status == "cancelled"

@@ -58,7 +58,12 @@ from chains.models.errors import (
     TeamTaken,
     TooManyTeams,
 )
-from chains.models.notifications import Notification, NotificationKind, NotificationQuerySet
+from chains.models.notifications import (
+    Notification,
+    NotificationKind,
+    NotificationQuerySet,
+    connect_mailer,
+)
 from chains.models.people import (
     RANK,
     ApiToken,
@@ -146,6 +151,7 @@ __all__ = [
     "TeamTaken",
     "TooManyTeams",
     "at_least",
+    "connect_mailer",
     "connect_queue",
     "content_hash",
     "document_status",

@@ -160,9 +160,17 @@ def _turns() -> list[int]:
 
 class ExplorationQuerySet(models.QuerySet):
     def launch(
-        self, revision: Revision, bounds: Bounds | dict[str, Any] | None = None, *, shards: int = 1
+        self,
+        revision: Revision,
+        bounds: Bounds | dict[str, Any] | None = None,
+        *,
+        shards: int = 1,
+        by: Any = None,
     ) -> Exploration:
         """Create an exploration of ``revision`` in ``shards`` parts and queue one task per part.
+
+        ``by`` is who launched it (the service always says; None only for the
+        tools that launch on nobody's behalf).
 
         The tasks are sent once the surrounding transaction commits, so a worker
         never looks for rows it cannot see yet. When the broker refuses them,
@@ -176,7 +184,9 @@ class ExplorationQuerySet(models.QuerySet):
         if not 1 <= shards <= MAX_SHARDS:
             raise ValueError(f"shards must be between 1 and {MAX_SHARDS}, got {shards}")
         with transaction.atomic():
-            exploration = self.create(revision=revision, bounds=asdict(bounds), shard_count=shards)
+            exploration = self.create(
+                revision=revision, bounds=asdict(bounds), shard_count=shards, author=by
+            )
             ExplorationShard.objects.bulk_create(
                 ExplorationShard(exploration=exploration, index=i) for i in range(shards)
             )
@@ -213,6 +223,14 @@ class Exploration(models.Model):
     Status = ExplorationStatus
 
     revision = models.ForeignKey(Revision, on_delete=models.CASCADE, related_name="explorations")
+    # Who launched it; None for campaigns from before authors were recorded, or a deleted account.
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="campaigns",
+    )
     bounds = models.JSONField()
     shard_count = models.PositiveSmallIntegerField()
     # How many parts of the split level its shards have taken (ExplorationShard.part_claims).
@@ -366,6 +384,7 @@ class Exploration(models.Model):
         cap = self.get_bounds().max_states
         return {
             "id": self.pk,
+            "author": self.author.get_username() if self.author else None,
             "status": self.status,
             "shard_count": self.shard_count,
             "shards_done": sum(s.status == ExplorationStatus.DONE for s in shards),

@@ -89,8 +89,10 @@ class BadCampaign(ChainError):
         super().__init__(f"{field}: {message}")
 
 
-def launch_campaign(chain: Chain, campaign: CampaignIn) -> Exploration:
-    """Queue an exploration of ``chain`` as ``campaign`` asks; the exploration.
+def launch_campaign(chain: Chain, campaign: CampaignIn, *, by: Any) -> Exploration:
+    """Queue an exploration of ``chain`` as ``campaign`` asks, launched ``by`` a person.
+
+    The campaign records ``by`` as its author (the page and the API show it).
 
     Raises :class:`BadCampaign` for a revision the chain does not have or one
     that no longer validates (a worker would fail on it), and ``QueueDown``
@@ -108,7 +110,7 @@ def launch_campaign(chain: Chain, campaign: CampaignIn) -> Exploration:
         max_seconds=settings.CAMPAIGN_TIME_LIMIT,
         max_memory_mb=settings.CAMPAIGN_MAX_MEMORY_MB,
     )
-    return Exploration.objects.launch(revision, bounds, shards=campaign.shards)
+    return Exploration.objects.launch(revision, bounds, shards=campaign.shards, by=by)
 
 
 def caps() -> dict[str, int]:
@@ -145,7 +147,7 @@ def cancel_campaign(chain: Chain, pk: int) -> Exploration:
 
 
 def _campaign(chain: Chain, pk: int) -> Exploration:
-    campaigns = Exploration.objects.select_related("revision")
+    campaigns = Exploration.objects.select_related("revision", "author")
     return get_object_or_404(campaigns, pk=pk, revision__chain=chain)
 
 

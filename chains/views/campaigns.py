@@ -67,7 +67,7 @@ def campaigns(request: HttpRequest, key: str, team: str | None = None) -> HttpRe
         return _list(request, chain, head, _defaults(head))
     typed = _typed(request.POST)
     try:
-        exploration = launch_campaign(chain, _launch_form(request.POST))
+        exploration = launch_campaign(chain, _launch_form(request.POST), by=request.user)
     except FormError as exc:
         return _list(request, chain, head, typed, error=str(exc), field=exc.fields[0], status=400)
     except BadCampaign as exc:
@@ -123,7 +123,7 @@ def _list(
     # A subquery, not a join: a GROUP BY would drop Meta.ordering and group the documents.
     states = ExplorationShard.objects.filter(exploration=OuterRef("pk")).values("exploration")
     rows = (
-        mine.select_related("revision")
+        mine.select_related("revision", "author")
         .annotate(states_so_far=Subquery(states.annotate(n=Sum("states")).values("n")))
         .order_by("-created_at", "-pk")
     )
