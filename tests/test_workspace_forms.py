@@ -1289,3 +1289,24 @@ def test_a_refused_per_action_backoff_is_shown_once_beside_its_backoff_row(edito
     backoff = rows.split('class="form-row backoff-row"')[1].split("</div>")[0]
     assert 'value="lots"' in backoff and 'class="field-error"' in backoff
     assert rows.count('class="field-error"') == 1
+
+
+def test_a_refused_save_that_numbers_a_row_far_ahead_shows_only_the_rows_posted(editor, hotel):
+    response = post(
+        editor,
+        hotel,
+        "add-gate",
+        "add_gate",
+        **{
+            "arg.id": "pay_consent",
+            "set.audience": "user",
+            "named.outcomes": "",
+            "set.outcomes.0.name": "accept",
+            "set.outcomes.0.verdict": "rewind(to:",
+            "set.outcomes.99999.name": "far_ahead",
+        },
+    )
+    assert response.status_code == 400
+    form = response.content.decode().split('id="add-gate-form"')[1].split("</form>")[0]
+    assert 'value="far_ahead"' in form
+    assert form.count('name="set.outcomes.') < 40

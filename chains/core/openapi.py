@@ -299,7 +299,9 @@ def _follow(document: dict[str, Any], ref: str) -> Any:
         part = raw.replace("~1", "/").replace("~0", "~")
         if isinstance(value, dict) and part in value:
             value = value[part]
-        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+        elif (
+            isinstance(value, list) and part.isascii() and part.isdigit() and int(part) < len(value)
+        ):
             value = value[int(part)]
         else:
             raise LookupError(f"`$ref: {ref}` points at nothing in the document")

@@ -158,13 +158,16 @@ def rows(fv: FormValues, path: str) -> list[FormValues]:
     path, _, least = path.partition(":")
     stored = fv.stored(path)
     count = len(stored) if isinstance(stored, (list, dict)) else 0
+    numbers = set(range(max(count + 1, int(least or 0))))
     if fv.post is not None:
+        # The rows as posted, by their numbers (the last is the blank row again): a
+        # hand-made post may number a row 999999, which must not draw the rows between.
         head = f"{fv.at}{path}."
-        numbers = [n.partition(".")[2][len(head) :].partition(".")[0] for n in fv.post]
-        count = max([int(n) + 1 for n in numbers if n.isdigit()] or [0])
-        count = max(count - 1, 0)  # the posted blank row comes back as the blank row
+        posted = [n.partition(".")[2][len(head) :].partition(".")[0] for n in fv.post]
+        numbers = {int(n) for n in posted if n.isascii() and n.isdigit() and len(n) <= 9}
+        numbers |= set(range(max(1, int(least or 0))))
     scoped = []
-    for n in range(max(count + 1, int(least or 0))):
+    for n in sorted(numbers):
         row = fv.scoped(f"{fv.base}{path}.{n}.")
         name = row.stored("name")
         row.alias = f"{fv.base}{path}.{name}." if name else ""

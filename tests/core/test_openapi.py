@@ -268,6 +268,13 @@ def test_a_reference_inside_the_document_that_leads_nowhere_is_refused_by_name(r
     assert f"`$ref: {ref}` {says}" in problems[0]
 
 
+def test_a_pointer_into_a_list_by_a_digit_that_is_no_number_is_refused_by_name():
+    schemas = {"Listed": {"allOf": [{"properties": {"code": {"enum": ["X"]}}}]}}
+    ref = "#/components/schemas/Listed/allOf/²"
+    problems = refused(with_error_schema({"$ref": ref}, components={"schemas": schemas}))
+    assert f"`$ref: {ref}` points at nothing in the document" in problems[0]
+
+
 def test_a_pointer_is_read_with_its_escapes():
     schemas = {"a/b~c": {"properties": {"code": {"enum": ["ESCAPED"]}}}}
     text = with_error_schema(

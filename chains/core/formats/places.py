@@ -65,7 +65,7 @@ def _position(items: list, part: str) -> int | None:
     for at, item in enumerate(items):
         if isinstance(item, dict) and item.get("id") == part:
             return at
-    return int(part) if part.isdigit() and int(part) < len(items) else None
+    return int(part) if part.isascii() and part.isdigit() and int(part) < len(items) else None
 
 
 def _first_mention(text: str, parts: list[str]) -> int | None:
