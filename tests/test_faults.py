@@ -292,13 +292,14 @@ def start_supervised_worker(
 
 @pytest.mark.django_db(transaction=True)
 def test_a_broker_restart_mid_campaign_leaves_the_worker_running_and_both_campaigns_finishing(
-    team, flight_document, own_redis, worker_database, tmp_path, wait_until
+    team, flight_document, own_redis, worker_database, tmp_path, wait_until, monkeypatch
 ):
     flight = Chain.objects.store(flight_document, team=team).chain
     broker = f"{own_redis.url}/0"
     working = app.conf.broker_url
     fresh_pools()
     app.conf.broker_url = broker
+    monkeypatch.setenv("CELERY_BROKER_URL", broker)  # Celery reads it before its settings
     log = tmp_path / "worker.log"
     worker = start_supervised_worker(worker_database, log, broker)
     try:
