@@ -142,13 +142,13 @@ ALLOW_SIGNUP = env_bool("ALLOW_SIGNUP", default=False)
 INVITATION_DAYS = env_int("INVITATION_DAYS", 7)
 if INVITATION_DAYS < 1:
     raise ImproperlyConfigured("INVITATION_DAYS must be at least 1")
-# Sign-in limits (chains/views/signin.py): this many failures for one username, or from
-# one client address, within the window, and further attempts are refused until it ends.
-SIGNIN_MAX_FAILURES = env_int("SIGNIN_MAX_FAILURES", 5)
 # The most teams one account may found (those it founded count, whoever owns them now).
 TEAMS_PER_ACCOUNT = env_int("TEAMS_PER_ACCOUNT", 20)
 if TEAMS_PER_ACCOUNT < 1:
     raise ImproperlyConfigured("TEAMS_PER_ACCOUNT must be at least 1")
+# Sign-in limits (chains/views/signin.py): this many failures for one username, or from
+# one client address, within the window, and further attempts are refused until it ends.
+SIGNIN_MAX_FAILURES = env_int("SIGNIN_MAX_FAILURES", 5)
 SIGNIN_WINDOW_SECONDS = env_int("SIGNIN_WINDOW_SECONDS", 15 * 60)
 if SIGNIN_MAX_FAILURES < 1 or SIGNIN_WINDOW_SECONDS < 1:
     raise ImproperlyConfigured("SIGNIN_MAX_FAILURES and SIGNIN_WINDOW_SECONDS must be positive")
