@@ -741,9 +741,11 @@ def openapi_doc(error_schema: dict, schemas: dict | None = None, operations: int
     }
 
 
-def upload_openapi(b: Bench, text: str, who: str = "a_owner2", **form: str) -> requests.Response:
-    """``text`` pasted into chain ``provider``'s page of actions from OpenAPI."""
-    data = {"text": text, "name": "provider.json", **form}
+def upload_openapi(
+    b: Bench, text: str, who: str = "a_owner2", name: str = "provider.json", **form: str
+) -> requests.Response:
+    """``text`` pasted into chain ``provider``'s page of actions from OpenAPI, as file ``name``."""
+    data = {"text": text, "name": name, **form}
     return b[who].page("/chains/provider/openapi", "POST", data=data)
 
 
@@ -849,6 +851,7 @@ def while_another_watches(b: Bench, work: Callable[[], list]) -> tuple[list, lis
             home.append(b["b_owner"].page("/").elapsed_s)
             done.wait(0.2)
 
+    b["b_owner"].page("/")  # signed in before the work starts, which may hold every worker
     watcher = threading.Thread(target=other_team)
     watcher.start()
     try:
@@ -864,7 +867,7 @@ def case_16(b: Bench) -> Verdict:
     three at once leave another team's page fast, and an ``allOf`` of itself is no 500."""
     small = recursive_yaml()
     whole = json.dumps(openapi_doc({"$ref": "#/components/schemas/S1"}, recursive_schemas()))
-    alone = upload_openapi(b, small)
+    alone = upload_openapi(b, small, name="provider.yaml")
     expanded = upload_openapi(b, whole)
     with ThreadPoolExecutor(3) as pool:
         three, home = while_another_watches(
