@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import html
 import json
 import os
 import re
@@ -724,7 +725,7 @@ def said(response: requests.Response) -> str:
     """The problems a page lists (its ``class="problems"`` block), as plain text, shortened."""
     found = re.search(r'class="problems"[^>]*>(.*?)</div>', response.text, re.S)
     text = re.sub(r"<[^>]+>", " ", found.group(1) if found else "")
-    text = re.sub(r"\s+", " ", text).strip()
+    text = html.unescape(re.sub(r"\s+", " ", text).strip())
     return (text[:140] + "…") if len(text) > 140 else text or "-"
 
 
