@@ -5,7 +5,8 @@ The app runs as it is deployed (``bench/_server.py``): collectstatic first
 (``--database-url``, default
 ``postgres://postgres@127.0.0.1:5432/chain_abuse``, emptied first, dropped
 after), gunicorn with 3 sync workers and a 30 s timeout on loopback, DEBUG
-off, and one Celery worker (prefork, concurrency 1) on a redis-server of the
+off, and one Celery worker (prefork, concurrency 1, under
+``designer.supervise`` as the deployment runs it) on a redis-server of the
 bench's own on a free loopback port (broker, result backend and cache, so
 the rate limits hold across gunicorn's workers; cases 21 and 22 stop and
 restart it). Besides the app, the bench listens on loopback itself: an HTTP
