@@ -50,6 +50,8 @@ How the document is cut into chains:
   ``id:`` a block gives, which makes it a chain even with no elements yet).
 
 YAML comments inside an element become its ``notes`` (:mod:`.md_blocks`).
+A read that a commit names as its probe, that no step needs, and that the
+source calls a probe is ``probe_only``, with an info (:mod:`.md_probes`).
 Nothing is dropped silently: every YAML block either contributes or is
 reported, every element that fails validation is reported with its path
 and line and the rest still imports, and unknown keys are kept in

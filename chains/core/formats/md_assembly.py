@@ -22,6 +22,7 @@ from ..verdicts import parse_verdict
 from .md_items import SECTIONS, Context, Item, item_name, validate_item
 from .md_layout import Layout
 from .md_outline import bare_title, chain_id_from_heading, scope_passages
+from .md_probes import mark_probe_reads
 from .md_scopes import (
     Copied,
     closure,
@@ -299,7 +300,8 @@ class _Assembler:
             )
             message = f"chain {chain.id!r} uses definitions given elsewhere; copied {listing}"
             self.problem(message, line, "info")
-        return chain
+        lines = {i.value.id: i.line for i in reversed(own["actions"])}  # the first wins
+        return mark_probe_reads(chain, lines, self.problem)
 
     def policy(self, ctx: Context, own: dict, used: set[int]) -> dict | None:
         """The shared policy without steps of other chains, and the chain's own over it.

@@ -1,0 +1,83 @@
+"""Probe reads a compile document names in words: ``probe_only`` inferred at import.
+
+Compiles written before SPEC v0.4 have no ``probe_only``; they say which
+reads are probes in a comment (``# probe (read-only)``) or a description
+("Confirmation probe for create_order"). Read as a step, such a probe runs
+after (or before) the commit it confirms and acts on what it finds there.
+:func:`mark_probe_reads` sets ``probe_only`` on a read when three things
+agree: a commit names it as its ``confirmation.probe``, nothing in the
+chain needs it as a step (:func:`~chains.core.probes.may_be_probe_only`:
+no later step consumes what it mints, no precondition, auto-repair or
+routed empty result), and the source calls it a probe. A read the source
+calls "also the probe" is a step as well and stays one. A read that fits
+the chain's data but that the source does not call a probe stays a step:
+SPEC §2.1 reserves ``probe_only`` for a read that exists *only* as a
+probe, which is the author's claim to make; the lint reports the harmful
+case (``commit.probe-before-commit``) and offers the mark as a fix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+
+from ..model import Action, ChainSpec
+from ..probes import confirmed_by, may_be_probe_only
+
+__all__ = ["called_a_probe", "mark_probe_reads"]
+
+_PROBE = re.compile(r"\bprobe\b", re.IGNORECASE)
+_ALSO_PROBE = re.compile(r"\balso\b[^.;]*\bprobe\b", re.IGNORECASE)
+# A note that starts with a field path ("output.empty.route: ...") is about that field.
+_FIELD_NOTE = re.compile(r"^[\w.\[\]]+\s*:")
+
+
+def called_a_probe(action: Action) -> bool:
+    """Whether the author's words call ``action`` a probe, and only a probe.
+
+    >>> called_a_probe(Action(id="find", effect="read", notes=["probe (read-only)"]))
+    True
+    >>> called_a_probe(Action(id="get", effect="read", description="Read it (also the probe)"))
+    False
+    """
+    texts = [action.description or ""]
+    texts += [n for n in action.notes if not _FIELD_NOTE.match(n)]
+    if any(_ALSO_PROBE.search(t) for t in texts):
+        return False
+    return any(_PROBE.search(t) for t in texts)
+
+
+def mark_probe_reads(
+    chain: ChainSpec,
+    lines: Mapping[str, int | None],
+    report: Callable[..., None],
+) -> ChainSpec:
+    """``chain`` with ``probe_only`` set on each read its source calls a probe.
+
+    ``lines`` gives each action's line; ``report(message, line, severity,
+    path=...)`` receives one info per read marked, naming the inference.
+    """
+    marked: list[str] = []
+    for action in chain.actions:
+        if action.probe_only or not may_be_probe_only(chain, action):
+            continue
+        if called_a_probe(action) and action.id not in marked:
+            marked.append(action.id)
+    if not marked:
+        return chain
+    actions = [
+        a.model_copy(update={"probe_only": True}) if a.id in marked else a for a in chain.actions
+    ]
+    for i, action in enumerate(chain.actions):
+        if action.id not in marked:
+            continue
+        commits = ", ".join(confirmed_by(chain, action.id))
+        report(
+            f"chain {chain.id!r}: {action.id} is read as probe_only: {commits} names it as "
+            "its confirmation probe, the source calls it a probe, and no step consumes what it "
+            "makes or acts on its answer; it runs only to confirm, never as a step",
+            lines.get(action.id),
+            "info",
+            path=f"actions[{i}].probe_only",
+        )
+    return chain.model_copy(update={"actions": actions})
