@@ -276,6 +276,9 @@ def _valid_empty(
     cell = _classified(doc, ctx, step, rows, _observation(empty.detect, as_predicate=True))
     if cell.row == "#2" and empty.route is not None:
         return Cell(cell.verdict, cell.row, cell.source, f"{cell.reason}; routed to {empty.route}")
+    if cell.row == "#2":
+        reason = f"{cell.reason}; no empty.route, so the run dead-ends"
+        return Cell(cell.verdict, cell.row, cell.source, reason)
     return cell
 
 

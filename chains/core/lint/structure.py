@@ -356,3 +356,28 @@ def reselect_target_not_select(chain: ChainSpec, ctx: LintContext) -> Found:
                 f"reselect(to: {target.id}) targets actions[{target.id}], "
                 f"whose effect is {target.effect}, not select",
             )
+
+
+@rule(
+    "structure.empty-without-route",
+    "error",
+    "SPEC §2.1 empty, §3 row 2",
+    hint="Give output.empty a route: ok to proceed degraded, or the gate, repair, reselect "
+    "or dead_end the empty result leads to.",
+)
+def empty_without_route(chain: ChainSpec, ctx: LintContext) -> Found:
+    """A valid empty result has no ``route`` to follow, so the run dead-ends on it.
+
+    ``ok(empty)`` follows the action's ``empty.route``; a route that is
+    missing (or was unreadable and dropped at import) leaves the answer with
+    nowhere to go, and the runtime fails closed rather than proceed as if the
+    step had produced its output (a declined card going on to capture).
+    """
+    for action in chain.actions:
+        empty = action.output.empty
+        if empty is not None and empty.valid and empty.route is None:
+            yield (
+                f"actions[{action.id}].output.empty",
+                f"actions[{action.id}] declares a valid empty result but no route for it; "
+                "the run dead-ends there instead of proceeding without the step's output",
+            )

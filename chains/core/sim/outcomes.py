@@ -23,6 +23,9 @@ from .state import NOT_WAITING, LandedCommit, Observation
 
 __all__ = ["Outcomes"]
 
+# ok(empty) on a step whose empty block gives no route (or that declares none).
+NO_EMPTY_ROUTE = Verdict(type="dead_end", reason="empty_without_route")
+
 
 class Outcomes(Part):
     """What each verdict does to the run."""
@@ -130,10 +133,14 @@ class Outcomes(Part):
         for k in [k for k in s.stale_recurrences if k.startswith(f"{action.id}|")]:
             del s.stale_recurrences[k]
         if empty:
-            route = (action.output.empty.route if action.output.empty else None) or Verdict(
-                type="ok"
-            )
-            self.log.transition(action.id, "empty.route", route)
+            route = action.output.empty.route if action.output.empty else None
+            if route is None:
+                # Fail closed: proceeding would run the next steps without this one's
+                # output (a declined card going on to capture).
+                route = NO_EMPTY_ROUTE
+                self.log.transition(action.id, "empty.route", route, "empty result with no route")
+            else:
+                self.log.transition(action.id, "empty.route", route)
             if route.type == "ok":
                 run.steps.advance(action)
             else:

@@ -59,6 +59,7 @@ STRUCTURE_RULES = [
     "structure.refresh-does-not-remint",
     "structure.reselect-target-not-select",
     "structure.scope-names-absent-steps",
+    "structure.empty-without-route",
 ]
 
 
@@ -493,3 +494,42 @@ def test_a_chain_without_actions_is_invalid():
     """)
     assert elements(doc, "structure.no-actions") == ["actions"]
     assert lint(doc).status == "INVALID"
+
+
+# --- a valid empty with nowhere to go --------------------------------------
+
+DECLINE = """
+    id: c
+    handles: [{id: hold, minted_by: authorize}]
+    actions:
+      - id: authorize
+        effect: commit
+        output:
+          handles: [hold]
+          empty: {valid: true, detect: "signal is http:402 code:card_declined"%s}
+        idempotency: {mode: keyed}
+        confirmation: {by_key_replay: true}
+      - {id: capture, effect: commit, input: {handles: [hold]}}
+    gates:
+      - {id: new_card, audience: user, outcomes: {retry: ok},
+         timeout: {after: 1h, verdict: dead_end}}
+"""
+
+
+def test_a_valid_empty_with_no_route_is_an_error():
+    """SPEC §2.1: ok(empty) follows empty.route; a decline with none must not go on to capture."""
+    (finding,) = found(chain(DECLINE % ""), "structure.empty-without-route")
+    assert finding.element == "actions[authorize].output.empty"
+    assert finding.severity == "error"
+    assert "route" in finding.message
+
+
+@pytest.mark.parametrize("route", ["ok", "gate(new_card)", "dead_end"])
+def test_a_valid_empty_with_a_route_is_not_reported(route):
+    assert found(chain(DECLINE % f", route: {route!r}"), "structure.empty-without-route") == []
+
+
+def test_an_empty_declared_not_valid_needs_no_route():
+    """Row 2 of SPEC §3 applies only to actions whose empty is valid."""
+    doc = chain(DECLINE.replace("valid: true", "valid: false") % "")
+    assert found(doc, "structure.empty-without-route") == []
