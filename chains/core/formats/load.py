@@ -14,12 +14,13 @@ from __future__ import annotations
 from typing import Literal
 
 from ..errors import DocumentError, Problem
+from .arrows import read_arrow_verdicts
 from .jsonio import parse_json
 from .markdown import load_markdown
 from .notes import with_comment_notes
 from .result import ImportResult
 from .validation import extras_problems, unreadable_problems, validate_chain
-from .yamlio import parse_yaml
+from .yamlio import comments, parse_yaml
 
 __all__ = ["MAX_BYTES", "Format", "decode", "detect_format", "load"]
 
@@ -89,6 +90,8 @@ def load(data: bytes | str, format: Format = "auto", filename: str | None = None
             data_, where = parse_json(text)
         else:
             data_, where = parse_yaml(text)
+            if "→" in text or "->" in text or "=>" in text:  # else no comment gives a verdict
+                result.problems.extend(read_arrow_verdicts(data_, where, comments(text)))
             data_ = with_comment_notes(data_, where, text)
         chain = validate_chain(data_, where)
     except DocumentError as exc:

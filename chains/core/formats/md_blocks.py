@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import DocumentError, Problem
+from .arrows import read_arrow_verdicts
 from .md_items import SECTIONS, Context, Item
 from .md_outline import Node, scope_marker
 from .notes import NOTED_SECTIONS, with_notes
@@ -73,7 +74,9 @@ def parse_block(node: Node, problems: list[Problem]) -> Parsed | DocumentError:
     for fix in fixes:
         if fix.kind == "quoted-mapping":
             _split_pairs(data, where, node.line + fix.line - 1, fix.text, problems)
-    return data, where, _comments(node, rewritten, [f for f in fixes if f.kind == "comment"])
+    found = _comments(node, rewritten, [f for f in fixes if f.kind == "comment"])
+    problems.extend(read_arrow_verdicts(data, where, found))
+    return data, where, found
 
 
 def _comments(node: Node, rewritten: str, blanked: list[Fix]) -> list[Comment]:
