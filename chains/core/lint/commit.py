@@ -241,6 +241,41 @@ def probe_lookup_undeclared(chain: ChainSpec, ctx: LintContext) -> Found:
 
 
 @rule(
+    "commit.probe-before-commit",
+    "warning",
+    "SPEC §2.1",
+    hint="Mark the read probe_only if it exists only to confirm the commit (a probe runs "
+    "only in the reconcile procedure), or move it after the commit it confirms.",
+)
+def probe_before_commit(chain: ChainSpec, ctx: LintContext) -> Found:
+    """A commit's probe that runs as a step before the commit it confirms.
+
+    A read without ``probe_only`` is a step of the run (SPEC §2.1). Placed
+    before the commit it confirms, it looks for a result that cannot exist
+    yet, and its answer (an empty list, a stale handle's error) routes the
+    run as any step's would. Compensators are left out: they run only when
+    a run unwinds, so their place in the list says nothing.
+    """
+    variants: list[str | None] = [*chain.variants.values] if chain.variants else [None]
+    reported: set[tuple[str, str]] = set()
+    for variant in variants:
+        steps = main_steps(chain, variant)
+        at = {step: i for i, step in enumerate(steps)}
+        for commit in (ctx.actions[s] for s in steps if ctx.actions[s].effect == "commit"):
+            probe = commit.confirmation.probe if commit.confirmation else None
+            if probe not in at or at[probe] > at[commit.id] or (probe, commit.id) in reported:
+                continue
+            reported.add((probe, commit.id))
+            yield (
+                f"actions[{probe}]",
+                f"actions[{probe}] is the confirmation probe of {commit.id} but runs as a step "
+                f"before it (step {at[probe] + 1}, {commit.id} is step {at[commit.id] + 1}): it "
+                f"looks for what {commit.id} has not made yet, and its answer routes the run; "
+                f"mark it probe_only, or move it after {commit.id}.",
+            )
+
+
+@rule(
     "commit.unkeyed-retried",
     "error",
     "SPEC §2.4",

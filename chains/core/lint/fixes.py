@@ -23,6 +23,7 @@ from ..formats import to_document
 from ..graph import minters, missing_edges, selection_coupling_gaps, selection_handles
 from ..keys import arrow
 from ..model import COMMIT_CLASS_EFFECTS, ChainSpec, VerdictRow, rows_by_ref
+from ..probes import confirmed_by, may_be_probe_only
 from ..signals import conjuncts
 from .registry import Finding
 
@@ -251,6 +252,22 @@ def _selection_without_rematch(doc: ChainSpec, finding: Finding) -> Iterator[Fix
             },
         },
     )
+
+
+@_fixes("commit.probe-before-commit")
+def _probe_before_commit(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
+    # Offered only where nothing in the chain needs the read as a step (SPEC §2.1: a
+    # probe_only read takes no preconditions and feeds no step); else the user moves it.
+    read = doc.action(_named(finding.element, "actions") or "")
+    if read is not None and may_be_probe_only(doc, read):
+        commits = ", ".join(confirmed_by(doc, read.id))
+        yield Fix(
+            finding.rule,
+            finding.element,
+            f"Mark {read.id} probe_only (it runs only to confirm {commits})",
+            "update_action",
+            {"id": read.id, "fields": {"probe_only": True}},
+        )
 
 
 @_fixes("gates.no-timeout")

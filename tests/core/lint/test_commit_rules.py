@@ -578,3 +578,42 @@ def test_a_row_naming_a_read_after_the_booking_that_rewinds_before_it_is_warned_
     )
     (finding,) = found(doc, "commit.rewind-past-landed-commit")
     assert finding.element == "verdict_table[X1]"
+
+
+PROBE_AND_BOOKING = """
+    id: c
+    actions:
+      - {id: search, effect: read}
+      - {id: find_booking, effect: read, PROBE_ONLY input: {intent: [reference]}}
+      - id: book
+        effect: commit
+        input: {intent: [reference]}
+        idempotency: {mode: none}
+        confirmation: {probe: find_booking, signal: one booking with our reference}
+        compensation: {action: none}
+      - {id: send_receipt, effect: mint}
+"""
+
+
+def test_a_probe_that_runs_as_a_step_before_its_commit_is_warned_about():
+    """SPEC §2.1: a read without probe_only is a step; placed before the commit it confirms,
+    it looks for a booking that cannot exist yet, and its answer routes the run as a step's."""
+    doc = chain(PROBE_AND_BOOKING.replace("PROBE_ONLY ", ""))
+    (finding,) = found(doc, "commit.probe-before-commit")
+    assert finding.severity == "warning"
+    assert finding.element == "actions[find_booking]"
+    assert "confirmation probe of book" in finding.message
+    assert "mark it probe_only, or move it after book" in finding.message
+
+
+def test_a_probe_only_read_before_its_commit_is_not_warned_about():
+    doc = chain(PROBE_AND_BOOKING.replace("PROBE_ONLY", "probe_only: true,"))
+    assert found(doc, "commit.probe-before-commit") == []
+
+
+def test_a_probe_step_after_its_commit_is_not_warned_about():
+    text = PROBE_AND_BOOKING.replace("PROBE_ONLY ", "")
+    probe = "      - {id: find_booking, effect: read, input: {intent: [reference]}}\n"
+    doc = chain(text.replace(probe, "") + probe)
+    assert [a.id for a in doc.actions] == ["search", "book", "send_receipt", "find_booking"]
+    assert found(doc, "commit.probe-before-commit") == []

@@ -67,6 +67,14 @@ REPAIRS_OVER_REWINDS = """
       per_chain: {max_rewinds: 1, max_repairs: 3}
 """
 
+PROBE_BEFORE_BOOK = """
+    id: c
+    actions:
+      - {id: find, effect: read, input: {intent: [reference]}}
+      - {id: book, effect: commit, input: {intent: [reference]}, idempotency: {mode: none},
+         confirmation: {probe: find}, compensation: {action: none}}
+"""
+
 CASES = [
     (HOLD_FROM_TWO, "edges.missing-derivation"),
     (COUPLED_RETURNS, "edges.selection-coupling"),
@@ -81,6 +89,7 @@ CASES = [
     (FRAGILE_ROW, "table.fragile-without-fallback"),
     (PROSE_ROW, "table.prose-match-not-fragile"),
     (REPAIRS_OVER_REWINDS, "policy.repairs-exceed-rewinds"),
+    (PROBE_BEFORE_BOOK, "commit.probe-before-commit"),
 ]
 CASE_IDS = [
     "missing-derivation",
@@ -96,6 +105,7 @@ CASE_IDS = [
     "fragile-without-fallback",
     "prose-match-not-fragile",
     "repairs-exceed-rewinds",
+    "probe-before-commit",
 ]
 
 
@@ -217,3 +227,23 @@ def test_a_stale_fix_is_refused_when_applied():
     doc = edit.delete_gate(doc, "consent")
     with pytest.raises(edit.EditError):
         apply_fix(doc, fix)
+
+
+def test_the_probe_before_its_commit_is_marked_probe_only_by_its_fix():
+    doc = chain(PROBE_BEFORE_BOOK)
+    (fix,) = fixes_for(doc, found(doc, "commit.probe-before-commit")[0])
+    assert fix.title == "Mark find probe_only (it runs only to confirm book)"
+    assert apply_fix(doc, fix).action("find").probe_only is True
+
+
+def test_no_probe_only_fix_is_offered_for_a_probe_that_checks_a_precondition():
+    doc = chain(
+        PROBE_BEFORE_BOOK.replace(
+            "input: {intent: [reference]}}",
+            'input: {intent: [reference]}, preconditions: [{when: "deadline passed", '
+            "verdict: dead_end}]}",
+            1,
+        )
+    )
+    finding = found(doc, "commit.probe-before-commit")[0]
+    assert fixes_for(doc, finding) == []
