@@ -39,6 +39,7 @@ from ..model import (
 from ..model import is_unkeyed_commit as _unkeyed
 from ..signals import atom_covers, conjuncts, normalize_atom, scope_applies_to
 from ..verdicts import Verdict
+from .handles import refresh_step
 from .state import Observation
 
 __all__ = [
@@ -457,8 +458,7 @@ def repeats_read(chain: ChainSpec) -> tuple[frozenset[str], Mapping[str, int]]:
 
 
 def _rewind_for(chain: ChainSpec, handle_id: str, row: str, reason: str) -> Classification:
-    h = chain.handle(handle_id)
-    target = (h.staleness.refresh if h and h.staleness else None) or (h.minted_by if h else None)
+    target = refresh_step(chain, handle_id)
     if not target:
         return Classification(
             Verdict(type="dead_end", reason=f"stale_{handle_id}_without_refresh"),

@@ -4,7 +4,8 @@ A handle is an alias ``<handle>#<n>`` and its lineage; its value never
 exists here. Minting a handle that is live invalidates the old generation
 and everything derived from it first (I1 before I2). Handles a landed commit
 minted are facts (I5): a compensator presents them even after a rewind has
-re-minted their inputs.
+re-minted their inputs, and no rewind goes back into the commit to re-mint
+them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ..model import Action, ChainSpec, commit_steps
 from .part import Part
 from .state import HandleState, Option
 
-__all__ = ["Handles"]
+__all__ = ["Handles", "refresh_step"]
 
 _ALIAS = re.compile(r"^([A-Za-z_][\w.\-]*)#\d+$")
 
@@ -59,6 +60,34 @@ def _walk_descendants(chain: ChainSpec) -> dict[str, list[str]]:
 def _selection_inputs(chain: ChainSpec) -> frozenset[str]:
     """The handles some selection step consumes."""
     return frozenset(h for a in chain.actions if a.effect == "select" for h in a.input.handles)
+
+
+def refresh_step(chain: ChainSpec, handle_id: str) -> str | None:
+    """The step a run goes back to when ``handle_id`` must be re-minted; None when none does.
+
+    Its declared ``staleness.refresh``, the cheapest re-mint (SPEC §2.2).
+    Without one (absent or ``n/a``), its minter when that is a read, mint or
+    selection of this chain, which re-mints what it made; never a commit,
+    whose output is a fact no step of this run re-mints (I5), nor a chain the
+    handle came from. None leaves the caller at SPEC §3's "else dead_end".
+
+    >>> doc = ChainSpec.model_validate({"id": "c", "handles": [
+    ...     {"id": "results", "minted_by": "search"},
+    ...     {"id": "order", "minted_by": "book", "staleness": {"refresh": "n/a"}}],
+    ...     "actions": [{"id": "search", "effect": "read"}, {"id": "book", "effect": "commit"}]})
+    >>> refresh_step(doc, "results"), refresh_step(doc, "order")
+    ('search', None)
+    """
+    handle = chain.handle(handle_id)
+    if handle is None:
+        return None
+    declared = handle.staleness.refresh if handle.staleness else None
+    if declared and declared != "n/a":
+        return declared
+    minter = handle.minted_by
+    if minter is None or chain.action(minter) is None or minter in commit_steps(chain):
+        return None
+    return minter
 
 
 class Handles(Part):
@@ -134,13 +163,8 @@ class Handles(Part):
         return list(self.run.action(step).output.handles)
 
     def refresh(self, handle_id: str) -> str | None:
-        """The step that re-mints ``handle_id``: its staleness refresh, else its minter."""
-        handle = self.chain.handle(handle_id)
-        if handle is None:
-            return None
-        if handle.staleness and handle.staleness.refresh and handle.staleness.refresh != "n/a":
-            return handle.staleness.refresh
-        return handle.minted_by
+        """The step that re-mints ``handle_id`` (:func:`refresh_step`)."""
+        return refresh_step(self.chain, handle_id)
 
     def is_fact(self, action_id: str) -> bool:
         """True when ``action_id`` is a commit: what it landed is a fact (I5)."""

@@ -228,6 +228,7 @@ class Outcomes(Part):
             )
             return
         # Exhausted: escalate per effect class (SPEC §3; the threshold is OPEN, §8).
+        note = f"{action.id} used all {s.attempt} attempts"
         if action.effect in ("read", "mint"):
             consumed = [h for h in action.input.handles if h in s.handles]
             newest = max(consumed, key=lambda h: s.handles[h].minted_seq, default=None)
@@ -241,12 +242,9 @@ class Outcomes(Part):
                 )
                 self.run.backtrack.rewind(target, action)
                 return
-        self.give_up(
-            action,
-            "step_attempts_exhausted",
-            "retry_exhausted",
-            f"{action.id} used all {s.attempt} attempts",
-        )
+            if newest and not target:
+                note += f"; its newest input {newest} has no refresh step to re-mint it"
+        self.give_up(action, "step_attempts_exhausted", "retry_exhausted", note)
 
     def replayed_error(self, action: Action) -> bool:
         """True when a keyed ``returns_cached`` commit used all its attempts on errors.

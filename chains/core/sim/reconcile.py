@@ -244,6 +244,8 @@ class Reconcile(Part):
             return
         verdict = dead("commit_not_landed", False)
         self.log.set(verdict=verdict, source="config", row="reconcile:not_landed")
+        if not target:
+            self.log.set(note=f"{ordered[0]} has no refresh step to re-mint it")
         run.outcomes.dead_end(verdict, action)
 
     def deadlines(self) -> None:
