@@ -11,6 +11,8 @@ import pytest
 from chains.core import dot, formats, render
 from chains.core.dot import RenderError, to_svg
 from chains.core.keys import GraphKey
+from chains.core.lint import lint
+from chains.core.lint.fixes import apply_fix, fixes_for
 from chains.core.model import ChainSpec
 from chains.core.render import (
     EFFECT_FILLS,
@@ -763,3 +765,42 @@ def test_the_flow_of_forty_steps_wraps_into_short_columns_that_fill_the_width():
 def test_the_flow_of_twenty_steps_stays_in_one_column():
     svg = by_id(flow_svg(steps_without_edges(20)))
     assert len({centre(svg[f"action:call_{i:02d}"])[0] for i in range(20)}) == 1
+
+
+PROBE_FOURTH = """
+    id: c
+    actions:
+      - {id: search, effect: read}
+      - {id: pick, effect: select}
+      - {id: price, effect: read}
+      - {id: find_booking, effect: read, input: {intent: [reference]}}
+      - {id: book, effect: commit, input: {intent: [reference]}, idempotency: {mode: none},
+         confirmation: {probe: find_booking}, compensation: {action: none}}
+"""
+
+
+def test_a_probe_placed_fourth_is_a_step_of_the_flow_until_it_is_marked_probe_only():
+    doc = chain(PROBE_FOURTH)
+    assert "edge:flow:find_booking:book" in by_id(flow_svg(doc))
+    (finding,) = [f for f in lint(doc).findings if f.rule == "commit.probe-before-commit"]
+    (fix,) = fixes_for(doc, finding)
+    flow = by_id(flow_svg(apply_fix(doc, fix)))
+    assert not [k for k in flow if k.startswith("edge:flow:") and "find_booking" in k.split(":")]
+    assert "edge:probe:book:find_booking" in flow
+    assert centre(flow["action:find_booking"])[1] == centre(flow["action:book"])[1]
+
+
+def test_a_probe_a_compile_calls_a_probe_is_drawn_beside_its_commit_not_as_a_step():
+    text = (
+        "# Room booking\n\n```yaml\nactions:\n"
+        "  - {id: find_rooms, effect: read}\n"
+        "  - {id: book_room, effect: commit, idempotency: {mode: none},\n"
+        "     confirmation: {probe: lookup_stay}, compensation: {action: none}}\n"
+        "  - id: lookup_stay                # the confirmation probe\n"
+        "    effect: read\n```\n"
+    )
+    (doc,) = formats.load(text.encode(), filename="rooms.md").chains
+    flow = by_id(flow_svg(doc))
+    assert [k for k in flow if k.startswith("edge:flow:")] == ["edge:flow:find_rooms:book_room"]
+    assert "probe-only" in classes(flow["action:lookup_stay"])
+    assert centre(flow["action:lookup_stay"])[1] == centre(flow["action:book_room"])[1]
