@@ -19,6 +19,7 @@ from typing import Any, Literal
 from ..errors import SEVERITY_ORDER
 from ..model import ChainSpec
 from . import (  # noqa: F401
+    actions,
     commit,
     edges,
     evidence,

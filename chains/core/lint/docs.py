@@ -17,6 +17,7 @@ FAMILY_TITLES = {
     "structure": "Structure: ids, references, order",
     "edges": "Derivation edges",
     "commit": "Commit safety",
+    "actions": "Actions: preconditions, deadlines and reversals",
     "handles": "Handles",
     "table": "Verdict table",
     "gates": "Gates",
