@@ -20,6 +20,7 @@ from ..signals import scope_actions
 from .context import LintContext
 from .registry import rule
 from .structure import verdicts
+from .values import names_payload_field
 
 __all__: list[str] = []
 
@@ -129,6 +130,32 @@ def timeout_unresolved(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str
             yield (
                 element,
                 f"{element} picks {timeout.outcome}, whose params only an answer carries.",
+            )
+
+
+@rule(
+    "gates.timeout-not-duration",
+    "error",
+    "SPEC §2.6",
+    hint="Give timeout.after a duration (30m, 12h) and move the payload's own deadline to "
+    "payload_expiry: {field: <its path>, verdict: <verdict>}, which refuses an answer that "
+    "arrives after it.",
+)
+def timeout_not_duration(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """A gate's timeout ``after`` names a payload field instead of a duration.
+
+    The runtime counts a parked gate's timeout from when it parked, so it
+    needs a length of time. A deadline the gate's payload carries is what
+    ``payload_expiry`` is for. (A duration that is neither is reported by
+    ``values.duration-unparsed``.)
+    """
+    for gate in chain.gates:
+        if gate.timeout is not None and names_payload_field(gate.timeout.after):
+            element = f"gates[{gate.id}].timeout.after"
+            yield (
+                element,
+                f"{element} is {gate.timeout.after.text!r}, a payload field, not a duration: "
+                "the timeout has no length of time to fire after.",
             )
 
 

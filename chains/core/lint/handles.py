@@ -39,7 +39,7 @@ from .registry import rule
 from .structure import row_element
 from .values import is_placeholder
 
-__all__: list[str] = []
+__all__ = ["reads_as_signal"]
 
 Found = Iterator[tuple[str, str]]
 
@@ -240,6 +240,63 @@ def staleness_undetectable(chain: ChainSpec, ctx: LintContext) -> Found:
             f"UNKNOWN: staleness undetectable: what does a call with an expired {h.id} "
             "return? Until answered, every consumer's stale case falls to the default rows.",
         )
+
+
+# What makes a detect entry a signal (SPEC §0: status, error code, timeout,
+# payload predicate): a kind prefix (http:, code:, webhook:, payload: ...), a
+# transport fault, a comparison, a payload path, or a quoted message.
+_TRANSPORT_FAULTS = ("timeout", "conn_reset", "conn_drop")
+_PREDICATE = re.compile(
+    r"==|!=|<|>|=~|[∈∉≤≥]|\b(?:in|not in|contains|includes|matches|exists|is)\b", re.IGNORECASE
+)
+_SIGNAL_SHAPE = re.compile(
+    r"^(?:[A-Za-z_]+\s*:\s*\S.*|!?[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|([\"'“]).+[\"'”])$", re.DOTALL
+)
+
+
+def reads_as_signal(atom: str) -> bool:
+    """Can code match ``atom`` against what an attempt returns?
+
+    >>> [reads_as_signal(a) for a in ("http:410", "code:E", "timeout", "expires_at < now")]
+    [True, True, True, True]
+    >>> reads_as_signal("create_error_naming_order_token"), reads_as_signal("the token expired")
+    (False, False)
+    """
+    text = atom.strip().strip("`").strip()
+    return bool(
+        text.lower() in _TRANSPORT_FAULTS
+        or re.fullmatch(r"(?i)(?:http[: ]?)?(?:\d{3}|[1-5]xx)", text)
+        or _SIGNAL_SHAPE.match(text)
+        or _PREDICATE.search(text)
+    )
+
+
+@rule(
+    "handles.staleness-detect-not-signal",
+    "warning",
+    "SPEC §2.2",
+    hint="Write the signal the expired handle returns (http:410, code:TOKEN_EXPIRED, or a "
+    "payload predicate such as error.message contains 'token', marked fragile) and keep the "
+    "words as the handle's description.",
+)
+def staleness_detect_not_signal(chain: ChainSpec, ctx: LintContext) -> Found:
+    """A ``staleness.detect`` entry is a name or prose, not a signal code can match.
+
+    A warning, not an error, like a verdict row without a signal: the stale
+    handle's error then falls to the unmatched rows 11-12, which fail closed;
+    but the rewind to the refresh this entry designs never runs.
+    """
+    for h in chain.handles:
+        if h.staleness is None:
+            continue
+        for atom in h.staleness.detect:
+            if atom.strip() and not reads_as_signal(atom):
+                yield (
+                    f"handles[{h.id}].staleness.detect",
+                    f"handles[{h.id}].staleness.detect lists {atom!r}, which is not a signal "
+                    "(a status, error code, transport fault or payload predicate): no response "
+                    f"can match it, so a stale {h.id} is never recognised as stale.",
+                )
 
 
 # A TTL used as a timer: a handle's age, mint time or ttl compared to something.

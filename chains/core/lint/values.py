@@ -26,7 +26,7 @@ from ..verdicts import Verdict, format_verdict
 from .context import LintContext
 from .registry import rule
 
-__all__ = ["is_placeholder", "placeholders"]
+__all__ = ["is_placeholder", "names_payload_field", "placeholders"]
 
 Found = Iterator[tuple[str, str]]
 
@@ -164,6 +164,18 @@ _PAYLOAD_PATH = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
 _HINTS = {"ttl_hint", "latency_hint"}
 
 
+def names_payload_field(duration: Duration) -> bool:
+    """True when a duration is written as a payload path, not a length of time.
+
+    >>> from chains.core.model import parse_duration
+    >>> names_payload_field(parse_duration("next_action.expires_at"))
+    True
+    >>> names_payload_field(parse_duration("30m")), names_payload_field(parse_duration("unknown"))
+    (False, False)
+    """
+    return duration.seconds is None and bool(_PAYLOAD_PATH.match(duration.text.strip()))
+
+
 def _unreadable(duration: Duration) -> bool:
     """True when ``duration`` states neither a number nor one of the no-number words."""
     if duration.seconds is not None:
@@ -174,7 +186,7 @@ def _unreadable(duration: Duration) -> bool:
         text in _NO_NUMBER
         or first in _NO_NUMBER
         or re.fullmatch(r"per[- ]\w+", text)
-        or _PAYLOAD_PATH.match(duration.text.strip())
+        or names_payload_field(duration)
     )
 
 

@@ -414,3 +414,23 @@ def test_a_change_then_ask_again_answer_beside_an_ok_answer_is_no_loop():
             timeout: {after: 1h, verdict: dead_end}
     """)
     assert found(doc, "gates.entry-outcome-loops") == []
+
+
+# --- gates.timeout-not-duration -----------------------------------------------------
+
+
+def test_a_gate_timeout_after_a_payload_field_is_an_error():
+    doc = with_gates("""
+  - id: pick
+    audience: user
+    payload: {offer: {valid_until: datetime}}
+    outcomes: {choose: ok}
+    timeout: {after: offer.valid_until, verdict: dead_end}
+""")
+    [finding] = found(doc, "gates.timeout-not-duration")
+    assert finding.element == "gates[pick].timeout.after"
+    assert finding.severity == "error"
+
+
+def test_a_gate_timeout_after_a_duration_is_silent():
+    assert found(with_gates(PICK_OK), "gates.timeout-not-duration") == []

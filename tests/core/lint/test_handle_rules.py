@@ -341,3 +341,42 @@ def test_a_handle_with_no_lifetime_of_its_own_that_dies_with_its_parent_passes()
              idempotency: {mode: keyed}, confirmation: {by_key_replay: {note: replays}}}
     """)
     assert found(doc, "handles.commit-input-undetectable") == []
+
+
+# --- handles.staleness-detect-not-signal --------------------------------------------
+
+
+def token_detected_by(atom: str) -> object:
+    return chain(f"""
+        id: c
+        handles:
+          - {{id: token, minted_by: quote, staleness: {{detect: [{atom}], refresh: quote}}}}
+        actions:
+          - {{id: quote, effect: mint, output: {{handles: [token]}}}}
+          - {{id: use, effect: read, input: {{handles: [token]}}}}
+    """)
+
+
+def test_a_staleness_detect_entry_that_only_names_the_condition_warns():
+    doc = token_detected_by("token_rejected_at_checkout")
+    [finding] = found(doc, "handles.staleness-detect-not-signal")
+    assert finding.element == "handles[token].staleness.detect"
+    assert finding.severity == "warning"
+
+
+@pytest.mark.parametrize(
+    "atom",
+    [
+        "http:410",
+        "http:5xx",
+        "code:TOKEN_EXPIRED",
+        "webhook:token.expired",
+        "timeout",
+        "'error.expires_at < now'",
+        "'payload:\"expires_at < now\"'",
+        "error.token_expired",
+        "'\"token has expired\"'",
+    ],
+)
+def test_staleness_detect_entries_of_every_signal_kind_are_silent(atom):
+    assert found(token_detected_by(atom), "handles.staleness-detect-not-signal") == []
