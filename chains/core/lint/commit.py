@@ -19,7 +19,8 @@ import re
 from collections.abc import Iterable, Iterator
 
 from ..graph import action_verdicts
-from ..model import Action, ChainSpec, Compensation, VerdictRow, main_steps
+from ..model import Action, ChainSpec, Compensation, VerdictRow, is_external, main_steps
+from ..probes import may_be_probe_only
 from ..signals import scope_actions
 from ..verdicts import Verdict, parse_verdict
 from ..words import article
@@ -253,8 +254,12 @@ def probe_before_commit(chain: ChainSpec, ctx: LintContext) -> Found:
     A read without ``probe_only`` is a step of the run (SPEC §2.1). Placed
     before the commit it confirms, it looks for a result that cannot exist
     yet, and its answer (an empty list, a stale handle's error) routes the
-    run as any step's would. Compensators are left out: they run only when
-    a run unwinds, so their place in the list says nothing.
+    run as any step's would. Not reported: a read the run needs as a step
+    (it feeds a later step or acts on its answer, like a reservation read
+    checking the payment deadline), a read of what the commit ``mutates``
+    (it exists before the commit; reading it first is the point), and
+    compensators' probes (a compensator runs only when a run unwinds, so
+    its place in the list says nothing).
     """
     variants: list[str | None] = [*chain.variants.values] if chain.variants else [None]
     reported: set[tuple[str, str]] = set()
@@ -264,6 +269,8 @@ def probe_before_commit(chain: ChainSpec, ctx: LintContext) -> Found:
         for commit in (ctx.actions[s] for s in steps if ctx.actions[s].effect == "commit"):
             probe = commit.confirmation.probe if commit.confirmation else None
             if probe not in at or at[probe] > at[commit.id] or (probe, commit.id) in reported:
+                continue
+            if commit.mutates or not may_be_probe_only(chain, ctx.actions[probe]):
                 continue
             reported.add((probe, commit.id))
             yield (
@@ -323,6 +330,77 @@ def precondition_replays_landed_commit(chain: ChainSpec, ctx: LintContext) -> Fo
                     f"(preconditions run on its ok response); the replay from {v.to} reaches "
                     f"{a.id} again and dispatches it again with no key: a second booking.",
                 )
+
+
+@rule(
+    "commit.compensation-without-target",
+    "error",
+    "SPEC §2.1",
+    hint="Give the compensator the handle the commit it undoes presents or mints (the "
+    "booking it cancels), or mint the handle it needs in an earlier step of its "
+    "compensation chain.",
+)
+def compensation_without_target(chain: ChainSpec, ctx: LintContext) -> Found:
+    """A compensator needs a handle that neither its commit nor any step before it mints.
+
+    A compensator acts on what the landed commit it undoes presented and
+    minted (I5), on handles minted before that commit, and on what earlier
+    steps of its own compensation chain mint. A handle from anywhere else
+    (another scope's order id) is not there when the unwind runs: the
+    compensator goes out naming nothing to undo, and the run records the
+    commit compensated.
+    """
+    for a in _commits(chain):
+        if a.effect != "commit" or a.id not in ctx.order:
+            continue
+        before = {
+            h
+            for x in chain.actions
+            if ctx.order.get(x.id, len(ctx.order)) < ctx.order[a.id] and not x.probe_only
+            for h in _mints(x, ctx)
+        }
+        at_hand = {*before, *a.input.handles, *_mints(a, ctx)}
+        reported: set[tuple[str, str]] = set()
+        for steps in _compensation_paths(a):
+            minted = set(at_hand)
+            for step in steps:
+                c = ctx.actions.get(step)
+                if c is None:
+                    break  # a dangling reference: the structure rules report it
+                for hid in c.input.handles:
+                    handle = ctx.handles.get(hid)
+                    external = handle is not None and is_external(handle)
+                    if hid in minted or external or (c.id, hid) in reported:
+                        continue
+                    reported.add((c.id, hid))
+                    yield (
+                        f"actions[{c.id}].input",
+                        f"actions[{c.id}] undoes {a.id} but needs {hid}, which {a.id} neither "
+                        "presents nor mints and no step before it mints: an unwind sends it "
+                        "naming nothing to undo.",
+                    )
+                minted.update(_mints(c, ctx))
+
+
+def _mints(action: Action, ctx: LintContext) -> set[str]:
+    """The handles ``action`` mints: its outputs and the handles that name it ``minted_by``."""
+    return {
+        *action.output.handles,
+        *(h for h, x in ctx.handles.items() if x.minted_by == action.id),
+    }
+
+
+def _compensation_paths(action: Action) -> list[list[str]]:
+    """Each sequence of steps an unwind of ``action`` may run: its action, chain or a rung."""
+    comp = action.compensation
+    if comp is None:
+        return []
+    paths = [[comp.action]] if comp.action and comp.action != "none" else []
+    paths += [list(comp.chain)] if comp.chain else []
+    for rung in comp.ladder:
+        steps = list(rung.chain) or ([rung.action] if rung.action else [])
+        paths += [steps] if steps else []
+    return paths
 
 
 @rule(

@@ -617,3 +617,72 @@ def test_a_probe_step_after_its_commit_is_not_warned_about():
     doc = chain(text.replace(probe, "") + probe)
     assert [a.id for a in doc.actions] == ["search", "book", "send_receipt", "find_booking"]
     assert found(doc, "commit.probe-before-commit") == []
+
+
+def test_a_probe_that_checks_a_precondition_before_its_commit_is_a_step_and_not_warned_about():
+    """The reservation read that checks the payment deadline before ticketing (SPEC §2.1:
+    a probe_only read takes no preconditions), so the run needs it where it is."""
+    text = PROBE_AND_BOOKING.replace(
+        "PROBE_ONLY ", 'preconditions: [{when: "deadline passed", verdict: dead_end}], '
+    )
+    assert found(chain(text), "commit.probe-before-commit") == []
+
+
+def test_a_read_of_what_the_commit_mutates_before_it_is_not_warned_about():
+    text = PROBE_AND_BOOKING.replace("PROBE_ONLY ", "").replace(
+        "effect: commit\n", "effect: commit\n        mutates: reference\n"
+    )
+    assert chain(text).action("book").mutates == "reference"
+    assert found(chain(text), "commit.probe-before-commit") == []
+
+
+# A ferry seat hold undone by a release sub-chain: request the release, then confirm it.
+SEAT_HOLD = """
+    id: ferry_hold
+    handles:
+      - {id: account, minted_by: sign_in}
+      - {id: hold_ref, minted_by: hold_seats, staleness: {detect: [], ttl_hint: n/a}}
+      - {id: release_ref, minted_by: request_release}
+      - {id: order_ref, description: a paid crossing's order, minted by the purchase chain}
+    actions:
+      - {id: sign_in, effect: mint, output: {handles: [account]}}
+      - id: hold_seats
+        effect: commit
+        input: {handles: [account]}
+        output: {handles: [hold_ref]}
+        idempotency: {mode: keyed}
+        confirmation: {probe: list_holds, signal: a hold for our reference}
+        compensation: {chain: [request_release, confirm_release]}
+      - {id: list_holds, effect: read, probe_only: true}
+      - id: request_release
+        effect: compensate
+        input: {handles: [account, hold_ref]}
+        output: {handles: [release_ref]}
+        idempotency: {mode: keyed}
+        confirmation: {probe: list_holds, signal: the hold is released}
+      - id: confirm_release
+        effect: compensate
+        input: {handles: [release_ref]}
+        idempotency: {mode: keyed}
+        confirmation: {probe: list_holds, signal: the release is confirmed}
+"""
+
+
+def test_a_compensator_using_the_commits_handles_and_its_own_sub_chains_is_clean():
+    assert found(chain(SEAT_HOLD), "commit.compensation-without-target") == []
+
+
+def test_a_compensator_needing_a_handle_nothing_before_its_commit_mints_is_an_error():
+    doc = chain(
+        SEAT_HOLD.replace(
+            "input: {handles: [account, hold_ref]}", "input: {handles: [account, order_ref]}"
+        )
+    )
+    (finding,) = found(doc, "commit.compensation-without-target")
+    assert finding.element == "actions[request_release].input"
+    assert finding.severity == "error"
+    assert finding.message == (
+        "actions[request_release] undoes hold_seats but needs order_ref, which hold_seats "
+        "neither presents nor mints and no step before it mints: an unwind sends it "
+        "naming nothing to undo."
+    )

@@ -234,16 +234,3 @@ def test_the_probe_before_its_commit_is_marked_probe_only_by_its_fix():
     (fix,) = fixes_for(doc, found(doc, "commit.probe-before-commit")[0])
     assert fix.title == "Mark find probe_only (it runs only to confirm book)"
     assert apply_fix(doc, fix).action("find").probe_only is True
-
-
-def test_no_probe_only_fix_is_offered_for_a_probe_that_checks_a_precondition():
-    doc = chain(
-        PROBE_BEFORE_BOOK.replace(
-            "input: {intent: [reference]}}",
-            'input: {intent: [reference]}, preconditions: [{when: "deadline passed", '
-            "verdict: dead_end}]}",
-            1,
-        )
-    )
-    finding = found(doc, "commit.probe-before-commit")[0]
-    assert fixes_for(doc, finding) == []
