@@ -21,10 +21,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from ..model import Action, ChainSpec
+from ..graph import minters
+from ..model import Action, ChainSpec, compensators
 from ..probes import confirmed_by, may_be_probe_only
 
-__all__ = ["called_a_probe", "mark_probe_reads"]
+__all__ = ["called_a_probe", "mark_probe_reads", "runs_only_after_an_unwind"]
 
 _PROBE = re.compile(r"\bprobe\b", re.IGNORECASE)
 _ALSO_PROBE = re.compile(r"\balso\b[^.;]*\bprobe\b", re.IGNORECASE)
@@ -47,6 +48,23 @@ def called_a_probe(action: Action) -> bool:
     return any(_PROBE.search(t) for t in texts)
 
 
+def runs_only_after_an_unwind(chain: ChainSpec, action: Action) -> bool:
+    """Whether ``action`` confirms only compensators and needs a handle only they make.
+
+    Such a read cannot be a forward step whatever the words: on the way
+    forward nothing has made what it reads (a refund lookup by the refund's
+    id, where the refund is the capture's compensation).
+    """
+    commits = confirmed_by(chain, action.id)
+    undo = {name for a in chain.actions for name in compensators(a)}
+    made = minters(chain)
+    return (
+        bool(commits)
+        and all(c in undo for c in commits)
+        and any(made.get(h) in commits for h in action.input.handles)
+    )
+
+
 def mark_probe_reads(
     chain: ChainSpec,
     lines: Mapping[str, int | None],
@@ -54,27 +72,32 @@ def mark_probe_reads(
 ) -> ChainSpec:
     """``chain`` with ``probe_only`` set on each read its source calls a probe.
 
+    Also marked without the words: a read that confirms only compensators
+    and needs a handle only they make (:func:`runs_only_after_an_unwind`).
     ``lines`` gives each action's line; ``report(message, line, severity,
     path=...)`` receives one info per read marked, naming the inference.
     """
-    marked: list[str] = []
+    why: dict[str, str] = {}
     for action in chain.actions:
-        if action.probe_only or not may_be_probe_only(chain, action):
+        if action.probe_only or action.id in why or not may_be_probe_only(chain, action):
             continue
-        if called_a_probe(action) and action.id not in marked:
-            marked.append(action.id)
-    if not marked:
+        if called_a_probe(action):
+            why[action.id] = "the source calls it a probe"
+        elif runs_only_after_an_unwind(chain, action):
+            needs = ", ".join(action.input.handles)
+            why[action.id] = f"it needs {needs}, which only that compensation makes"
+    if not why:
         return chain
     actions = [
-        a.model_copy(update={"probe_only": True}) if a.id in marked else a for a in chain.actions
+        a.model_copy(update={"probe_only": True}) if a.id in why else a for a in chain.actions
     ]
     for i, action in enumerate(chain.actions):
-        if action.id not in marked:
+        if action.id not in why:
             continue
         commits = ", ".join(confirmed_by(chain, action.id))
         report(
             f"chain {chain.id!r}: {action.id} is read as probe_only: {commits} names it as "
-            "its confirmation probe, the source calls it a probe, and no step consumes what it "
+            f"its confirmation probe, {why.pop(action.id)}, and no step consumes what it "
             "makes or acts on its answer; it runs only to confirm, never as a step",
             lines.get(action.id),
             "info",

@@ -107,3 +107,24 @@ def test_a_read_named_probe_by_no_commit_stays_a_step():
     reads = LABELLED_PROBE.replace("lookup_stay", "browse_stays")
     chain, _ = chain_of(compile_doc(reads))
     assert chain.action("browse_stays").probe_only is False
+
+
+def test_a_probe_of_the_compensation_that_reads_what_only_it_makes_is_probe_only():
+    # The refund lookup by the refund's id, where the refund undoes the booking: on the
+    # way forward no refund exists, so the read can only confirm the refund.
+    text = compile_doc(
+        "    compensation: {action: refund_stay}\n"
+        "  - id: refund_stay\n"
+        "    effect: compensate\n"
+        "    input: {handles: [stay_id]}\n"
+        "    output: {handles: [refund_id]}\n"
+        "    idempotency: {mode: keyed}\n"
+        "    confirmation: {probe: get_refund}\n"
+        "  - id: get_refund\n"
+        "    effect: read\n"
+        "    input: {handles: [refund_id]}\n" + LABELLED_PROBE
+    )
+    chain, problems = chain_of(text)
+    assert chain.action("get_refund").probe_only is True
+    assert main_steps(chain) == ["find_rooms", "book_room"]
+    assert [p for p in problems if "needs refund_id, which only that compensation" in p.message]
