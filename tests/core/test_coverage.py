@@ -123,6 +123,19 @@ def test_a_valid_empty_on_an_error_transport_is_still_an_empty_answer():
     assert (cell.verdict, cell.row) == ("ok(empty)", "#2")
 
 
+def test_a_valid_empty_with_no_route_says_the_run_dead_ends():
+    doc = chain("""
+        id: pay
+        actions:
+          - id: charge
+            effect: read
+            output: {empty: {valid: true, detect: "status == 402"}}
+    """)
+    cell = coverage(doc).cells[("charge", "valid_empty")]
+    assert (cell.verdict, cell.row) == ("ok(empty)", "#2")
+    assert cell.reason.endswith("no empty.route, so the run dead-ends")
+
+
 def test_a_staleness_column_applies_only_to_consumers_of_a_handle_detecting_it(flight_matrix):
     key = "stale:code:SEARCH_TOKEN_EXPIRED"
     applicable = [s for s in flight_matrix.steps if flight_matrix.cells[(s, key)] is not None]
