@@ -25,11 +25,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..memo import remember
-from ..model import ChainSpec, Gate, commit_steps, is_commit_class, is_unkeyed_commit
+from ..model import (
+    Action,
+    ChainSpec,
+    Gate,
+    Staleness,
+    commit_steps,
+    compensators,
+    is_commit_class,
+    is_keyed,
+    is_unkeyed_commit,
+)
 from ..policy import step_limits
+from ..verdicts import format_verdict, parse_verdict
 from ..words import article
+from .classifier import matches
 from .runtime import TERMINAL, Run
-from .state import Event, HandleState, Snapshot
+from .state import Event, HandleState, Observation, Snapshot
 
 __all__ = [
     "INVARIANTS",
@@ -41,9 +53,15 @@ __all__ = [
 ]
 
 INVARIANTS = {
-    "unkeyed_redispatch": "an unkeyed commit is dispatched again only after a probe proved the "
-    "earlier dispatch not landed, or after a response declared no_side_effect "
-    "(within safe_reject_redispatch)",
+    "unkeyed_redispatch": "an unkeyed commit is sent again (the same step presenting the same "
+    "handles) only after a probe proved the earlier dispatch not landed, or after a response "
+    "declared no_side_effect (within safe_reject_redispatch)",
+    "double_commit": "a commit's effect lands at most once for one intent until it is "
+    "compensated: no second dispatch while an earlier one landed or may have landed, "
+    "whether unkeyed on other handles, keyed with a new key, or keyed on a key that "
+    "re-executes",
+    "compensation_without_target": "a compensator is dispatched with the handles of the commit "
+    "it undoes, never without one nor with a handle this chain never mints",
     "stale_or_spent_handle": "no commit is dispatched with a stale (invalidated) or spent handle",
     "mixed_lineage": "no dispatch presents, and no cached handle keeps, a lineage other than "
     "the live generation of its parents",
@@ -55,6 +73,8 @@ INVARIANTS = {
 
 # Transports that carry no response: nothing the provider said can vouch for them.
 _NO_RESPONSE = frozenset({"timeout", "conn_reset", "conn_drop", "lost"})
+_BACK = frozenset({"rewind", "reselect", "repair"})
+_DURABLE = ("n/a", "na", "none", "never", "unlimited", "durable", "permanent", "infinite")
 _CONSENT_WORDS = ("consent", "approv", "spend", "price", "payment", "charge", "money", "cost")
 
 
@@ -85,24 +105,52 @@ def is_money_or_consent_gate(chain: ChainSpec, gate: Gate) -> bool:
     return any(word in text for word in _CONSENT_WORDS)
 
 
+# What was sent: a commit's step and the aliases its dispatch presented, sorted.
+Sent = tuple[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class Effect:
+    """A commit's dispatch whose effect may stand: it landed, or its outcome is unknown.
+
+    ``key`` is the idempotency key it carried, ``presented`` and ``minted``
+    its aliases (a compensator that presents one of them undoes it), ``how``
+    the words a finding quotes about it.
+    """
+
+    key: str | None
+    presented: tuple[str, ...]
+    minted: tuple[str, ...]
+    how: str
+    landed: bool
+
+
 @dataclass
 class Monitor:
     """The history the invariants need, read from the trace one event at a time.
 
-    ``open`` maps an unkeyed commit to why its last dispatch is unresolved
-    (landed, or an unknown outcome no probe settled); ``streak`` counts the
-    excused re-dispatches in a row; ``spent`` maps each single-use alias a
-    commit presented to the step that spent it and the idempotency key it
-    carried (a keyed retry with the same key is the same request, not a
-    second use); ``minted`` is every handle id minted so far.
+    ``open`` maps what an unkeyed commit sent (its step and the aliases it
+    presented) to why that dispatch is unresolved (landed, or an unknown
+    outcome no probe settled): sending the same again is a re-dispatch,
+    while a compensator undoing another booking sends something else.
+    ``effects`` maps a commit's intent to the dispatch whose effect may
+    stand, until a compensator undoes it or a probe proves it not landed:
+    a forward commit has one intent a run (a second booking on other
+    handles is a second effect), a compensator one per target it presents.
+    ``streak`` counts the excused re-dispatches in a row; ``spent`` maps
+    each single-use alias a commit presented to the step that spent it and
+    the idempotency key it carried (a keyed retry with the same key is the
+    same request, not a second use); ``minted`` is every handle id minted
+    so far.
     """
 
     chain: ChainSpec
-    open: dict[str, str] = field(default_factory=dict)
+    open: dict[Sent, str] = field(default_factory=dict)
     streak: dict[str, int] = field(default_factory=dict)
     spent: dict[str, tuple[str, str | None]] = field(default_factory=dict)
     minted: set[str] = field(default_factory=set)
     last_step: str | None = None
+    effects: dict[Sent, Effect] = field(default_factory=dict)
     # The live handles the lineage of every handle was last checked on, and what that
     # found: a run's handles change at a few inputs only, and the check reads them all.
     # Shared by copies: it is replaced, never changed.
@@ -118,6 +166,7 @@ class Monitor:
             dict(self.spent),
             set(self.minted),
             self.last_step,
+            dict(self.effects),
             self.lineage_seen,
         )
 
@@ -137,17 +186,37 @@ class Monitor:
             spent = sorted((name(a), list(s)) for a, s in self.spent.items() if a in presentable)
         # the last step only tells a streak of excused re-dispatches on, or ends it
         last_step = self.last_step if self.streak else None
-        open_ = sorted(self.open.items()) if self.open else []
-        return [open_, sorted(self.streak.items()) if self.streak else [], spent, last_step]
+        open_ = sorted(((s, [*map(name, al)]), why) for (s, al), why in self.open.items())
+        effects = sorted(
+            (
+                (s, [*map(name, al)]),
+                e.key,
+                [*map(name, e.presented)],
+                [*map(name, e.minted)],
+                e.how,
+                e.landed,
+            )
+            for (s, al), e in self.effects.items()
+        )
+        streak = sorted(self.streak.items()) if self.streak else []
+        return [open_, streak, spent, last_step, effects]
 
     def feed(self, events: Iterable[Event]) -> list[Finding]:
         """Read trace events in order; the findings they show."""
         found: list[Finding] = []
+        read: Event | None = None  # the last attempt read: a precondition after it is its own
         for event in events:
             for alias in event.handles_minted:
                 self.minted.add(alias.split("#")[0])
+            if self.effects:
+                self._lapsed(event, read)
+            if event.event_type == "attempt":
+                read = event
             if event.event_type == "attempt" and event.step_id:
                 found += self._attempt(event)
+            elif (event.row or "").startswith("revocation:"):
+                # the provider reversed it: that effect no longer stands
+                self.effects.pop((event.step_id or "", ()), None)
             elif event.event_type == "reconcile" and event.step_id and event.signal:
                 self._probe(event.step_id, event.signal.get("probe"))
             elif event.row and event.row.startswith("gate:") and event.proposal_source == "model":
@@ -167,13 +236,18 @@ class Monitor:
         presented = list(event.handles_consumed)
         found = self.dispatch_findings(step, presented, self.minted, event.idempotency_key)
         safe = self._excused(event)
-        if is_unkeyed_commit(action):
+        # a compensator that names no target is told from no other: that is its one finding
+        aimless = bool(_without_target(self.chain, action, presented))
+        if is_unkeyed_commit(action) and not aimless:
+            sent = (step, tuple(sorted(presented)))
             if safe:
-                self.open.pop(step, None)
+                self.open.pop(sent, None)
                 self.streak[step] = self.streak.get(step, 0) + 1
             else:
-                self.open[step] = _redispatch_message(step, event)
+                self.open[sent] = _redispatch_message(step, event)
                 self.streak.pop(step, None)
+        if not (safe or aimless):
+            self._effect(action, presented, event)
         for alias in presented:
             handle = self.chain.handle(alias.split("#")[0])
             if handle is None or not handle.single_use:
@@ -197,11 +271,88 @@ class Monitor:
         declared = row == "#5" and (event.verdict or "").startswith("retry")
         return declared or row in _excusing_rows(self.chain)
 
+    def _effect(self, action: Action, presented: list[str], event: Event) -> None:
+        """Record the effect ``event`` may have left; a compensator's landing undoes its target.
+
+        A dispatch may have landed when it answered ok, or when nothing
+        answered for it: no response, a 5xx, a verdict of reconcile. Any other
+        answer is the provider refusing the request (SPEC P4).
+        """
+        verdict = event.verdict or ""
+        landed = _landed(verdict)
+        transport = str((event.signal or {}).get("transport", "")).lower()
+        unknown = (
+            transport in _NO_RESPONSE
+            or transport.startswith("http:5")
+            or verdict.startswith("reconcile")
+        )
+        intent = _intent(self.chain, action.id, presented)
+        earlier = self.effects.get(intent)
+        if not (landed or unknown):
+            if earlier and not earlier.landed and _replays(action, earlier, event.idempotency_key):
+                del self.effects[intent]  # its key's replay answered: the first did not land
+            return
+        if landed or earlier is None:
+            how = _outcome(event, "landed" if landed else "may have landed")
+            key, minted = event.idempotency_key, tuple(event.handles_minted)
+            self.effects[intent] = Effect(key, tuple(sorted(presented)), minted, how, landed)
+        if landed:
+            for target in _undoes(self.chain).get(action.id, ()):
+                undone = self.effects.get((target, ()))
+                if undone and set(presented) & {*undone.presented, *undone.minted}:
+                    del self.effects[(target, ())]
+
+    def _lapsed(self, event: Event, read: Event | None = None) -> None:
+        """Effects the provider let lapse, as ``event`` shows: doing them again is no second one.
+
+        A commit's product that the chain declares perishable dies when the
+        provider says so: detected stale on a later call (an authorization
+        that expired), or killed with the object it lives on (an intent the
+        provider reports cancelled). A durable product is a fact (I5): no
+        signal and no choice of ours (a reselect sweeping past it) undoes
+        it. A commit that declares a ``business_expiry`` lapses when the run
+        takes the route the chain gives that expiry, from the timer or from
+        a row that routes the provider's word for it the same way. A read
+        of what a commit acted on whose precondition sends the run back
+        (a payment still awaiting confirmation, an intent cancelled) shows
+        the provider's state of that object: the chain says it must be done
+        again, and the read is the provider's word that the effect is not there.
+        A repair of the fields a commit takes makes its next dispatch one for
+        another intent (a new card after the first was refused).
+        """
+        said = event.event_type == "attempt"  # the provider's answer, not a choice of ours
+        gone = set(event.handles_invalidated) if said else set()
+        shown = set(event.handles_consumed) if said else set()
+        read = event if said else read
+        back = read is not None and _sends_back(self.chain, event, read)
+        seen = set(read.handles_consumed) if read is not None and back else set()
+        repaired = _repaired(self.chain, event.verdict)
+        for intent, effect in list(self.effects.items()):
+            perishable = [a for a in effect.minted if _perishable(self.chain, a)]
+            if (
+                intent[0] in repaired
+                or seen.intersection([*effect.presented, *effect.minted])
+                or gone.intersection(perishable)
+                or any(_detects(self.chain, a, event) for a in perishable if a in shown)
+                or _expiry_route(self.chain, intent[0], event.verdict)
+            ):
+                del self.effects[intent]
+
     def _probe(self, step: str, result: str | None) -> None:
-        if result == "not_landed":
-            self.open.pop(step, None)
-        elif result == "landed" and step in self.open:
-            self.open[step] = _again(step, "was found landed by the probe")
+        for sent in [s for s in self.open if s[0] == step]:
+            if result == "not_landed":
+                del self.open[sent]
+            elif result == "landed":
+                self.open[sent] = _again(step, "was found landed by the probe")
+        for intent in [i for i in self.effects if i[0] == step]:
+            if result == "not_landed":
+                del self.effects[intent]
+            elif result == "landed":
+                effect = self.effects[intent]
+                how = "was found landed by the probe"
+                self.effects[intent] = Effect(
+                    effect.key, effect.presented, effect.minted, how, landed=True
+                )
 
     def _gate_answer(self, row: str) -> list[Finding]:
         gate_id = row.removeprefix("gate:").rsplit(".", 1)[0]
@@ -223,8 +374,11 @@ class Monitor:
         if action is None or not is_commit_class(action):
             return []
         found = []
-        if is_unkeyed_commit(action) and step in self.open:
-            found.append(Finding("unkeyed_redispatch", self.open[step]))
+        sent = (step, tuple(sorted(presented)))
+        if is_unkeyed_commit(action) and sent in self.open:
+            found.append(Finding("unkeyed_redispatch", self.open[sent]))
+        found += self._double(action, presented, key)
+        found += _without_target(self.chain, action, presented)
         limit = step_limits(self.chain, action).safe_reject_redispatch
         in_a_row = self.streak.get(step, 0) if self.last_step == step else 0
         if is_unkeyed_commit(action) and in_a_row > limit:
@@ -257,6 +411,38 @@ class Monitor:
                     )
                 )
         return found
+
+    def _double(self, action: Action, presented: list[str], key: str | None) -> list[Finding]:
+        """A second dispatch for an intent whose earlier effect may stand (SPEC P3, I5).
+
+        Sending the same again is not a second effect: a keyed retry on the
+        same key (unless the provider re-executes it), or an unkeyed request
+        with the same handles, which is ``unkeyed_redispatch``'s to report.
+        """
+        if action.effect != "commit":
+            return []  # an undo sent twice is unkeyed_redispatch's, by what it sent
+        earlier = self.effects.get(_intent(self.chain, action.id, presented))
+        if earlier is None:
+            return []
+        if action.mutates and _same_object(action, presented, earlier):
+            return []  # a change in place sets a state (SPEC §2.1): again, it changes nothing
+        if is_keyed(action):
+            if _replays(action, earlier, key):
+                return []
+            how = "re-executing its key" if key == earlier.key else "with a new idempotency key"
+        elif is_unkeyed_commit(action):
+            if tuple(sorted(presented)) == earlier.presented:
+                return []
+            how = "unkeyed and presenting other handles"
+        else:
+            return []  # naturally idempotent: sending it again changes nothing
+        return [
+            Finding(
+                "double_commit",
+                f"commit {action.id} was dispatched again for the same intent, {how}, although "
+                f"its earlier dispatch {earlier.how} and was never compensated",
+            )
+        ]
 
     def state_findings(self, snapshot: Snapshot, run: Run | None = None) -> list[Finding]:
         """Findings about the state itself, including a dispatch that is out right now.
@@ -324,6 +510,68 @@ def minted_read(chain: ChainSpec) -> tuple[str, ...]:
 _last_minted_read: tuple[ChainSpec | None, tuple[str, ...]] = (None, ())
 
 
+def _undoes(chain: ChainSpec) -> dict[str, tuple[str, ...]]:
+    """Each compensator step and the commits it undoes, kept per chain."""
+
+    def find() -> dict[str, tuple[str, ...]]:
+        found: dict[str, list[str]] = {}
+        for a in chain.actions:
+            if a.effect == "commit":
+                for step in compensators(a):
+                    found.setdefault(step, []).append(a.id)
+        return {step: tuple(targets) for step, targets in found.items()}
+
+    return remember(chain, "commits undone", find)
+
+
+def _minted_anywhere(chain: ChainSpec) -> frozenset[str]:
+    """The handles some step of ``chain`` mints (declared ``minted_by`` or an output)."""
+    return remember(
+        chain,
+        "handles minted",
+        lambda: frozenset(
+            [h.id for h in chain.handles if h.minted_by]
+            + [h for a in chain.actions for h in a.output.handles]
+        ),
+    )
+
+
+def _intent(chain: ChainSpec, step: str, presented: list[str]) -> Sent:
+    """What one effect of ``step`` is for: the run's one booking, or a compensator's target."""
+    return (step, tuple(sorted(presented))) if step in _undoes(chain) else (step, ())
+
+
+def _without_target(chain: ChainSpec, action: Action, presented: list[str]) -> list[Finding]:
+    """A compensator that cannot name what it undoes: an input missing, or one never minted.
+
+    It acts on the facts of the landed commit it undoes (I5); sent without
+    them, the provider is asked to cancel nothing, and the run records the
+    commit compensated all the same.
+    """
+    targets = _undoes(chain).get(action.id)
+    if not targets:
+        return []
+    shown = {alias.split("#")[0] for alias in presented}
+    minted = _minted_anywhere(chain)
+    found = [
+        Finding(
+            "compensation_without_target",
+            f"compensator {action.id} was dispatched without {hid}, so it names nothing of "
+            f"the {' or '.join(targets)} it undoes",
+        )
+        for hid in action.input.handles
+        if hid not in shown
+    ]
+    found += [
+        Finding(
+            "compensation_without_target",
+            f"compensator {action.id} presented {hid}, which no step of this chain mints",
+        )
+        for hid in sorted(shown - minted)
+    ]
+    return found
+
+
 def _excusing_rows(chain: ChainSpec) -> frozenset[str]:
     """The ids of the rows that declare ``no_side_effect``, kept per chain."""
     return remember(
@@ -353,6 +601,127 @@ def _redispatch_message(step: str, event: Event) -> str:
             "although its earlier dispatch was unresolved"
         )
     return _again(step, f"was unresolved ({seen} -> {verdict}{row})")
+
+
+def _replays(action: Action, earlier: Effect, key: str | None) -> bool:
+    """Whether a dispatch on ``key`` replays ``earlier``'s request: the same key, not re-run."""
+    idem = action.idempotency
+    reexecutes = idem is not None and idem.replay_semantics == "reexecutes"
+    return is_keyed(action) and key is not None and key == earlier.key and not reexecutes
+
+
+def _same_object(action: Action, presented: list[str], earlier: Effect) -> bool:
+    """Whether a change in place is sent to the object its earlier dispatch changed."""
+    prefix = f"{action.mutates}#"
+    now = {alias for alias in presented if alias.startswith(prefix)}
+    return bool(now) and now <= set(earlier.presented)
+
+
+def _expiry_route(chain: ChainSpec, step: str, verdict: str | None) -> bool:
+    """Whether ``verdict`` is the route ``step`` declares for its business expiry."""
+    return bool(verdict) and _expiry_routes(chain).get(step) == "".join((verdict or "").split())
+
+
+def _expiry_routes(chain: ChainSpec) -> dict[str, str]:
+    """Each commit declaring a business expiry, and its ``on_expiry`` verdict unspaced."""
+    return remember(
+        chain,
+        "expiry routes",
+        lambda: {
+            a.id: "".join(format_verdict(a.output.business_expiry.on_expiry).split())
+            for a in chain.actions
+            if a.output.business_expiry is not None
+        },
+    )
+
+
+def _sends_back(chain: ChainSpec, event: Event, read: Event) -> bool:
+    """Whether ``event`` is the read ``read`` finding a state that sends the run back.
+
+    Its row on a successful response, or its precondition: what it read of
+    the provider's objects. An error it got says nothing of them.
+    """
+    if event.step_id != read.step_id:
+        return False
+    if event is read:  # a state the read found, not an error it got
+        if not str((read.signal or {}).get("transport", "")).startswith("http:2"):
+            return False
+    elif not (event.row or "").startswith("precondition#"):
+        return False
+    action = chain.action(read.step_id or "")
+    verdict = (event.verdict or "").split("(")[0].strip()
+    return action is not None and action.effect == "read" and verdict in _BACK
+
+
+def _repaired(chain: ChainSpec, verdict: str | None) -> frozenset[str]:
+    """The commits whose intent a ``repair`` verdict changes: the fields it repairs are theirs."""
+    if not verdict or not verdict.startswith("repair"):
+        return frozenset()
+    try:
+        fields = set(parse_verdict(verdict).fields)
+    except ValueError:
+        return frozenset()
+    return frozenset(
+        a.id for a in chain.actions if a.effect == "commit" and fields.intersection(a.input.intent)
+    )
+
+
+def _perishable(chain: ChainSpec, alias: str) -> bool:
+    """Whether the handle of ``alias`` can die: a staleness it detects, or a TTL of its own.
+
+    A commit's product that says neither (no staleness block, or ``ttl_hint:
+    n/a`` and nothing to detect) is a fact (I5).
+    """
+    return alias.split("#")[0] in _perishable_handles(chain)
+
+
+def _perishable_handles(chain: ChainSpec) -> frozenset[str]:
+    def can_die(stale: Staleness | None) -> bool:
+        if stale is None:
+            return False
+        ttl = str(stale.ttl_hint or "").strip().lower()
+        return bool(stale.detect) or bool(ttl and not ttl.startswith(_DURABLE))
+
+    return remember(
+        chain,
+        "perishable handles",
+        lambda: frozenset(h.id for h in chain.handles if can_die(h.staleness)),
+    )
+
+
+def _detects(chain: ChainSpec, alias: str, event: Event) -> bool:
+    """Whether ``event``'s signal is one the handle of ``alias`` declares it dies by."""
+    handle = chain.handle(alias.split("#")[0])
+    detect = handle.staleness.detect if handle and handle.staleness else []
+    if not detect:
+        return False
+    signal = event.signal or {}
+    seen = Observation(
+        transport=str(signal.get("transport", "http:200")),
+        code=signal.get("code"),
+        predicates=list(signal.get("predicates", [])),
+        events=list(signal.get("events", [])),
+    )
+    return any(matches(atom, seen) for atom in detect)
+
+
+def _landed(verdict: str) -> bool:
+    """``ok`` lands a commit; ``ok(empty)`` (a declined card) lands nothing (SPEC P4)."""
+    if verdict == "ok":
+        return True
+    try:
+        parsed = parse_verdict(verdict)
+    except ValueError:
+        return False
+    return parsed.type == "ok" and not parsed.empty
+
+
+def _outcome(event: Event, how: str) -> str:
+    """``landed (http:200 -> ok, generic row #3)``: how a dispatch stands, and what said so."""
+    signal = event.signal or {}
+    seen = " ".join(str(signal[k]) for k in ("transport", "code") if signal.get(k)) or "response"
+    row = f", {_row_name(event.row)}" if event.row else ""
+    return f"{how} ({seen} -> {event.verdict or 'no verdict'}{row})"
 
 
 def _again(step: str, how: str) -> str:

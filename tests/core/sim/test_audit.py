@@ -8,10 +8,11 @@ import pytest
 
 from chains.core.errors import DocumentError
 from chains.core.sim.audit import audit, read_trace, scenario_until
+from chains.core.sim.runtime import Run
 from chains.core.sim.session import decode, encode, play
 from chains.core.sim.state import Event, Observation
 
-from .builders import double_booking, fixture, walked
+from .builders import OK, chain, double_booking, fixture, walked
 
 ATTEMPT = '"event_type": "attempt"'
 
@@ -152,3 +153,57 @@ def test_a_start_the_chain_cannot_take_diverges_at_the_first_event(start):
     assert [(d.seq, d.kind) for d in result.divergences] == [(3, "out_of_order")]
     assert "cannot start this run" in result.divergences[0].message
     assert (result.followed, result.stopped_at) == (False, 3)
+
+
+# A card payment held, then captured, each call keyed (a manual-capture shape).
+CARD_HOLD = """
+id: card_hold_capture
+handles:
+  - {id: intent_ref, minted_by: open_intent, staleness: {detect: [], ttl_hint: n/a}}
+actions:
+  - {id: open_intent, effect: mint, output: {handles: [intent_ref]}}
+  - id: confirm_intent
+    effect: commit
+    input: {handles: [intent_ref]}
+    idempotency: {mode: keyed, key_retention: 24h, replay_semantics: returns_cached}
+    confirmation: {probe: read_intent, signal: "status == requires_capture"}
+    compensation: {action: void_intent}
+  - id: capture_funds
+    effect: commit
+    input: {handles: [intent_ref]}
+    idempotency: {mode: keyed, key_retention: 24h, replay_semantics: returns_cached}
+    confirmation: {probe: read_intent, signal: "status == succeeded"}
+    compensation: {action: none, ordering_note: refunds are another chain}
+  - {id: read_intent, effect: read, probe_only: true, input: {handles: [intent_ref]}}
+  - id: void_intent
+    effect: compensate
+    input: {handles: [intent_ref]}
+    idempotency: {mode: keyed, replay_semantics: returns_cached}
+    confirmation: {probe: read_intent, signal: "status == canceled"}
+"""
+
+
+def confirm_retried(new_key: bool) -> tuple[list[Event], int]:
+    """A run whose confirm times out and is retried; the retry's key is new when asked."""
+    run = Run.start(chain(CARD_HOLD))
+    for seen in (OK, Observation(transport="timeout"), OK, OK):
+        run.observe(seen)
+    assert run.snapshot.state == "done"
+    confirms = [e for e in run.trace if e.event_type == "attempt" and e.step_id == "confirm_intent"]
+    retry = confirms[1]
+    if new_key:
+        retry = retry.model_copy(update={"idempotency_key": "a-fresh-key"})
+    return [retry if e.seq == retry.seq else e for e in run.trace], retry.seq
+
+
+def test_a_confirm_retried_with_a_new_idempotency_key_audits_as_a_double_commit():
+    trace, retry = confirm_retried(new_key=True)
+    (found,) = audit(chain(CARD_HOLD), trace).divergences
+    assert (found.seq, found.kind, found.step) == (retry, "forbidden_dispatch", "confirm_intent")
+    assert found.message.startswith("[double_commit] commit confirm_intent was dispatched again")
+    assert "with a new idempotency key" in found.message
+
+
+def test_a_confirm_retried_with_the_same_idempotency_key_audits_clean():
+    trace, _ = confirm_retried(new_key=False)
+    assert audit(chain(CARD_HOLD), trace).clean

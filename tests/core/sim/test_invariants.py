@@ -217,3 +217,119 @@ def test_a_monitor_keys_a_spent_alias_a_landed_commit_holds_after_it_is_no_longe
     spent = 2  # Monitor.key: open, streak, spent, last step
     assert monitor.key(snapshot(commits_landed=[landed]))[spent] == [("lock#1", ["book", None])]
     assert monitor.key(snapshot())[spent] == []
+
+
+def keyed(event: Event, key: str) -> Event:
+    event.idempotency_key = key
+    return event
+
+
+def booked(seq, lock, ref) -> Event:
+    return attempt(seq, "book", consumed=[lock], handles_minted=[ref])
+
+
+def test_a_compensator_undoing_a_second_booking_is_no_re_dispatch_of_the_first():
+    """Open dispatches are keyed by what was sent: another booking is another request."""
+    trace = [
+        booked(1, "lock#1", "booking_ref#1"),
+        booked(2, "lock#2", "booking_ref#2"),
+        attempt(3, "cancel", consumed=["booking_ref#2"]),
+        attempt(4, "cancel", consumed=["booking_ref#1"]),
+    ]
+    found = check(booking(), snapshot(state="done"), trace)
+    assert [f for f in found if "cancel" in f.message] == []
+
+
+def test_a_compensator_sent_twice_for_the_same_booking_is_a_re_dispatch():
+    trace = [
+        booked(1, "lock#1", "booking_ref#1"),
+        attempt(2, "cancel", "timeout", "reconcile", "#7", consumed=["booking_ref#1"]),
+        attempt(3, "cancel", consumed=["booking_ref#1"]),
+    ]
+    (finding,) = check(booking(), snapshot(state="done"), trace)
+    assert finding.invariant == "unkeyed_redispatch"
+    assert finding.message.startswith("unkeyed commit cancel was dispatched again")
+
+
+def test_a_booking_that_lands_again_on_other_handles_is_a_double_commit():
+    trace = [booked(1, "lock#1", "booking_ref#1"), booked(2, "lock#2", "booking_ref#2")]
+    (finding,) = check(booking(), snapshot(state="done"), trace)
+    assert finding.invariant == "double_commit"
+    assert finding.message == (
+        "commit book was dispatched again for the same intent, unkeyed and presenting other "
+        "handles, although its earlier dispatch landed (http:200 -> ok, generic row #3) "
+        "and was never compensated"
+    )
+
+
+def test_a_booking_dispatched_again_after_the_first_was_cancelled_is_no_double_commit():
+    trace = [
+        booked(1, "lock#1", "booking_ref#1"),
+        attempt(2, "cancel", consumed=["booking_ref#1"]),
+        booked(3, "lock#2", "booking_ref#2"),
+    ]
+    assert check(booking(), snapshot(state="done"), trace) == []
+
+
+def test_a_booking_the_probe_found_not_landed_may_be_sent_again_on_other_handles():
+    trace = [
+        attempt(1, "book", "timeout", "reconcile", "#7", consumed=["lock#1"]),
+        probe(2, "book", "not_landed"),
+        booked(3, "lock#2", "booking_ref#1"),
+    ]
+    assert check(booking(), snapshot(state="done"), trace) == []
+
+
+def test_a_keyed_commit_sent_again_with_a_new_key_after_a_timeout_is_a_double_commit():
+    from .builders import KEYED
+
+    trace = [
+        keyed(attempt(1, "pay", "timeout", "retry"), "r:pay:1"),
+        keyed(attempt(2, "pay"), "r:pay:2"),
+    ]
+    (finding,) = check(chain(KEYED), snapshot(state="done"), trace)
+    assert finding.invariant == "double_commit"
+    assert "with a new idempotency key" in finding.message
+    assert "may have landed (timeout -> retry, generic row #3)" in finding.message
+
+
+def test_a_keyed_retry_with_the_same_key_is_no_double_commit():
+    from .builders import KEYED
+
+    trace = [
+        keyed(attempt(1, "pay", "timeout", "retry"), "r:pay:1"),
+        keyed(attempt(2, "pay"), "r:pay:1"),
+    ]
+    assert check(chain(KEYED), snapshot(state="done"), trace) == []
+
+
+def test_a_keyed_retry_with_the_same_key_that_re_executes_is_a_double_commit():
+    from .builders import KEYED
+
+    doc = chain(KEYED.replace("returns_cached", "reexecutes"))
+    trace = [
+        keyed(attempt(1, "pay", "timeout", "retry"), "r:pay:1"),
+        keyed(attempt(2, "pay"), "r:pay:1"),
+    ]
+    (finding,) = check(doc, snapshot(state="done"), trace)
+    assert finding.invariant == "double_commit" and "re-executing its key" in finding.message
+
+
+def test_a_compensator_dispatched_without_the_handle_of_the_commit_it_undoes_is_found():
+    trace = [booked(1, "lock#1", "booking_ref#1"), attempt(2, "cancel", consumed=[])]
+    found = check(booking(), snapshot(state="done"), trace)
+    assert "compensation_without_target" in invariants(found)
+    (finding,) = [f for f in found if f.invariant == "compensation_without_target"]
+    assert finding.message == (
+        "compensator cancel was dispatched without booking_ref, so it names nothing of "
+        "the book it undoes"
+    )
+
+
+def test_a_compensator_presenting_a_handle_no_step_of_the_chain_mints_is_found():
+    found = Monitor(booking()).feed([attempt(1, "cancel", consumed=["order_ref#1"])])
+    assert sorted(f.message for f in found) == [
+        "compensator cancel presented order_ref, which no step of this chain mints",
+        "compensator cancel was dispatched without booking_ref, so it names nothing of "
+        "the book it undoes",
+    ]
