@@ -130,6 +130,15 @@ def test_a_payment_found_not_landed_rewinds_to_the_refresh_of_a_session_that_has
     assert run.snapshot.dispatches["hold"] == 1
 
 
+@pytest.mark.parametrize("refresh", [", refresh: n/a", ""], ids=["refresh n/a", "no refresh"])
+def test_a_held_booking_reported_stale_without_a_refresh_dead_ends_and_never_holds_again(refresh):
+    """SPEC §3 row 1: rewind(to: handle.refresh); a commit's output without one has none."""
+    run = held_then_paid(f", staleness: {{detect: [code:HOLD_GONE]{refresh}}}")
+    run.observe(obs("http:410", code="HOLD_GONE"))
+    assert run.snapshot.outcome["reason"] == "stale_locator_without_refresh"
+    assert run.snapshot.dispatches["hold"] == 1
+
+
 def test_a_mint_exhausted_on_a_handle_with_a_refresh_rewinds_to_that_refresh():
     """A declared refresh on the locator is the chain's own word, even past the commit."""
     run = held_then_paid(", staleness: {detect: [code:HOLD_GONE], refresh: price}")
