@@ -346,10 +346,12 @@ def compensation_without_target(chain: ChainSpec, ctx: LintContext) -> Found:
     A compensator acts on what the landed commit it undoes presented and
     minted (I5), on handles minted before that commit, and on what earlier
     steps of its own compensation chain mint. A handle from anywhere else
-    (another scope's order id) is not there when the unwind runs: the
+    (another scope's order id, even one declared ``minted_by: external``)
+    is not there when the unwind runs: the
     compensator goes out naming nothing to undo, and the run records the
     commit compensated.
     """
+    missing: dict[tuple[str, str], list[str]] = {}  # (compensator, handle) -> commits
     for a in _commits(chain):
         if a.effect != "commit" or a.id not in ctx.order:
             continue
@@ -360,7 +362,6 @@ def compensation_without_target(chain: ChainSpec, ctx: LintContext) -> Found:
             for h in _mints(x, ctx)
         }
         at_hand = {*before, *a.input.handles, *_mints(a, ctx)}
-        reported: set[tuple[str, str]] = set()
         for steps in _compensation_paths(a):
             minted = set(at_hand)
             for step in steps:
@@ -368,18 +369,25 @@ def compensation_without_target(chain: ChainSpec, ctx: LintContext) -> Found:
                 if c is None:
                     break  # a dangling reference: the structure rules report it
                 for hid in c.input.handles:
-                    handle = ctx.handles.get(hid)
-                    external = handle is not None and is_external(handle)
-                    if hid in minted or external or (c.id, hid) in reported:
-                        continue
-                    reported.add((c.id, hid))
-                    yield (
-                        f"actions[{c.id}].input",
-                        f"actions[{c.id}] undoes {a.id} but needs {hid}, which {a.id} neither "
-                        "presents nor mints and no step before it mints: an unwind sends it "
-                        "naming nothing to undo.",
-                    )
+                    undone = missing.setdefault((c.id, hid), []) if hid not in minted else None
+                    if undone is not None and a.id not in undone:
+                        undone.append(a.id)
                 minted.update(_mints(c, ctx))
+    for (step, hid), undone in missing.items():
+        handle = ctx.handles.get(hid)
+        outside = (
+            f" (this chain takes it from outside ({handle.minted_by}), and no unwind of this "
+            "chain has it)"
+            if handle is not None and handle.minted_by and is_external(handle)
+            else ""
+        )
+        commits = " or ".join(undone)
+        yield (
+            f"actions[{step}].input",
+            f"actions[{step}] undoes {commits} but needs {hid}, which {commits} neither "
+            f"presents nor mints and no step before it mints{outside}: an unwind sends it "
+            "naming nothing to undo.",
+        )
 
 
 def _mints(action: Action, ctx: LintContext) -> set[str]:

@@ -686,3 +686,20 @@ def test_a_compensator_needing_a_handle_nothing_before_its_commit_mints_is_an_er
         "neither presents nor mints and no step before it mints: an unwind sends it "
         "naming nothing to undo."
     )
+
+
+def test_a_compensator_needing_a_handle_another_scope_mints_is_an_error():
+    """The cancellation of another scope's order: this scope holds, it never orders."""
+    doc = chain(
+        SEAT_HOLD.replace(
+            "input: {handles: [account, hold_ref]}", "input: {handles: [account, order_ref]}"
+        ).replace(
+            "{id: order_ref, description: a paid crossing's order, minted by the purchase chain}",
+            "{id: order_ref, minted_by: external(purchase chain buy_crossing)}",
+        )
+    )
+    (finding,) = found(doc, "commit.compensation-without-target")
+    assert finding.element == "actions[request_release].input"
+    assert "this chain takes it from outside (external(purchase chain buy_crossing))" in (
+        finding.message
+    )
