@@ -333,3 +333,79 @@ def test_a_compensator_presenting_a_handle_no_step_of_the_chain_mints_is_found()
         "compensator cancel was dispatched without booking_ref, so it names nothing of "
         "the book it undoes",
     ]
+
+
+# A card authorization on a payment intent, read back, then captured in place.
+CARD = """
+id: card_auth
+handles:
+  - {id: intent_ref, minted_by: open_intent, staleness: {detect: [], ttl_hint: n/a}}
+  - {id: auth, minted_by: authorize, derived_from: [intent_ref],
+     staleness: {detect: [code:AUTH_EXPIRED], ttl_hint: 7d}}
+actions:
+  - {id: open_intent, effect: mint, output: {handles: [intent_ref]}}
+  - id: authorize
+    effect: commit
+    input: {intent: [card], handles: [intent_ref]}
+    output: {handles: [auth]}
+    idempotency: {mode: keyed, replay_semantics: returns_cached}
+  - {id: read_intent, effect: read, input: {handles: [intent_ref]}}
+  - id: capture
+    effect: commit
+    mutates: auth
+    input: {handles: [auth]}
+    idempotency: {mode: keyed, replay_semantics: returns_cached}
+"""
+
+
+def authorized(seq=1, key="r:authorize:1") -> Event:
+    return keyed(
+        attempt(seq, "authorize", consumed=["intent_ref#1"], handles_minted=["auth#1"]), key
+    )
+
+
+def test_an_authorization_the_provider_reports_expired_may_be_placed_again():
+    expired = attempt(
+        2, "capture", "http:400", "rewind(to: authorize)", "X", ["auth#1"], code="AUTH_EXPIRED"
+    )
+    trace = [authorized(), expired, authorized(3, "r:authorize:2")]
+    assert check(chain(CARD), snapshot(state="done"), trace) == []
+
+
+def test_an_authorization_placed_again_with_a_new_key_while_the_first_stands_is_a_double_commit():
+    trace = [authorized(), authorized(2, "r:authorize:2")]
+    assert invariants(check(chain(CARD), snapshot(state="done"), trace)) == ["double_commit"]
+
+
+def test_a_read_finding_the_intent_awaiting_confirmation_lets_it_be_authorized_again():
+    read = attempt(2, "read_intent", consumed=["intent_ref#1"])
+    back = Event(
+        seq=3,
+        event_type="transition",
+        step_id="read_intent",
+        row="precondition#1",
+        verdict="rewind(to: authorize)",
+    )
+    trace = [authorized(), read, back, authorized(4, "r:authorize:2")]
+    assert check(chain(CARD), snapshot(state="done"), trace) == []
+
+
+def test_a_card_declined_as_an_empty_answer_lands_nothing():
+    declined = keyed(attempt(1, "authorize", "http:402", "ok(empty)", "#2", ["intent_ref#1"]), "k1")
+    assert check(chain(CARD), snapshot(state="done"), [declined, authorized(2, "k2")]) == []
+
+
+def test_a_repair_of_the_card_makes_the_next_authorization_another_intent():
+    repair = Event(
+        seq=2,
+        event_type="transition",
+        step_id="authorize",
+        verdict="repair(to: authorize, fields: [card])",
+    )
+    trace = [authorized(), repair, authorized(3, "r:authorize:2")]
+    assert check(chain(CARD), snapshot(state="done"), trace) == []
+
+
+def test_a_change_in_place_sent_again_to_the_same_object_is_no_double_commit():
+    captures = [keyed(attempt(n, "capture", consumed=["auth#1"]), f"r:capture:{n}") for n in (2, 3)]
+    assert check(chain(CARD), snapshot(state="done"), [authorized(), *captures]) == []
