@@ -231,9 +231,9 @@ class Monitor:
         if self.last_step != step:
             self.streak.pop(step, None)
         self.last_step = step
-        if not is_commit_class(action):
-            return []
         presented = list(event.handles_consumed)
+        if not is_commit_class(action):  # a read or mint of an undo still acts on its target
+            return _without_target(self.chain, action, presented)
         found = self.dispatch_findings(step, presented, self.minted, event.idempotency_key)
         safe = self._excused(event)
         # a compensator that names no target is told from no other: that is its one finding

@@ -82,3 +82,28 @@ def test_an_unwind_that_releases_by_a_handle_the_chain_never_mints_is_found():
         "the hold_seats it undoes"
     )
     assert violations(HOLD, "compensation_without_target") == []
+
+
+# The release is a sub-chain: a read of the release terms by order, then the release.
+QUOTED_RELEASE = (
+    HOLD.replace(
+        "    compensation: {action: release_hold}",
+        "    compensation: {chain: [quote_release, release_hold]}",
+    )
+    .replace(
+        "  - id: release_hold\n    effect: compensate\n    input: {handles: [hold_ref]}",
+        "  - {id: quote_release, effect: read, input: {handles: [order_ref]},\n"
+        "     output: {handles: [release_quote]}}\n"
+        "  - id: release_hold\n    effect: compensate\n    input: {handles: [release_quote]}",
+    )
+    .replace(
+        "  - {id: order_ref,",
+        "  - {id: release_quote, minted_by: quote_release}\n  - {id: order_ref,",
+    )
+)
+
+
+def test_a_read_opening_an_undo_without_the_handle_of_its_target_is_found():
+    assert QUOTED_RELEASE.count("quote_release") == 3  # every replacement took
+    (aimless,) = violations(QUOTED_RELEASE, "compensation_without_target")
+    assert aimless.message.startswith("compensator quote_release was dispatched without order_ref")
