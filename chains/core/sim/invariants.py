@@ -218,7 +218,7 @@ class Monitor:
                 # the provider reversed it: that effect no longer stands
                 self.effects.pop((event.step_id or "", ()), None)
             elif event.event_type == "reconcile" and event.step_id and event.signal:
-                self._probe(event.step_id, event.signal.get("probe"))
+                self._probe(event.step_id, event.signal.get("probe"), event.handles_minted)
             elif event.row and event.row.startswith("gate:") and event.proposal_source == "model":
                 found += self._gate_answer(event.row)
         return found
@@ -338,7 +338,8 @@ class Monitor:
             ):
                 del self.effects[intent]
 
-    def _probe(self, step: str, result: str | None) -> None:
+    def _probe(self, step: str, result: str | None, minted: list[str]) -> None:
+        """A probe's result on ``step``'s unresolved dispatch; what it found landed mints now."""
         for sent in [s for s in self.open if s[0] == step]:
             if result == "not_landed":
                 del self.open[sent]
@@ -350,9 +351,8 @@ class Monitor:
             elif result == "landed":
                 effect = self.effects[intent]
                 how = "was found landed by the probe"
-                self.effects[intent] = Effect(
-                    effect.key, effect.presented, effect.minted, how, landed=True
-                )
+                made = (*effect.minted, *minted)
+                self.effects[intent] = Effect(effect.key, effect.presented, made, how, landed=True)
 
     def _gate_answer(self, row: str) -> list[Finding]:
         gate_id = row.removeprefix("gate:").rsplit(".", 1)[0]

@@ -409,3 +409,19 @@ def test_a_repair_of_the_card_makes_the_next_authorization_another_intent():
 def test_a_change_in_place_sent_again_to_the_same_object_is_no_double_commit():
     captures = [keyed(attempt(n, "capture", consumed=["auth#1"]), f"r:capture:{n}") for n in (2, 3)]
     assert check(chain(CARD), snapshot(state="done"), [authorized(), *captures]) == []
+
+
+def test_an_authorization_found_landed_by_the_probe_lapses_like_one_that_answered():
+    lost = keyed(attempt(1, "authorize", "timeout", "reconcile", "#7", ["intent_ref#1"]), "k1")
+    found_it = Event(
+        seq=2,
+        event_type="reconcile",
+        step_id="authorize",
+        signal={"probe": "landed"},
+        handles_minted=["auth#1"],
+    )
+    expired = attempt(
+        3, "capture", "http:400", "rewind(to: authorize)", "X", ["auth#1"], code="AUTH_EXPIRED"
+    )
+    trace = [lost, found_it, expired, authorized(4, "k2")]
+    assert check(chain(CARD), snapshot(state="done"), trace) == []
