@@ -321,20 +321,24 @@ class Monitor:
         another intent (a new card after the first was refused).
         """
         said = event.event_type == "attempt"  # the provider's answer, not a choice of ours
-        gone = set(event.handles_invalidated) if said else set()
-        shown = set(event.handles_consumed) if said else set()
+        verdict = event.verdict
+        if not (said or verdict):
+            return  # a transition that routes nowhere ends no effect
         read = event if said else read
         back = read is not None and _sends_back(self.chain, event, read)
         seen = set(read.handles_consumed) if read is not None and back else set()
-        repaired = _repaired(self.chain, event.verdict)
+        repaired = _repaired(self.chain, verdict)
+        routes = _expiry_routes(self.chain)
+        route = "".join(verdict.split()) if verdict and routes else None
+        perishable = _perishable_handles(self.chain)
         for intent, effect in list(self.effects.items()):
-            perishable = [a for a in effect.minted if _perishable(self.chain, a)]
+            made = [a for a in effect.minted if a.split("#")[0] in perishable] if said else []
             if (
                 intent[0] in repaired
-                or seen.intersection([*effect.presented, *effect.minted])
-                or gone.intersection(perishable)
-                or any(_detects(self.chain, a, event) for a in perishable if a in shown)
-                or _expiry_route(self.chain, intent[0], event.verdict)
+                or (seen and seen.intersection([*effect.presented, *effect.minted]))
+                or (route is not None and routes.get(intent[0]) == route)
+                or any(a in event.handles_invalidated for a in made)
+                or any(_detects(self.chain, a, event) for a in made if a in event.handles_consumed)
             ):
                 del self.effects[intent]
 
@@ -617,11 +621,6 @@ def _same_object(action: Action, presented: list[str], earlier: Effect) -> bool:
     return bool(now) and now <= set(earlier.presented)
 
 
-def _expiry_route(chain: ChainSpec, step: str, verdict: str | None) -> bool:
-    """Whether ``verdict`` is the route ``step`` declares for its business expiry."""
-    return bool(verdict) and _expiry_routes(chain).get(step) == "".join((verdict or "").split())
-
-
 def _expiry_routes(chain: ChainSpec) -> dict[str, str]:
     """Each commit declaring a business expiry, and its ``on_expiry`` verdict unspaced."""
     return remember(
@@ -666,16 +665,13 @@ def _repaired(chain: ChainSpec, verdict: str | None) -> frozenset[str]:
     )
 
 
-def _perishable(chain: ChainSpec, alias: str) -> bool:
-    """Whether the handle of ``alias`` can die: a staleness it detects, or a TTL of its own.
+def _perishable_handles(chain: ChainSpec) -> frozenset[str]:
+    """The handles that can die: a staleness they detect, or a TTL of their own.
 
     A commit's product that says neither (no staleness block, or ``ttl_hint:
     n/a`` and nothing to detect) is a fact (I5).
     """
-    return alias.split("#")[0] in _perishable_handles(chain)
 
-
-def _perishable_handles(chain: ChainSpec) -> frozenset[str]:
     def can_die(stale: Staleness | None) -> bool:
         if stale is None:
             return False
