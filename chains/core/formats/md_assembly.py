@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..model import ChainSpec, compensators
 from ..verdicts import parse_verdict
+from .md_blocks import markers
 from .md_items import SECTIONS, Context, Item, item_name, validate_item
 from .md_layout import Layout
 from .md_outline import bare_title, chain_id_from_heading, scope_passages
@@ -301,7 +302,24 @@ class _Assembler:
             message = f"chain {chain.id!r} uses definitions given elsewhere; copied {listing}"
             self.problem(message, line, "info")
         lines = {i.value.id: i.line for i in reversed(own["actions"])}  # the first wins
-        return mark_probe_reads(chain, lines, self.problem)
+        return mark_probe_reads(chain, lines, self.problem, self.sections(lines))
+
+    def sections(self, lines: dict[str, int | None]) -> dict[str, str]:
+        """Each action's section heading: the ruled comment above it in its block
+        (``# ──── shared read probes ────``), when that names no scope; the author's
+        words for every item under it, up to the next ruled comment."""
+        found = {}
+        for node in self.nodes:
+            if node.kind != "code":
+                continue
+            text, ruled = node.text.split("\n"), markers(node)
+            for action, line in lines.items():
+                if line is None or not node.line <= line < node.line + len(text):
+                    continue
+                above = [(at, label) for at, label in ruled if at < line]
+                if above and above[-1][1] == "":
+                    found[action] = text[above[-1][0] - node.line]
+        return found
 
     def policy(self, ctx: Context, own: dict, used: set[int]) -> dict | None:
         """The shared policy without steps of other chains, and the chain's own over it.

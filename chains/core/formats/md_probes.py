@@ -27,21 +27,27 @@ from ..probes import confirmed_by, may_be_probe_only
 
 __all__ = ["called_a_probe", "mark_probe_reads", "runs_only_after_an_unwind"]
 
-_PROBE = re.compile(r"\bprobe\b", re.IGNORECASE)
-_ALSO_PROBE = re.compile(r"\balso\b[^.;]*\bprobe\b", re.IGNORECASE)
+_PROBE = re.compile(r"\bprobes?\b", re.IGNORECASE)
+_ALSO_PROBE = re.compile(r"\balso\b[^.;]*\bprobes?\b", re.IGNORECASE)
 # A note that starts with a field path ("output.empty.route: ...") is about that field.
 _FIELD_NOTE = re.compile(r"^[\w.\[\]]+\s*:")
 
 
-def called_a_probe(action: Action) -> bool:
+def called_a_probe(action: Action, section: str = "") -> bool:
     """Whether the author's words call ``action`` a probe, and only a probe.
+
+    ``section`` is the ruled comment heading the part of the block the action
+    sits in (``# ──── shared read probes ────``), which speaks of every item
+    under it.
 
     >>> called_a_probe(Action(id="find", effect="read", notes=["probe (read-only)"]))
     True
     >>> called_a_probe(Action(id="get", effect="read", description="Read it (also the probe)"))
     False
+    >>> called_a_probe(Action(id="get", effect="read"), section="shared read probes")
+    True
     """
-    texts = [action.description or ""]
+    texts = [action.description or "", section]
     texts += [n for n in action.notes if not _FIELD_NOTE.match(n)]
     if any(_ALSO_PROBE.search(t) for t in texts):
         return False
@@ -69,20 +75,25 @@ def mark_probe_reads(
     chain: ChainSpec,
     lines: Mapping[str, int | None],
     report: Callable[..., None],
+    sections: Mapping[str, str] | None = None,
 ) -> ChainSpec:
     """``chain`` with ``probe_only`` set on each read its source calls a probe.
 
     Also marked without the words: a read that confirms only compensators
     and needs a handle only they make (:func:`runs_only_after_an_unwind`).
-    ``lines`` gives each action's line; ``report(message, line, severity,
-    path=...)`` receives one info per read marked, naming the inference.
+    ``lines`` gives each action's line; ``sections`` the ruled comment each
+    action sits under, if any; ``report(message, line, severity, path=...)``
+    receives one info per read marked, naming the inference.
     """
     why: dict[str, str] = {}
+    headed = sections or {}
     for action in chain.actions:
         if action.probe_only or action.id in why or not may_be_probe_only(chain, action):
             continue
         if called_a_probe(action):
             why[action.id] = "the source calls it a probe"
+        elif called_a_probe(action, headed.get(action.id, "")):
+            why[action.id] = "its section of the source is headed as probes"
         elif runs_only_after_an_unwind(chain, action):
             needs = ", ".join(action.input.handles)
             why[action.id] = f"it needs {needs}, which only that compensation makes"

@@ -128,3 +128,25 @@ def test_a_probe_of_the_compensation_that_reads_what_only_it_makes_is_probe_only
     assert chain.action("get_refund").probe_only is True
     assert main_steps(chain) == ["find_rooms", "book_room"]
     assert [p for p in problems if "needs refund_id, which only that compensation" in p.message]
+
+
+UNLABELLED_PROBE = LABELLED_PROBE.replace("  # probe (read-only)", "")
+
+
+def test_a_read_under_a_ruled_comment_heading_shared_probes_is_imported_probe_only():
+    heading = "  # ──────── shared read probes (named by confirmations) ────────\n"
+    chain, problems = chain_of(compile_doc(heading + UNLABELLED_PROBE))
+    assert chain.action("lookup_stay").probe_only is True
+    (info,) = [p for p in problems if "probe_only" in p.message]
+    assert "its section of the source is headed as probes" in info.message
+
+
+def test_a_heading_of_probes_ends_at_the_next_ruled_comment():
+    headed = (
+        "  # ──────── shared read probes ────────\n"
+        "  - id: read_policy\n"
+        "    effect: read\n"
+        "  # ──────── lookups ────────\n"
+    )
+    chain, _ = chain_of(compile_doc(headed + UNLABELLED_PROBE))
+    assert chain.action("lookup_stay").probe_only is False
