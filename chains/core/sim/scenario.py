@@ -4,7 +4,9 @@ A scenario names the intent a run starts from and lists, in order, what the
 outside world does: a provider answers (``observe``), someone picks an option
 (``select``), answers a gate (``answer``), a confirmation probe reports
 (``probe``), time passes (``wait``), the process dies (``crash``) or a model
-offers something (``propose``). :func:`simulate` feeds the events to a
+offers something (``propose``). The events that answer a step may name it
+(``step``, as an answer may name its gate), so that a scenario reads on its
+own. :func:`simulate` feeds the events to a
 :class:`~.runtime.Run` and refuses, with :class:`ScenarioMismatch`, any event
 that is not what the run waits for: a scenario is a claim about the chain's
 behaviour, so a divergence is the finding, never something to skip over.
@@ -57,6 +59,7 @@ __all__ = [
     "ScenarioEvent",
     "ScenarioMismatch",
     "SelectEvent",
+    "STEP_EVENT_KINDS",
     "SimulationResult",
     "WaitEvent",
     "apply_event",
@@ -121,7 +124,23 @@ class _ScenarioEvent(_Model):
         raise NotImplementedError
 
 
-class ObserveEvent(_ScenarioEvent):
+class _StepEvent(_ScenarioEvent):
+    """An event that answers what one step waits for, written beside the step it names.
+
+    ``step`` sits beside the event's key (``{step: book, observe: timeout}``),
+    so the shorthand keeps its form; without it the event answers whatever
+    step the run waits at, as scenarios written before it did.
+    """
+
+    step: str | None = Field(
+        None, min_length=1, description="checked against the step the run waits at"
+    )
+
+    def _at(self) -> str:
+        return f" at {self.step}" if self.step else ""
+
+
+class ObserveEvent(_StepEvent):
     """The dispatched step returned this (``observe: timeout`` names the transport only)."""
 
     kind: ClassVar[str] = "observe"
@@ -130,17 +149,17 @@ class ObserveEvent(_ScenarioEvent):
 
     def describe(self) -> str:
         obs = self.observe
-        return f"observes {obs.transport}" + (f" {obs.code}" if obs.code else "")
+        return f"observes {obs.transport}" + (f" {obs.code}" if obs.code else "") + self._at()
 
 
-class SelectEvent(_ScenarioEvent):
+class SelectEvent(_StepEvent):
     """The user or model picks an option by its id."""
 
     kind: ClassVar[str] = "select"
     select: str = Field(min_length=1)
 
     def describe(self) -> str:
-        return f"selects option {self.select}"
+        return f"selects option {self.select}{self._at()}"
 
 
 class Answer(_Model):
@@ -170,7 +189,7 @@ class ProbeResult(_Model):
     cause: Observation | None = Field(None, description="a cause signal the probe observed")
 
 
-class ProbeEvent(_ScenarioEvent):
+class ProbeEvent(_StepEvent):
     """A confirmation probe's finding: ``probe: landed`` or ``{result, cause}``."""
 
     kind: ClassVar[str] = "probe"
@@ -182,7 +201,7 @@ class ProbeEvent(_ScenarioEvent):
         seen = (
             f" (cause {cause.transport}{' ' + cause.code if cause.code else ''})" if cause else ""
         )
-        return f"reports the probe result {self.probe.result}{seen}"
+        return f"reports the probe result {self.probe.result}{seen}{self._at()}"
 
 
 class WaitEvent(_ScenarioEvent):
@@ -236,14 +255,28 @@ _EVENT_MODELS: dict[str, type[_ScenarioEvent]] = {
     )
 }
 EVENT_KINDS: tuple[str, ...] = tuple(_EVENT_MODELS)
-_ONE_KEY = f"an event is a mapping with exactly one key: {' | '.join(EVENT_KINDS)}"
+# The events that answer a step and may name it beside their key.
+STEP_EVENT_KINDS: tuple[str, ...] = tuple(
+    k for k, m in _EVENT_MODELS.items() if issubclass(m, _StepEvent)
+)
+_STEP_KINDS_TEXT = ", ".join(STEP_EVENT_KINDS[:-1]) + f" and {STEP_EVENT_KINDS[-1]}"
+_ONE_KEY = (
+    f"an event is a mapping with exactly one key: {' | '.join(EVENT_KINDS)} "
+    f"({_STEP_KINDS_TEXT} may add step)"
+)
+
+
+def _names(value: dict) -> list[str]:
+    """The keys of an event's mapping but ``step``: the one left names the event."""
+    return [str(k) for k in value if k != "step"]
 
 
 def _event_kind(value: Any) -> str | None:
     if isinstance(value, _ScenarioEvent):
         return value.kind
-    if isinstance(value, dict) and len(value) == 1:
-        return str(next(iter(value)))
+    if isinstance(value, dict):
+        names = _names(value)
+        return names[0] if len(names) == 1 else None
     return None
 
 
@@ -361,6 +394,10 @@ def _validate_events(items: Any, where: dict) -> tuple[Any, list[Problem]]:
             problems.append(Problem(_refusal(item), line, column, path=f"events[{i}]"))
             continue
         inside = within.get(i, {})
+        if "step" in item and kind not in STEP_EVENT_KINDS:
+            line, column = inside.get(("step",), (line, column))
+            problems.append(Problem(_STEPLESS.format(kind), line, column, path=f"events[{i}].step"))
+            continue
         try:
             event = _EVENT_MODELS[kind].model_validate(item)
         except ValidationError as exc:
@@ -372,9 +409,13 @@ def _validate_events(items: Any, where: dict) -> tuple[Any, list[Problem]]:
     return events, problems
 
 
+_STEPLESS = f"{{}} names no step: only {_STEP_KINDS_TEXT} answer a step"
+
+
 def _refusal(item: Any) -> str:
-    if isinstance(item, dict) and len(item) == 1:
-        return f"unknown event {next(iter(item))!r}; expected {' | '.join(EVENT_KINDS)}"
+    names = _names(item) if isinstance(item, dict) else []
+    if len(names) == 1:
+        return f"unknown event {names[0]!r}; expected {' | '.join(EVENT_KINDS)}"
     if isinstance(item, dict) and item:
         return f"{_ONE_KEY}; this one has {', '.join(map(str, item))}"
     return _ONE_KEY
@@ -447,7 +488,8 @@ def simulate(
     """Run ``scenario`` against ``chain``; raise :class:`ScenarioMismatch` on a divergence.
 
     Events are applied in order. ``observe``, ``select``, ``answer`` and
-    ``probe`` must answer exactly what the run waits for; no event may come
+    ``probe`` must answer exactly what the run waits for, at the step (or
+    gate) they name when they name one; no event may come
     after the run has finished; a ``crash`` resumes the run from a JSON copy
     of its snapshot and trace. Expectations are checked at the end and
     reported, not raised.
@@ -523,6 +565,8 @@ def _mismatch(run: Run, event: _ScenarioEvent) -> str | None:
     if waiting.kind != event.kind:
         return f"the run waits for {_describe_waiting(waiting)}"
     if isinstance(event, AnswerEvent) and event.answer.gate not in (None, waiting.gate):
+        return f"the run waits for {_describe_waiting(waiting)}"
+    if isinstance(event, _StepEvent) and event.step not in (None, waiting.step):
         return f"the run waits for {_describe_waiting(waiting)}"
     return None
 

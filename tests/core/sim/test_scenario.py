@@ -168,6 +168,45 @@ def test_an_event_with_two_keys_is_refused_naming_them():
     assert "exactly one key" in message and "this one has select, answer" in message
 
 
+@pytest.mark.parametrize(
+    "item, kind, step",
+    [
+        ("{step: search, observe: timeout}", ObserveEvent, "search"),
+        ("{observe: timeout, step: search}", ObserveEvent, "search"),
+        ("{step: choose, select: o1}", SelectEvent, "choose"),
+        ("{step: book, probe: landed}", ProbeEvent, "book"),
+    ],
+)
+def test_an_event_that_answers_a_step_may_name_it_beside_its_key(item, kind, step):
+    (event,) = load_scenario(f"events:\n  - {item}\n").events
+    assert isinstance(event, kind) and event.step == step
+
+
+def test_a_named_step_is_written_before_the_event_it_is_for():
+    (event,) = load_scenario("events: [{observe: timeout, step: search}]").events
+    assert list(event.model_dump(mode="json", exclude_defaults=True)) == ["step", "observe"]
+
+
+def test_an_event_without_a_step_reads_as_before():
+    (event,) = load_scenario("events: [{observe: timeout}]").events
+    assert event.step is None
+    assert event.model_dump(mode="json", exclude_defaults=True) == {
+        "observe": {"transport": "timeout"}
+    }
+
+
+@pytest.mark.parametrize("item", ["{step: book, wait: 5m}", "{step: book, crash: true}"])
+def test_an_event_that_answers_no_step_may_not_name_one(item):
+    assert problems_of(f"events:\n  - {item}\n") == [(2, "events[0].step")]
+    assert "names no step: only observe, select and probe answer a step" in message_of(
+        f"events: [{item}]"
+    )
+
+
+def test_a_step_alone_is_no_event():
+    assert "this one has step" in message_of("events: [{step: book}]")
+
+
 def test_a_bare_word_is_not_an_event():
     assert problems_of("events:\n  - crash\n") == [(2, "events[0]")]
 
@@ -446,6 +485,53 @@ def test_an_answer_naming_another_gate_is_a_mismatch(scripted):
     assert "answers gate price with accept, but the run waits for an answer to gate consent" in str(
         error
     )
+
+
+@pytest.mark.parametrize(
+    "waiting, event",
+    [
+        (OBSERVE_SEARCH, "{step: search, observe: timeout}"),
+        (SELECT, "{step: choose, select: o1}"),
+        (PROBE, "{step: book, probe: landed}"),
+    ],
+)
+def test_an_event_naming_the_step_the_run_waits_at_is_applied(scripted, waiting, event):
+    scripted(waiting)
+    assert len(run(f"events: [{event}]").run.calls) == 1
+
+
+def test_an_event_without_a_step_answers_whatever_step_the_run_waits_at(scripted):
+    scripted(OBSERVE_SEARCH, OBSERVE_BOOK)
+    result = run("events: [{observe: {}}, {observe: timeout}]")
+    assert [e.step_id for e in result.run.trace] == ["search", "book"]
+
+
+@pytest.mark.parametrize(
+    "waiting, event, said",
+    [
+        (
+            OBSERVE_SEARCH,
+            "{step: book, observe: timeout}",
+            "observes timeout at book, but the run waits for an observation of search",
+        ),
+        (
+            SELECT,
+            "{step: search, select: o1}",
+            "selects option o1 at search, but the run waits for a selection at choose",
+        ),
+        (
+            PROBE,
+            "{step: search, probe: landed}",
+            "reports the probe result landed at search, but the run waits for a probe result "
+            "for book",
+        ),
+    ],
+)
+def test_an_event_naming_another_step_is_a_mismatch_naming_the_step_waited_at(
+    scripted, waiting, event, said
+):
+    scripted(waiting)
+    assert said in str(mismatch(f"events:\n  - {event}\n"))
 
 
 def test_an_event_after_the_run_finished_is_a_mismatch(scripted):
