@@ -231,10 +231,20 @@ def model_classifies(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, 
             yield element, f"{element} says the model decides what the signal means."
 
 
+# What a description says beside the matcher it writes: a code span holds a written
+# predicate, whose quoted strings are compared values (`status == "failed"`), and a
+# quotation in parentheses cites the provider's wording for the reader.
+_CODE_SPAN = re.compile(r"`[^`]*`")
+_QUOTED_ASIDE = re.compile(r"\([^()]*[\"“][^()]*\)")
+
+
 def _prose_matched(row: VerdictRow) -> bool:
-    return any(is_prose_match(atom=a) for a in row.signal) or is_prose_match(
-        description=row.description
-    )
+    if not any(atom.strip() for atom in row.signal):
+        return False  # it matches nothing at all: table.row-without-signal says so
+    if any(is_prose_match(atom=a) for a in row.signal):
+        return True
+    said = _QUOTED_ASIDE.sub(" ", _CODE_SPAN.sub(" ", row.description or ""))
+    return is_prose_match(description=said)
 
 
 @rule(
@@ -248,7 +258,10 @@ def prose_match_not_fragile(chain: ChainSpec, ctx: LintContext) -> Iterator[tupl
 
     Message text compared in an atom (``error.message contains '...'``), a
     bare quoted string, or a description quoting a message in double quotes
-    or saying "message contains".
+    or saying "message contains". Not message text: a value quoted inside a
+    predicate written in a code span (``status == "failed"``), a quotation
+    in parentheses citing the docs, and anything on a row with no signal
+    (it matches nothing; ``table.row-without-signal`` reports it).
     """
     for element, row in _rows(chain):
         if not row.fragile and _prose_matched(row):

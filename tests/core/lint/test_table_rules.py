@@ -280,6 +280,44 @@ def test_a_row_comparing_a_structured_field_is_not_prose_matched():
     assert found(doc, "table.prose-match-not-fragile") == []
 
 
+def test_a_quoted_status_value_in_a_written_predicate_is_not_message_text():
+    """A status or list value compared in a predicate is a machine-readable field (SPEC §3)."""
+    doc = with_rows("""
+  - {id: R1, signal: ["order.status == 'failed'"], description: '`order.status == "failed"`',
+     scope: {steps: [search]}, verdict: dead_end}
+  - {id: R2, signal: ["'cancel' not in actions"], description: 'when `"cancel" ∉ actions`',
+     scope: {steps: [search]}, verdict: dead_end}
+""")
+    assert found(doc, "table.prose-match-not-fragile") == []
+
+
+def test_a_quotation_in_parentheses_after_a_predicate_cites_the_docs_and_is_not_matched():
+    doc = with_rows("""
+  - {id: R1, signal: [amount > remaining],
+     description: 'amount > remaining ("cannot refund more than was charged")',
+     scope: {steps: [search]}, verdict: "repair(to: search, fields: [dates])"}
+""")
+    assert found(doc, "table.prose-match-not-fragile") == []
+
+
+def test_a_row_without_any_signal_matches_no_message_text():
+    """Such a row matches nothing at all; table.row-without-signal says so, once."""
+    doc = with_rows("""
+  - {id: R1, description: 'cancel twice ("already cancelled")', scope: {steps: [search]},
+     verdict: reconcile}
+""")
+    assert found(doc, "table.prose-match-not-fragile") == []
+    assert elements(doc, "table.row-without-signal") == ["verdict_table[R1]"]
+
+
+def test_a_message_quoted_next_to_the_code_it_discriminates_is_still_prose_matched():
+    doc = with_rows("""
+  - {id: R1, signal: [code:INVALID], description: '`INVALID` "return date precedes" (date check)',
+     scope: {steps: [search]}, verdict: "repair(to: search, fields: [dates])"}
+""")
+    assert elements(doc, "table.prose-match-not-fragile") == ["verdict_table[R1]"]
+
+
 def test_a_fragile_row_with_its_code_in_known_unmatched_is_fine():
     doc = with_rows(
         """
