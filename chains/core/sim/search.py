@@ -39,7 +39,7 @@ from .palette import (
 )
 from .reach import Recorder
 from .runtime import Run
-from .scenario import Scenario
+from .scenario import STEP_EVENT_KINDS, Scenario
 from .state import (
     CorrelationRecord,
     Event,
@@ -503,12 +503,31 @@ class Search:
             self.found[k] = (node.depth, self._scenario(node))
 
     def _scenario(self, node: Node) -> Scenario:
+        """The node's inputs as a scenario, each naming the step (or gate) it answered.
+
+        A path keeps the inputs alone (a million paths share their prefixes),
+        so the steps are found by replaying it from its root as the search
+        applied it: once per finding kept, never per state.
+        """
         intent, variant = self.roots[node.root]
         s = node.run.snapshot
         data: dict[str, Any] = {"chain": self.chain.id, "intent": intent}
         if variant is not None:
             data["variant"] = variant
-        data["events"] = node.path.events() if node.path else []
+        run = detach(Run.start(self.chain, intent=dict(intent), variant=variant))
+        events = []
+        for event in node.path.events() if node.path else []:
+            waiting = run.snapshot.waiting
+            kind, value = next(iter(event.items()))
+            if kind == "answer" and waiting.gate:
+                events.append({"answer": {**value, "gate": waiting.gate}})
+            elif kind in STEP_EVENT_KINDS and waiting.step:
+                events.append({"step": waiting.step, kind: value})
+            else:
+                events.append(event)
+            run = apply_event(self.chain, run, event, self._observation)
+            run.trace = []
+        data["events"] = events
         data["expect"] = {"state": s.state, "dispatches": dict(s.dispatches)}
         return Scenario.model_validate(data, strict=False)
 

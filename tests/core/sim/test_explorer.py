@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+from pathlib import Path
 
 import pytest
 import yaml
@@ -37,6 +38,7 @@ from chains.core.sim.state import (
 from .builders import booking, chain, fixture
 
 SMALL = Bounds(max_faults=1)
+FIXTURE_DIR = Path(__file__).parent / "fixtures"
 
 
 def test_the_unsafe_fixture_yields_a_redispatch_with_a_replayable_counterexample():
@@ -50,7 +52,10 @@ def test_the_unsafe_fixture_yields_a_redispatch_with_a_replayable_counterexample
         )
     ]
     scenario = result.violations[0].scenario
-    assert [next(iter(e.model_dump())) for e in scenario.events] == ["observe", "observe"]
+    assert [(e.kind, e.step) for e in scenario.events] == [
+        ("observe", "find_room"),
+        ("observe", "book_room"),
+    ]
     replayed = simulate(unsafe, scenario)
     assert replayed.held  # expect describes the violating end
     found = check(unsafe, replayed.run.snapshot, replayed.run.trace)
@@ -88,7 +93,8 @@ def test_a_safe_fixture_breaks_no_invariant_with_two_faults(name):
     assert [(v.invariant, v.message) for v in result.violations] == []
 
 
-def test_every_violation_of_a_test_chain_replays_to_its_invariant():
+def vouched_booking():
+    """The booking with a timeout at book vouched for: its counterexamples pick an option."""
     doc = booking()
     vouched = chain("""
         id: unsafe_rows
@@ -96,7 +102,11 @@ def test_every_violation_of_a_test_chain_replays_to_its_invariant():
           - {id: U1, signal: [timeout, http:503], scope: {steps: [book]}, verdict: retry,
              no_side_effect: true}
     """)
-    doc = doc.model_copy(update={"verdict_table": [*vouched.verdict_table, *doc.verdict_table]})
+    return doc.model_copy(update={"verdict_table": [*vouched.verdict_table, *doc.verdict_table]})
+
+
+def test_every_violation_of_a_test_chain_replays_to_its_invariant():
+    doc = vouched_booking()
     result = explore(doc, Bounds(max_faults=2))
     assert len(result.violations) > 1  # a vouched-for timeout re-dispatches the commit
     for v in result.violations:
@@ -104,6 +114,26 @@ def test_every_violation_of_a_test_chain_replays_to_its_invariant():
         assert (v.invariant, v.message) in {
             (f.invariant, f.message) for f in check(doc, run.snapshot, run.trace)
         }
+
+
+@pytest.mark.parametrize(
+    "doc, max_faults",
+    [
+        (vouched_booking(), 2),
+        (chain((FIXTURE_DIR / "card-hold.yaml").read_text()), 2),
+        (chain((FIXTURE_DIR / "held-booking.yaml").read_text()), 1),
+    ],
+    ids=["booking", "card-hold", "held-booking"],
+)
+def test_every_counterexample_event_names_the_step_or_gate_it_answers(doc, max_faults):
+    result = explore(doc, Bounds(max_faults=max_faults))
+    events = [e for v in result.violations for e in v.scenario.events]
+    answering = [e for e in events if e.kind in ("observe", "select", "probe", "answer")]
+    assert answering and all(
+        (e.answer.gate if e.kind == "answer" else e.step) is not None for e in answering
+    )
+    for v in result.violations:  # a named step the run does not wait at is a mismatch
+        simulate(doc, v.scenario)
 
 
 def test_shards_together_are_the_unsharded_search():
