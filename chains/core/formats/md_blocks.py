@@ -292,23 +292,31 @@ def defined_names(blocks: dict[int, Parsed | DocumentError]) -> frozenset[str]:
     return frozenset(names)
 
 
-def defined_actions(blocks: dict[int, Parsed | DocumentError]) -> frozenset[str]:
-    """The action ids the parsed blocks define (``actions:`` items, continued lists too).
+def defined_actions(blocks: dict[int, Parsed | DocumentError]) -> dict[str, dict]:
+    """The action ids the parsed blocks define (``actions:`` items, continued lists too),
+    each with its data as first written with an ``effect`` (else as first written).
 
     A block that continues an earlier list starts with ``- id: x`` items: those
     are counted when they look like actions (they give an ``effect``).
     """
-    names: set[str] = set()
+    found: dict[str, dict] = {}
+
+    def add(name: str, data: Any) -> None:
+        body = data if isinstance(data, dict) else {}
+        if name not in found or ("effect" in body and "effect" not in found[name]):
+            found[name] = body
+
     for parsed in blocks.values():
         if not isinstance(parsed, tuple):
             continue
         data = parsed[0]
         items = data.get("actions") if isinstance(data, dict) else data
         if isinstance(items, dict):
-            names.update(str(k) for k in items)
+            for key, body in items.items():
+                add(str(key), body)
             continue
         for item in items if isinstance(items, list) else []:
             listed = isinstance(data, dict) or (isinstance(item, dict) and "effect" in item)
             if listed and isinstance(item, dict) and isinstance(item.get("id"), str):
-                names.add(item["id"])
-    return frozenset(names)
+                add(item["id"], item)
+    return found

@@ -18,19 +18,20 @@ from .md_blocks import BlockReader, is_grammar
 from .md_items import Context, Item
 from .md_layout import Layout, Parsed
 from .md_outline import Node, bare_title
+from .md_step_scope import probes_of
 from .md_tables import after_label, inline_entries, read_verdict_table, unmatched_entry
 
 __all__ = ["read_content"]
 
 
 def read_content(
-    layout: Layout, blocks: dict[int, Parsed], names: frozenset[str], steps: frozenset[str]
+    layout: Layout, blocks: dict[int, Parsed], names: frozenset[str], steps: dict[str, dict]
 ) -> None:
     """File the blocks, tables and ``known_unmatched`` lists of ``layout``'s document.
 
-    ``blocks`` are its parsed YAML blocks by line; ``names`` and ``steps``
-    the element and action ids they define, which tell a verdict table's
-    step columns apart.
+    ``blocks`` are its parsed YAML blocks by line; ``names`` the element ids
+    they define and ``steps`` their actions (id to data as written), which
+    tell a verdict table's step columns apart.
     """
     reader = BlockReader(layout.problems)
     reference_sections = _grammar_sections(layout, blocks)
@@ -92,14 +93,17 @@ def _take_block(
 
 
 def _take_table(
-    layout: Layout, node: Node, ctx: Context, names: frozenset[str], steps: frozenset[str]
+    layout: Layout, node: Node, ctx: Context, names: frozenset[str], steps: dict[str, dict]
 ) -> None:
     section = None
     for h in layout.headings:
         if h.line < node.line <= h.end and (section is None or h.level >= section.level):
             section = h
     title = section.title if section else ""
-    for draft in read_verdict_table(node, title, layout.problems, names, steps):
+    # "probes" in a scope's own table are that scope's probes
+    own = {i.key: i.data for i in ctx.items["actions"] if i.key in steps}
+    probes = probes_of(own, steps) if ctx is not layout.shared else None
+    for draft in read_verdict_table(node, title, layout.problems, names, steps, probes or None):
         item = Item("verdict_table", draft.data, draft.where, (), draft.line, draft.id)
         item.per_scope = draft.per_scope
         ctx.items["verdict_table"].append(item)

@@ -13,14 +13,14 @@ to the list the caller passes; nothing here raises for bad input.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import Problem, VerdictSyntaxError
-from ..model import scope_from_text
 from ..verdicts import VERDICT_TYPES, Verdict, format_verdict, parse_verdict
 from .md_outline import Node
+from .md_step_scope import row_scope
 
 __all__ = [
     "RowDraft",
@@ -57,13 +57,17 @@ def read_verdict_table(
     section: str,
     problems: list[Problem],
     names: frozenset[str] = frozenset(),
-    steps: frozenset[str] | None = None,
+    steps: Mapping[str, Any] | None = None,
+    probes: Collection[str] | None = None,
 ) -> list[RowDraft]:
     """The rows of a verdict table; ``section`` is the title of the heading it sits under.
 
     ``names`` are the element ids the document defines: a backticked step
-    name in a Signal cell is not read as an error code. ``steps`` are its
-    action ids (default: ``names``): only those are steps in a Step scope cell.
+    name in a Signal cell is not read as an error code. ``steps`` maps its
+    action ids to their data as written (default: ``names``): only those are
+    steps in a Step scope cell, and their effects and probes give the words
+    of such a cell their steps (:func:`~.md_step_scope.row_scope`); ``probes``
+    are the steps its word "probes" names.
     """
     header = _cells(node.rows[0][1])
     columns = [_column(h) for h in header]
@@ -99,7 +103,7 @@ def read_verdict_table(
     earlier: dict[str, list[str]] = {}
     drafts = []
     for line, raw in rows:
-        draft = _read_row(header, columns, line, raw, problems, names, earlier, steps)
+        draft = _read_row(header, columns, line, raw, problems, names, earlier, steps, probes)
         if draft is not None:
             drafts.append(draft)
     return drafts
@@ -150,6 +154,7 @@ def _read_row(
     known=frozenset(),
     earlier=None,
     steps=None,
+    probes=None,
 ):
     cells = _fit_cells(_cells(raw), names, line, problems)
     values: dict[str, str] = {}
@@ -189,7 +194,10 @@ def _read_row(
     data = _row_data(values, cells, verdict, [note, *extra_notes])
     if values.get("scope"):
         actions = known if steps is None else steps
-        data["scope"] = _row_scope(values["scope"], actions, label, line, columns, problems)
+        where_scope = (label, line, columns.get("scope"))
+        data["scope"] = row_scope(
+            values["scope"], actions, signal_text, where_scope, problems, probes
+        )
     if signal_text:
         reading = read_signal(signal_text, known, earlier if earlier is not None else {})
         data["signal"] = reading.terms
@@ -199,57 +207,6 @@ def _read_row(
             if row_id:
                 earlier[row_id] = reading.terms
     return RowDraft(data, where, line, row_id, per_scope_verdicts(verdict_text))
-
-
-_PLURAL_EFFECTS = {"reads": "read", "mints": "mint", "commits": "commit", "selects": "select"}
-
-
-def _row_scope(text: str, known, label: str, line: int, columns, problems) -> dict[str, Any]:
-    """A Step-scope cell: only names the document defines are steps.
-
-    Prose words (``probes``, ``reads``) are not action ids: a plural effect
-    word is that effect class, and the cell as written stays as the
-    scope's text when anything in it was not a step.
-    """
-    scope = scope_from_text(text)
-    if scope.get("text") and known:
-        # "create_order (reconcile resolution)", "a, b, exchange consumers":
-        # the parts that are steps, whole or before a remark, are its steps.
-        parts = re.split(r"\s*[,;/]\s*|\s+and\s+", text.replace("`", ""))
-        remark = re.compile(r"(\w+)(?:\s*\([^)]*\))?")
-        named = [m[1] for p in parts if (m := remark.fullmatch(p.strip()))]
-        found = [n for n in named if n in known]
-        if found:
-            return {"steps": found, "text": text.strip()}
-        return scope
-    steps = scope.get("steps")
-    if not steps or not known:
-        return scope
-    kept = [s for s in steps if s in known]
-    words = [s for s in steps if s not in known]
-    if not words:
-        return scope
-    effects = [_PLURAL_EFFECTS[w.lower()] for w in words if w.lower() in _PLURAL_EFFECTS]
-    out: dict[str, Any] = {"text": text.strip()}
-    if kept:
-        out["steps"] = kept
-    if effects:
-        out["effects"] = effects
-    others = [w for w in words if w.lower() not in _PLURAL_EFFECTS]
-    if others:
-        problems.append(
-            Problem(
-                f"{label}: {', '.join(others)} in the Step scope cell "
-                f"{'is' if len(others) == 1 else 'are'} not a step of the document; "
-                "kept as the scope's text"
-                + ("" if kept or effects else ", so the row's steps cannot be told"),
-                line,
-                columns.get("scope"),
-                severity="info" if kept or effects else "warning",
-                path="scope",
-            )
-        )
-    return out
 
 
 def _report_signal(reading, label: str, text: str, line: int, column, problems) -> None:
