@@ -32,7 +32,9 @@ from ..signals import (
     scopes_overlap,
     variants_cover,
 )
+from ..verdicts import Verdict
 from .context import LintContext, is_commit_class, is_unkeyed_commit
+from .handles import reads_as_signal
 from .registry import rule
 from .structure import row_element, verdicts
 
@@ -116,9 +118,12 @@ def row_without_signal(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str
     A warning, not an error: what the row meant to catch falls to the fixed
     rows 11-12 (reconcile with a commit in flight, else dead_end), which fail
     closed, so the config stays safe; the recovery the row designs never runs.
+    Not reported: a row restating, for a step in its scope, what that step
+    already declares with the same verdict (a precondition, its empty route,
+    or the staleness rewind of a handle it consumes), since that fires.
     """
     for element, row in _rows(chain):
-        if not any(atom.strip() for atom in row.signal):
+        if not any(atom.strip() for atom in row.signal) and not _restates(row, chain, ctx):
             said = f" (only the prose {row.description!r})" if row.description else ""
             yield (
                 element,
@@ -126,6 +131,43 @@ def row_without_signal(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str
                 "this row never matches and its verdict never fires; what it meant to catch "
                 "falls to the unmatched rows 11-12.",
             )
+
+
+def _same_verdict(a: Verdict, b: Verdict) -> bool:
+    return (a.type, a.empty, a.to, a.gate, sorted(a.fields)) == (
+        b.type,
+        b.empty,
+        b.to,
+        b.gate,
+        sorted(b.fields),
+    )
+
+
+def _restates(row: VerdictRow, chain: ChainSpec, ctx: LintContext) -> bool:
+    """Does a step in the row's scope declare the row's verdict itself (precondition,
+    empty route, or rewind to the refresh of a consumed handle whose detect has a signal)?"""
+    verdict = row.verdict
+    for step in sorted(scope_actions(row.scope, chain) or ()):
+        action = ctx.actions.get(step)
+        if action is None:
+            continue
+        declared = [p.verdict for p in action.preconditions]
+        empty = action.output.empty
+        if empty is not None and empty.valid and empty.route is not None:
+            declared.append(empty.route)
+        if any(_same_verdict(verdict, d) for d in declared):
+            return True
+        if verdict.type == "rewind":
+            for hid in action.input.handles:
+                handle = chain.handle(hid)
+                staleness = handle.staleness if handle is not None else None
+                if (
+                    staleness is not None
+                    and staleness.refresh == verdict.to
+                    and any(reads_as_signal(atom) for atom in staleness.detect)
+                ):
+                    return True
+    return False
 
 
 @rule(

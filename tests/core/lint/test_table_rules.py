@@ -474,3 +474,70 @@ def test_a_row_with_only_a_prose_signal_is_a_warning_that_it_never_fires():
     assert finding.severity == "warning"
     assert "customer's bank" in finding.message
     assert "rows 11-12" in finding.message
+
+
+# A prose row beside the step's own declaration of the same recovery: the
+# declaration fires, so the row documents it rather than dying unmatched.
+RESTATED = """
+id: c
+handles:
+  - {id: quote, minted_by: make_quote, staleness: {detect: [code:QUOTE_STALE], refresh: make_quote}}
+actions:
+  - id: make_quote
+    effect: mint
+    input: {intent: {rooms: int}}
+    output:
+      handles: [quote]
+      empty: {valid: true, detect: "offers.length == 0",
+              route: "repair(to: make_quote, fields: [rooms])"}
+    preconditions:
+      - {when: "total != agreed_total", verdict: gate(price_review), reason: price moved}
+  - {id: accept, effect: read, input: {handles: [quote]}}
+gates:
+  - {id: price_review, audience: user, outcomes: {accept: ok, decline: dead_end},
+     timeout: {after: 10m, verdict: dead_end}}
+verdict_table:
+  - ROW
+"""
+
+
+def test_a_prose_row_restating_a_steps_precondition_is_not_said_never_to_fire():
+    row = (
+        "{id: R1, description: the total drifted, scope: [make_quote], verdict: gate(price_review)}"
+    )
+    doc = chain(RESTATED.replace("ROW", row))
+    assert found(doc, "table.row-without-signal") == []
+
+
+def test_a_prose_row_restating_a_steps_empty_route_is_not_said_never_to_fire():
+    row = (
+        "{id: R1, description: no offers came back, scope: [make_quote], "
+        "verdict: 'repair(to: make_quote, fields: [rooms])'}"
+    )
+    doc = chain(RESTATED.replace("ROW", row))
+    assert found(doc, "table.row-without-signal") == []
+
+
+def test_a_prose_row_restating_the_staleness_rewind_of_a_consumed_handle_is_not_called_dead():
+    row = (
+        "{id: R1, description: the quote lapsed (seen as stale), scope: [accept], "
+        "verdict: 'rewind(to: make_quote)'}"
+    )
+    doc = chain(RESTATED.replace("ROW", row))
+    assert found(doc, "table.row-without-signal") == []
+
+
+def test_a_prose_row_whose_verdict_its_steps_do_not_declare_still_never_fires():
+    row = "{id: R1, description: the total drifted, scope: [make_quote], verdict: dead_end}"
+    doc = chain(RESTATED.replace("ROW", row))
+    assert elements(doc, "table.row-without-signal") == ["verdict_table[R1]"]
+
+
+def test_a_prose_row_restating_a_staleness_rewind_whose_detect_is_no_signal_still_never_fires():
+    """The handle's detect names no signal either, so nothing recognises the stale quote."""
+    row = (
+        "{id: R1, description: the quote lapsed (seen as stale), scope: [accept], "
+        "verdict: 'rewind(to: make_quote)'}"
+    )
+    doc = chain(RESTATED.replace("ROW", row).replace("[code:QUOTE_STALE]", "[error_naming_quote]"))
+    assert elements(doc, "table.row-without-signal") == ["verdict_table[R1]"]
