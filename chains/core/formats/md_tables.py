@@ -768,7 +768,9 @@ def _word_atom(word: str, coded: bool, quoted: bool, webhooky: bool) -> str | No
         return f"http:{word}"
     if re.fullmatch(r"[A-Z][A-Z0-9_]{2,}", word):
         return f"code:{word}"
-    if _SNAKE.fullmatch(word) and (coded or quoted or word.endswith("_error")):
+    if _SNAKE.fullmatch(word) and word.endswith("_error"):
+        return f"type:{word}"  # an error type (SPEC §2.1 ``error.type``), not a code
+    if _SNAKE.fullmatch(word) and (coded or quoted):
         return f"code:{word}"
     if _DOTTED.fullmatch(word) and webhooky:
         return f"webhook:{word}"

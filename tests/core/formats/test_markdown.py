@@ -677,7 +677,7 @@ def test_per_chain_policy_keyed_by_chain_name_goes_to_that_chain_only():
             '`bad_params` "Reservation not found"',
             ['code:bad_params && message contains "Reservation not found"'],
         ),
-        ("`validation_error` on the amount", ["code:validation_error"]),
+        ("`validation_error` on the amount", ["type:validation_error"]),
         (
             "probe/webhook: `status == 'x'` or `charge.expired`",
             ["status == 'x'", "webhook:charge.expired"],

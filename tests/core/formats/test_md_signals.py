@@ -202,3 +202,25 @@ def test_parentheses_inside_a_message_are_part_of_it_not_a_remark():
     assert message_rows()["M4"].signal == [
         'code:bad_input && message contains "Stay is over (checked out)"'
     ]
+
+
+# --- error types are not codes ---------------------------------------------------
+
+
+def test_a_backticked_error_type_alone_is_read_as_a_type_not_a_code():
+    """SPEC §2.1 tells them apart (`status == 402 && error.type == 'card_error'`): a
+    provider's error envelope carries a type and a code, and a row written for a type
+    must match every code of that type."""
+    (found,) = load_markdown(
+        "# Charge\n" + ACTIONS + "| # | Signal | Step scope | Verdict |\n|---|---|---|---|\n"
+        "| T1 | `bad_input_error` on the amount | charge | `dead_end` |\n"
+    ).chains
+    assert found.verdict_table[0].signal == ["type:bad_input_error"]
+
+
+def test_an_error_type_written_as_a_code_stays_a_code():
+    (found,) = load_markdown(
+        "# Charge\n" + ACTIONS + "| # | Signal | Step scope | Verdict |\n|---|---|---|---|\n"
+        "| T1 | `code:bad_input_error` | charge | `dead_end` |\n"
+    ).chains
+    assert found.verdict_table[0].signal == ["code:bad_input_error"]
