@@ -566,7 +566,11 @@ _EXISTENCE = re.compile(
     r"\b(exists?|found|present|returned|is not null|!= ?null|not empty|non-empty)\b",
     re.IGNORECASE,
 )
-_COMPARISON = re.compile(r"==|!=|<|>|≤|≥|\bin\b|\bcontains\b|\bmatch(es|ing)?\b", re.IGNORECASE)
+# Naming the object's state or status ("shows cancelled state") observes content too.
+_COMPARISON = re.compile(
+    r"==|!=|<|>|≤|≥|\bin\b|\bcontains\b|\bmatch(es|ing)?\b|\bstate\b|\bstatus\b",
+    re.IGNORECASE,
+)
 
 
 def _existence_only(signal: str) -> bool:
@@ -574,6 +578,8 @@ def _existence_only(signal: str) -> bool:
 
     >>> _existence_only("the volume exists"), _existence_only("volume.size_gb == 40")
     (True, False)
+    >>> _existence_only("booking shows cancelled state / receipt present")
+    False
     """
     without_null_checks = re.sub(r"!= ?null|is not null", "", signal, flags=re.IGNORECASE)
     return bool(_EXISTENCE.search(signal)) and not _COMPARISON.search(without_null_checks)

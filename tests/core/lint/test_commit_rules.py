@@ -349,6 +349,20 @@ def test_an_in_place_commit_confirmed_by_content_passes():
     assert found(doc, "commit.mutates-existence-signal") == []
 
 
+def test_an_in_place_cancel_confirmed_by_the_state_it_shows_passes():
+    """ "Shows cancelled state" observes the mutated content, not mere existence (SPEC §2.1)."""
+    doc = chain("""
+        id: c
+        actions:
+          - id: cancel
+            effect: compensate
+            mutates: booking
+            confirmation: {probe: get_booking,
+                           signal: booking shows cancelled state / cancel receipt present}
+    """)
+    assert found(doc, "commit.mutates-existence-signal") == []
+
+
 def test_an_in_place_commit_without_a_compensation_stance_is_invalid():
     doc = chain("""
         id: c
