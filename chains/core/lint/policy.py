@@ -116,12 +116,21 @@ def _unkeyed(action_id: str, ctx: LintContext) -> bool:
     "an unkeyed commit's own entry); other steps may already retry.",
 )
 def misplaced_safe_reject_redispatch(chain: ChainSpec, ctx: LintContext) -> Found:
-    """safe_reject_redispatch sits only where unkeyed commits read it."""
+    """safe_reject_redispatch sits only where unkeyed commits read it.
+
+    They read it under ``commit.unkeyed`` / ``compensate.unkeyed``, on their
+    own entry, and on their whole class (``compensate: {...}`` written
+    without the keyed/unkeyed split) when the chain has an unkeyed one.
+    """
     for where, step in _step_policies(chain):
         if step.safe_reject_redispatch is None:
             continue
         key = where.removeprefix("policy.per_step.")
         if key in ("commit.unkeyed", "compensate.unkeyed") or _unkeyed(key, ctx):
+            continue
+        if key in ("commit", "compensate") and any(
+            a.effect == key and is_unkeyed_commit(a) for a in chain.actions
+        ):
             continue
         yield (
             where,

@@ -118,6 +118,21 @@ def test_safe_reject_redispatch_for_unkeyed_commits_passes(per_step):
     assert found(doc, "policy.misplaced-safe-reject-redispatch") == []
 
 
+def test_safe_reject_redispatch_on_a_whole_class_with_an_unkeyed_member_passes():
+    """``commit: {...}`` without keyed/unkeyed speaks for every commit, the unkeyed book too."""
+    doc = chain(BUDGETED + "      per_step: {commit: {attempts: 1, safe_reject_redispatch: 2}}\n")
+    assert found(doc, "policy.misplaced-safe-reject-redispatch") == []
+
+
+def test_safe_reject_redispatch_on_a_whole_class_with_no_unkeyed_member_is_warned_about():
+    doc = chain(
+        BUDGETED + "      per_step: {compensate: {attempts: 1, safe_reject_redispatch: 1}}\n"
+    )
+    assert elements(doc, "policy.misplaced-safe-reject-redispatch") == [
+        "policy.per_step.compensate"
+    ]
+
+
 @pytest.mark.parametrize(
     ("policy", "element"),
     [
