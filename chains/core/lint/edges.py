@@ -17,7 +17,9 @@ from collections.abc import Iterator
 
 from ..graph import (
     GraphError,
+    derivation_graph,
     independence_questions,
+    minters,
     missing_edges,
     repair_scope,
     selection_coupling_gaps,
@@ -178,7 +180,7 @@ def _replay_gaps(chain: ChainSpec, ctx: LintContext, verdict: Verdict) -> list[t
     if target is None or target not in ctx.order:
         return []
     try:
-        dead = set(repair_scope(chain, target, verdict.fields).invalidated)
+        dead = _killed(chain, ctx, target, verdict.fields)
     except GraphError:
         return []  # unknown fields or step: the structure rules say so
     variants: list[str | None] = [*chain.variants.values] if chain.variants else []
@@ -190,3 +192,35 @@ def _replay_gaps(chain: ChainSpec, ctx: LintContext, verdict: Verdict) -> list[t
         gaps += [(action.id, h) for h in dict.fromkeys(action.input.handles) if h in dead]
         dead -= set(action.output.handles)
     return gaps
+
+
+def _killed(chain: ChainSpec, ctx: LintContext, target: str, fields: list[str]) -> set[str]:
+    """The handles a repair invalidates, less what dies only through a landed fact.
+
+    What a commit mints is a landed fact (I5), even when the repaired commit
+    is the one that (re-)issues it, so it neither dies nor kills what derives
+    from it: an exchange re-issuing tickets taken from the chain that first
+    issued them leaves the options shopped from those tickets alive.
+    """
+    dead = set(repair_scope(chain, target, fields).invalidated)
+    graph = derivation_graph(chain)
+    facts = {h for h in dead if graph.nodes[h].get("fact")}
+    if not facts:
+        return dead
+    repaired = set(fields)
+    seeds = [
+        h
+        for h, step in minters(chain).items()
+        if h in dead
+        and h not in facts
+        and (step == target or repaired & set(ctx.actions[step].input.intent))
+    ]
+    killed: set[str] = set()  # reached from a seed without passing a fact
+    stack = seeds
+    while stack:
+        h = stack.pop()
+        if h in killed:
+            continue
+        killed.add(h)
+        stack.extend(c for c in graph.successors(h) if c in dead and c not in facts)
+    return killed

@@ -208,6 +208,41 @@ def test_a_compensator_consuming_a_handle_a_repair_killed_is_no_replay_gap():
     assert found(doc, "edges.repair-kills-replayed-input") == []
 
 
+EXCHANGE = """
+    id: c
+    handles:
+      - {id: tickets, minted_by: "external(chain A issue)"}
+      - {id: options, minted_by: shop, derived_from: [tickets]}
+      - {id: pick, minted_by: choose, derived_from: [options], rematch: {key: [flight]}}
+    actions:
+      - {id: shop, effect: read, input: {handles: [tickets]}, output: {handles: [options]}}
+      - {id: choose, effect: select, input: {handles: [options]}, output: {handles: [pick]}}
+      - {id: exchange, effect: commit, input: {intent: [pay_later], handles: [pick]},
+         output: {handles: [tickets]}, idempotency: {mode: none},
+         confirmation: {probe: shop, signal: new tickets listed}}
+    verdict_table:
+      - {id: X1, signal: [code:PAY_LATER_REFUSED], scope: [exchange],
+         verdict: "repair(to: exchange, fields: [pay_later])"}
+"""
+
+
+def test_a_repair_at_a_commit_does_not_kill_what_derives_from_its_landed_outputs():
+    """The tickets the exchange re-issues are landed facts (SPEC §4 I5), taken here from the
+    chain that issued them: repairing the exchange's own field leaves the pick it consumes
+    alive."""
+    assert found(chain(EXCHANGE), "edges.repair-kills-replayed-input") == []
+
+
+def test_a_repair_at_a_commit_still_kills_a_handle_minted_from_the_repaired_field():
+    doc = chain(
+        EXCHANGE.replace(
+            "{id: shop, effect: read, input: {handles: [tickets]}",
+            "{id: shop, effect: read, input: {intent: [pay_later], handles: [tickets]}",
+        )
+    )
+    assert elements(doc, "edges.repair-kills-replayed-input") == ["verdict_table[X1]"]
+
+
 def test_a_repair_from_the_first_step_taking_the_field_passes():
     doc = chain(REPAIR_AFTER_SEARCH.replace("TARGET", "search"))
     assert found(doc, "edges.repair-skips-upstream-minter") == []
