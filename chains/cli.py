@@ -35,15 +35,17 @@ from chains.core.model import ChainSpec
 from chains.core.openapi import propose_actions, read_openapi
 from chains.core.sim.audit import AuditResult, audit, read_trace
 from chains.core.sim.explorer import EXIT_CODES as EXPLORE_EXIT_CODES
-from chains.core.sim.explorer import Bounds, ExploreResult, explore, scenario_dict
+from chains.core.sim.explorer import Bounds, ExploreResult, explore
 from chains.core.sim.scenario import Scenario, ScenarioMismatch, load_scenario, simulate
 from chains.management.chain_text import (
     Line,
     audit_lines,
+    cause_text,
     exploration_lines,
     import_lines,
     lint_lines,
     run_lines,
+    scenario_yaml,
 )
 
 __all__ = [
@@ -240,13 +242,15 @@ def bounds_of(options: argparse.Namespace | dict[str, Any]) -> Bounds:
 
 
 def write_counterexamples(folder: Path, chain_id: str, result: ExploreResult) -> list[Path]:
-    """Each violation's scenario as YAML in ``folder``; the paths written."""
+    """Each violation's scenario as YAML in ``folder``, its causal line and message in
+    comments above it; the paths written."""
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for n, v in enumerate(result.violations, 1):
         path = folder / f"{chain_id}-{n:02d}-{v.invariant}.yaml"
-        header = f"# {v.invariant}: {v.message}\n"
-        path.write_text(header + yaml.safe_dump(scenario_dict(v.scenario), sort_keys=False))
+        cause = "".join(f"#   {cause_text(c)}\n" for c in v.as_dict().get("cause") or [])
+        header = f"# {v.invariant}: {v.message}\n" + (f"# cause:\n{cause}" if cause else "")
+        path.write_text(header + scenario_yaml(v.scenario))
         written.append(path)
     return written
 

@@ -47,9 +47,18 @@ def test_the_search_size_line_shows_the_peak_memory():
 def test_a_violation_prints_its_scenario_and_exits_1():
     code, out = explore(UNSAFE, "--max-faults", "1")
     assert code == 1
-    headline = "[unkeyed_redispatch] row U2 (timeout -> retry) re-dispatched unkeyed commit"
-    assert f"{headline} book_room" in out
+    assert "1. [unkeyed_redispatch]" in out
+    assert "row U2 (timeout -> retry) re-dispatched unkeyed commit book_room" in out
     assert "transport: timeout" in out
+
+
+def test_every_event_of_a_printed_counterexample_names_its_step():
+    _, out = explore(UNSAFE, "--max-faults", "1")
+    events = [line.strip() for line in out.splitlines() if line.strip().startswith("- {")]
+    assert events == [
+        "- {step: find_room, observe: {}}",
+        "- {step: book_room, observe: {transport: timeout}}",
+    ]
 
 
 def test_json_output_is_the_result_dict():

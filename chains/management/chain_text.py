@@ -19,11 +19,14 @@ from chains.core.sim.explorer import Bounds, ExploreResult, scenario_dict
 __all__ = [
     "Line",
     "audit_lines",
+    "cause_text",
     "exploration_lines",
     "import_lines",
     "lint_lines",
     "run_lines",
+    "scenario_yaml",
     "trace_line",
+    "violation_lines",
 ]
 
 Line = tuple[str, str]
@@ -86,9 +89,69 @@ def exploration_lines(chain_id: str, bounds: Bounds, result: ExploreResult) -> I
         return
     yield f"violations: {len(result.violations)}", ""
     for n, v in enumerate(result.violations, 1):
-        yield f"\n{n}. [{v.invariant}] {v.message}", ""
-        text = yaml.safe_dump(scenario_dict(v.scenario), sort_keys=False)
-        yield "   " + text.rstrip().replace("\n", "\n   "), ""
+        yield from violation_lines(n, v)
+
+
+def violation_lines(n: int, violation: Any) -> Iterator[Line]:
+    """One violation: its causal line (the decisions that left the good path, first
+    first), then what broke, then the scenario that replays it, one event a line.
+
+    A violation found before causes were recorded has none: its message heads it.
+    """
+    cause = violation.as_dict().get("cause") or []
+    if cause:
+        yield f"\n{n}. [{violation.invariant}]", ""
+        yield "   cause:", ""
+        for i, c in enumerate(cause, 1):
+            yield f"     {i}. {cause_text(c)}", ""
+        yield f"   {violation.message}", ""
+    else:
+        yield f"\n{n}. [{violation.invariant}] {violation.message}", ""
+    yield "   scenario:", ""
+    yield "     " + scenario_yaml(violation.scenario).rstrip().replace("\n", "\n     "), ""
+
+
+def cause_text(cause: dict[str, Any]) -> str:
+    """One decision of a causal line, with the element of the chain that took it.
+
+    ``book_room on timeout: row U2 -> retry  (verdict_table[U2])``
+    """
+    text = cause.get("text") or (
+        f"{cause['step']} on {cause['signal']}: {cause['rule']} -> {cause['verdict']}"
+    )
+    return text + (f"  ({cause['element']})" if cause.get("element") else "")
+
+
+class _FlowDumper(yaml.SafeDumper):
+    """Writes :class:`_OneLine` mappings in flow style, all else in block style."""
+
+
+class _OneLine(dict):
+    pass
+
+
+_FlowDumper.add_representer(
+    _OneLine,
+    lambda dumper, data: dumper.represent_mapping(
+        "tag:yaml.org,2002:map", data.items(), flow_style=True
+    ),
+)
+
+
+def scenario_yaml(scenario: Any) -> str:
+    """A scenario as YAML that :func:`~chains.core.sim.scenario.load_scenario` reads back,
+    each event on one line, so a step it names leads its line.
+
+    >>> from chains.core.sim.scenario import Scenario
+    >>> print(scenario_yaml(Scenario(events=[{"step": "book", "observe": "timeout"}])), end="")
+    chain: null
+    intent: {}
+    events:
+    - {step: book, observe: {transport: timeout}}
+    """
+    data = scenario_dict(scenario)
+    data["events"] = [_OneLine(e) for e in data["events"]]
+    return yaml.dump(data, Dumper=_FlowDumper, sort_keys=False, width=1 << 20)
 
 
 def _coverage_lines(result: ExploreResult) -> Iterator[Line]:
