@@ -19,9 +19,9 @@ import re
 from collections.abc import Iterable, Iterator
 
 from ..graph import action_verdicts
-from ..model import Action, ChainSpec, Compensation, VerdictRow, is_external, main_steps
+from ..model import Action, ChainSpec, Compensation, Scope, VerdictRow, is_external, main_steps
 from ..probes import may_be_probe_only
-from ..signals import scope_actions
+from ..signals import scope_actions, scope_applies_to
 from ..verdicts import Verdict, parse_verdict
 from ..words import article
 from .context import LintContext, is_commit_class, is_keyed, is_unkeyed_commit
@@ -428,8 +428,9 @@ def rewind_past_landed_commit(chain: ChainSpec, ctx: LintContext) -> Found:
     consumes, and its own preconditions and empty route. Not counted: the
     death of what the commit itself made (its outputs and what derives from
     them) — then the first booking is gone and a new one is the point (SPEC
-    §7 P4) — and rows scoped to any step or by effect class, which say
-    nothing about this step in particular.
+    §7 P4). Rows scoped to any step or by an effect class count at every
+    later step they apply to (SPEC §3 "Applies to"); a row in prose scope
+    cannot be placed and is left out.
     """
     main = set(main_steps(chain))
     flagged: set[str] = set()
@@ -487,13 +488,29 @@ def _rows_naming(chain: ChainSpec) -> dict[str, list[int]]:
             by_step.setdefault(step_id, []).append(i)
         for handle in row.scope.consumers_of:
             by_handle.setdefault(handle, []).append(i)
+    broad = [i for i, row in enumerate(chain.verdict_table, 1) if _broad(row.scope)]
     # A superset is harmless (the caller checks each row); duplicate ids share one.
     found: dict[str, set[int]] = {}
     for a in chain.actions:
         mine = found.setdefault(a.id, set(by_step.get(a.id, [])))
         for handle in a.input.handles:
             mine.update(by_handle.get(handle, []))
+        mine.update(broad)
     return {step_id: sorted(rows) for step_id, rows in found.items()}
+
+
+def _broad(scope: Scope) -> bool:
+    """A scope of any step (written ``any`` or left empty) or of effect classes."""
+    return scope.any or bool(scope.effects) or not (scope.steps or scope.consumers_of or scope.text)
+
+
+def _broadly_names(scope: Scope, step: Action) -> bool:
+    """Does ``scope`` take ``step`` as any step or by its effect class (SPEC §3 "Applies to")?"""
+    if not _broad(scope):
+        return False
+    if scope.any or not scope.effects:
+        return True
+    return scope_applies_to(Scope(effects=scope.effects), step) is True
 
 
 def _verdicts_at(
@@ -512,8 +529,10 @@ def _verdicts_at(
             yield f"actions[{step.id}].{path}", verdict
     for i in rows:
         row = chain.verdict_table[i - 1]
-        named = step.id in row.scope.steps or any(
-            h in step.input.handles and not of_commit(h) for h in row.scope.consumers_of
+        named = (
+            step.id in row.scope.steps
+            or any(h in step.input.handles and not of_commit(h) for h in row.scope.consumers_of)
+            or _broadly_names(row.scope, step)
         )
         same_rail = not row.only or not step.only or set(row.only) & set(step.only)
         if named and same_rail:

@@ -594,6 +594,33 @@ def test_a_row_naming_a_read_after_the_booking_that_rewinds_before_it_is_warned_
     assert finding.element == "verdict_table[X1]"
 
 
+@pytest.mark.parametrize("scope", ["any", "{effects: [read]}", "{}"])
+def test_a_row_for_any_step_or_a_class_that_rewinds_before_the_booking_is_warned_about(scope):
+    """A row scoped to any step or to reads applies at the read after the booking too (SPEC
+    §3 "Applies to"); its rewind replays the unkeyed booking (P3)."""
+    text = AFTER_THE_BOOKING.replace("PROBE_ONLY ", "").replace("INPUT", "booking")
+    doc = chain(
+        text
+        + f"""
+    verdict_table:
+      - {{id: X1, signal: [code:OFFER_GONE], scope: {scope}, verdict: "rewind(to: search)"}}
+"""
+    )
+    assert elements(doc, "commit.rewind-past-landed-commit") == ["verdict_table[X1]"]
+
+
+def test_a_row_for_a_class_the_later_steps_are_not_in_is_not_warned_about():
+    text = AFTER_THE_BOOKING.replace("PROBE_ONLY ", "").replace("INPUT", "booking")
+    doc = chain(
+        text
+        + """
+    verdict_table:
+      - {id: X1, signal: [code:OFFER_GONE], scope: {effects: [mint]}, verdict: "rewind(to: search)"}
+"""
+    )
+    assert found(doc, "commit.rewind-past-landed-commit") == []
+
+
 PROBE_AND_BOOKING = """
     id: c
     actions:
