@@ -101,8 +101,8 @@ def _prose(text, actions, signal: str, where, problems: list[Problem], probes) -
     effects: list[str] = []
     read: list[str] = []  # phrases mapped by interpretation, for the info
     unmatched: list[str] = []
-    for part in _PARTS.split(clean):
-        bare = _REMARK.sub("", part).strip()
+    for part in _PARTS.split(_REMARK.sub("", clean)):
+        bare = part.strip()
         if not bare:
             continue
         found = _part(bare, actions, signal, probes)

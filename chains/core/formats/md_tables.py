@@ -89,17 +89,20 @@ def read_verdict_table(
         problems.append(Problem("verdict table has no rows", node.line, severity="warning"))
         return []
     ids = [(_cells(raw) + [""])[0].strip() for _, raw in rows]
+    restated: list[str] = []
     if _is_generic(section, ids, rows):
-        problems.append(
-            Problem(
-                f"verdict table at line {node.line} restates the SPEC §3 generic skeleton "
-                f"({len(rows)} rows: {', '.join(i for i in ids if i)}); not imported as "
-                "domain rows (the generic rows follow every domain table)",
-                node.line,
-                severity="info",
-            )
-        )
-        return []
+        signal_at = columns.index("signal") if "signal" in columns else None
+        kept, domain = [], []
+        for (line, raw), row_id in zip(rows, ids, strict=True):
+            cells = _cells(raw)
+            cell = cells[signal_at] if signal_at is not None and signal_at < len(cells) else ""
+            if _restates_generic(cell, names):
+                restated.append(row_id or f"line {line}")
+            else:
+                kept.append((line, raw))
+                domain.append(row_id or f"line {line}")
+        _report_restated(node.line, restated, domain, len(rows), problems)
+        rows = kept
     earlier: dict[str, list[str]] = {}
     drafts = []
     for line, raw in rows:
@@ -107,6 +110,41 @@ def read_verdict_table(
         if draft is not None:
             drafts.append(draft)
     return drafts
+
+
+# The concepts of SPEC §3's generic rows, as a row restating one names it.
+_GENERIC_CONCEPT = re.compile(
+    r"\bstaleness\b|empty\.detect|\btransport (?:success|fault)|\brate[ -]limit|"
+    r"\bthrottl|terms changed|deterministic reject|\bunavailable\b|\bdegrad|\bunmatched\b",
+    re.I,
+)
+
+
+def _restates_generic(signal_cell: str, names: Collection[str]) -> bool:
+    """A row of a generic-looking table that restates a SPEC §3 generic row: its
+    Signal cell names a generic row's concept (staleness, transport success,
+    unmatched, ...) or nothing machine-readable. Other rows are domain rows (a
+    shared "verdict-table core" of a multi-chain compile, SKILL Step 6)."""
+    return bool(_GENERIC_CONCEPT.search(signal_cell)) or not read_signal(signal_cell, names).terms
+
+
+def _report_restated(
+    line: int, restated: list[str], domain: list[str], count: int, problems: list[Problem]
+) -> None:
+    if not domain:
+        message = (
+            f"verdict table at line {line} restates the SPEC §3 generic skeleton "
+            f"({count} rows: {', '.join(restated)}); not imported as "
+            "domain rows (the generic rows follow every domain table)"
+        )
+    else:
+        message = (
+            f"verdict table at line {line} is a shared core: rows {', '.join(restated)} "
+            "restate the SPEC §3 generic skeleton and are not imported (the generic rows "
+            f"follow every domain table); rows {', '.join(domain)} are "
+            "domain rows and are imported"
+        )
+    problems.append(Problem(message, line, severity="info"))
 
 
 def _is_generic(section: str, ids: list[str], rows: list[tuple[int, str]]) -> bool:
@@ -755,6 +793,9 @@ def _span_atoms(token: str, coded: bool, quoted: bool, webhooky: bool) -> list[s
             if all(rest):
                 return [first, *(a for a in rest if a)]
         return [_norm_atom(a) for a in ATOM.findall(token)]
+    statuses = re.fullmatch(r"(?i)http:(\d{3}|[1-5]xx)((?:/(?:\d{3}|[1-5]xx))+)", token)
+    if statuses:  # `http:401/403`: two statuses, which cannot both hold (alternatives)
+        return [f"http:{c.lower()}" for c in [statuses[1], *statuses[2].split("/")[1:]]]
     atom = _word_atom(token, coded, quoted, webhooky)
     return [atom] if atom else []
 

@@ -224,3 +224,11 @@ def test_an_error_type_written_as_a_code_stays_a_code():
         "| T1 | `code:bad_input_error` | charge | `dead_end` |\n"
     ).chains
     assert found.verdict_table[0].signal == ["code:bad_input_error"]
+
+
+def test_two_statuses_written_with_a_slash_in_one_span_are_two_alternatives():
+    (found,) = load_markdown(
+        "# Charge\n" + ACTIONS + "| # | Signal | Step scope | Verdict |\n|---|---|---|---|\n"
+        "| T1 | `http:401/403` auth errors | charge | `dead_end` |\n"
+    ).chains
+    assert found.verdict_table[0].signal == ["http:401", "http:403"]

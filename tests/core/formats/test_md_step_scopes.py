@@ -146,3 +146,9 @@ def test_a_spec_row_scope_dump_round_trips():
     found = row(["| R1 | `code:88` | read + mint steps | `retry` |"])
     again = ChainSpec.model_validate({"id": "c", "verdict_table": [found.model_dump()]})
     assert again.verdict_table[0].scope == found.scope
+
+
+def test_a_remark_listing_steps_with_commas_is_a_remark_not_more_parts():
+    rows = ["| R1 | `http:429` | unkeyed commits (hold_seat, settle_bill) | `reconcile` |"]
+    assert row(rows).scope.effects == ["unkeyed_commit"]
+    assert problems_of(rows) == []
