@@ -19,7 +19,16 @@ import re
 from collections.abc import Iterable, Iterator
 
 from ..graph import action_verdicts
-from ..model import Action, ChainSpec, Compensation, Scope, VerdictRow, is_external, main_steps
+from ..model import (
+    Action,
+    ChainSpec,
+    Compensation,
+    Scope,
+    VerdictRow,
+    compensators,
+    is_external,
+    main_steps,
+)
 from ..probes import may_be_probe_only
 from ..signals import scope_actions, scope_applies_to
 from ..verdicts import Verdict, parse_verdict
@@ -254,12 +263,12 @@ def probe_before_commit(chain: ChainSpec, ctx: LintContext) -> Found:
     A read without ``probe_only`` is a step of the run (SPEC §2.1). Placed
     before the commit it confirms, it looks for a result that cannot exist
     yet, and its answer (an empty list, a stale handle's error) routes the
-    run as any step's would. Not reported: a read the run needs as a step
-    (it feeds a later step or acts on its answer, like a reservation read
-    checking the payment deadline), a read of what the commit ``mutates``
-    (it exists before the commit; reading it first is the point), and
-    compensators' probes (a compensator runs only when a run unwinds, so
-    its place in the list says nothing).
+    run as any step's would; so too a probe of a compensator of that commit
+    (it looks for an undo of what does not exist yet). Not reported: a read
+    the run needs as a step (it feeds a later step or acts on its answer,
+    like a reservation read checking the payment deadline), and a read of
+    what the commit or compensator ``mutates`` (it exists before; reading it
+    first is the point).
     """
     variants: list[str | None] = [*chain.variants.values] if chain.variants else [None]
     reported: set[tuple[str, str]] = set()
@@ -279,6 +288,30 @@ def probe_before_commit(chain: ChainSpec, ctx: LintContext) -> Found:
                 f"before it (step {at[probe] + 1}, {commit.id} is step {at[commit.id] + 1}): it "
                 f"looks for what {commit.id} has not made yet, and its answer routes the run; "
                 f"mark it probe_only, or move it after {commit.id}.",
+            )
+        yield from _compensator_probes_as_steps(chain, ctx, steps, reported)
+
+
+def _compensator_probes_as_steps(
+    chain: ChainSpec, ctx: LintContext, steps: list[str], reported: set[tuple[str, str]]
+) -> Found:
+    """Probes of the compensators of each commit, run as steps before that commit."""
+    at = {step: i for i, step in enumerate(steps)}
+    for commit in (ctx.actions[s] for s in steps if is_commit_class(ctx.actions[s])):
+        for undoer in (ctx.actions[u] for u in compensators(commit) if u in ctx.actions):
+            probe = undoer.confirmation.probe if undoer.confirmation else None
+            if probe not in at or at[probe] > at[commit.id] or (probe, undoer.id) in reported:
+                continue
+            if undoer.mutates or not may_be_probe_only(chain, ctx.actions[probe]):
+                continue
+            reported.add((probe, undoer.id))
+            yield (
+                f"actions[{probe}]",
+                f"actions[{probe}] is the confirmation probe of {undoer.id}, which undoes "
+                f"{commit.id}, but runs as a step before {commit.id} (step {at[probe] + 1}, "
+                f"{commit.id} is step {at[commit.id] + 1}): it looks for an undo of what "
+                f"{commit.id} has not made yet, and its answer routes the run; mark it "
+                "probe_only.",
             )
 
 

@@ -677,6 +677,54 @@ def test_a_read_of_what_the_commit_mutates_before_it_is_not_warned_about():
     assert found(chain(text), "commit.probe-before-commit") == []
 
 
+BOOKING_AND_ITS_UNDO = """
+    id: c
+    actions:
+      - {id: search, effect: read}
+      - {id: find_cancellation, effect: read, PROBE_ONLY input: {intent: [reference]}}
+      - id: book
+        effect: commit
+        input: {intent: [reference]}
+        idempotency: {mode: none}
+        confirmation: {probe: find_booking, signal: one booking with our reference}
+        compensation: {action: cancel}
+      - {id: find_booking, effect: read, probe_only: true, input: {intent: [reference]}}
+      - id: cancel
+        effect: compensate
+        input: {intent: [reference]}
+        idempotency: {mode: none}
+        confirmation: {probe: find_cancellation, signal: a cancellation for our reference}
+"""
+
+
+def test_a_compensators_probe_that_runs_as_a_step_before_the_commit_is_warned_about():
+    """As a step before the booking, the cancellation's probe looks for the undo of a
+    booking that does not exist yet, and its answer routes the run as a step's (SPEC §2.1)."""
+    doc = chain(BOOKING_AND_ITS_UNDO.replace("PROBE_ONLY ", ""))
+    (finding,) = found(doc, "commit.probe-before-commit")
+    assert finding.element == "actions[find_cancellation]"
+    assert "confirmation probe of cancel, which undoes book" in finding.message
+
+
+def test_a_compensators_probe_only_read_is_not_warned_about():
+    doc = chain(BOOKING_AND_ITS_UNDO.replace("PROBE_ONLY", "probe_only: true,"))
+    assert found(doc, "commit.probe-before-commit") == []
+
+
+def test_a_compensators_probe_running_as_a_step_after_the_commit_is_not_warned_about():
+    """There it reads the booking the commit made, like any read after it."""
+    text = BOOKING_AND_ITS_UNDO.replace("PROBE_ONLY ", "")
+    probe = "      - {id: find_cancellation, effect: read, input: {intent: [reference]}}\n"
+    doc = chain(
+        text.replace(probe, "").replace(
+            "      - {id: find_booking,", probe + "      - {id: find_booking,"
+        )
+    )
+    order = [a.id for a in doc.actions]
+    assert order[:4] == ["search", "book", "find_cancellation", "find_booking"]
+    assert found(doc, "commit.probe-before-commit") == []
+
+
 # A ferry seat hold undone by a release sub-chain: request the release, then confirm it.
 SEAT_HOLD = """
     id: ferry_hold
