@@ -621,6 +621,18 @@ def test_a_row_for_a_class_the_later_steps_are_not_in_is_not_warned_about():
     assert found(doc, "commit.rewind-past-landed-commit") == []
 
 
+def test_an_offer_with_no_staleness_signal_read_after_the_booking_rewinds_nothing():
+    """With detect empty no response reports the offer stale (SPEC §3 row 1 matches a handle's
+    staleness.detect; SKILL Step 2: its consumers fall to the default rows), so its refresh
+    never fires after the booking and the read cannot send the run back before it."""
+    doc = chain(
+        AFTER_THE_BOOKING.replace("PROBE_ONLY ", "")
+        .replace("INPUT", "offer")
+        .replace("detect: [http:410], refresh: search", "detect: [], refresh: search")
+    )
+    assert found(doc, "commit.rewind-past-landed-commit") == []
+
+
 PROBE_AND_BOOKING = """
     id: c
     actions:
