@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..model import ChainSpec, compensators
+from ..model import ChainSpec, Variants, compensators
 from ..verdicts import parse_verdict
 from .md_blocks import markers
 from .md_items import SECTIONS, Context, Item, item_name, validate_item
@@ -27,6 +27,7 @@ from .md_probes import mark_probe_reads
 from .md_scopes import (
     Copied,
     closure,
+    declared_rails,
     declared_rows,
     declared_steps,
     deep_merge,
@@ -286,6 +287,7 @@ class _Assembler:
             used.update(id(i) for i in variants)
             for extra in variants[1:]:
                 self.problem("a second variants block; the first one is used", extra.line)
+        self.rails(ctx, document)
         try:
             chain = ChainSpec.model_validate(document)
         except ValidationError as exc:
@@ -303,6 +305,62 @@ class _Assembler:
             self.problem(message, line, "info")
         lines = {i.value.id: i.line for i in reversed(own["actions"])}  # the first wins
         return mark_probe_reads(chain, lines, self.problem, self.sections(lines))
+
+    def rails(self, ctx: Context, document: dict[str, Any]) -> None:
+        """Rails the prose writes as alternatives (``GDS `a → b`; NDC `c → d```)
+        become variants: the axis ``rail`` unless the chain has its own, and
+        each step of one rail ``only`` on it (SPEC §2.7), so a run takes one."""
+        rails, line = self.declared_rails(ctx)
+        if not rails:
+            return
+        given = document.get("variants")
+        values = list(given.values) if given is not None else list(rails)
+        missing = [r for r in rails if r not in values]
+        if missing:
+            self.problem(
+                f"chain {ctx.name!r}: the rails {', '.join(missing)} written as alternatives "
+                "are not values of its variants; steps not scoped to them",
+                line,
+                "warning",
+            )
+            return
+        if given is None:
+            document["variants"] = Variants(axis="rail", values=values)
+        scoped: dict[str, list[str]] = {}
+        for k, action in enumerate(document["actions"]):
+            on = [r for r, steps in rails.items() if action.id in steps]
+            if len(on) == 1 and not action.only:
+                document["actions"][k] = action.model_copy(update={"only": on})
+                scoped.setdefault(on[0], []).append(action.id)
+        listing = "; ".join(f"{', '.join(ids)} only on {r}" for r, ids in scoped.items())
+        self.problem(
+            f"chain {ctx.name!r}: the rails {' and '.join(rails)} are written as alternatives, "
+            f"so they are variants (axis {document['variants'].axis}), not one sequence: "
+            + (listing or "no step of the chain is on one rail only"),
+            line,
+            "info",
+        )
+
+    def declared_rails(self, ctx: Context) -> tuple[dict[str, list[str]], int | None]:
+        """The rails a chain's own prose, or the document's summary of it, sketches."""
+        for node in self.nodes:
+            if node.kind not in ("para", "bullets"):
+                continue
+            texts = [node.text] if node.kind == "para" else [t for _, t in node.items]
+            where = self.context_of(node.line)
+            for n, text in enumerate(texts):
+                at = node.line if node.kind == "para" else node.items[n][0]
+                if where is ctx:
+                    passages = [text]
+                elif where is self.shared and ctx.label:
+                    passages = [p for label, p in scope_passages(text) if label == ctx.label]
+                else:
+                    continue
+                for passage in passages:
+                    rails = declared_rails(passage, self.action_ids)
+                    if rails:
+                        return rails, at
+        return {}, None
 
     def sections(self, lines: dict[str, int | None]) -> dict[str, str]:
         """Each action's section heading: the ruled comment above it in its block

@@ -31,6 +31,7 @@ from .md_items import MODELS, Context, Item, item_name
 
 __all__ = [
     "closure",
+    "declared_rails",
     "declared_rows",
     "declared_steps",
     "deep_merge",
@@ -108,6 +109,34 @@ def declared_steps(text: str, known: Collection[str], *, arrows_only: bool = Fal
             if token.strip() in known:
                 names.append(token.strip())
     return list(dict.fromkeys(names))
+
+
+_RAIL = re.compile(
+    r"(?<![\w`])(?P<label>[A-Z][A-Z0-9]{1,9})(?:\s+rail)?\s*:?\s*`(?P<span>[^`\n]*→[^`\n]*)`"
+)
+
+
+def declared_rails(text: str, known: Collection[str]) -> dict[str, list[str]]:
+    """Alternative rails a passage sketches: ``GDS `a → b`; NDC `c → d``` → label → steps.
+
+    Two or more arrow lists, each after its own upper-case label, are rails a
+    run takes one of (SPEC §2.7 variants), not one sequence. Only names in
+    ``known`` (the document's actions) count; a lone labelled list is no
+    alternative.
+
+    >>> declared_rails("GDS `a → b`; NDC `c → d`", {"a", "b", "c", "d"})
+    {'GDS': ['a', 'b'], 'NDC': ['c', 'd']}
+    >>> declared_rails("steps: `a → b`", {"a", "b"})
+    {}
+    """
+    rails: dict[str, list[str]] = {}
+    for m in _RAIL.finditer(text):
+        steps = declared_steps(f"`{m['span']}`", known, arrows_only=True)
+        if steps:
+            rails.setdefault(m["label"], []).extend(
+                s for s in steps if s not in rails.get(m["label"], [])
+            )
+    return rails if len(rails) > 1 else {}
 
 
 _ROW_RANGE = re.compile(r"\b([A-Z]{1,3})(\d+)(?:\s*[–—-]\s*(?:\1)?(\d+))?\b")
