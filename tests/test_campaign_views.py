@@ -337,7 +337,7 @@ def test_a_violation_links_to_the_simulator_with_its_counterexample(client, unsa
     [violation] = exploration.result()["violations"]
     body = page(client, exploration)
     assert "<code>unkeyed_redispatch</code>" in body
-    assert "counterexample of 2 events" in body
+    assert "counterexample of 2 events" in body.lower()
     href = re.search(r'<a href="([^"]+)">open in the simulator</a>', body).group(1)
     link = urlsplit(href.replace("&amp;", "&"))
     query = {k: v[0] for k, v in parse_qs(link.query).items()}
@@ -347,6 +347,120 @@ def test_a_violation_links_to_the_simulator_with_its_counterexample(client, unsa
     stored = Scenario.model_validate(violation["scenario"], strict=False)
     assert decode(query["s"]).events == stored.events
     assert client.get(link.path, query).status_code == 200
+
+
+# A causal line as the explorer stores it with each violation (Violation.as_dict): the row
+# that retried the booking, then a budget that has no element of its own in the workspace.
+CAUSE = [
+    {
+        "step": "book_room",
+        "signal": "timeout",
+        "rule": "row U2",
+        "verdict": "retry",
+        "element": "verdict_table[U2]",
+        "text": "book_room on timeout: row U2 -> retry",
+    },
+    {
+        "step": "book_room",
+        "signal": "",
+        "rule": "per-step attempts",
+        "verdict": "dead_end",
+        "element": "policy.per_step",
+        "text": "book_room: per-step attempts -> dead_end",
+    },
+    {
+        "step": "book_room",
+        "signal": "http:503",
+        "rule": "generic row 6",
+        "verdict": "reconcile",
+        "element": None,
+        "text": "book_room on http:503: generic row 6 -> reconcile",
+    },
+]
+
+
+def explained(exploration: Exploration, cause: list[dict] | None = CAUSE) -> Exploration:
+    """The campaign's stored result with ``cause`` on its violation (None: no cause key)."""
+    merged = exploration.result()
+    for violation in merged["violations"]:
+        violation.pop("cause", None)
+        if cause is not None:
+            violation["cause"] = cause
+    Exploration.objects.filter(pk=exploration.pk).update(merged=merged)
+    return exploration
+
+
+def violation_html(body: str) -> str:
+    return body.split('<ol class="violation-list">')[1].split("</section>")[0]
+
+
+@pytest.mark.django_db
+def test_a_violation_shows_its_causal_line_first_then_its_message_then_its_scenario(
+    client, unsafe, sent
+):
+    body = violation_html(page(client, explained(run(launch(unsafe)))))
+    places = [
+        body.index("<code>unkeyed_redispatch</code>"),
+        body.index("book_room on timeout: row U2 -&gt; retry"),
+        body.index("book_room: per-step attempts -&gt; dead_end"),
+        body.index("row U2 (timeout -&gt; retry) re-dispatched unkeyed commit book_room"),
+        body.index("observes timeout at book_room"),
+        body.index("open in the simulator"),
+    ]
+    assert places == sorted(places)
+
+
+@pytest.mark.django_db
+def test_each_event_of_the_counterexample_names_the_step_it_answers(client, unsafe, sent):
+    body = page(client, explained(run(launch(unsafe))))
+    events = re.search(r'<ol class="scenario-events">(.*?)</ol>', body).group(1)
+    assert re.findall(r"<li>(.*?)</li>", events) == [
+        "observes http:200 at find_room",
+        "observes timeout at book_room",
+    ]
+
+
+@pytest.mark.django_db
+def test_a_cause_links_its_row_to_the_row_selected_in_the_workspace(client, unsafe, sent):
+    body = page(client, explained(run(launch(unsafe))))
+    href = re.search(
+        r'<a href="([^"]+)" class="cause-element"[^>]*><code>verdict_table\[U2\]', body
+    )
+    link = urlsplit(html.unescape(href.group(1)))
+    assert link.path == unsafe.url()
+    assert parse_qs(link.query) == {"select": ["row:U2"], "tab": ["table"]}
+    workspace = client.get(link.path, parse_qs(link.query)).content.decode()
+    assert 'data-select="row:U2"' in workspace
+
+
+@pytest.mark.django_db
+def test_a_budget_cause_links_to_the_policy_tab_and_an_unplaced_one_is_not_linked(
+    client, unsafe, sent
+):
+    body = page(client, explained(run(launch(unsafe))))
+    assert f'<a href="{unsafe.url()}?tab=policy" class="cause-element"' in body
+    assert "generic row 6 -&gt; reconcile</span></li>" in body
+
+
+@pytest.mark.django_db
+def test_a_violation_stored_before_causes_shows_as_before(client, unsafe, sent):
+    body = page(client, explained(run(launch(unsafe)), cause=None))
+    assert (
+        "<code>unkeyed_redispatch</code>: row U2 (timeout -&gt; retry) re-dispatched unkeyed"
+        in body
+    )
+    assert 'class="cause-line"' not in body and 'class="scenario-events"' not in body
+
+
+@pytest.mark.django_db
+def test_causes_of_a_campaign_on_an_older_revision_say_the_workspace_shows_the_head(
+    client, unsafe, sent
+):
+    exploration = explained(run(launch(unsafe)))
+    assert 'id="elements-at-head"' not in page(client, exploration)
+    head = unsafe.head()
+    unsafe.revisions.create(number=2, document=head.document, content_hash=head.content_hash)
+    assert "shows the head revision (r2); this campaign explored r1" in page(client, exploration)
 
 
 # A select whose handle no step's result fills (the explorer's coverage tests share it).

@@ -25,6 +25,7 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 from pydantic import ValidationError
 
+from chains.core.selection import finding_key
 from chains.core.sim.scenario import Scenario
 from chains.core.sim.session import encode
 from chains.models import (
@@ -207,6 +208,8 @@ def campaign_context(
     """What the campaign page and its ``progress`` partial show."""
     revision = exploration.revision
     result = exploration.result()
+    violations = _violations(chain, revision, result)
+    explained = any(v["cause"] for v in violations)
     return {
         "chain": chain,
         "can_cancel": chain.viewer_may(Role.EDITOR),
@@ -219,7 +222,10 @@ def campaign_context(
         "waited": _duration(timezone.now() - exploration.created_at),
         "result": result,
         "terminals": _terminals(result),
-        "violations": _violations(chain, revision, result),
+        "violations": violations,
+        # Causes link into the workspace, which shows the head: say so when it is another.
+        "explained": explained,
+        "head": get_head(chain) if explained else None,
         "coverage": _coverage(result),
         "never_reached": (result.get("not_covered") or {}).get("steps", []) if result else [],
         "warnings": result.get("warnings", []) if result else [],
@@ -265,20 +271,42 @@ def _terminals(result: dict[str, Any] | None) -> list[dict[str, Any]]:
 def _violations(
     chain: Chain, revision: Revision, result: dict[str, Any] | None
 ) -> list[dict[str, Any]]:
-    """Each broken invariant with its counterexample's length and a link that replays it."""
+    """Each broken invariant: its causal line, each decision linked to the element of the
+    chain that took it, then its message, its counterexample's events and a link that
+    replays it. A violation stored before causes were recorded has an empty line."""
     simulate = chain.url("simulate")
     found = []
     for violation in result["violations"] if result else []:
         shown = {k: violation[k] for k in ("invariant", "message")}
+        shown["cause"] = [
+            {**c, "url": _element_url(chain, c.get("element"))} for c in violation.get("cause", [])
+        ]
         shown["events"] = len(violation["scenario"].get("events", []))
         try:
             scenario = Scenario.model_validate(violation["scenario"], strict=False)
         except ValidationError:  # stored under an older scenario grammar: no replay link
             found.append(shown)
             continue
+        shown["steps"] = [e.describe() for e in scenario.events]
         query = {"r": revision.number, "s": encode(scenario), "violation": violation["invariant"]}
         found.append({**shown, "url": f"{simulate}?{urlencode(query)}"})
     return found
+
+
+# The workspace tab that lists each kind of element a finding can point at.
+_TABS = {"action": "actions", "handle": "handles", "gate": "gates", "row": "table"}
+
+
+def _element_url(chain: Chain, element: str | None) -> str | None:
+    """The workspace with ``element`` (a lint finding's element form) selected on its tab;
+    the policy tab for a budget; None for what the workspace cannot point at."""
+    key = finding_key(element) if element else None
+    if key is not None:
+        tab = _TABS.get(key.split(":", 1)[0], "actions")
+        return f"{chain.url('chain')}?{urlencode({'select': key, 'tab': tab})}"
+    if element and element.split(".", 1)[0].split("[", 1)[0] == "policy":
+        return f"{chain.url('chain')}?tab=policy"
+    return None
 
 
 def _duration(elapsed: timedelta | None) -> str:
