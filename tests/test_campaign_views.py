@@ -404,10 +404,11 @@ def test_a_violation_shows_its_causal_line_first_then_its_message_then_its_scena
         body.index("book_room on timeout: row U2 -&gt; retry"),
         body.index("book_room: per-step attempts -&gt; dead_end"),
         body.index("row U2 (timeout -&gt; retry) re-dispatched unkeyed commit book_room"),
+        body.index('<div class="violation-replay">'),  # the simulator link, then the events
         body.index("observes timeout at book_room"),
-        body.index("open in the simulator"),
     ]
     assert places == sorted(places)
+    assert places[-2] < body.index("open in the simulator") < places[-1]
 
 
 @pytest.mark.django_db
