@@ -25,7 +25,7 @@ from ..graph import (
     selection_coupling_gaps,
 )
 from ..graph import selection_handles as _selection_handles
-from ..model import ChainSpec, main_steps
+from ..model import ChainSpec, is_external, main_steps
 from ..verdicts import Verdict
 from .context import LintContext, is_commit_class
 from .registry import rule
@@ -87,9 +87,16 @@ def selection_coupling(chain: ChainSpec, ctx: LintContext) -> Found:
     "otherwise add the missing derived_from edge.",
 )
 def unverified_independence(chain: ChainSpec, ctx: LintContext) -> Found:
-    """Two handles consumed together have no derivation path between them."""
+    """Two handles consumed together have no derivation path between them.
+
+    Not asked about: a handle taken from another chain that no step of this
+    one mints. Nothing here re-mints it, and it was made before anything
+    this chain mints, so no edge either way could change what dies.
+    """
+    minted = minters(chain)
+    outside = {h.id for h in chain.handles if is_external(h) and h.id not in minted}
     for question in independence_questions(chain):
-        if question.answered is not None:
+        if question.answered is not None or outside & set(question.handles):
             continue
         a, b = question.handles
         yield (

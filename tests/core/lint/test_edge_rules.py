@@ -149,6 +149,31 @@ def test_handles_on_one_derivation_path_raise_no_independence_question():
     assert found(doc, "edges.unverified-independence") == []
 
 
+TAKEN_FROM_OUTSIDE = """
+    id: c
+    handles:
+      - {id: tickets, minted_by: "external(chain A issue)"}
+      - {id: session, minted_by: open_session}
+    actions:
+      - {id: open_session, effect: mint, output: {handles: [session]}}
+      - {id: quote_refund, effect: read, input: {handles: [tickets, session]}}
+"""
+
+
+def test_a_handle_taken_from_another_chain_raises_no_independence_question():
+    """Nothing in this chain re-mints the tickets, and they were made before anything it
+    mints, so no derived_from edge between the two could change what dies (SPEC §4 I1)."""
+    assert found(chain(TAKEN_FROM_OUTSIDE), "edges.unverified-independence") == []
+
+
+def test_a_handle_from_another_chain_that_this_chain_reissues_still_raises_the_question():
+    doc = chain(
+        TAKEN_FROM_OUTSIDE + "      - {id: exchange, effect: commit, input: {handles: [session]},\n"
+        "         output: {handles: [tickets]}}\n"
+    )
+    assert elements(doc, "edges.unverified-independence") == ["handles[session]"]
+
+
 REPAIR_AFTER_SEARCH = """
     id: c
     handles:
