@@ -46,6 +46,8 @@ How the document is cut into chains:
   additions.
 * A shared ``per_step`` entry naming another scope's action is left out of
   the chains that lack that action (one info per chain).
+* Rails a chain's prose sketches as alternatives (``GDS `a → b`; NDC `c →
+  d```) are variants: each step of one rail is ``only`` on it (SPEC §2.7).
 * A document without scopes is one chain, named after its title (or the
   ``id:`` a block gives, which makes it a chain even with no elements yet).
 

@@ -5,7 +5,9 @@ scope lists only its "additions/overrides", says ``Shares `a → b` with
 Scope 1 (same rows A1–A3)``, keys policy numbers by chain name. This module
 holds the rules that turn that sharing into complete chains, all over
 :class:`~.md_items.Context` objects: :func:`declared_steps` and
-:func:`declared_rows` read what a sentence says a scope shares;
+:func:`declared_rows` read what a sentence says a scope shares, and
+:func:`declared_rails` the rails it sketches as alternatives
+(``GDS `a → b`; NDC `c → d```, SPEC §2.7 variants);
 :func:`closure` copies in what a chain uses but lacks (handles, gates, the
 compensation and probe steps its own steps name), never another scope's
 steps merely because a verdict or a handle names them; :func:`narrowed_row`

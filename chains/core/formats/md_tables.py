@@ -3,7 +3,9 @@
 :func:`read_verdict_table` turns one Markdown table into verdict-row drafts
 (plain data for :class:`~chains.core.model.VerdictRow`, with the line and
 column of each cell); tables that are not verdict tables give nothing, and
-tables restating the SPEC §3 generic skeleton give an info. The cell readers
+the rows of a table restating the SPEC §3 generic skeleton are left out
+with an info, while the domain rows of a shared "verdict-table core" are
+kept. The Step scope cell is read by :mod:`.md_step_scope`. The cell readers
 (:func:`signal_atoms`, :func:`row_verdict`, :func:`no_side_effect_flag`) and
 the ``known_unmatched`` text readers (:func:`unmatched_entry`,
 :func:`split_items`) are plain functions of text. Every problem is appended
