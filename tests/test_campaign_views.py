@@ -443,6 +443,25 @@ def test_a_budget_cause_links_to_the_policy_tab_and_an_unplaced_one_is_not_linke
     assert "generic row 6 -&gt; reconcile</span></li>" in body
 
 
+@pytest.mark.parametrize(
+    "element, query",
+    [
+        ("verdict_table[#2]", "?select=row%3A%232&tab=table"),
+        ("actions[book_room].preconditions[0]", "?select=action%3Abook_room&tab=actions"),
+        ("gates[price_ok].outcomes.decline", "?select=gate%3Aprice_ok&tab=gates"),
+        ("handles[room_hold].staleness", "?select=handle%3Aroom_hold&tab=handles"),
+        ("policy.per_chain.wall_clock", "?tab=policy"),
+    ],
+)
+@pytest.mark.django_db
+def test_a_cause_links_each_element_form_to_where_the_workspace_shows_it(
+    client, unsafe, sent, element, query
+):
+    cause = [{**CAUSE[0], "element": element}]
+    body = page(client, explained(run(launch(unsafe)), cause=cause))
+    assert f'<a href="{unsafe.url()}{query}" class="cause-element"' in html.unescape(body)
+
+
 @pytest.mark.django_db
 def test_a_violation_stored_before_causes_shows_as_before(client, unsafe, sent):
     body = page(client, explained(run(launch(unsafe)), cause=None))
