@@ -53,6 +53,7 @@ _THOSE = re.compile(r"^(?:those|these|the same|them)(?:\s+(?P<what>[\w ]+?))?(?:
 _CONFIRMATION = re.compile(
     r"^(?:(?P<a>\w+)(?:'s)?\s+confirmation|confirmation\s+(?:of|for)\s+(?P<b>\w+))$", re.I
 )
+_EXCEPT = re.compile(r"\b(?:except|but not|other than|excluding|besides)\b", re.I)
 _PROBES = re.compile(r"^(?:confirmation\s+)?probes?$", re.I)
 
 
@@ -94,7 +95,7 @@ def row_scope(
 
 def _prose(text, actions, signal: str, where, problems: list[Problem], probes) -> dict[str, Any]:
     clean = text.replace("`", "").strip()
-    if _ANY.match(clean):
+    if _ANY.match(clean) and not _EXCEPT.search(clean):
         _say(where, f"`{text}` read as any step; the cell is kept as the scope's text", problems)
         return {"any": True, "text": text}
     steps: list[str] = []

@@ -152,3 +152,10 @@ def test_a_remark_listing_steps_with_commas_is_a_remark_not_more_parts():
     rows = ["| R1 | `http:429` | unkeyed commits (hold_seat, settle_bill) | `reconcile` |"]
     assert row(rows).scope.effects == ["unkeyed_commit"]
     assert problems_of(rows) == []
+
+
+def test_any_with_an_exception_is_not_every_step_and_warns():
+    rows = ["| R1 | `http:429` | any, except commits | `retry` |"]
+    assert row(rows).scope.any is False
+    (warning,) = problems_of(rows)
+    assert warning.severity == "warning"
