@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from ..errors import DocumentError, Problem
 from ..model import ChainSpec
-from .invariants import Monitor
+from .invariants import Monitor, abandoned
 from .replay import replay_input
 from .runtime import Run, SimulationError
 from .scenario import MAX_EVENTS, Scenario
@@ -152,9 +152,10 @@ def audit(chain: ChainSpec, trace: Iterable[Event]) -> AuditResult:
                 for alias in event.handles_consumed
                 if alias in invalidated
             ]
-        found += [
-            ("forbidden_dispatch", f"[{f.invariant}] {f.message}") for f in monitor.feed([event])
-        ]
+        said = monitor.feed([event])
+        if line == len(events):  # a trace that ends a run must leave no commit's outcome unknown
+            said += abandoned(monitor, event.state)
+        found += [("forbidden_dispatch", f"[{f.invariant}] {f.message}") for f in said]
         parted = shadow.follow(event) if isinstance(shadow, _Shadow) else shadow
         if parted is not None:
             found.append(parted)

@@ -54,6 +54,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import ChainSpec
+from .causes import Cause
+from .invariants import Finding
 from .reach import Reach
 from .scenario import Scenario
 from .search import DIGEST_BYTES, DIGEST_VERSION, Exchange, Search, state_digest, state_key
@@ -108,13 +110,25 @@ class Violation:
     invariant: str
     message: str
     scenario: Scenario
+    cause: tuple[Cause, ...] = ()  # the decisions that led there, oldest first (.causes)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "invariant": self.invariant,
             "message": self.message,
+            "cause": [c.as_dict() for c in self.cause],
             "scenario": scenario_dict(self.scenario),
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Violation:
+        """The inverse of :meth:`as_dict`; a violation stored before causes has none."""
+        cause = tuple(
+            Cause(c["step"], c["signal"], c["rule"], c["verdict"], c.get("element"))
+            for c in data.get("cause", [])
+        )
+        scenario = Scenario.model_validate(data["scenario"])
+        return cls(data["invariant"], data["message"], scenario, cause)
 
 
 @dataclass
@@ -219,10 +233,7 @@ class ExploreResult:
             states=data["states"],
             paths=data["paths"],
             terminals=dict(data["terminals"]),
-            violations=[
-                Violation(v["invariant"], v["message"], Scenario.model_validate(v["scenario"]))
-                for v in data["violations"]
-            ],
+            violations=[Violation.from_dict(v) for v in data["violations"]],
             seconds=data["seconds"],
             truncated=data["truncated"],
             cut=data.get("cut", 0),
@@ -412,8 +423,8 @@ def _run(
 
 def _result(search: Search, seconds: float, shard: tuple[int, int] | None) -> ExploreResult:
     violations = [
-        Violation(invariant, message, scenario)
-        for (invariant, message), (_, scenario) in sorted(search.found.items())
+        Violation(invariant, message, scenario, cause)
+        for (invariant, message, _), (_, scenario, cause) in sorted(search.found.items())
     ]
     return ExploreResult(
         states=len(search.seen),
@@ -463,8 +474,8 @@ def unpack_states(data: bytes) -> list[tuple[bytes, int, int]]:
 
 def merge(results: list[ExploreResult]) -> ExploreResult:
     """Combine shard results: states and terminal states unioned by key, violations
-    deduplicated by invariant and message keeping the shortest scenario, paths and
-    cut walks summed, seconds the slowest shard's, peak_mb the largest shard's.
+    deduplicated as findings are (:meth:`.Finding.identity`) keeping the shortest scenario,
+    paths and cut walks summed, seconds the slowest shard's, peak_mb the largest shard's.
 
     Results without keys (built from a dict that lost them), or whose keys
     were written by different explorer versions (``digest_version``: a
@@ -479,10 +490,10 @@ def merge(results: list[ExploreResult]) -> ExploreResult:
     keys: dict[bytes, str] = {}
     for r in results:
         keys.update(r.keys)
-    best: dict[tuple[str, str], Violation] = {}
+    best: dict[tuple[str, str, tuple[Cause, ...]], Violation] = {}
     for r in results:
         for v in r.violations:
-            k = (v.invariant, v.message)
+            k = Finding(v.invariant, v.message, v.cause).identity()
             if k not in best or _shorter(v.scenario, best[k].scenario):
                 best[k] = v
     versions = {r.digest_version for r in results}

@@ -21,15 +21,13 @@ response, so no declaration can make it safe to dispatch again.
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..memo import remember
 from ..model import (
     Action,
     ChainSpec,
-    Gate,
-    Staleness,
     commit_steps,
     compensators,
     is_commit_class,
@@ -37,16 +35,29 @@ from ..model import (
     is_unkeyed_commit,
 )
 from ..policy import step_limits
-from ..verdicts import format_verdict, parse_verdict
 from ..words import article
-from .classifier import matches
+from .causes import Cause, Line, decision, since
+from .consent import GateWatch, is_money_or_consent_gate
+from .effects import (
+    Effect,
+    detects,
+    expiry_routes,
+    final_domain_row,
+    lands,
+    perishable_handles,
+    repaired_commits,
+    replays,
+    same_object,
+    sends_back,
+)
 from .runtime import TERMINAL, Run
-from .state import Event, HandleState, Observation, Snapshot
+from .state import Event, HandleState, Snapshot
 
 __all__ = [
     "INVARIANTS",
     "Finding",
     "Monitor",
+    "abandoned",
     "check",
     "is_money_or_consent_gate",
     "minted_read",
@@ -66,63 +77,62 @@ INVARIANTS = {
     "mixed_lineage": "no dispatch presents, and no cached handle keeps, a lineage other than "
     "the live generation of its parents",
     "negative_budget": "attempt, safe-reject, rewind and repair budgets never go negative",
-    "model_answered_gate": "a gate about money or consent is never answered by the model",
+    "gate_skipped": "a run passes a gate about money or consent only with an answer from its "
+    "audience (never the model): a commit behind such an entry gate is dispatched only after "
+    "the gate was answered since the run arrived there, on the way back as well",
+    "outcome_abandoned": "a run ends only when every commit it dispatched has an outcome (ok, "
+    "refused, or a probe's result), unless it ends escalated to an operator",
     "bad_terminal": "a run ends done, dead_end or escalated (restart_required only in external "
     "mode); a dead_end compensated its landed commits; a live run always waits for something",
 }
 
+# The invariants about what a run did after some earlier event: one finding a route there.
+_ROUTED = frozenset(
+    {
+        "unkeyed_redispatch",
+        "double_commit",
+        "stale_or_spent_handle",
+        "gate_skipped",
+        "outcome_abandoned",
+    }
+)
+
 # Transports that carry no response: nothing the provider said can vouch for them.
 _NO_RESPONSE = frozenset({"timeout", "conn_reset", "conn_drop", "lost"})
-_BACK = frozenset({"rewind", "reselect", "repair"})
-_DURABLE = ("n/a", "na", "none", "never", "unlimited", "durable", "permanent", "infinite")
-_CONSENT_WORDS = ("consent", "approv", "spend", "price", "payment", "charge", "money", "cost")
 
 
 @dataclass(frozen=True, order=True)
 class Finding:
+    """A broken invariant, what broke, and the decisions of the run that led there.
+
+    ``cause`` is the run's decisions since the event that set the violation
+    up (the earlier dispatch a second one repeats, the dispatch whose outcome
+    is unknown), oldest first, its first the one that left the good path;
+    for a finding about the state itself, the decision that led into it.
+    Two routes to one violation differ there, so they are two findings.
+    """
+
     invariant: str
     message: str
+    cause: tuple[Cause, ...] = ()
 
+    def identity(self) -> tuple[str, str, tuple[Cause, ...]]:
+        """What tells findings apart: the invariant, the message, and a history's first cause.
 
-def is_money_or_consent_gate(chain: ChainSpec, gate: Gate) -> bool:
-    """Whether ``gate`` decides about money or consent (SPEC §2.6, §5: never the model's).
-
-    A gate counts when it guards a commit as its entry gate, when its payload
-    shows money, or when its id or description speaks of consent, approval,
-    spend, price, payment, charge or cost.
-
-    >>> doc = ChainSpec.model_validate({"id": "c", "gates": [
-    ...     {"id": "seat_pick", "audience": "model", "outcomes": {"ok": "ok"}},
-    ...     {"id": "price_ok", "audience": "user", "outcomes": {"ok": "ok"}}]})
-    >>> [is_money_or_consent_gate(doc, g) for g in doc.gates]
-    [False, True]
-    """
-    if any(a.entry_gate == gate.id and is_commit_class(a) for a in chain.actions):
-        return True
-    if "money" in str(gate.payload).lower():
-        return True
-    text = f"{gate.id} {gate.description or ''}".lower()
-    return any(word in text for word in _CONSENT_WORDS)
+        A flaw of the state (a compensator without its target) is one
+        finding however the run got there; a flaw of history (a second
+        booking) is one a route, told by the first decision of its cause
+        that did more than retry.
+        """
+        if self.invariant not in _ROUTED or not self.cause:
+            return (self.invariant, self.message, ())
+        # a retry that went through left nothing behind: the route turns where the run went back
+        turn = next((c for c in self.cause if not c.verdict.startswith("retry")), self.cause[0])
+        return (self.invariant, self.message, (turn,))
 
 
 # What was sent: a commit's step and the aliases its dispatch presented, sorted.
 Sent = tuple[str, tuple[str, ...]]
-
-
-@dataclass(frozen=True)
-class Effect:
-    """A commit's dispatch whose effect may stand: it landed, or its outcome is unknown.
-
-    ``key`` is the idempotency key it carried, ``presented`` and ``minted``
-    its aliases (a compensator that presents one of them undoes it), ``how``
-    the words a finding quotes about it.
-    """
-
-    key: str | None
-    presented: tuple[str, ...]
-    minted: tuple[str, ...]
-    how: str
-    landed: bool
 
 
 @dataclass
@@ -141,7 +151,11 @@ class Monitor:
     each single-use alias a commit presented to the step that spent it and
     the idempotency key it carried (a keyed retry with the same key is the
     same request, not a second use); ``minted`` is every handle id minted
-    so far.
+    so far. ``line`` is the run's decisions so far (:mod:`.causes`) and
+    ``open_since`` where it stood when each open dispatch was sent;
+    ``gates`` what the run was asked at its gates (:class:`.consent.GateWatch`);
+    ``killed`` where the line stood when a commit's input handle was last
+    invalidated (a dispatch without it is explained from there).
     """
 
     chain: ChainSpec
@@ -151,6 +165,13 @@ class Monitor:
     minted: set[str] = field(default_factory=set)
     last_step: str | None = None
     effects: dict[Sent, Effect] = field(default_factory=dict)
+    line: Line = field(default=None, compare=False, repr=False)
+    open_since: dict[Sent, Line] = field(default_factory=dict, compare=False, repr=False)
+    gates: GateWatch = field(default_factory=GateWatch)
+    killed: dict[str, Line] = field(default_factory=dict, compare=False, repr=False)
+    # The last attempt: a precondition after it, or the answer to a gate it raised, is its own
+    # (they may come in a later call of feed, as an explorer's next input).
+    read: Event | None = field(default=None, compare=False, repr=False)
     # The live handles the lineage of every handle was last checked on, and what that
     # found: a run's handles change at a few inputs only, and the check reads them all.
     # Shared by copies: it is replaced, never changed.
@@ -167,6 +188,11 @@ class Monitor:
             set(self.minted),
             self.last_step,
             dict(self.effects),
+            self.line,
+            dict(self.open_since),
+            replace(self.gates),
+            dict(self.killed),
+            self.read,
             self.lineage_seen,
         )
 
@@ -204,14 +230,13 @@ class Monitor:
     def feed(self, events: Iterable[Event]) -> list[Finding]:
         """Read trace events in order; the findings they show."""
         found: list[Finding] = []
-        read: Event | None = None  # the last attempt read: a precondition after it is its own
         for event in events:
             for alias in event.handles_minted:
                 self.minted.add(alias.split("#")[0])
             if self.effects:
-                self._lapsed(event, read)
+                self._lapsed(event, self.read)
             if event.event_type == "attempt":
-                read = event
+                self.read = event
             if event.event_type == "attempt" and event.step_id:
                 found += self._attempt(event)
             elif (event.row or "").startswith("revocation:"):
@@ -219,9 +244,28 @@ class Monitor:
                 self.effects.pop((event.step_id or "", ()), None)
             elif event.event_type == "reconcile" and event.step_id and event.signal:
                 self._probe(event.step_id, event.signal.get("probe"), event.handles_minted)
-            elif event.row and event.row.startswith("gate:") and event.proposal_source == "model":
-                found += self._gate_answer(event.row)
-        return found
+            else:
+                said = self.gates.see(self.chain, event)
+                found += [Finding("gate_skipped", said)] if said else []
+            for alias in event.handles_invalidated:
+                if alias.split("#")[0] in minted_read(self.chain):
+                    self.killed[alias.split("#")[0]] = self.line
+            made = decision(event, self.read)
+            if made is not None:
+                self.line = (made, self.line)
+        return self._explained(found)
+
+    def _explained(self, found: list[Finding]) -> list[Finding]:
+        """``found``, each finding that names no cause given the run's last decision.
+
+        A finding about the state the run is in (a compensator without its
+        target, a handle of mixed lineage) has no earlier event that set it
+        up: the decision that brought the run there is its cause.
+        """
+        if self.line is None or all(f.cause for f in found):
+            return found
+        last = (self.line[0],)
+        return [f if f.cause else replace(f, cause=last) for f in found]
 
     def _attempt(self, event: Event) -> list[Finding]:
         step = event.step_id or ""
@@ -232,19 +276,24 @@ class Monitor:
             self.streak.pop(step, None)
         self.last_step = step
         presented = list(event.handles_consumed)
+        self.gates.went_to(step)
         if not is_commit_class(action):  # a read or mint of an undo still acts on its target
             return _without_target(self.chain, action, presented)
         found = self.dispatch_findings(step, presented, self.minted, event.idempotency_key)
-        safe = self._excused(event)
+        said = self.gates.ungated(self.chain, action)
+        found += [Finding("gate_skipped", said)] if said else []
+        safe = _excused(self.chain, event)
         # a compensator that names no target is told from no other: that is its one finding
         aimless = bool(_without_target(self.chain, action, presented))
         if is_unkeyed_commit(action) and not aimless:
             sent = (step, tuple(sorted(presented)))
             if safe:
                 self.open.pop(sent, None)
+                self.open_since.pop(sent, None)
                 self.streak[step] = self.streak.get(step, 0) + 1
             else:
                 self.open[sent] = _redispatch_message(step, event)
+                self.open_since[sent] = self.line
                 self.streak.pop(step, None)
         if not (safe or aimless):
             self._effect(action, presented, event)
@@ -258,44 +307,42 @@ class Monitor:
                 self.spent.setdefault(alias, (step, event.idempotency_key))
         return found
 
-    def _excused(self, event: Event) -> bool:
-        """A response declared no_side_effect: that dispatch left nothing behind.
-
-        How many such re-dispatches one arrival may make is a separate bound,
-        checked when the next one goes out (:meth:`dispatch_findings`).
-        """
-        signal = event.signal or {}
-        if str(signal.get("transport", "")).lower() in _NO_RESPONSE:
-            return False
-        row = event.row or ""
-        declared = row == "#5" and (event.verdict or "").startswith("retry")
-        return declared or row in _excusing_rows(self.chain)
-
     def _effect(self, action: Action, presented: list[str], event: Event) -> None:
         """Record the effect ``event`` may have left; a compensator's landing undoes its target.
 
         A dispatch may have landed when it answered ok, or when nothing
         answered for it: no response, a 5xx, a verdict of reconcile. Any other
-        answer is the provider refusing the request (SPEC P4).
+        answer is the provider refusing the request (SPEC P4), and so is a 5xx
+        carrying a code that one of the chain's own rows reads as final (a
+        documented "booking failed" that dead-ends). A refusal of a request
+        that repeats an unresolved one (its key replayed, or a naturally
+        idempotent request) is the answer to both: the first did not land.
         """
         verdict = event.verdict or ""
-        landed = _landed(verdict)
-        transport = str((event.signal or {}).get("transport", "")).lower()
+        landed = lands(verdict)
+        signal = event.signal or {}
+        transport = str(signal.get("transport", "")).lower()
+        refused = bool(signal.get("code")) and final_domain_row(event)
         unknown = (
             transport in _NO_RESPONSE
-            or transport.startswith("http:5")
+            or (transport.startswith("http:5") and not refused)
             or verdict.startswith("reconcile")
         )
         intent = _intent(self.chain, action.id, presented)
         earlier = self.effects.get(intent)
         if not (landed or unknown):
-            if earlier and not earlier.landed and _replays(action, earlier, event.idempotency_key):
-                del self.effects[intent]  # its key's replay answered: the first did not land
+            if earlier is None or earlier.landed:
+                return
+            natural = action.idempotency is not None and action.idempotency.mode == "natural"
+            if natural or replays(action, earlier, event.idempotency_key):
+                del self.effects[intent]
             return
         if landed or earlier is None:
             how = _outcome(event, "landed" if landed else "may have landed")
             key, minted = event.idempotency_key, tuple(event.handles_minted)
-            self.effects[intent] = Effect(key, tuple(sorted(presented)), minted, how, landed)
+            self.effects[intent] = Effect(
+                key, tuple(sorted(presented)), minted, how, landed, self.line
+            )
         if landed:
             for target in _undoes(self.chain).get(action.id, ()):
                 undone = self.effects.get((target, ()))
@@ -325,12 +372,12 @@ class Monitor:
         if not (said or verdict):
             return  # a transition that routes nowhere ends no effect
         read = event if said else read
-        back = read is not None and _sends_back(self.chain, event, read)
+        back = read is not None and sends_back(self.chain, event, read)
         seen = set(read.handles_consumed) if read is not None and back else set()
-        repaired = _repaired(self.chain, verdict)
-        routes = _expiry_routes(self.chain)
+        repaired = repaired_commits(self.chain, verdict)
+        routes = expiry_routes(self.chain)
         route = "".join(verdict.split()) if verdict and routes else None
-        perishable = _perishable_handles(self.chain)
+        perishable = perishable_handles(self.chain)
         for intent, effect in list(self.effects.items()):
             made = [a for a in effect.minted if a.split("#")[0] in perishable] if said else []
             if (
@@ -338,7 +385,7 @@ class Monitor:
                 or (seen and seen.intersection([*effect.presented, *effect.minted]))
                 or (route is not None and routes.get(intent[0]) == route)
                 or any(a in event.handles_invalidated for a in made)
-                or any(_detects(self.chain, a, event) for a in made if a in event.handles_consumed)
+                or any(detects(self.chain, a, event) for a in made if a in event.handles_consumed)
             ):
                 del self.effects[intent]
 
@@ -356,19 +403,9 @@ class Monitor:
                 effect = self.effects[intent]
                 how = "was found landed by the probe"
                 made = (*effect.minted, *minted)
-                self.effects[intent] = Effect(effect.key, effect.presented, made, how, landed=True)
-
-    def _gate_answer(self, row: str) -> list[Finding]:
-        gate_id = row.removeprefix("gate:").rsplit(".", 1)[0]
-        gate = self.chain.gate(gate_id)
-        if gate is None or not is_money_or_consent_gate(self.chain, gate):
-            return []
-        return [
-            Finding(
-                "model_answered_gate",
-                f"gate {gate_id} decides money or consent but was answered by the model",
-            )
-        ]
+                self.effects[intent] = Effect(
+                    effect.key, effect.presented, made, how, True, effect.since
+                )
 
     def dispatch_findings(
         self, step: str, presented: list[str], minted: Container[str], key: str | None = None
@@ -380,7 +417,8 @@ class Monitor:
         found = []
         sent = (step, tuple(sorted(presented)))
         if is_unkeyed_commit(action) and sent in self.open:
-            found.append(Finding("unkeyed_redispatch", self.open[sent]))
+            cause = since(self.line, self.open_since.get(sent))
+            found.append(Finding("unkeyed_redispatch", self.open[sent], cause))
         found += self._double(action, presented, key)
         found += _without_target(self.chain, action, presented)
         limit = step_limits(self.chain, action).safe_reject_redispatch
@@ -402,6 +440,7 @@ class Monitor:
                         "stale_or_spent_handle",
                         f"commit {step} was dispatched without a live {hid}: "
                         "the one minted earlier had been invalidated",
+                        since(self.line, self.killed[hid]) if hid in self.killed else (),
                     )
                 )
             elif alias is not None and alias in self.spent:
@@ -428,10 +467,10 @@ class Monitor:
         earlier = self.effects.get(_intent(self.chain, action.id, presented))
         if earlier is None:
             return []
-        if action.mutates and _same_object(action, presented, earlier):
+        if action.mutates and same_object(action, presented, earlier):
             return []  # a change in place sets a state (SPEC §2.1): again, it changes nothing
         if is_keyed(action):
-            if _replays(action, earlier, key):
+            if replays(action, earlier, key):
                 return []
             how = "re-executing its key" if key == earlier.key else "with a new idempotency key"
         elif is_unkeyed_commit(action):
@@ -445,6 +484,7 @@ class Monitor:
                 "double_commit",
                 f"commit {action.id} was dispatched again for the same intent, {how}, although "
                 f"its earlier dispatch {earlier.how} and was never compensated",
+                since(self.line, earlier.since),
             )
         ]
 
@@ -470,7 +510,8 @@ class Monitor:
         found += self._live_lineage(s.handles)
         found += _budgets(s)
         found += _terminal(self.chain, s)
-        return found
+        found += abandoned(self, s.state)
+        return self._explained(found)
 
     def _live_lineage(self, handles: dict[str, HandleState]) -> list[Finding]:
         """:func:`_lineage` of every live handle no commit minted, checked again only on change.
@@ -485,6 +526,27 @@ class Monitor:
         found = _lineage(handles, [h for h, st in handles.items() if st.minted_by not in facts])
         self.lineage_seen = (dict(handles), found)
         return found
+
+
+def abandoned(monitor: Monitor, state: str | None) -> list[Finding]:
+    """Commits whose outcome nobody learned when the run ended in ``state`` (SPEC P3, §2.3).
+
+    An operator who takes an escalated run takes its unknowns with it;
+    any other end leaves a booking that may stand, or a charge, with no
+    one to find it.
+    """
+    if state not in TERMINAL or state == "escalated":
+        return []
+    return [
+        Finding(
+            "outcome_abandoned",
+            f"the run ended {state} although the outcome of {intent[0]} was never "
+            f"learned: its dispatch {effect.how}, and no ok and no probe followed",
+            since(monitor.line, effect.since),
+        )
+        for intent, effect in sorted(monitor.effects.items())
+        if not effect.landed
+    ]
 
 
 def minted_read(chain: ChainSpec) -> tuple[str, ...]:
@@ -576,6 +638,20 @@ def _without_target(chain: ChainSpec, action: Action, presented: list[str]) -> l
     return found
 
 
+def _excused(chain: ChainSpec, event: Event) -> bool:
+    """A response declared no_side_effect: that dispatch left nothing behind.
+
+    How many such re-dispatches one arrival may make is a separate bound,
+    checked when the next one goes out (:meth:`Monitor.dispatch_findings`).
+    """
+    signal = event.signal or {}
+    if str(signal.get("transport", "")).lower() in _NO_RESPONSE:
+        return False
+    row = event.row or ""
+    declared = row == "#5" and (event.verdict or "").startswith("retry")
+    return declared or row in _excusing_rows(chain)
+
+
 def _excusing_rows(chain: ChainSpec) -> frozenset[str]:
     """The ids of the rows that declare ``no_side_effect``, kept per chain."""
     return remember(
@@ -591,133 +667,34 @@ def _redispatch_message(step: str, event: Event) -> str:
     A ``retry`` on an unresolved dispatch is what sends the commit again, so
     the row that gave it is the one to fix: the sentence starts with it.
     Otherwise (a rewind, a gate, a landed dispatch) it names how the earlier
-    dispatch stands, with the signal, the verdict and the row that gave it.
+    dispatch stands (:func:`_outcome`).
     """
-    signal = event.signal or {}
-    seen = " ".join(str(signal[k]) for k in ("transport", "code") if signal.get(k)) or "response"
     verdict = event.verdict or "no verdict"
-    row = f", {_row_name(event.row)}" if event.row else ""
     if verdict == "ok" or verdict.startswith("ok("):
-        return _again(step, f"landed ({seen} -> {verdict}{row})")
+        return _again(step, _outcome(event, "landed"))
     if verdict.startswith("retry") and event.row:
         return (
-            f"{_row_name(event.row)} ({seen} -> {verdict}) re-dispatched unkeyed commit {step} "
+            f"{_row_name(event.row)} ({_said(event)}) re-dispatched unkeyed commit {step} "
             "although its earlier dispatch was unresolved"
         )
-    return _again(step, f"was unresolved ({seen} -> {verdict}{row})")
-
-
-def _replays(action: Action, earlier: Effect, key: str | None) -> bool:
-    """Whether a dispatch on ``key`` replays ``earlier``'s request: the same key, not re-run."""
-    idem = action.idempotency
-    reexecutes = idem is not None and idem.replay_semantics == "reexecutes"
-    return is_keyed(action) and key is not None and key == earlier.key and not reexecutes
-
-
-def _same_object(action: Action, presented: list[str], earlier: Effect) -> bool:
-    """Whether a change in place is sent to the object its earlier dispatch changed."""
-    prefix = f"{action.mutates}#"
-    now = {alias for alias in presented if alias.startswith(prefix)}
-    return bool(now) and now <= set(earlier.presented)
-
-
-def _expiry_routes(chain: ChainSpec) -> dict[str, str]:
-    """Each commit declaring a business expiry, and its ``on_expiry`` verdict unspaced."""
-    return remember(
-        chain,
-        "expiry routes",
-        lambda: {
-            a.id: "".join(format_verdict(a.output.business_expiry.on_expiry).split())
-            for a in chain.actions
-            if a.output.business_expiry is not None
-        },
-    )
-
-
-def _sends_back(chain: ChainSpec, event: Event, read: Event) -> bool:
-    """Whether ``event`` is the read ``read`` finding a state that sends the run back.
-
-    Its row on a successful response, or its precondition: what it read of
-    the provider's objects. An error it got says nothing of them.
-    """
-    if event.step_id != read.step_id:
-        return False
-    if event is read:  # a state the read found, not an error it got
-        if not str((read.signal or {}).get("transport", "")).startswith("http:2"):
-            return False
-    elif not (event.row or "").startswith("precondition#"):
-        return False
-    action = chain.action(read.step_id or "")
-    verdict = (event.verdict or "").split("(")[0].strip()
-    return action is not None and action.effect == "read" and verdict in _BACK
-
-
-def _repaired(chain: ChainSpec, verdict: str | None) -> frozenset[str]:
-    """The commits whose intent a ``repair`` verdict changes: the fields it repairs are theirs."""
-    if not verdict or not verdict.startswith("repair"):
-        return frozenset()
-    try:
-        fields = set(parse_verdict(verdict).fields)
-    except ValueError:
-        return frozenset()
-    return frozenset(
-        a.id for a in chain.actions if a.effect == "commit" and fields.intersection(a.input.intent)
-    )
-
-
-def _perishable_handles(chain: ChainSpec) -> frozenset[str]:
-    """The handles that can die: a staleness they detect, or a TTL of their own.
-
-    A commit's product that says neither (no staleness block, or ``ttl_hint:
-    n/a`` and nothing to detect) is a fact (I5).
-    """
-
-    def can_die(stale: Staleness | None) -> bool:
-        if stale is None:
-            return False
-        ttl = str(stale.ttl_hint or "").strip().lower()
-        return bool(stale.detect) or bool(ttl and not ttl.startswith(_DURABLE))
-
-    return remember(
-        chain,
-        "perishable handles",
-        lambda: frozenset(h.id for h in chain.handles if can_die(h.staleness)),
-    )
-
-
-def _detects(chain: ChainSpec, alias: str, event: Event) -> bool:
-    """Whether ``event``'s signal is one the handle of ``alias`` declares it dies by."""
-    handle = chain.handle(alias.split("#")[0])
-    detect = handle.staleness.detect if handle and handle.staleness else []
-    if not detect:
-        return False
-    signal = event.signal or {}
-    seen = Observation(
-        transport=str(signal.get("transport", "http:200")),
-        code=signal.get("code"),
-        predicates=list(signal.get("predicates", [])),
-        events=list(signal.get("events", [])),
-    )
-    return any(matches(atom, seen) for atom in detect)
-
-
-def _landed(verdict: str) -> bool:
-    """``ok`` lands a commit; ``ok(empty)`` (a declined card) lands nothing (SPEC P4)."""
-    if verdict == "ok":
-        return True
-    try:
-        parsed = parse_verdict(verdict)
-    except ValueError:
-        return False
-    return parsed.type == "ok" and not parsed.empty
+    return _again(step, _outcome(event, "was unresolved"))
 
 
 def _outcome(event: Event, how: str) -> str:
-    """``landed (http:200 -> ok, generic row #3)``: how a dispatch stands, and what said so."""
+    """``landed (http:200 -> ok)``: how a dispatch stands, what it got and the row that said so.
+
+    SPEC §3's generic rows are no one's to change, so only a domain row is
+    named; the finding's cause says which rule decided.
+    """
+    row = f", {_row_name(event.row)}" if event.row and not event.row.startswith("#") else ""
+    return f"{how} ({_said(event)}{row})"
+
+
+def _said(event: Event) -> str:
+    """``timeout -> retry``: what a dispatch got, and the verdict on it."""
     signal = event.signal or {}
     seen = " ".join(str(signal[k]) for k in ("transport", "code") if signal.get(k)) or "response"
-    row = f", {_row_name(event.row)}" if event.row else ""
-    return f"{how} ({seen} -> {event.verdict or 'no verdict'}{row})"
+    return f"{seen} -> {event.verdict or 'no verdict'}"
 
 
 def _again(step: str, how: str) -> str:

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from ..memo import by_identity
 from ..model import Action, ChainSpec
+from .causes import Cause
 from .classifier import repeats_read
 from .invariants import Finding, Monitor, minted_read
 from .palette import (
@@ -75,7 +76,7 @@ DIGEST_BYTES = 8  # of xxh3-64 per state: see docs/explorer.md for why collision
 # What state_digest writes and how it hashes it: raise it with every change to either,
 # so that merge never unions digests of shards written two ways (they would never meet,
 # and every state two shards share would count twice).
-DIGEST_VERSION = 11
+DIGEST_VERSION = 12
 _POLL = 50  # expansions between should_stop / progress calls (the first one included)
 # Seconds between two exchanges of searched states with the other shards (Search.exchange).
 # Shards reach the states they share at about the same time, so what one learns late it
@@ -336,6 +337,9 @@ class Node:
     written: Written | None = None  # what its key wrote (digest_and_written)
 
 
+FoundAt = tuple[int, Scenario, tuple[Cause, ...]]
+
+
 class Search:
     def __init__(self, chain: ChainSpec, bounds: Bounds, should_stop, progress):
         self.chain = chain
@@ -350,7 +354,8 @@ class Search:
         self.keys: dict[bytes, str] = {}
         self.paths = 0
         self.cut = 0
-        self.found: dict[tuple[str, str], tuple[int, Scenario]] = {}
+        # (invariant, message, first cause) -> depth, shortest scenario, its whole cause
+        self.found: dict[tuple[str, str, tuple[Cause, ...]], FoundAt] = {}
         self.expanded = 0
         self.stopped = False
         self.stopped_by: str | None = None
@@ -497,10 +502,10 @@ class Search:
 
     def _record(self, found: list[Finding], node: Node) -> None:
         for f in found:
-            k = (f.invariant, f.message)
+            k = f.identity()
             if k in self.found and self.found[k][0] <= node.depth:
                 continue
-            self.found[k] = (node.depth, self._scenario(node))
+            self.found[k] = (node.depth, self._scenario(node), f.cause)
 
     def _scenario(self, node: Node) -> Scenario:
         """The node's inputs as a scenario, each naming the step (or gate) it answered.
@@ -515,7 +520,7 @@ class Search:
         if variant is not None:
             data["variant"] = variant
         run = detach(Run.start(self.chain, intent=dict(intent), variant=variant))
-        events = []
+        events: list[dict[str, Any]] = []
         for event in node.path.events() if node.path else []:
             waiting = run.snapshot.waiting
             kind, value = next(iter(event.items()))

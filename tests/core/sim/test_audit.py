@@ -207,3 +207,28 @@ def test_a_confirm_retried_with_a_new_idempotency_key_audits_as_a_double_commit(
 def test_a_confirm_retried_with_the_same_idempotency_key_audits_clean():
     trace, _ = confirm_retried(new_key=False)
     assert audit(chain(CARD_HOLD), trace).clean
+
+
+def test_a_trace_that_ends_the_run_with_a_capture_unanswered_audits_as_outcome_abandoned():
+    run = Run.start(chain(CARD_HOLD))
+    for seen in (OK, OK, Observation(transport="timeout")):
+        run.observe(seen)
+    trace = list(run.trace)
+    last = trace[-1]
+    # the client gave up: it wrote the run done without a probe or another try
+    trace.append(Event(seq=last.seq + 1, event_type="transition", state="done", t=last.t))
+    (found,) = audit(chain(CARD_HOLD), trace).divergences
+    assert (found.seq, found.kind) == (last.seq + 1, "forbidden_dispatch")
+    assert found.message.startswith(
+        "[outcome_abandoned] the run ended done although the outcome of capture_funds"
+    )
+
+
+def test_a_trace_that_escalates_its_unknown_capture_to_an_operator_audits_clean_of_it():
+    run = Run.start(chain(CARD_HOLD))
+    for seen in (OK, OK, Observation(transport="timeout")):
+        run.observe(seen)
+    last = run.trace[-1]
+    ended = Event(seq=last.seq + 1, event_type="transition", state="escalated", t=last.t)
+    found = audit(chain(CARD_HOLD), [*run.trace, ended]).divergences
+    assert [d for d in found if "outcome_abandoned" in d.message] == []

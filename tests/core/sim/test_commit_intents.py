@@ -10,6 +10,7 @@ from __future__ import annotations
 from chains.core.sim.explorer import Bounds, explore
 from chains.core.sim.invariants import check
 from chains.core.sim.scenario import simulate
+from chains.core.sim.state import Event, Snapshot
 
 from .builders import chain
 
@@ -107,3 +108,89 @@ def test_a_read_opening_an_undo_without_the_handle_of_its_target_is_found():
     assert QUOTED_RELEASE.count("quote_release") == 3  # every replacement took
     (aimless,) = violations(QUOTED_RELEASE, "compensation_without_target")
     assert aimless.message.startswith("compensator quote_release was dispatched without order_ref")
+
+
+AUTHORIZE = """
+id: authorize
+actions:
+  - {id: confirm, effect: commit, idempotency: {mode: keyed}, input: {handles: [intent_id]}}
+  - {id: verify, effect: read, input: {handles: [intent_id]}}
+verdict_table:
+  - {id: V1, match: "code:authentication_failed", scope: [verify], verdict: "gate(new_card)"}
+gates:
+  - {id: new_card, audience: user, outcomes: {retry_same: "rewind(to: confirm)"}}
+"""
+
+
+def _authorized_then_verified(transport: str, code: str | None, row: str) -> list:
+    said = {"transport": transport, **({"code": code} if code else {})}
+    return [
+        Event(
+            seq=1,
+            event_type="attempt",
+            step_id="confirm",
+            signal={"transport": "http:200"},
+            verdict="ok",
+            row="#3",
+            handles_consumed=["intent_id#1"],
+            idempotency_key="k1",
+        ),
+        Event(
+            seq=2,
+            event_type="attempt",
+            step_id="verify",
+            signal=said,
+            verdict="gate(new_card)",
+            row=row,
+            handles_consumed=["intent_id#1"],
+        ),
+        Event(
+            seq=3,
+            event_type="transition",
+            step_id="verify",
+            row="gate:new_card.retry_same",
+            verdict="rewind(to: confirm)",
+            input={"kind": "answer", "outcome": "retry_same"},
+        ),
+        Event(
+            seq=4,
+            event_type="attempt",
+            step_id="confirm",
+            signal={"transport": "http:200"},
+            verdict="ok",
+            row="#3",
+            handles_consumed=["intent_id#1"],
+            idempotency_key="k2",
+        ),
+    ]
+
+
+def test_a_failed_authentication_the_chain_reads_by_its_own_row_leaves_no_hold_to_double():
+    trace = _authorized_then_verified("http:400", "authentication_failed", "V1")
+    assert (
+        check(chain(AUTHORIZE), Snapshot(run_id="r", chain_id="authorize", state="done"), trace)
+        == []
+    )
+
+
+def test_an_error_no_row_of_the_chain_reads_says_nothing_of_the_first_authorization():
+    trace = _authorized_then_verified("http:400", None, "#10")
+    found = check(chain(AUTHORIZE), Snapshot(run_id="r", chain_id="authorize", state="done"), trace)
+    assert [f.invariant for f in found] == ["double_commit"]
+
+
+def test_a_read_finding_the_payment_failed_and_a_gate_answer_trying_again_is_no_double():
+    trace = _authorized_then_verified("http:200", None, "#3")
+    trace[1].verdict, trace[1].row = "ok", "#3"
+    trace.insert(
+        2,
+        Event(
+            seq=2,
+            event_type="transition",
+            step_id="verify",
+            row="precondition#1",
+            verdict="gate(new_card)",
+        ),
+    )
+    snapshot = Snapshot(run_id="r", chain_id="authorize", state="done")
+    assert check(chain(AUTHORIZE), snapshot, trace) == []

@@ -1,0 +1,133 @@
+"""The decisions of a run that explain a violation: which row, precondition or budget sent it where.
+
+A violation's message says what broke; its cause says what the chain did to
+get there, in the chain's own terms, so the reader can change it: the
+decisions a run took off its good path (a row's retry or rewind, a
+precondition's reselect, a gate's answer, a spent budget), each with the
+step, the signal that step got, and the element of the chain document that
+decided (``verdict_table[F3]``, ``actions[get_order].preconditions[1]``,
+``gates[price_ok].outcomes.decline``), in lint findings' element form.
+
+A run's decisions are kept as a shared linked list (:data:`Line`): copies of
+a run in the explorer share their common past, and a finding takes the part
+of it since the event that set the violation up (an earlier dispatch, say).
+Nothing here numbers aliases or events, so the same decision reached by two
+routes reads the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .state import Event
+
+__all__ = ["Cause", "Line", "decision", "since"]
+
+
+@dataclass(frozen=True, order=True)
+class Cause:
+    """One decision: at ``step``, on ``signal``, ``rule`` answered ``verdict``."""
+
+    step: str
+    signal: str
+    rule: str
+    verdict: str
+    element: str | None = None
+
+    @property
+    def text(self) -> str:
+        """``get_order on http:200 paid: precondition #1 -> reselect(to: pick)``."""
+        on = f" on {self.signal}" if self.signal else ""
+        return f"{self.step}{on}: {self.rule} -> {self.verdict}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "signal": self.signal,
+            "rule": self.rule,
+            "verdict": self.verdict,
+            "element": self.element,
+            "text": self.text,
+        }
+
+
+# The decisions so far, newest first: (the last one, the line before it), or None.
+Line = tuple[Cause, "Line"] | None
+
+# Rows of the trace that record the good path, not a choice to leave it.
+_ROUTINE = frozenset({"start", "select", "entry_gate", "P3:correlation", "I7:shared"})
+
+
+def decision(event: Event, read: Event | None) -> Cause | None:
+    """The decision ``event`` records, or None when it only goes on (an ok, a dispatch).
+
+    ``read`` is the last attempt before it: a precondition or an empty
+    result's route decides on that attempt's signal.
+    """
+    verdict = event.verdict
+    row = event.row or ""
+    if not verdict or row in _ROUTINE or verdict == "ok" or verdict.startswith("ok("):
+        return None
+    step = event.step_id or ""
+    said = event if event.event_type == "attempt" else read
+    signal = _signal(said) if said is not None and said.step_id == step else ""
+    rule, element = _rule(step, row)
+    return Cause(step, signal, rule, verdict, element)
+
+
+def since(line: Line, anchor: Line) -> tuple[Cause, ...]:
+    """The decisions of ``line`` taken after ``anchor`` (a point of the same line), oldest first."""
+    found: list[Cause] = []
+    while line is not None and line is not anchor:
+        found.append(line[0])
+        line = line[1]
+    return tuple(reversed(found))
+
+
+def _signal(event: Event) -> str:
+    signal = event.signal or {}
+    parts = [str(signal[k]) for k in ("transport", "code") if signal.get(k)]
+    parts += [str(p) for p in signal.get("predicates") or []]
+    return " ".join(parts)
+
+
+def _rule(step: str, row: str) -> tuple[str, str | None]:
+    """How a trace's row reads in a cause, and the element of the chain it points at."""
+    if row.startswith("domain#"):
+        n = row.removeprefix("domain#")
+        return f"row #{n}", f"verdict_table[#{n}]"
+    if row.startswith("#"):
+        return f"generic row {row}", None  # SPEC §3's own rows: nothing in the chain to change
+    if row.startswith("precondition#"):
+        n = row.removeprefix("precondition#")
+        return f"precondition #{n}", f"actions[{step}].preconditions[{n}]"
+    if row.startswith("gate:"):
+        gate, _, outcome = row.removeprefix("gate:").rpartition(".")
+        where = "timeout" if outcome == "timeout" else f"outcomes.{outcome}"
+        return f"gate {gate}: {outcome}", f"gates[{gate}].{where}"
+    if row.startswith("revocation:"):
+        target = row.removeprefix("revocation:")
+        return f"revocation of {target}", f"actions[{target}].revocation"
+    if row.startswith("reconcile:") or row == "P3:unresolved":
+        return row.replace(":", " ", 1).replace("_", " "), f"actions[{step}].confirmation"
+    if row in _PLACES:
+        rule, place = _PLACES[row]
+        return rule, place.format(step=step) if place else None
+    if row and ":" not in row and "." not in row:
+        return f"row {row}", f"verdict_table[{row}]"
+    return row or "the runtime", None
+
+
+_PLACES: dict[str, tuple[str, str | None]] = {
+    "empty.route": ("empty result's route", "actions[{step}].output.empty"),
+    "retry_exhausted": ("attempt budget spent", "policy.per_step"),
+    "business_expiry": ("business expiry", "actions[{step}].output.business_expiry"),
+    "wall_clock": ("wall-clock budget spent", "policy.per_chain.wall_clock"),
+    "async.deadline": ("confirmation deadline", "actions[{step}].confirmation.async"),
+    "sweep.escalate_after": ("sweep escalation", "actions[{step}].confirmation.sweep"),
+    "I4:spent": ("spent handle (I4)", None),
+    "rematch": ("rematch", None),
+    "repair:proposal": ("repair proposal", None),
+    "compensation_failed": ("compensation failed", "actions[{step}].compensation"),
+}
