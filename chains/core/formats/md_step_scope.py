@@ -122,10 +122,10 @@ def _prose(text, actions, signal: str, where, problems: list[Problem], probes) -
     out["text"] = text
     label, line, column = where
     if unmatched:
-        names = ", ".join(f"`{u}`" for u in unmatched)
+        words = ", ".join(f"`{u}`" for u in unmatched)
         problems.append(
             Problem(
-                f"{label}: {names} in the Step scope cell "
+                f"{label}: {words} in the Step scope cell "
                 f"{'names' if len(unmatched) == 1 else 'name'} no step of the document"
                 + (
                     f"; the row applies only to {_listed(out)}"
