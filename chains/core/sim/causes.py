@@ -8,9 +8,10 @@ step, the signal that step got, and the element of the chain document that
 decided (``verdict_table[F3]``, ``actions[get_order].preconditions[1]``,
 ``gates[price_ok].outcomes.decline``), in lint findings' element form.
 
-A run's decisions are kept as a shared linked list (:data:`Line`): copies of
-a run in the explorer share their common past, and a finding takes the part
-of it since the event that set the violation up (an earlier dispatch, say).
+A run's decisions are kept as a shared linked list (:data:`Line`) of the
+events that took them: copies of a run in the explorer share their common
+past, a finding takes the part of it since the event that set the violation
+up (an earlier dispatch, say), and only then are they put in words.
 Nothing here numbers aliases or events, so the same decision reached by two
 routes reads the same.
 """
@@ -22,7 +23,7 @@ from typing import Any
 
 from .state import Event
 
-__all__ = ["Cause", "Line", "decision", "since"]
+__all__ = ["Cause", "Line", "decides", "decision", "since"]
 
 
 @dataclass(frozen=True, order=True)
@@ -52,23 +53,31 @@ class Cause:
         }
 
 
-# The decisions so far, newest first: (the last one, the line before it), or None.
-Line = tuple[Cause, "Line"] | None
+# The decisions so far, newest first: ((the event that took the last one, the attempt it
+# read), the line before it), or None.
+Line = tuple[tuple[Event, Event | None], "Line"] | None
 
 # Rows of the trace that record the good path, not a choice to leave it.
 _ROUTINE = frozenset({"start", "select", "entry_gate", "P3:correlation", "I7:shared"})
 
 
-def decision(event: Event, read: Event | None) -> Cause | None:
-    """The decision ``event`` records, or None when it only goes on (an ok, a dispatch).
+def decides(event: Event) -> bool:
+    """Whether ``event`` records a decision, not only going on (an ok, a dispatch, a park
+    at an entry gate)."""
+    verdict = event.verdict
+    if not verdict or verdict == "ok" or verdict.startswith("ok("):
+        return False
+    return (event.row or "") not in _ROUTINE
+
+
+def decision(event: Event, read: Event | None) -> Cause:
+    """The decision ``event`` records (one that :func:`decides`) in the chain's terms.
 
     ``read`` is the last attempt before it: a precondition or an empty
     result's route decides on that attempt's signal.
     """
-    verdict = event.verdict
+    verdict = event.verdict or ""
     row = event.row or ""
-    if not verdict or row in _ROUTINE or verdict == "ok" or verdict.startswith("ok("):
-        return None
     step = event.step_id or ""
     said = event if event.event_type == "attempt" else read
     signal = _signal(said) if said is not None and said.step_id == step else ""
@@ -80,7 +89,7 @@ def since(line: Line, anchor: Line) -> tuple[Cause, ...]:
     """The decisions of ``line`` taken after ``anchor`` (a point of the same line), oldest first."""
     found: list[Cause] = []
     while line is not None and line is not anchor:
-        found.append(line[0])
+        found.append(decision(*line[0]))
         line = line[1]
     return tuple(reversed(found))
 

@@ -36,7 +36,7 @@ from ..model import (
 )
 from ..policy import step_limits
 from ..words import article
-from .causes import Cause, Line, decision, since
+from .causes import Cause, Line, decides, decision, since
 from .consent import GateWatch, is_money_or_consent_gate
 from .effects import (
     Effect,
@@ -190,7 +190,7 @@ class Monitor:
             dict(self.effects),
             self.line,
             dict(self.open_since),
-            replace(self.gates),
+            GateWatch(self.gates.cleared, self.gates.parked),
             dict(self.killed),
             self.read,
             self.lineage_seen,
@@ -250,9 +250,8 @@ class Monitor:
             for alias in event.handles_invalidated:
                 if alias.split("#")[0] in minted_read(self.chain):
                     self.killed[alias.split("#")[0]] = self.line
-            made = decision(event, self.read)
-            if made is not None:
-                self.line = (made, self.line)
+            if decides(event):
+                self.line = ((event, self.read), self.line)
         return self._explained(found)
 
     def _explained(self, found: list[Finding]) -> list[Finding]:
@@ -264,7 +263,7 @@ class Monitor:
         """
         if self.line is None or all(f.cause for f in found):
             return found
-        last = (self.line[0],)
+        last = (decision(*self.line[0]),)
         return [f if f.cause else replace(f, cause=last) for f in found]
 
     def _attempt(self, event: Event) -> list[Finding]:

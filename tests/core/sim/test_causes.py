@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chains.core.sim.causes import Cause, decision, since
+from chains.core.sim.causes import Cause, decides, decision, since
 from chains.core.sim.invariants import check
 from chains.core.sim.state import Event
 
@@ -59,16 +59,16 @@ def test_a_gate_answer_points_at_its_outcome():
 
 
 def test_going_on_is_no_decision():
-    assert decision(attempt(1, "book"), None) is None
-    assert decision(transition(2, "book", "entry_gate", "gate(pay_ok)"), None) is None
+    assert not decides(attempt(1, "book"))
+    assert not decides(transition(2, "book", "entry_gate", "gate(pay_ok)"))
 
 
 def test_since_keeps_the_decisions_after_the_anchor_oldest_first():
-    a, b, c = (Cause("s", "", f"row {n}", "retry") for n in "abc")
+    a, b, c = ((transition(n, "s", f"R{n}", "retry"), None) for n in (1, 2, 3))
     anchor = (a, None)
     line = (c, (b, anchor))
-    assert since(line, anchor) == (b, c)
-    assert since(line, None) == (a, b, c)
+    assert [x.rule for x in since(line, anchor)] == ["row R2", "row R3"]
+    assert [x.rule for x in since(line, None)] == ["row R1", "row R2", "row R3"]
 
 
 def test_two_routes_to_one_second_booking_are_two_findings_and_a_retry_on_the_way_is_not_one():
