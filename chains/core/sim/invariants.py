@@ -151,11 +151,10 @@ class Monitor:
     each single-use alias a commit presented to the step that spent it and
     the idempotency key it carried (a keyed retry with the same key is the
     same request, not a second use); ``minted`` is every handle id minted
-    so far. ``line`` is the run's decisions so far (:mod:`.causes`) and
-    ``open_since`` where it stood when each open dispatch was sent;
-    ``gates`` what the run was asked at its gates (:class:`.consent.GateWatch`);
-    ``killed`` where the line stood when a commit's input handle was last
-    invalidated (a dispatch without it is explained from there).
+    so far; ``gates`` what the run was asked at its gates (:class:`.consent.GateWatch`).
+    ``line`` is the run's decisions (:mod:`.causes`); ``open_since`` and
+    ``killed`` where it stood when an open dispatch was sent, and when a
+    commit's input handle was invalidated: findings are explained from there.
     """
 
     chain: ChainSpec
@@ -247,20 +246,28 @@ class Monitor:
             else:
                 said = self.gates.see(self.chain, event)
                 found += [Finding("gate_skipped", said)] if said else []
-            for alias in event.handles_invalidated:
-                if alias.split("#")[0] in minted_read(self.chain):
-                    self.killed[alias.split("#")[0]] = self.line
+            if event.handles_invalidated:
+                self._killed(event)
             if decides(event):
                 self.line = ((event, self.read), self.line)
         return self._explained(found)
 
-    def _explained(self, found: list[Finding]) -> list[Finding]:
-        """``found``, each finding that names no cause given the run's last decision.
+    def _killed(self, event: Event) -> None:
+        """Where a dispatch lacking a handle ``event`` invalidates is explained from.
 
-        A finding about the state the run is in (a compensator without its
-        target, a handle of mixed lineage) has no earlier event that set it
-        up: the decision that brought the run there is its cause.
+        From the decision that asked for it when that came just before (a
+        precondition that asked for a repair, then the repair applied).
         """
+        line = self.line
+        if line is not None and line[0][0].seq == event.seq - 1:
+            line = line[1]
+        for alias in event.handles_invalidated:
+            if alias.split("#")[0] in minted_read(self.chain):
+                self.killed[alias.split("#")[0]] = line
+
+    def _explained(self, found: list[Finding]) -> list[Finding]:
+        """``found``; a finding with no cause yet (a flaw of the state the run is in, with
+        no earlier event that set it up) gets the decision that brought the run there."""
         if self.line is None or all(f.cause for f in found):
             return found
         last = (decision(*self.line[0]),)

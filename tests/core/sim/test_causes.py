@@ -80,3 +80,18 @@ def test_two_routes_to_one_second_booking_are_two_findings_and_a_retry_on_the_wa
     routes = [[first, b9, again], [first, b10, again], [first, b9, retry, again]]
     found = {f.identity() for r in routes for f in check(booking(), snapshot(state="done"), r)}
     assert sorted(turn[0].rule for _, _, turn in found) == ["row B10", "row B9"]
+
+
+def test_a_dispatch_without_a_repaired_away_handle_is_explained_by_what_asked_for_the_repair():
+    asked = transition(3, "quote", "precondition#1", "repair(to: search, fields: [dates])")
+    applied = transition(4, "search", "repair:proposal", "repair(to: search, fields: [dates])")
+    applied.handles_invalidated = ["lock#1"]
+    trace = [
+        attempt(1, "search", handles_minted=["search_id#1"]),
+        attempt(2, "lock_price", handles_minted=["lock#1"]),
+        asked,
+        applied,
+        attempt(5, "book", consumed=[]),
+    ]
+    stale = [f for f in check(booking(), snapshot(state="done"), trace) if "live lock" in f.message]
+    assert [c.rule for c in stale[0].cause] == ["precondition #1", "repair proposal"]
