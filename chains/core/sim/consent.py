@@ -62,6 +62,8 @@ class GateWatch:
         answered = given.get("kind") == "answer" or (
             row.startswith("gate:") and not row.endswith(".timeout")
         )
+        if row.startswith("gate:") and row.endswith(".timeout"):
+            return self._timed_out(chain, event, row.removeprefix("gate:").rsplit(".", 1)[0])
         if not answered:
             if verdict.startswith("gate("):
                 self.parked = verdict.removeprefix("gate(").rstrip(")").strip()
@@ -76,6 +78,18 @@ class GateWatch:
         if gate is None or not model or not is_money_or_consent_gate(chain, gate):
             return None
         return f"gate {gate.id} decides money or consent but was answered by the model"
+
+    def _timed_out(self, chain: ChainSpec, event: Event, gate_id: str) -> str | None:
+        """A gate left by its timeout: going on from a money or consent gate that way
+        passes it with no answer (the dispatch it led to is this finding's, not another)."""
+        self.parked = None
+        gate = chain.gate(gate_id)
+        if (event.verdict or "") != "ok" or gate is None:
+            return None
+        self.cleared = event.step_id
+        if not is_money_or_consent_gate(chain, gate):
+            return None
+        return f"gate {gate.id} decides money or consent but its timeout went on (ok) unanswered"
 
     def ungated(self, chain: ChainSpec, action: Action) -> str | None:
         """What broke when ``action`` went out behind a money or consent entry gate unasked."""

@@ -101,3 +101,22 @@ def test_an_audited_trace_whose_model_answered_the_money_gate_shows_gate_skipped
     ]
     found = [d for d in audit(PAY, trace).divergences if "gate_skipped" in d.message]
     assert [(d.seq, d.kind) for d in found] == [(3, "forbidden_dispatch")]
+
+
+def test_a_money_gate_whose_timeout_goes_on_unanswered_is_gate_skipped_once():
+    timed_out = Event(
+        seq=2, event_type="transition", step_id="pay", row="gate:pay_ok.timeout", verdict="ok"
+    )
+    found = skipped([park(1, "pay", "pay_ok"), timed_out, dispatch(3, "pay")])
+    assert found == ["gate pay_ok decides money or consent but its timeout went on (ok) unanswered"]
+
+
+def test_a_money_gate_whose_timeout_ends_the_run_skips_nothing():
+    timed_out = Event(
+        seq=2,
+        event_type="transition",
+        step_id="pay",
+        row="gate:pay_ok.timeout",
+        verdict="dead_end(reason: no_answer)",
+    )
+    assert skipped([park(1, "pay", "pay_ok"), timed_out]) == []
