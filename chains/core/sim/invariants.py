@@ -122,13 +122,18 @@ class Finding:
         A flaw of the state (a compensator without its target) is one
         finding however the run got there; a flaw of history (a second
         booking) is one a route, told by the first decision of its cause
-        that did more than retry.
+        that did more than retry: its step, rule and verdict, whatever the
+        signal (three timeouts and three 503s spend the same budget).
         """
         if self.invariant not in _ROUTED or not self.cause:
             return (self.invariant, self.message, ())
         # a retry that went through left nothing behind: the route turns where the run went back
         turn = next((c for c in self.cause if not c.verdict.startswith("retry")), self.cause[0])
-        return (self.invariant, self.message, (turn,))
+        return (
+            self.invariant,
+            self.message,
+            (replace(turn, signal=""),),
+        )  # the rule, not the signal
 
 
 # What was sent: a commit's step and the aliases its dispatch presented, sorted.
@@ -547,7 +552,7 @@ def abandoned(monitor: Monitor, state: str | None) -> list[Finding]:
         Finding(
             "outcome_abandoned",
             f"the run ended {state} although the outcome of {intent[0]} was never "
-            f"learned: its dispatch {effect.how}, and no ok and no probe followed",
+            "learned: no ok, no refusal and no probe result followed its dispatch",
             since(monitor.line, effect.since),
         )
         for intent, effect in sorted(monitor.effects.items())

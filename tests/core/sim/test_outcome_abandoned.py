@@ -6,7 +6,7 @@ from chains.core.sim.invariants import check
 from chains.core.sim.runtime import Run
 
 from .builders import KEYED, chain, obs
-from .test_invariants import attempt, probe, snapshot
+from .test_invariants import attempt, keyed, probe, snapshot
 
 
 def abandoned(trace, state: str = "dead_end") -> list[str]:
@@ -15,12 +15,14 @@ def abandoned(trace, state: str = "dead_end") -> list[str]:
 
 
 def test_a_run_that_ends_after_its_capture_got_only_server_errors_abandons_it():
-    trace = [attempt(n, "pay", "http:500", "retry", "#8") for n in (1, 2)]
-    trace.append(attempt(3, "pay", "http:500", "dead_end(reason: retries_exhausted)", "#8"))
-    assert abandoned(trace) == [
-        "the run ended dead_end although the outcome of pay was never learned: its dispatch "
-        "may have landed (http:500 -> retry), and no ok and no probe followed"
-    ]
+    trace = [keyed(attempt(n, "pay", "http:500", "retry", "#8"), "k") for n in (1, 2)]
+    trace.append(keyed(attempt(3, "pay", "http:500", "dead_end(reason: exhausted)", "#8"), "k"))
+    (found,) = check(chain(KEYED), snapshot(state="dead_end"), trace)
+    assert found.message == (
+        "the run ended dead_end although the outcome of pay was never learned: no ok, "
+        "no refusal and no probe result followed its dispatch"
+    )
+    assert [c.rule for c in found.cause] == ["generic row #8", "generic row #8", "generic row #8"]
 
 
 def test_a_probe_that_found_the_capture_settles_its_outcome():
