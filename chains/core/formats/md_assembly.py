@@ -35,6 +35,7 @@ from .md_scopes import (
     narrowed_row,
     split_policy_by_chain,
 )
+from .md_statements import Statement, carry_statements, find_statements
 from .validation import error_message
 
 __all__ = ["assemble", "externalize"]
@@ -57,6 +58,8 @@ class _Assembler:
         self.problems, self.problem = layout.problems, layout.problem
         self.shared, self.contexts = layout.shared, layout.contexts
         self.context_of = layout.context_of
+        self.layout = layout
+        self.statements: list[Statement] = []
         self.action_ids: set[str] = set()  # every action the document defines, any scope
         self.handle_ids: set[str] = set()
 
@@ -70,6 +73,7 @@ class _Assembler:
                     validate_item(item, self.problems)
             self.action_ids.update(_ids(ctx.items["actions"]))
             self.handle_ids.update(_ids(ctx.items["handles"]))
+        self.statements = find_statements(self.layout, self.action_ids)
         contexts = self.contexts or [self.single_context()]
         used: set[int] = set()
         chains = []
@@ -304,7 +308,9 @@ class _Assembler:
             message = f"chain {chain.id!r} uses definitions given elsewhere; copied {listing}"
             self.problem(message, line, "info")
         lines = {i.value.id: i.line for i in reversed(own["actions"])}  # the first wins
-        return mark_probe_reads(chain, lines, self.problem, self.sections(lines))
+        chain = mark_probe_reads(chain, lines, self.problem, self.sections(lines))
+        mine = [s for s in self.statements if s.context is self.shared or s.context is ctx]
+        return carry_statements(chain, mine, self.problem)
 
     def rails(self, ctx: Context, document: dict[str, Any]) -> None:
         """Rails the prose writes as alternatives (``GDS `a → b`; NDC `c → d```)
