@@ -34,7 +34,11 @@ How the document is cut into chains:
   the chains holding one of the steps they name (all chains when they name
   none), narrowed to that chain's steps with the rest kept in the note;
   shared handles, actions and gates are copied into a chain when it refers
-  to them.
+  to them; one no chain refers to goes to the chains whose steps its own
+  text names (notes included), else it is left out with an info.
+* A sentence saying every unkeyed commit (or the steps it names) keeps a
+  correlation record and a cancellation shield (SPEC P3) is carried into
+  the notes of the commits it covers (:mod:`.md_statements`).
 * From another scope a chain gets only what the document gives it: the
   steps and rows its prose says it shares (``Shares `a → b` with Scope 1
   (same rows A1–A3)``, ``Steps: ...``; summary arrow lists when the chain

@@ -6,12 +6,14 @@ without scopes) by :class:`_Assembler`: a chain's own items, what its prose
 says it shares with other scopes, what it uses of theirs (the sharing rules
 of :mod:`.md_scopes`), the shared verdict rows narrowed to its steps and the
 shared policy without other chains' steps. :func:`externalize` marks the
-handles another chain's step makes. Shared definitions no chain took go to
-every chain, with an info.
+handles another chain's step makes. A shared definition no chain took goes
+to the chains whose steps its own text names (to the chain, when there is
+one), else it stays out; either way with an info.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -424,18 +426,29 @@ class _Assembler:
         return result
 
     def report_unused(self, chains: list[ChainSpec], used: set[int]) -> None:
-        """Shared definitions no chain took: add them to every chain, say so."""
+        """Shared definitions no chain took: each goes to the chains whose steps its own
+        text names (all of them when there is one chain), else stays out; say so."""
         if not chains:
             return
         for section in ("handles", "actions", "gates", "verdict_table"):
             for item in self.shared.items[section]:
                 if item.value is None or id(item) in used:
                     continue
-                for chain in chains:
+                named = _names_steps(item.value, chains)
+                takers = chains if len(chains) == 1 else named
+                for chain in takers:
                     getattr(chain, section).append(_copy(item.value))
+                where = (
+                    f"its text names steps of {', '.join(c.id for c in takers)}; added there"
+                    if named and len(chains) > 1
+                    else "added to the chain"
+                    if takers
+                    else "its text names no chain's step; left out (refer to it from a chain "
+                    "to use it)"
+                )
                 self.problem(
                     f"{item_name(item)} is defined outside every scope and no chain refers "
-                    "to it; added to every chain",
+                    f"to it; {where}",
                     item.line,
                     "info",
                 )
@@ -485,6 +498,13 @@ def externalize(
             document["handles"][k] = handle.model_copy(update=update)
             changed.append(f"{handle.id} ({update.get('minted_by', 'minted here')})")
     return changed
+
+
+def _names_steps(value: BaseModel, chains: list[ChainSpec]) -> list[ChainSpec]:
+    """The chains having a step that ``value``'s own text (notes, description ...) names."""
+    text = json.dumps(value.model_dump(mode="json", exclude={"id"}))
+    words = set(re.findall(r"[A-Za-z_]\w*", text))
+    return [c for c in chains if words & {a.id for a in c.actions}]
 
 
 def _ids(items: list[Item]) -> set[str]:
