@@ -11,11 +11,10 @@ rows over the steps of their scope.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from ..graph import action_verdicts
-from ..model import ChainSpec, Gate
+from ..model import ChainSpec, Gate, money_or_consent
 from ..signals import scope_actions
 from .context import LintContext
 from .registry import rule
@@ -159,18 +158,6 @@ def timeout_not_duration(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[s
             )
 
 
-_MONEY_OR_CONSENT = re.compile(
-    r"\b(?:consent\w*|pric\w*|amount\w*|money|payments?|refund\w*|charg\w*|fees?|approv\w*"
-    r"|costs?|spend\w*|billing|purchase\w*)\b",
-    re.I,
-)
-
-
-def _gate_text(gate: Gate) -> str:
-    parts = [gate.id, gate.description or "", str(gate.payload or ""), *gate.outcomes]
-    return " ".join(parts).replace("_", " ")
-
-
 @rule(
     "gates.model-answers-money-or-consent",
     "error",
@@ -186,17 +173,9 @@ def model_answers_money_or_consent(chain: ChainSpec, ctx: LintContext) -> Iterat
     refund, charge, fee, approval, cost, spend, billing or purchase.
     """
     for gate in chain.gates:
-        if gate.audience != "model":
-            continue
-        entry_of = [a.id for a in chain.actions if a.entry_gate == gate.id]
-        word = _MONEY_OR_CONSENT.search(_gate_text(gate))
-        if entry_of:
-            why = f"the entry gate of {entry_of[0]}"
-        elif word:
-            why = f"about {word[0].lower()}"
-        else:
-            continue
-        yield f"gates[{gate.id}]", f"gates[{gate.id}] is {why} but the model answers it."
+        why = money_or_consent(chain, gate) if gate.audience == "model" else None
+        if why:
+            yield f"gates[{gate.id}]", f"gates[{gate.id}] is {why} but the model answers it."
 
 
 def raising_steps(chain: ChainSpec, gate_id: str) -> set[str]:

@@ -63,6 +63,7 @@ from .chain import (
     first_by_id,
     in_variant,
     main_steps,
+    money_or_consent,
 )
 from .elements import EVIDENCE_TAGS, Element, Source, Variant, source_from_text
 from .fields import Duration, DurationText, StrList, VerdictExpr, parse_duration
@@ -109,6 +110,7 @@ __all__ = [
     "is_keyed",
     "is_unkeyed_commit",
     "main_steps",
+    "money_or_consent",
     "parse_duration",
     "ref_position",
     "row_ref",

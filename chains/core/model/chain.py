@@ -9,6 +9,7 @@ and :func:`main_steps` tell which elements and steps a run bound to a variant
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any, Literal, TypeVar
 
@@ -155,6 +156,35 @@ def in_variant(only: list[str], variant: str | None) -> bool:
     (True, True, False)
     """
     return not only or (variant is not None and variant in only)
+
+
+_MONEY_OR_CONSENT = re.compile(
+    r"\b(?:consent\w*|pric\w*|amount\w*|money|payments?|refund\w*|charg\w*|fees?|approv\w*"
+    r"|costs?|spend\w*|billing|purchase\w*)\b",
+    re.I,
+)
+
+
+def money_or_consent(chain: ChainSpec, gate: Gate) -> str | None:
+    """Why ``gate`` decides money or consent (SPEC §2.6, §5: never the model's), or None.
+
+    It does when it is some action's ``entry_gate`` (consent before the
+    step, by construction) or when its id, description, payload or outcome
+    names speak of consent, price, amount, money, payment, refund, charge,
+    fee, approval, cost, spend, billing or purchase.
+
+    >>> doc = ChainSpec.model_validate({"id": "c", "gates": [
+    ...     {"id": "seat_pick", "audience": "model", "outcomes": {"ok": "ok"}},
+    ...     {"id": "price_ok", "audience": "user", "outcomes": {"ok": "ok"}}]})
+    >>> [money_or_consent(doc, g) for g in doc.gates]
+    [None, 'about price']
+    """
+    entry_of = [a.id for a in chain.actions if a.entry_gate == gate.id]
+    if entry_of:
+        return f"the entry gate of {entry_of[0]}"
+    text = " ".join([gate.id, gate.description or "", str(gate.payload or ""), *gate.outcomes])
+    word = _MONEY_OR_CONSENT.search(text.replace("_", " "))
+    return f"about {word[0].lower()}" if word else None
 
 
 def commit_steps(chain: ChainSpec) -> frozenset[str]:

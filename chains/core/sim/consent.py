@@ -12,33 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..model import Action, ChainSpec, Gate, is_commit_class
+from ..model import Action, ChainSpec, Gate, money_or_consent
 from .state import Event
 
 __all__ = ["GateWatch", "is_money_or_consent_gate"]
 
-_CONSENT_WORDS = ("consent", "approv", "spend", "price", "payment", "charge", "money", "cost")
-
 
 def is_money_or_consent_gate(chain: ChainSpec, gate: Gate) -> bool:
-    """Whether ``gate`` decides about money or consent (SPEC §2.6, §5: never the model's).
-
-    A gate counts when it guards a commit as its entry gate, when its payload
-    shows money, or when its id or description speaks of consent, approval,
-    spend, price, payment, charge or cost.
-
-    >>> doc = ChainSpec.model_validate({"id": "c", "gates": [
-    ...     {"id": "seat_pick", "audience": "model", "outcomes": {"ok": "ok"}},
-    ...     {"id": "price_ok", "audience": "user", "outcomes": {"ok": "ok"}}]})
-    >>> [is_money_or_consent_gate(doc, g) for g in doc.gates]
-    [False, True]
-    """
-    if any(a.entry_gate == gate.id and is_commit_class(a) for a in chain.actions):
-        return True
-    if "money" in str(gate.payload).lower():
-        return True
-    text = f"{gate.id} {gate.description or ''}".lower()
-    return any(word in text for word in _CONSENT_WORDS)
+    """Whether ``gate`` decides money or consent (:func:`~chains.core.model.money_or_consent`)."""
+    return money_or_consent(chain, gate) is not None
 
 
 @dataclass
