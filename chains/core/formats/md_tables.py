@@ -529,8 +529,9 @@ def read_signal(
     ``field = value``, is a predicate atom. ``same, …`` starts from the
     previous row's signal (``same as D12``: that row's), whose predicates on
     a field the cell names again are replaced. Remarks in parentheses are
-    not signals. ``earlier`` maps row ids (and ``""``, the previous row) to
-    their terms.
+    not signals, but the code spans of one that says what the row includes
+    (``(incl. `decline_code == x`)``) are. ``earlier`` maps row ids (and
+    ``""``, the previous row) to their terms.
 
     >>> read_signal("`http:402 card_error card_declined`, reason ∈ {lost, stolen}").terms
     ['http:402 && type:card_error && code:card_declined && reason ∈ {lost, stolen}']
@@ -567,6 +568,8 @@ def read_signal(
         parts = found[0].split(" && ")
         before = " && ".join(p for p in parts if not _is_message(p))
         terms += found
+    for span in _included(body):  # "(incl. `decline_code == x`)": the row covers it too
+        terms += _conjunction(span, names, coded, webhooky, []) or []
     if base is not None:
         terms = [_join(b, t) for b in base for t in terms] if terms else list(base)
     return SignalReading(list(dict.fromkeys(terms)), unread)
@@ -581,6 +584,19 @@ def signal_atoms(text: str, names: Collection[str] = ()) -> list[str]:
     ['timeout', 'conn_reset', 'http:409 && code:order_gone', 'conn_drop']
     """
     return read_signal(text, names).terms
+
+
+_INCLUDES = re.compile(r"\(\s*(?:incl\.|including|includes)\s+([^()]*)\)", re.I)
+
+
+def _included(text: str) -> list[str]:
+    """The code spans of the remarks that say what the row includes (``(incl. `a == b`
+    …)``): cases of the row written as a remark, so signals of it.
+
+    >>> _included("fraud block (incl. `reason == masked` hiding theft) (see `x == y`)")
+    ['`reason == masked`']
+    """
+    return [span for m in _INCLUDES.finditer(text) for span in re.findall(r"`[^`]+`", m[1])]
 
 
 def _without_remarks(text: str) -> str:

@@ -232,3 +232,29 @@ def test_two_statuses_written_with_a_slash_in_one_span_are_two_alternatives():
         "| T1 | `http:401/403` auth errors | charge | `dead_end` |\n"
     ).chains
     assert found.verdict_table[0].signal == ["http:401", "http:403"]
+
+
+# --- a remark that says what the row includes -------------------------------------
+
+
+def one_row(cell: str):
+    (found,) = load_markdown(
+        "# Charge\n" + ACTIONS + "| # | Signal | Step scope | Verdict |\n|---|---|---|---|\n"
+        f"| R1 | {cell} | charge | `dead_end` |\n"
+    ).chains
+    return found.verdict_table[0]
+
+
+def test_a_predicate_a_remark_says_the_row_includes_is_a_signal_of_the_row():
+    row = one_row("risky card (incl. `reason == masked_decline` hiding theft)")
+    assert row.signal == ["reason == masked_decline"]
+
+
+def test_the_included_predicate_joins_the_alternatives_written_outside_the_remark():
+    row = one_row("`http:451` / risky card (including `reason == masked_decline`)")
+    assert row.signal == ["http:451", "reason == masked_decline"]
+
+
+def test_a_remark_that_only_mentions_a_code_is_still_not_a_signal():
+    row = one_row("risky card (see `reason == masked_decline` in the notes)")
+    assert row.signal == []
