@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..model import ChainSpec, Variants, compensators
 from ..verdicts import parse_verdict
+from .md_ambiguous import unambiguous_first
 from .md_blocks import markers
 from .md_items import SECTIONS, Context, Item, item_name, validate_item
 from .md_layout import Layout
@@ -309,6 +310,7 @@ class _Assembler:
             )
             message = f"chain {chain.id!r} uses definitions given elsewhere; copied {listing}"
             self.problem(message, line, "info")
+        chain = unambiguous_first(chain, [i.line for i in own["verdict_table"]], self.problem)
         lines = {i.value.id: i.line for i in reversed(own["actions"])}  # the first wins
         chain = mark_probe_reads(chain, lines, self.problem, self.sections(lines))
         mine = [s for s in self.statements if s.context is self.shared or s.context is ctx]
