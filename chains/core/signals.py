@@ -46,6 +46,7 @@ __all__ = [
     "is_prose_match",
     "is_transport_success",
     "normalize_atom",
+    "reads_a_response",
     "scope_actions",
     "scope_applies_to",
     "scope_covers",
@@ -213,6 +214,43 @@ def is_payload_atom(atom: str) -> bool:
         not (_kind(p) in ("http", "webhook") or p in ("timeout", "conn_reset", "conn_drop"))
         for p in parts
     )
+
+
+_SIGNAL_KINDS = ("code", "http", "type", "header", "webhook", "event", "empty", "error")
+_FIELD_TEST = re.compile(r"^!?[A-Za-z_][\w.\[\]'\"-]*\s*(?:==|!=|<=|>=|<|>|=~|∈|∉)\s*\S")
+# "x in y" reads as code only when a side looks like code: a path, a quote, a list
+_WORD_TEST = re.compile(
+    r"^(?P<left>\S+)\s+(?:not in|in|contains|matches|includes|starts_?with)\s+(?P<right>.+)$", re.I
+)
+_CODE_LIKE = re.compile(r"[.'\"\[\]_]")
+_FIELD = re.compile(r"^!?[A-Za-z_][\w]*(?:\.[\w\[\]]+)+$|^!?[a-z]+_[a-z_]+$")
+_JOINS = re.compile(r"\s+(?:&&|\|\||and|or)\s+", re.I)
+
+
+def reads_a_response(atom: str) -> bool:
+    """Whether a runtime can tell ``atom`` from a response: each part of it a signal, a
+    field compared with a value, or a field taken as true.
+
+    Words that say what the author expects ("quote returned") or what the run is
+    doing ("unwind in progress") are not read off any response: a condition
+    holding them never matches, or matches only when a test says so.
+
+    >>> [reads_a_response(a) for a in ("code:X", "tickets.length > 0", "fare.refundable")]
+    [True, True, True]
+    >>> [reads_a_response(a) for a in ("quote returned", "tickets.length > 0 and unwind on")]
+    [False, False]
+    """
+    for part in _JOINS.split(normalize_atom(atom).strip("()")):
+        part = part.strip().strip("()").strip()
+        if _kind(part) in _SIGNAL_KINDS or part in ("timeout", "conn_reset", "conn_drop"):
+            continue
+        words = _WORD_TEST.match(part)
+        coded = words is not None and bool(
+            _CODE_LIKE.search(words["left"]) or _CODE_LIKE.search(words["right"])
+        )
+        if not (coded or _FIELD_TEST.match(part) or _FIELD.match(part)):
+            return False
+    return True
 
 
 _MESSAGE_FIELD = re.compile(

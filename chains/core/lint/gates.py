@@ -11,11 +11,12 @@ rows over the steps of their scope.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from ..graph import action_verdicts
 from ..model import ChainSpec, Gate, money_or_consent
-from ..signals import scope_actions
+from ..signals import reads_a_response, scope_actions
 from .context import LintContext
 from .registry import rule
 from .structure import verdicts
@@ -176,6 +177,51 @@ def model_answers_money_or_consent(chain: ChainSpec, ctx: LintContext) -> Iterat
         why = money_or_consent(chain, gate) if gate.audience == "model" else None
         if why:
             yield f"gates[{gate.id}]", f"gates[{gate.id}] is {why} but the model answers it."
+
+
+@rule(
+    "gates.consent-behind-unreadable-precondition",
+    "warning",
+    "SPEC §2.6",
+    hint="Make the gate the entry_gate of the step it guards, so it is asked on every arrival, "
+    "or write the precondition over fields the response carries.",
+)
+def consent_behind_unreadable_precondition(
+    chain: ChainSpec, ctx: LintContext
+) -> Iterator[tuple[str, str]]:
+    """A money or consent gate is raised only by preconditions no response can be read to match.
+
+    Such a condition ("quote returned", "unwind in progress") is never true of a
+    response the runtime reads, so the run goes on past the gate unasked: the
+    consent the author meant to collect before the next step is skipped.
+    """
+    for gate in chain.gates:
+        if money_or_consent(chain, gate) is None:
+            continue  # an entry gate is money or consent, and always asked
+        if any(a.entry_gate == gate.id for a in chain.actions):
+            continue
+        raisers = [path for path, v in verdicts(chain) if v.type == "gate" and v.gate == gate.id]
+        pres = [m for p in raisers if (m := _PRECONDITION.fullmatch(p))]
+        if not raisers or len(pres) < len(raisers):
+            continue  # raised by a row or a route too: it is asked when those fire
+        unread = []
+        for m in pres:
+            action = chain.action(m[1])
+            pre = action.preconditions[int(m[2]) - 1] if action else None
+            if pre is not None and not reads_a_response(pre.when):
+                unread.append((f"actions[{m[1]}].preconditions[{m[2]}]", pre.when))
+        if len(unread) < len(pres):
+            continue
+        for element, when in unread:
+            yield (
+                element,
+                f"gates[{gate.id}] decides money or consent, but only {element} raises it, "
+                f"when {when!r}, which no response can be read to say: the run goes on "
+                "past it unasked.",
+            )
+
+
+_PRECONDITION = re.compile(r"actions\[([^\]]+)\]\.preconditions\[(\d+)\]\.verdict")
 
 
 def raising_steps(chain: ChainSpec, gate_id: str) -> set[str]:

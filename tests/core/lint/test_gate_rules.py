@@ -434,3 +434,47 @@ def test_a_gate_timeout_after_a_payload_field_is_an_error():
 
 def test_a_gate_timeout_after_a_duration_is_silent():
     assert found(with_gates(PICK_OK), "gates.timeout-not-duration") == []
+
+
+# An unwind: a quote of the refund, then the cancellation the user must consent to first.
+def refund_consent(when: str) -> object:
+    return chain(
+        f"""
+        id: unwind
+        actions:
+          - id: quote_refund
+            effect: mint
+            preconditions: [{{when: "{when}", verdict: gate(refund_consent)}}]
+          - {{id: cancel, effect: compensate, idempotency: {{mode: keyed}}}}
+        gates:
+          - id: refund_consent
+            audience: user
+            payload: {{refund_amount: money}}
+            outcomes: {{confirm: ok, keep: dead_end}}
+            timeout: {{after: 72h, verdict: dead_end}}
+        """
+    )
+
+
+RULE = "gates.consent-behind-unreadable-precondition"
+
+
+def test_a_consent_gate_raised_only_on_words_no_response_can_say_is_reported():
+    assert elements(refund_consent("quote returned"), RULE) == [
+        "actions[quote_refund].preconditions[1]"
+    ]
+
+
+def test_a_consent_gate_raised_on_a_condition_mixing_run_state_into_fields_is_reported():
+    doc = refund_consent("tickets.length > 0 and unwind in progress")
+    assert elements(doc, RULE) == ["actions[quote_refund].preconditions[1]"]
+
+
+def test_a_consent_gate_raised_on_a_field_the_response_carries_is_not():
+    assert elements(refund_consent("refund_amount > 0"), RULE) == []
+
+
+def test_a_consent_gate_that_is_also_an_entry_gate_is_always_asked():
+    doc = refund_consent("quote returned")
+    doc.actions[1].entry_gate = "refund_consent"
+    assert elements(doc, RULE) == []
