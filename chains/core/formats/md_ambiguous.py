@@ -41,8 +41,7 @@ def unambiguous_first(
     while k < len(rows):
         row, line = rows[k]
         m = _AMBIGUOUS.search(row.description or "")
-        klass = m and f"http:{m[1]}xx"
-        if not klass or klass not in row.signal:
+        if m is None or f"http:{m[1]}xx" not in row.signal:
             k += 1
             continue
         later = [j for j in range(k + 1, len(rows)) if _documented(rows[j][0], m[1], row, chain)]

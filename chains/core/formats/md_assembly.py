@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -41,7 +42,7 @@ from .md_scopes import (
 from .md_statements import Statement, carry_statements, find_statements
 from .validation import error_message
 
-__all__ = ["assemble", "externalize"]
+__all__ = ["assemble", "externalize", "place_unused"]
 
 
 def assemble(layout: Layout) -> list[ChainSpec]:
@@ -91,7 +92,7 @@ class _Assembler:
                 chain = chain.model_copy(update={"id": new_id})
             taken_ids.add(chain.id)
             chains.append(chain)
-        self.report_unused(chains, used)
+        place_unused(self.shared, chains, used, self.problem)
         return chains
 
     def single_context(self) -> Context:
@@ -427,33 +428,35 @@ class _Assembler:
             result = deep_merge(result or {}, dumped)
         return result
 
-    def report_unused(self, chains: list[ChainSpec], used: set[int]) -> None:
-        """Shared definitions no chain took: each goes to the chains whose steps its own
-        text names (all of them when there is one chain), else stays out; say so."""
-        if not chains:
-            return
-        for section in ("handles", "actions", "gates", "verdict_table"):
-            for item in self.shared.items[section]:
-                if item.value is None or id(item) in used:
-                    continue
-                named = _names_steps(item.value, chains)
-                takers = chains if len(chains) == 1 else named
-                for chain in takers:
-                    getattr(chain, section).append(_copy(item.value))
-                where = (
-                    f"its text names steps of {', '.join(c.id for c in takers)}; added there"
-                    if named and len(chains) > 1
-                    else "added to the chain"
-                    if takers
-                    else "its text names no chain's step; left out (refer to it from a chain "
-                    "to use it)"
-                )
-                self.problem(
-                    f"{item_name(item)} is defined outside every scope and no chain refers "
-                    f"to it; {where}",
-                    item.line,
-                    "info",
-                )
+
+def place_unused(
+    shared: Context, chains: list[ChainSpec], used: set[int], problem: Callable[..., None]
+) -> None:
+    """Shared definitions no chain took: each goes to the chains whose steps its own
+    text names (to the chain, when there is one), else stays out; say so."""
+    if not chains:
+        return
+    for section in ("handles", "actions", "gates", "verdict_table"):
+        for item in shared.items[section]:
+            if item.value is None or id(item) in used:
+                continue
+            named = _names_steps(item.value, chains)
+            takers = chains if len(chains) == 1 else named
+            for chain in takers:
+                getattr(chain, section).append(_copy(item.value))
+            where = (
+                f"its text names steps of {', '.join(c.id for c in takers)}; added there"
+                if named and len(chains) > 1
+                else "added to the chain"
+                if takers
+                else "its text names no chain's step; left out (refer to it from a chain to use it)"
+            )
+            problem(
+                f"{item_name(item)} is defined outside every scope and no chain refers "
+                f"to it; {where}",
+                item.line,
+                "info",
+            )
 
 
 def externalize(

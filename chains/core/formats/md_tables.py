@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import Problem, VerdictSyntaxError
 from ..verdicts import VERDICT_TYPES, Verdict, format_verdict, parse_verdict
+from .md_cells import included_spans, split_top, without_remarks
 from .md_outline import Node
 from .md_step_scope import row_scope
 
@@ -556,7 +557,7 @@ def read_signal(
     terms: list[str] = []
     unread: list[str] = []
     before: str = ""
-    for alternative in _split_top(_without_remarks(body), _ALTERNATIVE):
+    for alternative in split_top(without_remarks(body), _ALTERNATIVE):
         found = _conjunction(alternative, names, coded, webhooky, unread)
         if found is None:
             if alternative.strip(" .,:;") and not _names_a_step(alternative, names):
@@ -568,7 +569,7 @@ def read_signal(
         parts = found[0].split(" && ")
         before = " && ".join(p for p in parts if not _is_message(p))
         terms += found
-    for span in _included(body):  # "(incl. `decline_code == x`)": the row covers it too
+    for span in included_spans(body):  # "(incl. `decline_code == x`)": the row covers it too
         terms += _conjunction(span, names, coded, webhooky, []) or []
     if base is not None:
         terms = [_join(b, t) for b in base for t in terms] if terms else list(base)
@@ -586,81 +587,11 @@ def signal_atoms(text: str, names: Collection[str] = ()) -> list[str]:
     return read_signal(text, names).terms
 
 
-_INCLUDES = re.compile(r"\(\s*(?:incl\.|including|includes)\s+([^()]*)\)", re.I)
-
-
-def _included(text: str) -> list[str]:
-    """The code spans of the remarks that say what the row includes (``(incl. `a == b`
-    …)``): cases of the row written as a remark, so signals of it.
-
-    >>> _included("fraud block (incl. `reason == masked` hiding theft) (see `x == y`)")
-    ['`reason == masked`']
-    """
-    return [span for m in _INCLUDES.finditer(text) for span in re.findall(r"`[^`]+`", m[1])]
-
-
-def _without_remarks(text: str) -> str:
-    """The text with parenthesised remarks and bold markers removed (code spans and
-    quoted messages kept)."""
-    out: list[str] = []
-    depth, code, quoted = 0, False, False
-    for ch in text:
-        if ch == "`":
-            code = not code
-        if not code and ch == '"' and depth == 0:
-            quoted = not quoted
-        if not code and not quoted and ch == "(":
-            depth += 1
-            continue
-        if not code and not quoted and ch == ")" and depth:
-            depth -= 1
-            continue
-        if depth == 0:
-            out.append(ch)
-    return re.sub(r"\*\*|__", "", "".join(out)).strip()
-
-
-def _split_top(text: str, separator: re.Pattern) -> list[str]:
-    """Split at ``separator`` outside code spans, quotes, braces and brackets."""
-    guarded = _guarded(text)
-    parts, last = [], 0
-    for m in separator.finditer(text):
-        if any(guarded[i] for i in range(m.start(), m.end())):
-            continue
-        parts.append(text[last : m.start()])
-        last = m.end()
-    parts.append(text[last:])
-    return [p for p in parts if p.strip()]
-
-
-def _guarded(text: str) -> list[bool]:
-    guarded = []
-    code, quote, depth = False, "", 0
-    for ch in text:
-        inside = code or bool(quote) or depth > 0
-        if ch == "`" and not quote:
-            code = not code
-            inside = True
-        elif not code and ch in '"“”' and not depth:
-            if quote and (ch == quote or (quote == "“" and ch == "”")):
-                quote = ""
-            elif not quote and ch in '"“':
-                quote = ch
-            inside = True
-        elif not code and not quote and ch in "{[":
-            depth += 1
-        elif not code and not quote and ch in "}]" and depth:
-            depth -= 1
-            inside = True
-        guarded.append(inside)
-    return guarded
-
-
 def _conjunction(
     text: str, names, coded: bool, webhooky: bool, unread: list[str]
 ) -> list[str] | None:
     """The terms of one alternative: its conditions joined, or split when they conflict."""
-    pieces = _split_top(text, _CONJUNCTION)
+    pieces = split_top(text, _CONJUNCTION)
     groups: list[list[str]] = []
     empty = []
     for piece in pieces:
