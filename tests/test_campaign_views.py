@@ -19,6 +19,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from chains.core import formats
+from chains.core.sim.causes import Cause
 from chains.core.sim.explorer import ExploreResult
 from chains.core.sim.scenario import Scenario
 from chains.core.sim.session import decode
@@ -350,32 +351,11 @@ def test_a_violation_links_to_the_simulator_with_its_counterexample(client, unsa
 
 
 # A causal line as the explorer stores it with each violation (Violation.as_dict): the row
-# that retried the booking, then a budget that has no element of its own in the workspace.
+# that retried the booking, a budget on the Policy tab, and a generic row the chain cannot change.
 CAUSE = [
-    {
-        "step": "book_room",
-        "signal": "timeout",
-        "rule": "row U2",
-        "verdict": "retry",
-        "element": "verdict_table[U2]",
-        "text": "book_room on timeout: row U2 -> retry",
-    },
-    {
-        "step": "book_room",
-        "signal": "",
-        "rule": "per-step attempts",
-        "verdict": "dead_end",
-        "element": "policy.per_step",
-        "text": "book_room: per-step attempts -> dead_end",
-    },
-    {
-        "step": "book_room",
-        "signal": "http:503",
-        "rule": "generic row 6",
-        "verdict": "reconcile",
-        "element": None,
-        "text": "book_room on http:503: generic row 6 -> reconcile",
-    },
+    Cause("book_room", "timeout", "row U2", "retry", "verdict_table[U2]").as_dict(),
+    Cause("book_room", "", "attempt budget spent", "dead_end", "policy.per_step").as_dict(),
+    Cause("book_room", "http:503", "generic row #6", "reconcile").as_dict(),
 ]
 
 
@@ -402,7 +382,7 @@ def test_a_violation_shows_its_causal_line_first_then_its_message_then_its_scena
     places = [
         body.index("<code>unkeyed_redispatch</code>"),
         body.index("book_room on timeout: row U2 -&gt; retry"),
-        body.index("book_room: per-step attempts -&gt; dead_end"),
+        body.index("book_room: attempt budget spent -&gt; dead_end"),
         body.index("row U2 (timeout -&gt; retry) re-dispatched unkeyed commit book_room"),
         body.index('<div class="violation-replay">'),  # the simulator link, then the events
         body.index("observes timeout at book_room"),
@@ -440,7 +420,7 @@ def test_a_budget_cause_links_to_the_policy_tab_and_an_unplaced_one_is_not_linke
 ):
     body = page(client, explained(run(launch(unsafe))))
     assert f'<a href="{unsafe.url()}?tab=policy" class="cause-element"' in body
-    assert "generic row 6 -&gt; reconcile</span></li>" in body
+    assert "generic row #6 -&gt; reconcile</span></li>" in body
 
 
 @pytest.mark.parametrize(

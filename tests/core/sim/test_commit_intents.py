@@ -124,17 +124,11 @@ gates:
 
 def _authorized_then_verified(transport: str, code: str | None, row: str) -> list:
     said = {"transport": transport, **({"code": code} if code else {})}
+    ok = {"signal": {"transport": "http:200"}, "verdict": "ok", "row": "#3"}
+    intent = {"handles_consumed": ["intent_id#1"]}
+    answer = {"kind": "answer", "outcome": "retry_same"}
     return [
-        Event(
-            seq=1,
-            event_type="attempt",
-            step_id="confirm",
-            signal={"transport": "http:200"},
-            verdict="ok",
-            row="#3",
-            handles_consumed=["intent_id#1"],
-            idempotency_key="k1",
-        ),
+        Event(seq=1, event_type="attempt", step_id="confirm", idempotency_key="k1", **ok, **intent),
         Event(
             seq=2,
             event_type="attempt",
@@ -142,7 +136,7 @@ def _authorized_then_verified(transport: str, code: str | None, row: str) -> lis
             signal=said,
             verdict="gate(new_card)",
             row=row,
-            handles_consumed=["intent_id#1"],
+            **intent,
         ),
         Event(
             seq=3,
@@ -150,18 +144,9 @@ def _authorized_then_verified(transport: str, code: str | None, row: str) -> lis
             step_id="verify",
             row="gate:new_card.retry_same",
             verdict="rewind(to: confirm)",
-            input={"kind": "answer", "outcome": "retry_same"},
+            input=answer,
         ),
-        Event(
-            seq=4,
-            event_type="attempt",
-            step_id="confirm",
-            signal={"transport": "http:200"},
-            verdict="ok",
-            row="#3",
-            handles_consumed=["intent_id#1"],
-            idempotency_key="k2",
-        ),
+        Event(seq=4, event_type="attempt", step_id="confirm", idempotency_key="k2", **ok, **intent),
     ]
 
 
