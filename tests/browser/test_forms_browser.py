@@ -239,6 +239,11 @@ def test_the_hotel_chain_is_built_to_valid_through_the_forms(hand, capsys):
     hand.choose(form.get_by_label("Probe action"), "find_by_label")
     hand.type(form.get_by_label("Description"), P3)
     hand.save(form.get_by_role("button", name="Save"))
+    # the lookup only confirms the booking: a probe, off the forward path, where a row that
+    # rewinds (R2 below) cannot send a landed booking back to be made again
+    form = hand.select("actions", "find_by_label")
+    hand.click(form.get_by_label("probe only (called only to confirm a commit)"))
+    hand.save(form.get_by_role("button", name="Save"))
 
     hand.click(page.locator("nav.tabs a", has_text="Policy"))
     budgets = page.locator("#policy-form")
@@ -256,6 +261,7 @@ def test_the_hotel_chain_is_built_to_valid_through_the_forms(hand, capsys):
     assert (reserve["effect"], reserve["entry_gate"]) == ("commit", "book_consent")
     assert reserve["confirmation"]["probe"] == "find_by_label"
     assert reserve["compensation"]["action"] == "cancel_reservation"
+    assert element("hotel", "actions", "find_by_label")["probe_only"] is True
     quote_token = element("hotel", "handles", "quote_token")
     assert quote_token["single_use"] is True and quote_token["minted_by"] == "quote"
     assert quote_token["staleness"]["ttl_hint"] == "15m"
