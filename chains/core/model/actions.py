@@ -10,9 +10,9 @@ commit-class, keyed, an unkeyed commit, and which actions may undo it
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from .elements import Element, Variant
 from .fields import DurationText, StrList, VerdictExpr
@@ -61,11 +61,27 @@ class BusinessExpiry(Element):
     on_expiry: VerdictExpr
 
 
+def _payload_field(name: str) -> str:
+    if not name.strip() or name != name.strip() or "." in name:
+        raise ValueError("expected the name of a top-level payload field (no dots, not blank)")
+    return name
+
+
 class ActionOutput(Element):
     payload: Any = None
     handles: StrList = Field(default_factory=list)
     business_expiry: BusinessExpiry | None = None
     empty: Empty | None = None
+    safe_to_show: list[Annotated[str, AfterValidator(_payload_field)]] = Field(
+        default_factory=list,
+        description="response fields the trace shows as they are (payload keys, and the "
+        "keys of the options it returns); every other value is sealed (C7.3)",
+    )
+
+    @field_validator("safe_to_show", mode="before")
+    @classmethod
+    def _one_name(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
 
 
 class Precondition(Element):
@@ -131,6 +147,11 @@ class Compensation(Element):
     ladder: list[LadderRung] = Field(default_factory=list)
     window: str | None = None
     ordering_note: str | None = None
+    replaced_by: str | None = Field(
+        None,
+        description="a later commit of this chain that replaces this one (a rebook): a dead "
+        "end compensates this commit only while a landing of that commit stands (C8.2)",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -3,8 +3,11 @@
 A dead end that finds landed, uncompensated commits unwinds them, in the
 policy's ``compensation_order`` when it names them and in reverse landing
 order otherwise. Each commit's compensation is an action, a chain of
-actions, or a ladder whose rungs match what the landing showed. Any
-failure while unwinding escalates to the operator with what is left.
+actions, or a ladder whose rungs match what the landing showed. An
+original that a later commit replaces (``compensation.replaced_by``) is
+left standing unless that replacement stands (C8.2: replace before
+compensate), and the outcome says why under ``kept``. Any failure while
+unwinding escalates to the operator with what is left.
 """
 
 from __future__ import annotations
@@ -53,6 +56,16 @@ class Compensation(Part):
         assert unwind is not None
         while unwind.queue:
             lc = s.commits_landed[unwind.queue[0]]
+            kept = self.kept(unwind.queue[0])
+            if kept is not None:
+                unwind.reason.setdefault("kept", {})[lc.step] = kept
+                self.log.transition(
+                    lc.step,
+                    "compensation.replaced_by",
+                    note=f"{lc.step} left standing, not compensated: {kept}",
+                )
+                unwind.queue.pop(0)
+                continue
             action = self.run.action(lc.step)
             comp = action.compensation
             steps: list[str] = []
@@ -88,6 +101,33 @@ class Compensation(Part):
         s.state = "dead_end"
         s.cursor = None
         s.waiting = NOT_WAITING
+
+    def kept(self, i: int) -> str | None:
+        """Why the landed commit at ``i`` stays standing, or None when it is unwound.
+
+        A commit whose compensation names ``replaced_by`` is an original that
+        a later commit replaces (a rebook, SPEC §2.1 ordering_note, C8.2): it is
+        given up only while a later landing of its replacement stands, that
+        is, landed and neither compensated nor still waiting in this unwind.
+        Otherwise compensating it would leave the user with neither.
+        """
+        s = self.snapshot
+        comp = self.run.action(s.commits_landed[i].step).compensation
+        if comp is None or not comp.replaced_by:
+            return None
+        later = [
+            j
+            for j in range(i + 1, len(s.commits_landed))
+            if s.commits_landed[j].step == comp.replaced_by
+        ]
+        if not later:
+            return f"{comp.replaced_by} did not land"
+        waiting = s.compensation.queue[1:] if s.compensation else []
+        if any(not s.commits_landed[j].compensated and j not in waiting for j in later):
+            return None
+        if all(s.commits_landed[j].compensated for j in later):
+            return f"{comp.replaced_by} was compensated"
+        return f"{comp.replaced_by} is still to be compensated in this unwind"
 
     def failed(self, why: str) -> None:
         """Stop unwinding; the operator owns what is left uncompensated."""

@@ -23,6 +23,54 @@ verdict_table:
   - {id: R1, signal: [code:SOLD_OUT], verdict: "dead_end(reason: sold_out, permanent: false)"}
 """
 
+# Secure a standard room, then try to trade it for a suite: the standard room is given
+# up only once the suite is booked (compensation.replaced_by), never by a dead end before.
+UPGRADE = """
+id: room_upgrade
+actions:
+  - {id: book_standard, effect: commit, idempotency: {mode: keyed},
+     confirmation: {probe: get_stay, signal: booked},
+     compensation: {action: cancel_standard, replaced_by: book_suite,
+                    ordering_note: book the suite before giving up the standard room}}
+  - {id: charge_upgrade_fee, effect: commit, idempotency: {mode: keyed},
+     confirmation: {probe: get_payment, signal: captured}, compensation: {action: refund_fee}}
+  - {id: book_suite, effect: commit, idempotency: {mode: keyed},
+     confirmation: {probe: get_stay, signal: booked}, compensation: SUITE_UNDO}
+  - {id: send_itinerary, effect: read}
+  - {id: cancel_standard, effect: compensate, idempotency: {mode: keyed},
+     confirmation: {probe: get_stay, signal: cancelled}}
+  - {id: refund_fee, effect: compensate, idempotency: {mode: keyed},
+     confirmation: {probe: get_payment, signal: refunded}}
+  - {id: cancel_suite, effect: compensate, idempotency: {mode: keyed},
+     confirmation: {probe: get_stay, signal: cancelled}}
+  - {id: get_stay, effect: read, probe_only: true}
+  - {id: get_payment, effect: read, probe_only: true}
+verdict_table:
+  - {id: U1, signal: [code:SUITE_SOLD_OUT], scope: {steps: [book_suite]},
+     verdict: "dead_end(reason: sold_out, permanent: false)"}
+  - {id: U2, signal: [code:MAILBOX_GONE], scope: {steps: [send_itinerary]},
+     verdict: "dead_end(reason: no_mailbox, permanent: true)"}
+"""
+REFUNDABLE_SUITE = "{action: cancel_suite}"
+NON_REFUNDABLE_SUITE = "{action: none, ordering_note: a non-refundable rate}"
+
+
+def upgrade(suite_undo: str = REFUNDABLE_SUITE) -> Run:
+    run = Run.start(chain(UPGRADE.replace("SUITE_UNDO", suite_undo)))
+    run.observe(OK)  # book_standard
+    run.observe(OK)  # charge_upgrade_fee
+    return run
+
+
+def unwind(run: Run) -> list[str]:
+    """Let every compensator land, and name them in the order they ran."""
+    ran = []
+    while run.snapshot.state == "compensating" and run.waiting().kind == "observe":
+        ran.append(run.waiting().step)
+        run.observe(OK)
+    return ran
+
+
 REVOCABLE = """
 id: ticketing
 actions:
@@ -73,7 +121,7 @@ def test_c8_1_dead_end_with_landed_commits_compensates_in_declared_order(order, 
     assert [lc.step for lc in run.snapshot.compensators_landed] == expected
 
 
-def test_c8_2_replace_before_compensate():
+def test_c8_2_a_rebook_cancels_the_earlier_booking_only_after_the_new_one_lands():
     run = Run.start(chain(REBOOK), intent={"old_ref": "ABC123"})
     run.observe(obs("http:409", "SOLD_OUT"))
     assert run.snapshot.state == "dead_end"
@@ -82,6 +130,48 @@ def test_c8_2_replace_before_compensate():
     run.observe(OK)
     run.observe(OK)
     assert run.snapshot.dispatches == {"book_new": 1, "cancel_old": 1}
+
+
+def test_c8_2_a_failed_replacement_leaves_the_original_booking_standing():
+    run = upgrade()
+    run.observe(obs("http:409", "SUITE_SOLD_OUT"))
+    unwind(run)
+    assert run.snapshot.state == "dead_end"
+    assert "cancel_standard" not in run.snapshot.dispatches
+    standard = run.snapshot.commits_landed[0]
+    assert standard.step == "book_standard" and not standard.compensated
+
+
+def test_c8_2_the_outcome_says_the_original_was_kept_and_why():
+    run = upgrade()
+    run.observe(obs("http:409", "SUITE_SOLD_OUT"))
+    unwind(run)
+    assert run.snapshot.outcome["reason"] == "sold_out"
+    assert run.snapshot.outcome["kept"] == {"book_standard": "book_suite did not land"}
+
+
+def test_c8_2_a_failed_replacement_still_unwinds_the_other_commits():
+    run = upgrade()
+    run.observe(obs("http:409", "SUITE_SOLD_OUT"))
+    assert unwind(run) == ["refund_fee"]
+    assert run.snapshot.outcome["compensated"] == ["charge_upgrade_fee"]
+
+
+def test_c8_2_a_later_dead_end_that_undoes_the_replacement_keeps_the_original():
+    run = upgrade()
+    run.observe(OK)  # book_suite
+    run.observe(obs("http:410", "MAILBOX_GONE"))
+    assert unwind(run) == ["cancel_suite", "refund_fee"]
+    assert run.snapshot.outcome["kept"] == {"book_standard": "book_suite was compensated"}
+
+
+def test_c8_2_the_original_is_compensated_once_its_replacement_stands():
+    run = upgrade(NON_REFUNDABLE_SUITE)
+    run.observe(OK)  # book_suite, which nothing can undo
+    run.observe(obs("http:410", "MAILBOX_GONE"))
+    assert unwind(run) == ["refund_fee", "cancel_standard"]
+    assert "kept" not in run.snapshot.outcome
+    assert run.snapshot.outcome["not_compensable"] == ["book_suite"]
 
 
 def test_c8_3_compensator_failure_escalates():
