@@ -31,9 +31,11 @@ cache); a provider token minted by a read (a ``search_id``) stays judged.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator
 
-from ..model import COMMIT_CLASS_EFFECTS, ChainSpec, Handle
+from ..model import COMMIT_CLASS_EFFECTS, Action, ChainSpec, Handle, in_variant, main_steps
+from ..signals import atom_covers, normalize_atom, scope_applies_to
 from .context import LintContext, is_commit_class
 from .registry import rule
 from .structure import row_element
@@ -370,3 +372,90 @@ def ttl_enforced(chain: ChainSpec, ctx: LintContext) -> Found:
     for where, text in _predicates(chain):
         if is_ttl_timer(text):
             yield where, f"{where} treats a handle's age as expiry ({text!r}); TTLs are hints."
+
+
+@rule(
+    "handles.rewind-presents-dead-handle",
+    "error",
+    "SPEC §2.2",
+    hint="Rewind to the dead handle's staleness.refresh, or to any step before it (coarser "
+    "is allowed); never to a step whose replay presents the handle before re-minting it.",
+)
+def rewind_presents_dead_handle(chain: ChainSpec, ctx: LintContext) -> Found:
+    """A row answers a handle's own staleness signal with a rewind that skips its re-mint.
+
+    The row's signal reports a handle the step presents stale (one of its
+    ``staleness.detect`` atoms, listed by no other input of the step), yet
+    the replay from the row's target reaches a step presenting the handle
+    before any step re-mints it: the provider is shown the dead handle
+    again. SPEC §2.2 names ``refresh`` "the rewind target when it dies", and
+    CONFORMANCE C2.3 allows a coarser rewind, never one "that skips
+    re-minting the dead handle". The runtime refuses such a rewind and goes
+    to the refresh instead (``sim/backtrack.py``). A signal every input
+    lists (a bare ``http:410``) attributes nothing and is left alone, as
+    is a row in prose scope or a handle nothing in this chain re-mints.
+    """
+    variants: list[str | None] = [*chain.variants.values] if chain.variants else [None]
+    mains = {v: main_steps(chain, v) for v in variants}
+    for i, row in enumerate(chain.verdict_table, 1):
+        v = row.verdict
+        if v.type != "rewind" or not v.to:
+            continue
+        flagged: set[str] = set()
+        for step in chain.actions:
+            if scope_applies_to(row.scope, step) is not True:
+                continue
+            for atom in row.signal:
+                for hid in _reported_stale(step, atom, ctx):
+                    refresh = _refresh_of(ctx.handles[hid], ctx)
+                    if hid in flagged or refresh is None or refresh == v.to:
+                        continue
+                    for variant, main in mains.items():
+                        if not in_variant(row.only, variant) or not {step.id, v.to} <= set(main):
+                            continue
+                        at = _presented_before_re_mint(main[main.index(v.to) :], hid, ctx)
+                        if at is None:
+                            continue
+                        flagged.add(hid)
+                        yield (
+                            row_element(row, i),
+                            f"{row_element(row, i)} answers {atom} at {step.id} with {v}, but "
+                            f"{atom} reports {hid} stale, and the replay from {v.to} reaches "
+                            f"{at}, which presents {hid} again before anything re-mints it; "
+                            f"its refresh is {refresh}.",
+                        )
+                        break
+
+
+def _reported_stale(step: Action, atom: str, ctx: LintContext) -> list[str]:
+    """The inputs of ``step`` that every signal matching ``atom`` reports stale."""
+    detects = {}
+    for hid in dict.fromkeys(step.input.handles):
+        h = ctx.handles.get(hid)
+        if h is not None and h.staleness is not None and h.staleness.detect:
+            detects[hid] = [normalize_atom(a) for a in h.staleness.detect]
+    hits = {h: [d for d in found if atom_covers(d, atom)] for h, found in detects.items()}
+    hits = {h: found for h, found in hits.items() if found}
+    listed = Counter(d for found in detects.values() for d in set(found))
+    reporting = [h for h, found in hits.items() if any(listed[d] == 1 for d in found)]
+    return reporting or (list(hits) if len(hits) == 1 else [])
+
+
+def _refresh_of(handle: Handle, ctx: LintContext) -> str | None:
+    """The step that re-mints ``handle``: its refresh, else a minter that is no commit (I5)."""
+    declared = handle.staleness.refresh if handle.staleness else None
+    if declared and declared != "n/a":
+        return declared if declared in ctx.actions else None
+    minter = ctx.actions.get(handle.minted_by or "")
+    return minter.id if minter is not None and not is_commit_class(minter) else None
+
+
+def _presented_before_re_mint(replay: list[str], hid: str, ctx: LintContext) -> str | None:
+    """The first step of ``replay`` presenting ``hid`` before a step mints it, if any."""
+    for step_id in replay:
+        action = ctx.actions[step_id]
+        if hid in action.input.handles:
+            return step_id
+        if hid in action.output.handles:
+            return None
+    return None

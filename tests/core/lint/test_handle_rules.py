@@ -380,3 +380,54 @@ def test_a_staleness_detect_entry_that_only_names_the_condition_warns():
 )
 def test_staleness_detect_entries_of_every_signal_kind_are_silent(atom):
     assert found(token_detected_by(atom), "handles.staleness-detect-not-signal") == []
+
+
+# A card payment: a quote is priced, then a price lock is taken from it, then it is paid.
+PRICED_PAYMENT = """
+    id: pay
+    handles:
+      - {id: quote_id, minted_by: price, staleness: {detect: [code:QUOTE_EXPIRED], refresh: price}}
+      - {id: lock, minted_by: lock_price, derived_from: [quote_id],
+         staleness: {detect: [code:LOCK_EXPIRED], refresh: lock_price}}
+    actions:
+      - {id: price, effect: mint, output: {handles: [quote_id]}}
+      - {id: lock_price, effect: mint, input: {handles: [quote_id]}, output: {handles: [lock]}}
+      - {id: pay, effect: commit, input: {handles: [lock]}, idempotency: {mode: keyed},
+         confirmation: {probe: get_payment, signal: paid}}
+      - {id: get_payment, effect: read, probe_only: true}
+    verdict_table:
+      - {id: P1, signal: ["%s"], scope: {steps: [%s]}, verdict: "rewind(to: %s)"}
+"""
+
+
+def test_a_row_rewinding_to_the_step_that_presents_the_expired_quote_is_invalid():
+    doc = chain(PRICED_PAYMENT % ("code:QUOTE_EXPIRED", "lock_price", "lock_price"))
+    (finding,) = found(doc, "handles.rewind-presents-dead-handle")
+    assert finding.severity == "error" and finding.element == "verdict_table[P1]"
+    assert "presents quote_id again" in finding.message and "refresh is price" in finding.message
+
+
+def test_a_row_rewinding_to_the_expired_quote_s_refresh_passes():
+    doc = chain(PRICED_PAYMENT % ("code:QUOTE_EXPIRED", "lock_price", "price"))
+    assert found(doc, "handles.rewind-presents-dead-handle") == []
+
+
+def test_a_row_rewinding_coarser_than_the_refresh_passes():
+    doc = chain(PRICED_PAYMENT % ("code:LOCK_EXPIRED", "pay", "price"))
+    assert found(doc, "handles.rewind-presents-dead-handle") == []
+
+
+def test_a_bare_status_every_input_lists_attributes_no_dead_handle():
+    doc = chain("""
+        id: c
+        handles:
+          - {id: a, minted_by: mint_a, staleness: {detect: [http:410], refresh: mint_a}}
+          - {id: b, minted_by: mint_b, staleness: {detect: [http:410], refresh: mint_b}}
+        actions:
+          - {id: mint_a, effect: mint, output: {handles: [a]}}
+          - {id: mint_b, effect: mint, output: {handles: [b]}}
+          - {id: use, effect: read, input: {handles: [a, b]}}
+        verdict_table:
+          - {id: U1, signal: [http:410], scope: {steps: [use]}, verdict: "rewind(to: mint_b)"}
+    """)
+    assert found(doc, "handles.rewind-presents-dead-handle") == []
