@@ -754,6 +754,44 @@ def no_side_effect_outside_unkeyed(chain: ChainSpec, ctx: LintContext) -> Found:
 
 
 @rule(
+    "commit.replaced-by-not-a-later-commit",
+    "error",
+    "SPEC §2.1 compensation.ordering_note",
+    hint="Name in replaced_by the commit that books the replacement, a step the run reaches "
+    "after this one, or remove replaced_by if nothing in this chain replaces this commit.",
+)
+def replaced_by_not_a_later_commit(chain: ChainSpec, ctx: LintContext) -> Found:
+    """``compensation.replaced_by`` names another commit the run reaches after this one.
+
+    A dead end leaves a commit with ``replaced_by`` standing until a later
+    landing of its replacement stands (replace before compensate, C8.2).
+    A name that is no later commit of the run can never land after it, so
+    every dead end would leave this booking standing and never undo it.
+    """
+    for a in _commits(chain):
+        target = a.compensation.replaced_by if a.compensation else None
+        if not target:
+            continue
+        other = ctx.actions.get(target)
+        if other is None:
+            why = f"names {target}, which is no action of this chain"
+        elif other.id == a.id:
+            why = f"names {a.id} itself"
+        elif other.effect != "commit":
+            noun = "compensator" if other.effect == "compensate" else other.effect
+            why = f"names {target}, but {target} is {article(noun)}, not a commit"
+        elif ctx.order[target] < ctx.order[a.id]:
+            why = f"names {target}, but {target} comes before {a.id} in the chain"
+        else:
+            continue
+        yield (
+            f"actions[{a.id}].compensation.replaced_by",
+            f"actions[{a.id}].compensation.replaced_by {why}: no replacement can land after "
+            f"{a.id}, so every dead end leaves {a.id} standing and never undoes it.",
+        )
+
+
+@rule(
     "commit.compensation-not-declared",
     "warning",
     "SKILL Step 3",

@@ -804,3 +804,50 @@ def test_a_compensator_needing_a_handle_another_scope_mints_is_an_error():
     assert "this chain takes it from outside (external(purchase chain buy_crossing))" in (
         finding.message
     )
+
+
+UPGRADE = """
+    id: c
+    actions:
+      - {id: book_standard, effect: commit, idempotency: {mode: keyed},
+         compensation: {action: cancel_standard, replaced_by: REPLACEMENT}}
+      - {id: check_suites, effect: read}
+      - {id: book_suite, effect: commit, idempotency: {mode: keyed},
+         compensation: {action: cancel_suite}}
+      - {id: upgrade_note, effect: read}
+      - {id: cancel_standard, effect: compensate, idempotency: {mode: keyed}}
+      - {id: cancel_suite, effect: compensate, idempotency: {mode: keyed}}
+"""
+
+
+def test_an_original_replaced_by_a_later_commit_passes():
+    doc = chain(UPGRADE.replace("REPLACEMENT", "book_suite"))
+    assert found(doc, "commit.replaced-by-not-a-later-commit") == []
+
+
+@pytest.mark.parametrize(
+    ("replacement", "says"),
+    [
+        ("book_suit", "names book_suit, which is no action of this chain"),
+        ("book_standard", "names book_standard itself"),
+        ("check_suites", "check_suites is a read, not a commit"),
+        ("cancel_suite", "cancel_suite is a compensator, not a commit"),
+    ],
+)
+def test_a_replacement_that_is_not_another_commit_is_an_error(replacement, says):
+    doc = chain(UPGRADE.replace("REPLACEMENT", replacement))
+    (finding,) = found(doc, "commit.replaced-by-not-a-later-commit")
+    assert finding.element == "actions[book_standard].compensation.replaced_by"
+    assert finding.severity == "error"
+    assert says in finding.message
+
+
+def test_a_replacement_the_run_reaches_before_the_original_is_an_error():
+    doc = chain(
+        UPGRADE.replace(", replaced_by: REPLACEMENT", "").replace(
+            "{action: cancel_suite}", "{action: cancel_suite, replaced_by: book_standard}"
+        )
+    )
+    (finding,) = found(doc, "commit.replaced-by-not-a-later-commit")
+    assert finding.element == "actions[book_suite].compensation.replaced_by"
+    assert "book_standard comes before book_suite" in finding.message
