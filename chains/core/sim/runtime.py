@@ -29,7 +29,6 @@ handle is an alias ``<handle>#<n>`` and its lineage.
 from __future__ import annotations
 
 import hashlib
-import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import replace
@@ -46,11 +45,12 @@ from .handles import Handles
 from .outcomes import Outcomes
 from .part import SimulationError, fields_of
 from .reconcile import Reconcile
+from .runs import RunStore, rebuild
 from .sealed import seal
 from .state import Budgets, Event, Observation, Proposal, Snapshot, Waiting, clone
 from .steps import Steps
 
-__all__ = ["TERMINAL", "Run", "RunRegistry", "SimulationError"]
+__all__ = ["TERMINAL", "Run", "SimulationError"]
 
 TERMINAL = ("done", "dead_end", "escalated", "restart_required")
 # What a continuation run inherits from the run it continues (SPEC §2.3 external mode).
@@ -110,6 +110,7 @@ class Run:
         run_id: str | None = None,
         mode: Literal["internal", "external"] = "internal",
         continuation_of: Snapshot | None = None,
+        runs: RunStore | None = None,
     ) -> Run:
         """Create a run and move it to its first step (or its first wait).
 
@@ -118,7 +119,24 @@ class Run:
         starts the continuation with ``continuation_of`` = the ended run's
         snapshot, which carries the budgets, handles and landed commits, and
         ``intent`` = the repaired fields (only those the restart listed).
+
+        With ``runs`` (a :class:`~.runs.RunStore`), starting is get-or-create
+        by ``run_key`` (SPEC §2.8, C4.5): the run kept under the key is
+        returned as it stands, dispatching nothing, and a new one is started
+        and kept only when there is none. A store needs a ``run_key``.
         """
+        if runs is not None:
+            return cls.start_once(
+                chain,
+                runs,
+                intent=intent,
+                run_key=run_key,
+                variant=variant,
+                seed=seed,
+                run_id=run_id,
+                mode=mode,
+                continuation_of=continuation_of,
+            )[0]
         if continuation_of is not None:
             return cls._continue(chain, continuation_of, intent, run_key, seed, run_id)
         intent = dict(intent or {})
@@ -163,6 +181,30 @@ class Run:
             run.steps.finish_done()
         run.log.flush()
         return run
+
+    @classmethod
+    def start_once(
+        cls, chain: ChainSpec, runs: RunStore, *, run_key: str | None, **given: Any
+    ) -> tuple[Run, bool]:
+        """:meth:`start` through ``runs``: the run for ``run_key``, and whether it is new."""
+        previous = given.get("continuation_of")
+        run_key = run_key or (previous.run_key if previous is not None else None)
+        if not run_key:
+            raise SimulationError(
+                "starting a kept run needs a run_key derived from the user's task"
+            )
+        if previous is not None:
+            # A continuation takes the key over from the run it continues (SPEC §2.8): the
+            # key's run is the logical run's latest. Two continuing callers are not atomic.
+            kept, _ = runs.get_or_create(chain, run_key, lambda: rebuild(chain, previous, []))
+            if kept.snapshot.run_id != previous.run_id:
+                return kept, False
+            run = cls.start(chain, run_key=run_key, **given)
+            runs.save(run)
+            return run, True
+        return runs.get_or_create(
+            chain, run_key, lambda: cls.start(chain, run_key=run_key, **given)
+        )
 
     @classmethod
     def _continue(
@@ -331,32 +373,3 @@ class Run:
         applied = self.gates.propose(proposal)
         self.log.flush()
         return applied
-
-
-class RunRegistry:
-    """Runs by caller-supplied ``run_key`` (SPEC §2.8): the same key is the same run."""
-
-    def __init__(self) -> None:
-        self._runs: dict[str, Run] = {}
-        self._lock = threading.Lock()
-
-    def create(self, chain: ChainSpec, *, run_key: str, **kwargs: Any) -> Run:
-        """Start a run for ``run_key``, or return the one that already exists."""
-        if not run_key:
-            raise SimulationError("run creation needs a run_key derived from the user's task")
-        with self._lock:
-            existing = self._runs.get(run_key)
-            if existing is not None:
-                return existing
-            run = Run.start(chain, run_key=run_key, **kwargs)
-            self._runs[run_key] = run
-            return run
-
-    def get(self, run_key: str) -> Run | None:
-        return self._runs.get(run_key)
-
-    def __len__(self) -> int:
-        return len(self._runs)
-
-    def __contains__(self, run_key: object) -> bool:
-        return run_key in self._runs

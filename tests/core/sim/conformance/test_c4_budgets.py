@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import threading
+from functools import partial
 
 import pytest
 
 from chains.core.sim.replay import check_replay
-from chains.core.sim.runtime import Run, RunRegistry, SimulationError
+from chains.core.sim.runs import FileRuns, MemoryRuns
+from chains.core.sim.runtime import Run, SimulationError
 from chains.core.sim.state import Proposal
 
 from ..builders import (
@@ -121,41 +123,78 @@ def test_c4_3_wall_clock_excludes_reconciling():
     assert run.snapshot.state == "done"
 
 
-def test_c4_5_same_run_key_one_run():
-    registry = RunRegistry()
-    doc = booking()
-    first = registry.create(doc, run_key="trip-42", intent={"dates": "d", "card": "c"})
+TRIP = {"dates": "2026-12-01", "card": "visa"}
+
+
+def test_c4_5_starting_a_booking_again_with_its_run_key_returns_that_run_and_dispatches_nothing():
+    runs = MemoryRuns()
+    first = Run.start(booking(), run_key="trip-42", intent=TRIP, runs=runs)
     first.observe(obs(options=OPTIONS))
-    seq = first.snapshot.seq
-    again = registry.create(doc, run_key="trip-42", intent={"dates": "d", "card": "c"})
-    assert again is first and again.snapshot.seq == seq
-    other = registry.create(doc, run_key="trip-43")
-    assert other is not first and len(registry) == 2
+    seq, dispatches = first.snapshot.seq, dict(first.snapshot.dispatches)
+    again = Run.start(booking(), run_key="trip-42", intent=TRIP, runs=runs)
+    assert again.snapshot.run_id == first.snapshot.run_id
+    assert (again.snapshot.seq, again.snapshot.dispatches) == (seq, dispatches)
 
 
-def test_c4_5_concurrent_creation_with_one_key_makes_one_run():
-    registry = RunRegistry()
-    doc = booking()
+def test_c4_5_a_second_start_of_a_finished_booking_returns_its_outcome_without_booking_again():
+    runs = MemoryRuns()
+    run = drive_to_book(Run.start(booking(), run_key="trip-42", intent=TRIP, runs=runs))
+    run.observe(OK)
+    again = Run.start(booking(), run_key="trip-42", intent=TRIP, runs=runs)
+    assert again.finished and again.snapshot.state == "done"
+    assert again.snapshot.dispatches["book"] == 1
+
+
+def test_c4_5_a_distinct_run_key_starts_a_distinct_run():
+    runs = MemoryRuns()
+    first = Run.start(booking(), run_key="trip-42", intent=TRIP, runs=runs)
+    first.observe(obs(options=OPTIONS))
+    other = Run.start(booking(), run_key="trip-43", intent=TRIP, runs=runs)
+    assert other.snapshot.run_id != first.snapshot.run_id
+    assert other.waiting().step == "search" and len(runs) == 2
+
+
+def test_c4_5_concurrent_starts_of_one_booking_make_one_run():
+    runs = MemoryRuns()
     made = []
-    threads = [
-        threading.Thread(target=lambda: made.append(registry.create(doc, run_key="k")))
-        for _ in range(8)
-    ]
+    start = partial(Run.start, booking(), run_key="trip-42", intent=TRIP, runs=runs)
+    threads = [threading.Thread(target=lambda: made.append(start())) for _ in range(8)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert len({id(r) for r in made}) == 1 and len(registry) == 1
+    assert len({id(run) for run in made}) == 1 and len(runs) == 1
 
 
-def test_c4_5_a_finished_run_is_returned_not_restarted():
-    registry = RunRegistry()
-    run = registry.create(booking(), run_key="k", intent={"dates": "d", "card": "c"})
+def test_c4_5_a_booking_kept_in_run_files_is_the_same_run_after_a_restart(tmp_path):
+    run = Run.start(booking(), run_key="trip-42", intent=TRIP, runs=FileRuns(tmp_path))
     drive_to_book(run)
     run.observe(OK)
-    assert run.finished
-    assert registry.create(booking(), run_key="k") is run
-    assert run.snapshot.dispatches["book"] == 1
+    FileRuns(tmp_path).save(run)
+    again = Run.start(booking(), run_key="trip-42", intent=TRIP, runs=FileRuns(tmp_path))
+    assert again.snapshot == run.snapshot and again.trace == run.trace
+
+
+def test_c4_5_a_payment_another_process_started_meanwhile_is_returned_not_overwritten(tmp_path):
+    theirs = []
+
+    def build_while_another_process_starts_the_same_payment() -> Run:
+        their_run = Run.start(booking(), run_key="pay-7", intent=TRIP, runs=FileRuns(tmp_path))
+        their_run.observe(obs(options=OPTIONS))
+        FileRuns(tmp_path).save(their_run)
+        theirs.append(their_run)
+        return Run.start(booking(), run_key="pay-7", intent=TRIP)
+
+    mine, made = FileRuns(tmp_path).get_or_create(
+        booking(), "pay-7", build_while_another_process_starts_the_same_payment
+    )
+    assert not made and mine.snapshot == theirs[0].snapshot
+    assert len(list(tmp_path.glob("*.json"))) == 1
+
+
+def test_c4_5_a_start_with_a_store_but_no_run_key_is_refused():
+    with pytest.raises(SimulationError, match="run_key"):
+        Run.start(booking(), intent=TRIP, runs=MemoryRuns())
 
 
 def external_at_lock_price(max_rewinds: int = 3) -> Run:
@@ -218,3 +257,43 @@ def test_c4_4_only_a_restart_can_be_continued():
     run = start_booking()
     with pytest.raises(SimulationError, match="restart_required"):
         Run.start(run.chain, continuation_of=run.snapshot)
+
+
+def test_c4_5_an_external_continuation_takes_over_its_trips_run_key():
+    runs = MemoryRuns()
+    doc = booking()
+    run = Run.start(doc, mode="external", run_key="trip-7", intent=TRIP, runs=runs)
+    run.observe(obs(options=OPTIONS))
+    run.select("o1")
+    run.observe(OK)
+    run.observe(obs("http:410", "QUOTE_EXPIRED"))
+    assert run.snapshot.state == "restart_required"
+    continued = Run.start(doc, continuation_of=run.snapshot, runs=runs)
+    again = Run.start(doc, run_key="trip-7", intent=TRIP, runs=runs)
+    assert again.snapshot.run_id == continued.snapshot.run_id != run.snapshot.run_id
+
+
+def test_c4_3_a_booking_answered_after_a_park_longer_than_wall_clock_goes_on_to_book():
+    doc = booking()
+    doc.gates[0].timeout = None  # the chain's gate_timeout (30m) governs, not wall_clock (10m)
+    run = start_booking(doc)
+    run.observe(obs(options=OPTIONS))
+    run.select("o1")
+    run.observe(obs(predicates=["fare.refundable == false"]))
+    run.wait(20 * 60)
+    run.answer("accept")
+    assert run.snapshot.budgets.wall_used == 0
+    assert run.waiting().step == "lock_price" and run.snapshot.state == "running"
+    run.observe(OK)
+    run.observe(OK)
+    assert run.snapshot.state == "done"
+    assert [lc.step for lc in run.snapshot.commits_landed] == ["book"]
+
+
+def test_c4_3_a_booking_reconciled_after_a_hold_longer_than_wall_clock_goes_on_to_book_again():
+    run = drive_to_book(start_booking())
+    run.observe(obs("timeout"))
+    run.wait(2 * 3600)  # the probe answers two hours later, inside async.deadline (24h)
+    run.probe("not_landed")
+    assert run.snapshot.budgets.wall_used == 0
+    assert run.snapshot.state == "running" and run.waiting().step == "lock_price"
