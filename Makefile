@@ -26,7 +26,7 @@ define apt_install
 	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y $(1); }; }
 endef
 
-.PHONY: run test test-fast cli-check deploy-check graphviz chromium static clean
+.PHONY: run test test-fast cli-check deploy-check graphviz chromium static clean mutate
 
 # Test processes (pytest-xdist); `make test-fast WORKERS=auto`. Each has its own test
 # database and Celery queue (tests/conftest.py).
@@ -64,6 +64,14 @@ test-fast: $(VENV)/.installed-test $(HTMX) $(SARIF_SCHEMA) graphviz
 	$(BIN)/pytest -q -n $(WORKERS) -m "not browser"
 
 static: $(HTMX)
+
+# A mutation check of the simulator's runtime against tests/core/sim/conformance/ alone
+# (bench/mutate.py, docs/benchmarks.md): the nine named safety mutants, then GENERIC
+# operator mutants sampled with SEED; each in a temporary copy of the tree. Not in CI.
+GENERIC ?= 30
+SEED ?= 0
+mutate: $(VENV)/.installed-test
+	$(BIN)/python bench/mutate.py --generic $(GENERIC) --seed $(SEED)
 
 # The production setup against this machine's PostgreSQL and Redis: deploy/entrypoint.sh
 # (migrations, gunicorn, WhiteNoise, a Celery worker) with DEBUG off, then sign-in, one

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ..model import Action, Gate, Outcome
+from ..model import Action, ChainSpec, Gate, Outcome, money_or_consent
 from ..verdicts import Verdict
 from .deadlines import virtual_time
 from .events import describe
@@ -20,7 +20,36 @@ from .part import Part, SimulationError, dead, lookup
 from .sealed import seal
 from .state import NOT_WAITING, GateContext, Observation, Proposal, Waiting
 
-__all__ = ["Gates"]
+__all__ = ["Gates", "audience_problem"]
+
+Answerer = Literal["user", "operator", "model"]
+
+
+def audience_problem(chain: ChainSpec, gate: Gate, by: Answerer | None) -> str | None:
+    """Why ``by`` may not answer ``gate``; None when it may (SPEC §2.6, C6.5).
+
+    A model answers only a gate whose audience is the model, and never one
+    about money or consent, whatever its audience says. A person's answer
+    (``by`` user or operator) must come from the gate's own audience. An
+    answer that names nobody is the gate's audience answering.
+
+    >>> from chains.core.model import ChainSpec
+    >>> doc = ChainSpec.model_validate({"id": "c", "gates": [
+    ...     {"id": "fare_ok", "audience": "user", "outcomes": {"ok": "ok"}}]})
+    >>> audience_problem(doc, doc.gates[0], "model")
+    'gate fare_ok is for the user; a model may not answer it'
+    """
+    if by is None:
+        return None
+    if by == "model" and gate.audience != "model":
+        return f"gate {gate.id} is for the {gate.audience}; a model may not answer it"
+    if by == "model":
+        why = money_or_consent(chain, gate)
+        if why:
+            return f"gate {gate.id} decides money or consent ({why}); a model may not answer it"
+    if by != gate.audience:
+        return f"gate {gate.id} is for the {gate.audience}; the {by} may not answer it"
+    return None
 
 
 class Gates(Part):
@@ -45,6 +74,11 @@ class Gates(Part):
         s = self.snapshot
         if kind == "raised":
             s.last_observation = obs
+            draft = self.log.draft
+            if draft is not None and draft["event_type"] == "attempt":
+                # C7.1: the attempt records the dispatch and its verdict; parking is a
+                # state change that dispatches nothing, so it is a transition of its own.
+                self.log.transition(action.id, "raised_gate", note=f"parked at gate {gate_id}")
         gate = self.chain.gate(gate_id)
         if gate is None:
             self.run.outcomes.dead_end(dead(f"unknown_gate_{gate_id}", True), action)
@@ -72,8 +106,9 @@ class Gates(Part):
             audience=gate.audience,
         )
 
-    def answer(self, outcome: str, params: dict[str, Any]) -> None:
-        """The audience's answer; rejected (and traced) when its params are wrong."""
+    def answer(self, outcome: str, params: dict[str, Any], by: Answerer | None = None) -> None:
+        """The answer of ``by`` (the gate's audience when None); rejected (and traced)
+        when ``by`` is not that audience or its params are wrong."""
         s = self.snapshot
         w = s.waiting
         if w.kind != "answer" or w.gate is None or s.gate_context is None:
@@ -86,6 +121,20 @@ class Gates(Part):
         spec = gate.outcomes[outcome]
         traced = self.traced(params)
         given = {"kind": "answer", "outcome": outcome, "params": traced}
+        if by is not None:
+            given["by"] = by
+        refused = audience_problem(self.chain, gate, by)
+        if refused:
+            self.log.transition(
+                s.gate_context.step,
+                None,
+                note=f"rejected answer to gate {gate.id}: {refused}",
+                source=None,
+                input=given,
+                proposal_source="model" if by == "model" else None,
+            )
+            self.log.flush()
+            raise SimulationError(refused)
         problems = self.check_params(spec, params, s.gate_context)
         if problems:
             # The trace words the refusal with the sealed references; the person who
@@ -106,7 +155,7 @@ class Gates(Part):
             spec.verdict,
             f"gate {gate.id} answered {outcome}",
             input=given,
-            proposal_source="model" if gate.audience == "model" else "user",
+            proposal_source="model" if (by or gate.audience) == "model" else "user",
         )
         self.resume(gate, spec, params)
 
@@ -282,8 +331,9 @@ class Gates(Part):
             if w.kind != "answer" or w.gate is None:
                 return f"no gate is pending (the run waits for {describe(w)})"
             gate = self.run.gate(w.gate)
-            if gate.audience != "model":
-                return f"gate {gate.id} is for the {gate.audience}; a model may not answer it"
+            refused = audience_problem(self.chain, gate, "model")
+            if refused:
+                return refused
             if str(p.value) not in gate.outcomes:
                 return f"{p.value!r} is not an outcome of gate {gate.id}"
             ctx = s.gate_context

@@ -335,9 +335,21 @@ class Run:
         self.steps.select(option_id, "user")
         self.log.flush()
 
-    def answer(self, outcome: str, params: dict | None = None) -> None:
-        """Answer the gate the run is parked at with one of its declared outcomes."""
-        self.gates.answer(outcome, dict(params or {}))
+    def answer(
+        self,
+        outcome: str,
+        params: dict | None = None,
+        *,
+        by: Literal["user", "operator", "model"] | None = None,
+    ) -> None:
+        """Answer the gate the run is parked at with one of its declared outcomes.
+
+        ``by`` names who answers; a caller relaying a model's answer (a planner
+        in external mode) says ``by="model"``, and a model may never answer a
+        gate that is not the model's, nor one about money or consent (C6.5).
+        Left out, the answer is the gate's own audience's.
+        """
+        self.gates.answer(outcome, dict(params or {}), by)
         self.log.flush()
 
     def probe(

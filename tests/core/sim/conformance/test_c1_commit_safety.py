@@ -229,3 +229,49 @@ def test_c1_8_a_rewind_on_a_declared_signal_dispatches_afresh_without_a_probe():
     run.observe(OK)
     assert run.waiting().kind == "observe" and run.waiting().step == "book"
     assert not [e for e in run.trace if e.row == "P3:unresolved"]
+
+
+def _kill_at_each_unkeyed_dispatch(run: Run) -> list[tuple[str, list]]:
+    """Die (in effect) at C1.4's first kill point: keep what is durable there, as JSON."""
+    killed: list[tuple[str, list]] = []
+
+    def kill(at: Run) -> None:
+        killed.append((at.snapshot.model_dump_json(), [e.model_copy() for e in at.trace]))
+
+    run.before_dispatch = kill
+    return killed
+
+
+def test_c1_4_a_kill_after_the_record_and_before_the_booking_leaves_finds_a_pending_record():
+    run = start_booking()
+    killed = _kill_at_each_unkeyed_dispatch(run)
+    drive_to_book(run)
+    durable = type(run.snapshot).model_validate_json(killed[0][0])
+    assert [(r.step, r.status) for r in durable.correlation] == [("book", "PENDING")]
+
+
+def test_c1_4_a_booking_resumed_from_the_first_kill_point_probes_before_any_dispatch():
+    run = start_booking()
+    killed = _kill_at_each_unkeyed_dispatch(run)
+    drive_to_book(run)
+    snapshot, trace = killed[0]
+    resumed = Run.resume(run.chain, type(run.snapshot).model_validate_json(snapshot), trace)
+    assert (resumed.waiting().kind, resumed.waiting().step) == ("probe", "book")
+    assert resumed.snapshot.dispatches.get("book", 0) == 0
+    assert [r.status for r in resumed.snapshot.correlation] == ["RECONCILING"]
+
+
+def test_c1_4_every_redispatch_of_the_booking_has_its_own_record_durable_at_the_kill_point():
+    run = start_booking()
+    killed = _kill_at_each_unkeyed_dispatch(run)
+    drive_to_book(run)
+    run.observe(obs("http:429"))  # a declared safe reject: the booking goes out again
+    run.observe(obs("http:429"))
+    pending = [
+        [r.status for r in type(run.snapshot).model_validate_json(s).correlation] for s, _ in killed
+    ]
+    assert pending == [
+        ["PENDING"],
+        ["NOT_LANDED", "PENDING"],
+        ["NOT_LANDED", "NOT_LANDED", "PENDING"],
+    ]

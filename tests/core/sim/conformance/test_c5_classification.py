@@ -5,7 +5,7 @@ from __future__ import annotations
 from chains.core.sim.runtime import Run
 from chains.core.sim.state import Observation, Option
 
-from ..builders import OK, OPTIONS, drive_to_book, events, fixture, obs, start_booking
+from ..builders import OK, OPTIONS, chain, drive_to_book, events, fixture, obs, start_booking
 
 FLIGHT_INTENT = {"origin": "LHR", "destination": "JFK", "trip_reference": "r1", "seats": ["1A"]}
 
@@ -105,3 +105,43 @@ def test_c5_5_auto_repairs_are_code_paced_and_bounded():
     assert second.row == "F11"
     assert run.waiting().kind == "repair"
     assert run.snapshot.auto_repairs_fired == ["revalidate#1"]
+
+
+def test_c5_row_1_a_200_carrying_the_quote_s_expiry_code_rewinds_to_the_quote():
+    """SPEC §3 row 1: staleness "whether carried as an HTTP status OR inside a 2xx
+    payload"; it outranks transport success."""
+    run = start_booking()
+    run.observe(obs(options=OPTIONS))
+    run.select("o1")
+    run.observe(OK)  # quote
+    run.observe(obs("http:200", "QUOTE_EXPIRED"))  # lock_price answers 200, the quote is gone
+    attempt = events(run, "attempt", "lock_price")[-1]
+    assert (attempt.row, attempt.verdict) == ("#1", "rewind(to: quote)")
+    assert run.waiting().step == "quote"
+
+
+# A hotel booking whose rate check presents both a search session and a rate key.
+HOTEL = """
+id: hotel_rate_check
+handles:
+  - {id: session, minted_by: open_session,
+     staleness: {detect: [code:SESSION_GONE, "session.expired"], refresh: open_session}}
+  - {id: rate_key, minted_by: find_rates,
+     staleness: {detect: [code:RATE_GONE, "rate.expired"], refresh: find_rates}}
+actions:
+  - {id: open_session, effect: mint, output: {handles: [session]}}
+  - {id: find_rates, effect: read, output: {handles: [rate_key]}}
+  - {id: check_rate, effect: read, input: {handles: [session, rate_key]}}
+policy: {per_chain: {max_rewinds: 3}}
+"""
+
+
+def test_c5_row_1_when_two_handles_each_report_stale_the_shallowest_one_is_re_minted():
+    """SPEC §3 row 1: "rewind(to: handle.refresh) — shallowest dead handle wins"."""
+    run = Run.start(chain(HOTEL))
+    run.observe(OK)  # open_session: session#1, minted first
+    run.observe(OK)  # find_rates: rate_key#1
+    run.observe(obs(predicates=["rate.expired", "session.expired"]))
+    attempt = events(run, "attempt", "check_rate")[-1]
+    assert (attempt.row, attempt.verdict) == ("#1", "rewind(to: open_session)")
+    assert run.waiting().step == "open_session"

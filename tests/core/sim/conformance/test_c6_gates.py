@@ -20,8 +20,8 @@ from ..builders import (
 from .test_c5_classification import flight_to
 
 
-def at_consent(doc=None) -> Run:
-    run = start_booking(doc)
+def at_consent(doc=None, **kw) -> Run:
+    run = start_booking(doc, **kw)
     run.observe(obs(options=OPTIONS))
     run.select("o1")
     run.observe(obs(predicates=["fare.refundable == false"], payload={"price": 120}))
@@ -192,3 +192,62 @@ def test_c6_5_money_gates_reach_a_human():
     assert run.propose(Proposal(kind="answer", value="accept")) is False
     assert run.snapshot.state == "at_gate"
     assert "may not answer" in (run.trace[-1].note or "")
+
+
+def test_c6_5_a_model_answer_relayed_through_answer_is_refused_at_the_consent_gate():
+    run = at_consent()
+    with pytest.raises(SimulationError, match="a model may not answer it"):
+        run.answer("accept", by="model")
+    assert run.snapshot.state == "at_gate" and run.waiting().gate == "nonrefundable_ok"
+    refused = run.trace[-1]
+    assert (refused.event_type, refused.verdict) == ("transition", None)
+    assert refused.input == {"kind": "answer", "outcome": "accept", "params": {}, "by": "model"}
+
+
+@pytest.mark.parametrize("relay", ["answer", "propose"])
+def test_c6_5_in_external_mode_the_planner_cannot_answer_the_consent_gate(relay):
+    run = at_consent(mode="external")
+    if relay == "answer":
+        with pytest.raises(SimulationError, match="a model may not answer it"):
+            run.answer("accept", by="model")
+    else:
+        assert run.propose(Proposal(kind="answer", value="accept")) is False
+    assert run.snapshot.state == "at_gate" and "lock_price" not in run.snapshot.dispatches
+    run.answer("accept", by="user")
+    assert run.waiting().step == "lock_price"
+
+
+# A card charge whose entry gate a (wrong) config hands to the model: a gate before a
+# commit is consent, so it is never the model's whatever its audience says (SPEC §2.6).
+CHARGE = """
+id: card_charge
+actions:
+  - {id: charge, effect: commit, idempotency: {mode: keyed}, entry_gate: charge_ok,
+     confirmation: {probe: get_charge, signal: charged}}
+  - {id: get_charge, effect: read, probe_only: true}
+gates:
+  - {id: charge_ok, audience: model, outcomes: {go: ok, stop: "dead_end(reason: stopped)"}}
+"""
+
+
+@pytest.mark.parametrize("relay", ["answer", "propose"])
+def test_c6_5_a_consent_gate_configured_for_the_model_is_still_refused_to_it(relay):
+    run = Run.start(chain(CHARGE))
+    assert run.waiting().gate == "charge_ok"
+    if relay == "answer":
+        with pytest.raises(SimulationError, match="money or consent"):
+            run.answer("go", by="model")
+    else:
+        assert run.propose(Proposal(kind="answer", value="go")) is False
+        assert "money or consent" in (run.trace[-1].note or "")
+    assert run.snapshot.dispatches == {}
+
+
+def test_c6_5_an_operator_s_gate_is_not_answered_by_the_user():
+    doc = booking()
+    doc.gates[0].audience = "operator"
+    run = at_consent(doc)
+    with pytest.raises(SimulationError, match="the user may not answer it"):
+        run.answer("accept", by="user")
+    run.answer("accept", by="operator")
+    assert run.waiting().step == "lock_price"

@@ -208,3 +208,98 @@ def test_c7_4_snapshot_suffices_for_resume(state):
     plain, resumed = drive(False), drive(True)
     assert resumed.snapshot == plain.snapshot
     assert resumed.trace == plain.trace
+
+
+# --- C7.1: one event per state change; attempts counted against the provider's side ---
+
+# A card payment that the issuer may challenge (3-D Secure): the challenge is a gate
+# the card holder answers, raised by the charge attempt's own response.
+CHALLENGED_PAYMENT = """
+id: challenged_payment
+actions:
+  - {id: create_intent, effect: mint}
+  - {id: charge, effect: commit, idempotency: {mode: keyed},
+     confirmation: {probe: get_charge, signal: charged}}
+  - {id: get_charge, effect: read, probe_only: true}
+gates:
+  - {id: card_challenge, audience: user,
+     outcomes: {passed: retry, failed: "dead_end(reason: challenge_failed, permanent: true)"}}
+verdict_table:
+  - {id: P1, signal: [code:AUTHENTICATION_REQUIRED], scope: {steps: [charge]},
+     verdict: "gate(card_challenge)", no_side_effect: true}
+"""
+
+
+class Provider:
+    """The provider's side of a run: every response it sends is one dispatch it served."""
+
+    def __init__(self) -> None:
+        self.served = 0
+
+    def respond(self, run: Run, response=OK) -> None:
+        self.served += 1
+        run.observe(response)
+
+
+def test_c7_1_a_gate_raised_by_the_charge_attempt_parks_in_a_transition_of_its_own():
+    run = Run.start(chain(CHALLENGED_PAYMENT))
+    run.observe(OK)
+    run.observe(obs("http:402", "AUTHENTICATION_REQUIRED"))
+    attempt, park = run.trace[-2:]
+    assert (attempt.event_type, attempt.verdict, attempt.state) == (
+        "attempt",
+        "gate(card_challenge)",
+        "running",
+    )
+    assert (park.event_type, park.step_id, park.state) == ("transition", "charge", "at_gate")
+
+
+def test_c7_1_no_attempt_event_itself_parks_the_challenged_payment():
+    run = Run.start(chain(CHALLENGED_PAYMENT))
+    provider = Provider()
+    provider.respond(run)
+    provider.respond(run, obs("http:402", "AUTHENTICATION_REQUIRED"))
+    run.answer("passed")
+    provider.respond(run)
+    assert run.snapshot.state == "done"
+    previous = "running"
+    for event in run.trace:
+        if event.state != previous and event.state == "at_gate":
+            assert event.event_type != "attempt", f"seq {event.seq} parks inside its attempt"
+        previous = event.state
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda f: f.__name__)
+def test_c7_1_no_attempt_event_itself_parks_the_run(scenario):
+    run = scenario()
+    previous = "running"
+    for event in run.trace:
+        if event.state != previous and event.state == "at_gate":
+            assert event.event_type != "attempt", f"seq {event.seq} parks inside its attempt"
+        previous = event.state
+
+
+def test_c7_1_attempt_events_match_the_responses_the_provider_sent_one_for_one():
+    run = Run.start(chain(CHALLENGED_PAYMENT))
+    provider = Provider()
+    provider.respond(run)
+    provider.respond(run, obs("timeout"))  # keyed: retried with the same key
+    provider.respond(run, obs("http:402", "AUTHENTICATION_REQUIRED"))
+    run.answer("passed")
+    provider.respond(run)
+    attempts = [e for e in run.trace if e.event_type == "attempt"]
+    assert len(attempts) == provider.served == 4
+
+
+def test_c7_1_verdict_sources_are_table_or_default_on_attempts_and_never_a_model_s():
+    """Our deviation (docs/glossary.md): a transition the run takes from the chain's other
+    settings (gate outcomes, preconditions, P3/I4 rules, budgets) says ``config``."""
+    run = Run.start(chain(CHALLENGED_PAYMENT))
+    run.observe(OK)
+    run.observe(obs("http:402", "AUTHENTICATION_REQUIRED"))
+    assert run.propose(Proposal(kind="answer", value="passed")) is False
+    run.answer("passed")
+    run.observe(OK)
+    attempts = {e.verdict_source for e in run.trace if e.event_type == "attempt"}
+    assert attempts == {"table"}
+    assert {e.verdict_source for e in run.trace} <= {"table", "default", "config", None}
