@@ -41,7 +41,7 @@ from chains.models import (
     saved_scenarios,
     scenario_checks,
 )
-from chains.services import campaigns, editing, exports, review, scenarios
+from chains.services import campaigns, editing, exports, review, runs, scenarios
 from chains.services.access import (
     NoTeam,
     chain_access,
@@ -242,6 +242,13 @@ class SimulationOut(Out):
     snapshot: dict[str, Any] = Field(description="the run's final snapshot")
     expectations: list[ExpectationOut]
     proposals: list[ProposalOut]
+
+
+class KeptRunOut(SimulationOut):
+    created: bool = Field(
+        description="true when this call started the run; false when the run_key's run "
+        "was returned as it stands, with none of the posted events applied"
+    )
 
 
 class ScenarioCheckOut(Out):
@@ -563,6 +570,18 @@ def run_scenario(request: HttpRequest, key: str, body: ScenarioIn) -> dict[str, 
     spend("simulate", user=request.user)
     document = document_of(get_revision(_chain(request, key), body.revision))
     return simulate(document, _scenario(body.scenario)).as_dict()
+
+
+@router.post(
+    "/chains/{key}/runs",
+    response={200: KeptRunOut, **ERRORS},
+    summary="Start a kept run by its run_key, or get the one the key started",
+)
+def start_run(request: HttpRequest, key: str, body: ScenarioIn) -> dict[str, Any]:
+    spend("simulate", user=request.user)
+    chain = _chain(request, key, Role.EDITOR)
+    document = document_of(get_revision(chain, body.revision))
+    return runs.start_run(chain, document, _scenario(body.scenario)).as_dict()
 
 
 # --- scenarios --------------------------------------------------------------------------

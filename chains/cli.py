@@ -36,6 +36,7 @@ from chains.core.openapi import propose_actions, read_openapi
 from chains.core.sim.audit import AuditResult, audit, read_trace
 from chains.core.sim.explorer import EXIT_CODES as EXPLORE_EXIT_CODES
 from chains.core.sim.explorer import Bounds, ExploreResult, explore
+from chains.core.sim.runs import FileRuns
 from chains.core.sim.scenario import Scenario, ScenarioMismatch, load_scenario, simulate
 from chains.management.chain_text import (
     Line,
@@ -340,6 +341,13 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("chain", type=Path, help="a chain file (any import format)")
     sim.add_argument("scenario", type=Path, help="the scenario (YAML or JSON)")
     sim.add_argument("--json", action="store_true", help="print the result as JSON")
+    sim.add_argument(
+        "--runs",
+        type=Path,
+        metavar="DIR",
+        help="keep the run in DIR by the scenario's run_key: a second start with that key "
+        "returns the kept run and applies no event (SPEC §2.8)",
+    )
 
     xpl = sub.add_parser(
         "explore",
@@ -445,7 +453,8 @@ def _simulate(options: argparse.Namespace, out: TextIO) -> int:
     loaded = formats.load(read_limited(options.chain), filename=options.chain.name)
     chain = scenario_chain(loaded.chains, loaded.problems, str(options.chain), scenario)
     try:
-        result = simulate(chain, scenario)
+        runs = FileRuns(options.runs) if options.runs is not None else None
+        result = simulate(chain, scenario, runs=runs)
     except ScenarioMismatch as exc:
         if exc.run is not None and not options.json:
             _say(out, run_lines(exc.run))
@@ -455,6 +464,8 @@ def _simulate(options: argparse.Namespace, out: TextIO) -> int:
     if options.json:
         _write(out, json.dumps(result.as_dict(), indent=2))
     else:
+        if result.created is False:
+            print(f"run_key {scenario.run_key}: the kept run, no event applied", file=out)
         _say(out, run_lines(result.run))
         for n, accepted in result.proposals:
             print(f"proposal of event {n}: {'accepted' if accepted else 'refused'}", file=out)

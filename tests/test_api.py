@@ -44,6 +44,7 @@ API_ACCESS = [
     ("GET", f"/api/chains/{K}/cascade/search_token", "viewer", None),
     ("GET", f"/api/chains/{K}/repair-scope?step=outbound_search&fields=dates", "viewer", None),
     ("POST", f"/api/chains/{K}/simulate", "viewer", {"scenario": LOST.read_text()}),
+    ("POST", f"/api/chains/{K}/runs", "editor", {"scenario": LOST.read_text()}),
     ("GET", f"/api/chains/{K}/scenarios", "viewer", None),
     ("POST", f"/api/chains/{K}/scenarios", "editor", {"name": "s", "scenario": LOST.read_text()}),
     ("GET", f"/api/chains/{K}/test-vectors", "viewer", None),

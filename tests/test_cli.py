@@ -274,3 +274,12 @@ def test_the_cli_refuses_a_relative_file_reference_unless_asked_to_resolve_it(ca
     assert "`$ref: errors.yaml#/Conflict` points outside" in capsys.readouterr().err
     code, out = run("openapi", str(document), "--json", "--resolve-local")
     assert code == 0 and json.loads(out)[0]["errors"] == ["http:409 && code:TAKEN"]
+
+
+def test_a_trip_simulated_twice_with_run_files_is_the_kept_run_the_second_time(tmp_path):
+    scenario = str(FIXTURES / "scenarios" / "flight-happy-path.yaml")
+    runs = str(tmp_path / "runs")
+    code, out = run("simulate", FLIGHT, scenario, "--runs", runs, "--json")
+    assert code == 0 and json.loads(out)["created"] is True
+    code, out = run("simulate", FLIGHT, scenario, "--runs", runs)
+    assert code == 0 and "run_key trip-lhr-jfk-0601: the kept run, no event applied" in out

@@ -129,3 +129,11 @@ def test_an_unknown_chain_target_is_an_error():
 def test_a_chain_file_without_a_valid_chain_is_an_error(tmp_path):
     error, _ = failing(write(tmp_path, "c.yaml", "id: [unclosed\n"), str(HAPPY))
     assert "no chain found in" in str(error) and "malformed YAML" in str(error)
+
+
+def test_a_trip_simulated_twice_with_run_files_is_the_kept_run_the_second_time(tmp_path):
+    runs = str(tmp_path / "runs")
+    first = json.loads(simulate(FLIGHT, str(HAPPY), "--runs", runs, "--json"))
+    again = simulate(FLIGHT, str(HAPPY), "--runs", runs)
+    assert first["created"] is True and first["dispatches"]["book_trip"] == 1
+    assert "run_key trip-lhr-jfk-0601: the kept run, no event applied" in again

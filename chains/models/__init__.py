@@ -8,6 +8,7 @@
 - ``review``: comments on revisions, review requests and votes.
 - ``campaigns``: explorations (model-checker runs) and the shards workers claim.
 - ``notifications``: review requests, mentions and decisions, for each person's inbox.
+- ``runs``: runs kept by their caller's run_key, one per key and chain (SPEC §2.8).
 
 Each module imports (at run time) only those listed before it, and none imports
 ``chains.tasks``: the tasks import the models. The campaign models reach the
@@ -88,6 +89,7 @@ from chains.models.review import (
     ReviewQuerySet,
     ReviewVote,
 )
+from chains.models.runs import MAX_RUN_KEY, KeptRun
 from chains.models.scenarios import (
     SavedScenario,
     SavedScenarioQuerySet,
@@ -104,6 +106,7 @@ __all__ = [
     "HEARTBEAT_EVERY",
     "MAX_ATTEMPTS",
     "MAX_COMMENT",
+    "MAX_RUN_KEY",
     "MAX_SHARDS",
     "RANK",
     "STALE_AFTER",
@@ -131,6 +134,7 @@ __all__ = [
     "InvitationClosed",
     "InvitationQuerySet",
     "InvitationStatus",
+    "KeptRun",
     "LastOwner",
     "Membership",
     "NotApprovable",

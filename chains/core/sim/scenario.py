@@ -42,6 +42,7 @@ from ..formats.yamlio import parse_yaml
 from ..model import ChainSpec, parse_duration
 from ..verdicts import VERDICT_TYPES, format_verdict, parse_verdict
 from ..words import article
+from .runs import RunStore
 from .runtime import Run, SimulationError
 from .state import Event, Observation, Proposal, RunState, Snapshot, Waiting
 
@@ -454,6 +455,8 @@ class SimulationResult:
     run: Run
     expectations: list[ExpectationResult] = field(default_factory=list)
     proposals: list[tuple[int, bool]] = field(default_factory=list)  # (event number, accepted)
+    # With a run store: whether this start made the run (False: the key's run was returned).
+    created: bool | None = None
 
     @property
     def held(self) -> bool:
@@ -475,7 +478,7 @@ class SimulationResult:
             "snapshot": snapshot.model_dump(mode="json"),
             "expectations": [e.as_dict() for e in self.expectations],
             "proposals": [{"event": n, "accepted": ok} for n, ok in self.proposals],
-        }
+        } | ({} if self.created is None else {"created": self.created})
 
 
 # Events that answer a wait of their own name; wait, crash and propose fit any live run.
@@ -483,7 +486,11 @@ _ANSWERING = frozenset({"observe", "select", "answer", "probe"})
 
 
 def simulate(
-    chain: ChainSpec, scenario: Scenario, *, run_id: str | None = None
+    chain: ChainSpec,
+    scenario: Scenario,
+    *,
+    run_id: str | None = None,
+    runs: RunStore | None = None,
 ) -> SimulationResult:
     """Run ``scenario`` against ``chain``; raise :class:`ScenarioMismatch` on a divergence.
 
@@ -493,25 +500,33 @@ def simulate(
     after the run has finished; a ``crash`` resumes the run from a JSON copy
     of its snapshot and trace. Expectations are checked at the end and
     reported, not raised.
+
+    With ``runs`` the scenario starts a kept run (SPEC §2.8, C4.5): it needs a
+    ``run_key``; when the store already holds a run for it, that run is the
+    result as it stands (``created`` false) and no event is applied, so
+    nothing is dispatched again. A new run is kept after its events, also
+    when one of them does not fit.
     """
     _check_fits(chain, scenario)
+    given: dict[str, Any] = {"intent": dict(scenario.intent), "variant": scenario.variant}
+    given |= {"seed": scenario.seed, "run_id": run_id}
     try:
-        run = Run.start(
-            chain,
-            intent=dict(scenario.intent),
-            run_key=scenario.run_key,
-            variant=scenario.variant,
-            seed=scenario.seed,
-            run_id=run_id,
-        )
+        if runs is None:
+            run, created = Run.start(chain, run_key=scenario.run_key, **given), None
+        else:
+            run, created = Run.start_once(chain, runs, run_key=scenario.run_key, **given)
     except SimulationError as exc:
         raise ScenarioMismatch(f"the run could not start: {exc}") from exc
     proposals: list[tuple[int, bool]] = []
-    for index, event in enumerate(scenario.events, 1):
-        run, accepted = apply_event(chain, run, event, index)
-        if accepted is not None:
-            proposals.append((index, accepted))
-    result = SimulationResult(run, proposals=proposals)
+    try:
+        for index, event in enumerate(scenario.events if created is not False else [], 1):
+            run, accepted = apply_event(chain, run, event, index)
+            if accepted is not None:
+                proposals.append((index, accepted))
+    finally:
+        if runs is not None and created:
+            runs.save(run)
+    result = SimulationResult(run, proposals=proposals, created=created)
     if scenario.expect is not None:
         result.expectations = check_expectations(run, scenario.expect)
     return result

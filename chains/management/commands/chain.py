@@ -31,6 +31,7 @@ from chains.core.lint import EXIT_CODES, lint
 from chains.core.model import ChainSpec
 from chains.core.sim.explorer import explore
 from chains.core.sim.regression import test_vectors
+from chains.core.sim.runs import FileRuns
 from chains.core.sim.scenario import ScenarioMismatch, simulate
 from chains.management.chain_text import (
     Line,
@@ -119,6 +120,13 @@ class Command(BaseCommand):
         )
         sim.add_argument("scenario", type=Path, help="the scenario (YAML or JSON)")
         sim.add_argument("--json", action="store_true", help="print the result as JSON")
+        sim.add_argument(
+            "--runs",
+            type=Path,
+            metavar="DIR",
+            help="keep the run in DIR by the scenario's run_key: a second start with that key "
+            "returns the kept run and applies no event (SPEC §2.8)",
+        )
 
         xpl = sub.add_parser(
             "explore",
@@ -182,7 +190,7 @@ class Command(BaseCommand):
         elif subcommand == "lint":
             self.lint(options["target"], options["format"], options["json"])
         elif subcommand == "simulate":
-            self.simulate(options["chain"], options["scenario"], options["json"])
+            self.simulate(options["chain"], options["scenario"], options["json"], options["runs"])
         elif subcommand == "explore":
             self.explore(options)
         elif subcommand == "audit":
@@ -279,12 +287,12 @@ class Command(BaseCommand):
             raise CommandError(f"chain {target!r} has no revision")
         return formats.from_document(head.document)
 
-    def simulate(self, target: str, path: Path, as_json: bool) -> None:
+    def simulate(self, target: str, path: Path, as_json: bool, folder: Path | None) -> None:
         scenario = cli.read_scenario(path)
         chains, problems = self.lint_targets(target, "auto")
         chain = cli.scenario_chain(chains, problems, target, scenario)
         try:
-            result = simulate(chain, scenario)
+            result = simulate(chain, scenario, runs=FileRuns(folder) if folder else None)
         except ScenarioMismatch as exc:
             if exc.run is not None and not as_json:
                 self.say(run_lines(exc.run))
@@ -294,6 +302,8 @@ class Command(BaseCommand):
         if as_json:
             self.write_text(json.dumps(result.as_dict(), indent=2))
         else:
+            if result.created is False:
+                self.stdout.write(f"run_key {scenario.run_key}: the kept run, no event applied")
             self.say(run_lines(result.run))
             for n, accepted in result.proposals:
                 self.stdout.write(f"proposal of event {n}: {'accepted' if accepted else 'refused'}")

@@ -10,6 +10,7 @@ import pytest
 from chains.core.sim.replay import check_replay
 from chains.core.sim.runs import FileRuns, MemoryRuns
 from chains.core.sim.runtime import Run, SimulationError
+from chains.core.sim.scenario import Scenario, simulate
 from chains.core.sim.state import Proposal
 
 from ..builders import (
@@ -297,3 +298,26 @@ def test_c4_3_a_booking_reconciled_after_a_hold_longer_than_wall_clock_goes_on_t
     run.probe("not_landed")
     assert run.snapshot.budgets.wall_used == 0
     assert run.snapshot.state == "running" and run.waiting().step == "lock_price"
+
+
+BOOK_TRIP_42 = Scenario.model_validate(
+    {
+        "run_key": "trip-42",
+        "intent": TRIP,
+        "events": [
+            {"observe": {"options": [o.model_dump() for o in OPTIONS]}},
+            {"select": "o1"},
+            {"observe": "http:200"},
+            {"observe": "http:200"},
+            {"observe": "http:200"},
+        ],
+    }
+)
+
+
+def test_c4_5_a_booking_scenario_submitted_twice_with_its_run_key_books_once(tmp_path):
+    first = simulate(booking(), BOOK_TRIP_42, runs=FileRuns(tmp_path))
+    again = simulate(booking(), BOOK_TRIP_42, runs=FileRuns(tmp_path))
+    assert (first.created, again.created) == (True, False)
+    assert again.run.snapshot.state == "done" and again.run.snapshot.dispatches["book"] == 1
+    assert again.run.trace == first.run.trace
