@@ -230,6 +230,9 @@ class Gates(Part):
                 run.outcomes.route(action, gate.payload_expiry.verdict, None)
                 return
         if ctx.kind == "revocation":
+            # P3 shield: a commit reconciled before this gate takes up its path on ok.
+            if run.reconcile.shield.resume_after_gate(spec.verdict.type == "ok"):
+                return
             if spec.verdict.type == "ok":
                 s.state = ctx.prior_state or "done"  # type: ignore[assignment]
                 s.waiting = NOT_WAITING

@@ -5,12 +5,18 @@ an unknown outcome (a timeout, a lost process, a retry verdict on an
 unkeyed commit) moves the run to ``reconciling``, where it waits for the
 confirmation probe's finding. Landed continues the success path; not landed
 rewinds to re-mint what the commit presented, or dispatches afresh when the
-probe was made before a re-dispatch. Deadlines escalate to the operator.
-Revocations of a landed commit (a webhook on a watch) are handled here too.
+probe was made before a re-dispatch. While it waits, the sweep re-probes
+each ``sweep.interval`` of virtual time until ``escalate_after``, and the
+deadlines escalate to the operator. Revocations of a landed commit (a
+webhook on a watch) and a caller's cancel are handled here too, behind the
+cancellation shield (P3 (b)): a commit whose request is out when either
+arrives is reconciled first, and what arrived applies once the probe says
+whether it landed.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from ..model import Action, is_unkeyed_commit
@@ -19,6 +25,7 @@ from .classifier import classify, matches
 from .events import describe, observed_input, signal_of
 from .part import OK, PLAIN_OBSERVATION, RECONCILE, Part, SimulationError, dead
 from .sealed import seal
+from .shield import Shield
 from .state import NOT_WAITING, CorrelationRecord, Observation, Waiting
 
 __all__ = ["Reconcile"]
@@ -28,6 +35,11 @@ class Reconcile(Part):
     """Correlation records, probes and their findings."""
 
     __slots__ = ()
+
+    @property
+    def shield(self) -> Shield:
+        """What waits for a commit that was out when a cancel or revocation came (P3 (b))."""
+        return Shield(self.run, self.chain, self.snapshot)
 
     # --- correlation records -------------------------------------------------------------
 
@@ -199,10 +211,18 @@ class Reconcile(Part):
             record.status = "LANDED"
             self.log.set(verdict=OK, source="config", row="reconcile:landed")
             s.state = "compensating" if s.compensation else "running"
+            if record.shielded_by:
+                run.outcomes.land(action, cause or PLAIN_OBSERVATION)
+                self.shield.release(action, record)
+                return
             run.outcomes.on_ok(action, cause or PLAIN_OBSERVATION, empty=False)
         elif result == "not_landed":
             record.status = "NOT_LANDED"
             s.state = "compensating" if s.compensation else "running"
+            if record.shielded_by:
+                self.log.set(verdict=OK, source="config", row="reconcile:not_landed")
+                self.shield.release(action, record)
+                return
             if record.before_redispatch:
                 self.log.set(row="reconcile:not_landed", note="not landed: dispatching afresh")
                 run.steps.dispatch(action)
@@ -272,6 +292,7 @@ class Reconcile(Part):
         limit = (
             conf.sweep.escalate_after.seconds if conf.sweep and conf.sweep.escalate_after else None
         )
+        self.sweep(action, record, age, limit)
         if limit is not None and age >= limit:
             self.log.transition(
                 step,
@@ -287,6 +308,43 @@ class Reconcile(Part):
             s.state = "escalated"
             s.waiting = Waiting(kind="probe", step=step, audience="operator")
             s.outcome = {"escalated": "operator", "step": step, "reason": "reconcile_unresolved"}
+
+    def sweep(
+        self, action: Action, record: CorrelationRecord, age: float, limit: float | None
+    ) -> None:
+        """Re-probe each ``sweep.interval`` since dispatch, never at or past ``escalate_after``.
+
+        The sweep's re-probes are the runtime's own: each found the outcome
+        still unknown, or a ``probe`` input would have said otherwise. They
+        never dead-end and never re-dispatch (C1.6); one event records those
+        one wait fired.
+        """
+        conf = action.confirmation
+        sweep = conf.sweep if conf else None
+        every = sweep.interval.seconds if sweep and sweep.interval else None
+        if conf is None or not every or every <= 0:
+            return
+        due = int(age // every)
+        if limit is not None:
+            due = min(due, math.ceil(limit / every) - 1)
+        fired = due - record.sweeps
+        if fired <= 0:
+            return
+        s = self.snapshot
+        record.sweeps = due
+        record.probes += fired
+        if conf.probe:
+            s.probes[conf.probe] = s.probes.get(conf.probe, 0) + fired
+        self.log.open(
+            "reconcile",
+            step=action.id,
+            signal={"probe": "unknown", "sweeps": fired},
+            verdict=RECONCILE,
+            source="config",
+            row="sweep",
+            note=f"the sweep re-probed {action.id} {fired} time(s), one each {every:g}s: "
+            "still unknown",
+        )
 
     # --- revocation ---------------------------------------------------------------------
 
@@ -306,6 +364,8 @@ class Reconcile(Part):
                 continue
             lc.revoked = hit
             route = rev.route or Verdict(type="escalate", audience="operator")
+            out = self.shield.out()
+            held = f"; {out.id} is out: reconciled first, then routed (P3 shield)" if out else ""
             self.log.open(
                 "reconcile",
                 step=lc.step,
@@ -313,14 +373,25 @@ class Reconcile(Part):
                 verdict=route,
                 source="config",
                 row=f"revocation:{lc.step}",
-                note=f"landed {lc.step} revoked by {hit}",
+                note=f"landed {lc.step} revoked by {hit}{held}",
                 input=observed_input(obs),
             )
-            if route.type == "gate" and route.gate:
-                self.run.gates.park(route.gate, action, "revocation", obs)
-            else:
-                s.state = "escalated"
-                s.waiting = NOT_WAITING
-                s.outcome = {**s.outcome, "escalated": "operator", "revoked": lc.step}
+            if out is not None:
+                self.shield.hold(out, f"revocation:{lc.step}", None)
+                return True
+            self.route_revocation(lc.step, obs)
             return True
         return False
+
+    def route_revocation(self, step: str, obs: Observation | None) -> None:
+        """Send the revocation of landed ``step`` where its config says: a gate or the operator."""
+        s = self.snapshot
+        action = self.run.action(step)
+        rev = action.revocation
+        route = (rev.route if rev else None) or Verdict(type="escalate", audience="operator")
+        if route.type == "gate" and route.gate:
+            self.run.gates.park(route.gate, action, "revocation", obs)
+        else:
+            s.state = "escalated"
+            s.waiting = NOT_WAITING
+            s.outcome = {**s.outcome, "escalated": "operator", "revoked": step}

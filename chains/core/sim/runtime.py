@@ -380,6 +380,13 @@ class Run:
                 self.deadlines.wall_exhausted()
         self.log.flush()
 
+    def cancel(self) -> None:
+        """The caller cancels the run. A commit whose request is out is not abandoned
+        (SPEC P3 cancellation shield): it is reconciled first, then the run ends
+        ``dead_end(cancelled)`` and unwinds what landed."""
+        self.reconcile.shield.cancel()
+        self.log.flush()
+
     def propose(self, proposal: Proposal) -> bool:
         """Offer a model's proposal; invalid ones are traced and change nothing (C4.2)."""
         applied = self.gates.propose(proposal)

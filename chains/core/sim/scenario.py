@@ -3,8 +3,9 @@
 A scenario names the intent a run starts from and lists, in order, what the
 outside world does: a provider answers (``observe``), someone picks an option
 (``select``), answers a gate (``answer``), a confirmation probe reports
-(``probe``), time passes (``wait``), the process dies (``crash``) or a model
-offers something (``propose``). The events that answer a step may name it
+(``probe``), time passes (``wait``), the process dies (``crash``), the
+caller cancels the run (``cancel``) or a model offers something
+(``propose``). The events that answer a step may name it
 (``step``, as an answer may name its gate), so that a scenario reads on its
 own. :func:`simulate` feeds the events to a
 :class:`~.runtime.Run` and refuses, with :class:`ScenarioMismatch`, any event
@@ -50,6 +51,7 @@ __all__ = [
     "EVENT_KINDS",
     "MAX_EVENTS",
     "AnswerEvent",
+    "CancelEvent",
     "CrashEvent",
     "ExpectationResult",
     "Expectations",
@@ -233,6 +235,16 @@ class CrashEvent(_ScenarioEvent):
         return "crashes"
 
 
+class CancelEvent(_ScenarioEvent):
+    """The caller cancels the run; a commit that is out is reconciled first (SPEC P3)."""
+
+    kind: ClassVar[str] = "cancel"
+    cancel: Literal[True]
+
+    def describe(self) -> str:
+        return "cancels the run"
+
+
 class ProposeEvent(_ScenarioEvent):
     """A model offers a repair, retry, classification, handle, selection or answer."""
 
@@ -252,6 +264,7 @@ _EVENT_MODELS: dict[str, type[_ScenarioEvent]] = {
         ProbeEvent,
         WaitEvent,
         CrashEvent,
+        CancelEvent,
         ProposeEvent,
     )
 }
@@ -288,6 +301,7 @@ ScenarioEvent = Annotated[
     | Annotated[ProbeEvent, Tag("probe")]
     | Annotated[WaitEvent, Tag("wait")]
     | Annotated[CrashEvent, Tag("crash")]
+    | Annotated[CancelEvent, Tag("cancel")]
     | Annotated[ProposeEvent, Tag("propose")],
     Discriminator(_event_kind, custom_error_type="event_kind", custom_error_message=_ONE_KEY),
 ]
@@ -481,7 +495,8 @@ class SimulationResult:
         } | ({} if self.created is None else {"created": self.created})
 
 
-# Events that answer a wait of their own name; wait, crash and propose fit any live run.
+# Events that answer a wait of their own name; wait, crash, cancel and propose fit any
+# live run.
 _ANSWERING = frozenset({"observe", "select", "answer", "probe"})
 
 
@@ -598,6 +613,8 @@ def _apply(run: Run, event: _ScenarioEvent) -> bool | None:
         run.probe(event.probe.result, event.probe.cause)
     elif isinstance(event, WaitEvent):
         run.wait(event.wait)
+    elif isinstance(event, CancelEvent):
+        run.cancel()
     elif isinstance(event, ProposeEvent):
         return run.propose(event.propose)
     return None

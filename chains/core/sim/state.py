@@ -360,6 +360,11 @@ class CorrelationRecord:
         bool, Field(description="probed on re-arrival: not landed means dispatch afresh")
     ] = False
     probes: int = 0
+    sweeps: Annotated[int, Field(description="re-probes the sweep made, one per interval")] = 0
+    shielded_by: Annotated[
+        str | None,
+        Field(description="cancel or revocation:<step> that arrived while it was out (P3 shield)"),
+    ] = None
 
 
 @_record

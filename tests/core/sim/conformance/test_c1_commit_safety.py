@@ -5,9 +5,20 @@ from __future__ import annotations
 import pytest
 
 from chains.core.sim.runtime import Run
+from chains.core.sim.scenario import load_scenario, simulate
 from chains.core.sim.state import Observation
 
-from ..builders import KEYED, OK, booking, chain, drive_to_book, events, obs, start_booking
+from ..builders import (
+    KEYED,
+    OK,
+    OPTIONS,
+    booking,
+    chain,
+    drive_to_book,
+    events,
+    obs,
+    start_booking,
+)
 
 
 def test_c1_1_exactly_one_dispatch_on_ambiguity():
@@ -229,6 +240,116 @@ def test_c1_8_a_rewind_on_a_declared_signal_dispatches_afresh_without_a_probe():
     run.observe(OK)
     assert run.waiting().kind == "observe" and run.waiting().step == "book"
     assert not [e for e in run.trace if e.row == "P3:unresolved"]
+
+
+# --- C1.5 the cancellation shield, C1.6 the sweep (a caller's cancel, sweeps on the clock) ---
+
+
+def cancelled_while_booking_is_out() -> Run:
+    run = drive_to_book(start_booking())
+    run.cancel()  # the caller gives up while book's request is out
+    return run
+
+
+def test_c1_5_a_callers_cancel_while_the_booking_is_out_reconciles_it_instead_of_abandoning_it():
+    run = cancelled_while_booking_is_out()
+    assert (run.snapshot.state, run.waiting().kind, run.waiting().step) == (
+        "reconciling",
+        "probe",
+        "book",
+    )
+    (attempt,) = events(run, "attempt", "book")
+    assert (attempt.verdict, attempt.row, attempt.input) == (
+        "reconcile",
+        "P3:shield",
+        {"kind": "cancel"},
+    )
+    assert run.snapshot.correlation[-1].status == "RECONCILING"
+    assert run.snapshot.dispatches["book"] == 1
+
+
+def test_c1_5_a_cancelled_booking_the_probe_finds_landed_is_recorded_then_unwound():
+    run = cancelled_while_booking_is_out()
+    run.probe("landed")
+    assert [lc.step for lc in run.snapshot.commits_landed] == ["book"]
+    assert run.snapshot.correlation[0].status == "LANDED"
+    assert run.snapshot.outcome["reason"] == "cancelled"
+    assert run.snapshot.state == "compensating" and run.waiting().step == "cancel"
+
+
+def test_c1_5_a_cancelled_booking_the_probe_finds_not_landed_ends_without_a_second_dispatch():
+    run = cancelled_while_booking_is_out()
+    run.probe("not_landed")
+    assert run.snapshot.state == "dead_end"
+    assert run.snapshot.outcome["reason"] == "cancelled"
+    assert run.snapshot.dispatches["book"] == 1
+    assert run.finished
+
+
+def test_c1_5_a_cancel_with_no_commit_out_ends_the_run_at_once():
+    run = start_booking()
+    run.observe(Observation(options=list(OPTIONS)))
+    run.cancel()  # waiting at the pick: nothing is out
+    assert (run.snapshot.state, run.snapshot.outcome["reason"]) == ("dead_end", "cancelled")
+    assert events(run)[-1].input == {"kind": "cancel"}
+
+
+def test_c1_5_a_cancel_while_reconciling_waits_for_the_probe_before_ending():
+    run = drive_to_book(start_booking())
+    run.observe(obs("timeout"))
+    run.cancel()
+    assert run.waiting().kind == "probe" and run.snapshot.state == "reconciling"
+    run.probe("landed")
+    assert [lc.step for lc in run.snapshot.commits_landed] == ["book"]
+    assert run.snapshot.outcome["reason"] == "cancelled"
+
+
+def test_c1_5_a_scenario_cancel_event_is_the_callers_cancel():
+    scenario = load_scenario(
+        "intent: {dates: '2026-12-01', card: visa}\n"
+        "events:\n"
+        "  - observe: {options: [{id: o1, key: {carrier: XA, flight: '101'}}]}\n"
+        "  - select: o1\n"
+        "  - observe: {}\n"
+        "  - observe: {}\n"
+        "  - cancel: true\n"
+        "  - probe: not_landed\n"
+        "expect: {state: dead_end, dispatches: {book: 1}}\n"
+    )
+    result = simulate(booking(), scenario)
+    assert result.held, [str(e) for e in result.failed]
+
+
+def reconciling_booking() -> Run:
+    run = drive_to_book(start_booking())
+    run.observe(obs("timeout"))  # book: 6h sweep, 24h async deadline, 72h escalate_after
+    return run
+
+
+def sweep_probes(run: Run) -> int:
+    return sum(e.signal["sweeps"] for e in events(run, "reconcile", "book") if e.row == "sweep")
+
+
+def test_c1_6_the_sweep_reprobes_each_interval_as_time_passes():
+    run = reconciling_booking()
+    run.wait(13 * 3600)
+    assert run.snapshot.correlation[-1].sweeps == 2  # at 6h and 12h
+    assert sweep_probes(run) == 2
+    assert run.snapshot.probes["find_booking"] == 2
+    assert run.snapshot.state == "reconciling" and run.waiting().kind == "probe"
+
+
+def test_c1_6_the_sweep_reprobes_until_escalate_after_then_hands_the_commit_to_the_operator():
+    run = reconciling_booking()
+    run.wait(24 * 3600)
+    assert run.snapshot.state == "reconciling"  # async.deadline asked the operator; sweeps go on
+    run.wait(48 * 3600)
+    assert run.snapshot.correlation[-1].sweeps == 11  # 6h, 12h, ... 66h: none at or past 72h
+    assert run.snapshot.state == "escalated"
+    run.wait(30 * 24 * 3600)
+    assert run.snapshot.correlation[-1].sweeps == 11
+    assert run.snapshot.dispatches["book"] == 1
+    assert not any((e.verdict or "").startswith("dead_end") for e in run.trace)
 
 
 def _kill_at_each_unkeyed_dispatch(run: Run) -> list[tuple[str, list]]:

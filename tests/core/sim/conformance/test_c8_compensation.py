@@ -258,3 +258,82 @@ def test_c8_6_an_event_outside_the_window_is_refused_loudly():
     with pytest.raises(SimulationError):
         run.observe(Observation(events=["webhook:ticket.changed"]))
     assert events(run, "reconcile") == []
+
+
+# A ticket that an airline can change later, then an unkeyed bag purchase on it.
+TICKET_AND_BAG = """
+id: ticket_and_bag
+actions:
+  - id: ticket
+    effect: commit
+    idempotency: {mode: keyed}
+    confirmation: {probe: get_ticket, signal: issued}
+    compensation: {action: none, ordering_note: tickets are voided by the airline only}
+    revocation: {watch: [webhook:ticket.changed], window: 30d, route: ROUTE}
+  - id: buy_bag
+    effect: commit
+    idempotency: {mode: none}
+    confirmation: {probe: get_bags, signal: bag on the booking}
+    compensation: {action: none, ordering_note: bag fees are refunded at the desk}
+  - {id: send_itinerary, effect: read}
+  - {id: get_ticket, effect: read, probe_only: true}
+  - {id: get_bags, effect: read, probe_only: true}
+gates:
+  - {id: review_change, audience: user, outcomes: {keep: ok, abandon: "dead_end(reason: x)"}}
+"""
+
+
+def changed_while_the_bag_is_out(route: str) -> Run:
+    run = Run.start(chain(TICKET_AND_BAG.replace("ROUTE", route)))
+    run.observe(OK)  # the ticket lands
+    assert run.waiting().step == "buy_bag" and run.snapshot.in_flight == "buy_bag"
+    run.observe(Observation(events=["webhook:ticket.changed"]))
+    return run
+
+
+@pytest.mark.parametrize("route", ["escalate(operator)", "gate(review_change)"])
+def test_c8_6_a_revocation_while_a_commit_is_out_reconciles_that_commit_first(route):
+    run = changed_while_the_bag_is_out(route)
+    revoked = events(run, "reconcile", "ticket")[-1]
+    assert (revoked.row, revoked.verdict) == ("revocation:ticket", route)
+    assert run.snapshot.commits_landed[0].revoked == "webhook:ticket.changed"
+    assert (run.snapshot.state, run.waiting().kind, run.waiting().step) == (
+        "reconciling",
+        "probe",
+        "buy_bag",
+    )
+    assert events(run, "attempt", "buy_bag")[-1].verdict == "reconcile"
+    assert run.snapshot.correlation[-1].status == "RECONCILING"
+
+
+def test_c8_6_escalated_after_the_reconcile_the_run_ends_with_no_commit_left_pending():
+    run = changed_while_the_bag_is_out("escalate(operator)")
+    run.probe("landed")
+    assert run.snapshot.state == "escalated" and run.finished
+    assert run.snapshot.outcome["revoked"] == "ticket"
+    assert [lc.step for lc in run.snapshot.commits_landed] == ["ticket", "buy_bag"]
+    assert [r.status for r in run.snapshot.correlation] == ["LANDED"]
+
+
+def test_c8_6_kept_at_the_gate_the_run_goes_on_past_the_bag_that_landed():
+    run = changed_while_the_bag_is_out("gate(review_change)")
+    run.probe("landed")
+    assert run.snapshot.state == "at_gate" and run.waiting().gate == "review_change"
+    run.answer("keep")
+    assert run.waiting().kind == "observe" and run.waiting().step == "send_itinerary"
+    run.observe(OK)
+    assert run.snapshot.state == "done"
+    assert run.snapshot.dispatches == {"ticket": 1, "buy_bag": 1, "send_itinerary": 1}
+
+
+def test_c8_6_kept_at_the_gate_a_bag_that_did_not_land_is_bought_again_only_once():
+    run = changed_while_the_bag_is_out("gate(review_change)")
+    run.probe("not_landed")
+    assert run.snapshot.state == "at_gate"
+    run.answer("keep")
+    assert run.waiting().kind == "observe" and run.waiting().step == "buy_bag"
+    assert run.snapshot.dispatches["buy_bag"] == 1
+    run.observe(OK)
+    run.observe(OK)
+    assert run.snapshot.state == "done"
+    assert [lc.step for lc in run.snapshot.commits_landed] == ["ticket", "buy_bag"]
