@@ -327,6 +327,11 @@ class Gates(Part):
         if p.kind == "select":
             if w.kind != "select":
                 return f"no selection is pending (the run waits for {describe(w)})"
+            if w.audience not in (None, "model"):
+                return (
+                    f"the pick at {w.step} is gated to the {w.audience} (rematch on_ambiguous: "
+                    "gate); a model may not make it"
+                )
             if str(p.value) not in [o.id for o in w.options]:
                 return f"{p.value!r} is not among the offered options"
             return None

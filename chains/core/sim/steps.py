@@ -283,6 +283,7 @@ class Steps(Part):
             if handle is not None and handle.rematch is not None:
                 rematch = handle.rematch
         audience = "model"
+        gated = False
         if previous is not None and action.id not in s.fresh and rematch is not None:
             keys = rematch.key
             found = [
@@ -300,15 +301,21 @@ class Steps(Part):
                 )
                 self.pick(action, found[0])
                 return
-            audience = "model" if rematch.on_ambiguous == "model" else "user"
+            # No or several matches: a new selection (I3) by the model, or a gate the
+            # user answers (SPEC §2.2 on_ambiguous), parked until a person picks.
+            gated = rematch.on_ambiguous == "gate"
+            audience = "user" if gated else "model"
             self.log.transition(
                 action.id,
                 "rematch",
-                note=f"rematch: {len(found)} matches; on_ambiguous → {rematch.on_ambiguous}",
+                note=f"rematch: {len(found)} matches; on_ambiguous → {rematch.on_ambiguous}"
+                + ("; parked until a person picks" if gated else ""),
             )
         if not offered:
             self.run.outcomes.give_up(action, "no_options_to_select", "select")
             return
+        if gated and s.compensation is None:
+            s.state = "at_gate"
         s.waiting = Waiting(kind="select", step=action.id, options=offered, audience=audience)
 
     def select(self, option_id: str, who: str, given: dict[str, Any] | None = None) -> None:
@@ -324,6 +331,8 @@ class Steps(Part):
                 f"step {w.step!r} offers {[o.id for o in w.options]}; got {option_id!r}{why}"
             )
         action = self.run.action(w.step)
+        if s.state == "at_gate":  # a person answered the rematch gate
+            s.state = "running"
         self.log.transition(
             action.id,
             "select",

@@ -6,9 +6,19 @@ import pytest
 
 from chains.core.sim.fanout import Fanout
 from chains.core.sim.runtime import Run, SimulationError
-from chains.core.sim.state import Option, Snapshot
+from chains.core.sim.state import Option, Proposal, Snapshot
 
-from ..builders import OK, OPTIONS, drive_to_book, events, fixture, obs, start_booking
+from ..builders import (
+    BOOKING,
+    OK,
+    OPTIONS,
+    chain,
+    drive_to_book,
+    events,
+    fixture,
+    obs,
+    start_booking,
+)
 
 RESORTED = [  # a re-search: same flights, new provider ids, new order
     Option(id="n2", key={"carrier": "XB", "flight": "202"}),
@@ -85,6 +95,64 @@ def test_c3_3_ambiguous_rematch_goes_to_on_ambiguous():
     waiting = run.waiting()
     assert (waiting.kind, waiting.audience) == ("select", "model")
     assert [o.id for o in waiting.options] == ["t1", "t2"]
+
+
+TWINS = [  # a re-search: two fares of the picked flight, told apart by nothing in the key
+    Option(id="t1", key={"carrier": "XA", "flight": "101"}),
+    Option(id="t2", key={"carrier": "XA", "flight": "101"}),
+]
+RESCHEDULED = [  # a re-search: the picked flight is no longer offered
+    Option(id="r1", key={"carrier": "XB", "flight": "202"}),
+    Option(id="r2", key={"carrier": "XC", "flight": "303"}),
+]
+
+
+def re_searched_with_gate(options: list[Option]) -> Run:
+    """The booking whose pick re-matches to a person (on_ambiguous: gate), re-searched."""
+    doc = chain(BOOKING.replace("on_ambiguous: model", "on_ambiguous: gate"))
+    run = start_booking(doc)
+    run.observe(obs(options=OPTIONS))
+    run.select("o1")
+    run.observe(OK)
+    run.observe(obs("http:410", "SEARCH_EXPIRED"))  # lock_price → rewind(to: search)
+    run.observe(obs(options=options))
+    return run
+
+
+@pytest.mark.parametrize("options", [TWINS, RESCHEDULED], ids=["two matches", "no match"])
+def test_c3_3_on_ambiguous_gate_parks_the_run_until_a_person_picks(options):
+    run = re_searched_with_gate(options)
+    waiting = run.waiting()
+    assert run.snapshot.state == "at_gate"
+    assert (waiting.kind, waiting.step, waiting.audience) == ("select", "choose", "user")
+    assert [o.id for o in waiting.options] == [o.id for o in options]
+
+
+def test_c3_3_a_model_cannot_pick_at_the_rematch_gate():
+    run = re_searched_with_gate(TWINS)
+    assert not run.propose(Proposal(kind="select", value="t1"))
+    refused = run.trace[-1]
+    assert refused.note is not None and refused.note.startswith("rejected select proposal")
+    assert run.snapshot.state == "at_gate" and "pick" not in run.snapshot.handles
+
+
+def test_c3_3_a_person_s_pick_at_the_rematch_gate_resumes_the_run():
+    run = re_searched_with_gate(TWINS)
+    run.select("t2")
+    assert run.snapshot.state == "running" and run.waiting().step == "quote"
+    assert run.snapshot.handles["pick"].option == TWINS[1]
+    assert events(run, "transition", "choose")[-1].proposal_source == "user"
+
+
+def test_c3_3_no_rematch_candidate_goes_to_the_model_when_on_ambiguous_is_model():
+    run = at_lock_price()
+    run.observe(obs("http:410", "SEARCH_EXPIRED"))
+    run.observe(obs(options=RESCHEDULED))
+    waiting = run.waiting()
+    assert run.snapshot.state == "running"
+    assert (waiting.kind, waiting.audience) == ("select", "model")
+    note = [e for e in run.trace if e.row == "rematch"][-1].note
+    assert note is not None and "0 matches" in note
 
 
 def test_c3_4_landed_commits_are_not_cache():
