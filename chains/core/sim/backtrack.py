@@ -10,14 +10,17 @@ run decides itself, through :class:`~.outcomes.Outcomes`.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from ..graph import GraphError, repair_scope
 from ..memo import remember
 from ..model import Action, is_commit_class
+from ..signals import normalize_atom
 from ..verdicts import Verdict, format_verdict
+from .classifier import matches, observed_atoms
 from .part import Part
-from .state import NOT_WAITING, Waiting
+from .state import NOT_WAITING, Observation, Waiting
 
 __all__ = ["Backtrack"]
 
@@ -34,6 +37,8 @@ class Backtrack(Part):
         if s.compensation is not None:
             run.compensation.failed(f"{origin.id}: rewind(to: {target})")
             return
+        if not in_process:
+            target = self.re_minting(target, origin)
         if not self.spend(target, origin):
             return
         to = run.action(target)
@@ -47,6 +52,68 @@ class Backtrack(Part):
             self.restart(target, None, f"rewind(to: {target}) from {origin.id}")
             return
         run.steps.arrive(target)
+
+    def re_minting(self, target: str, origin: Action) -> str:
+        """``target``, or the dead handle's refresh when ``target`` would skip its re-mint (C2.3).
+
+        A rewind answering ``origin``'s response, whose signal reports a
+        handle ``origin`` presented stale (its own ``staleness.detect``
+        atom, or the only one that matched), may go back coarser than the
+        handle's refresh, never to a point whose replay presents the handle
+        again before a step re-mints it: SPEC §2.2 names the refresh "the
+        rewind target when it dies". Such a target is refused, with a
+        transition saying so, for the refresh of the shallowest dead handle
+        it skips. An unattributable signal (one every candidate lists) is
+        left to the row: which handle died is the config's guess.
+        """
+        s = self.snapshot
+        obs = s.last_observation
+        if obs is None or s.waiting.kind != "observe" or s.waiting.step != origin.id:
+            return target
+        steps = self.run.steps.main()
+        if target not in steps:
+            return target
+        for hid in self.reported_dead(origin, obs):
+            if not self.presents_before_re_mint(steps[steps.index(target) :], hid):
+                continue
+            refresh = self.run.handles.refresh(hid)
+            if refresh is None or refresh == target or refresh not in steps:
+                continue
+            self.log.transition(
+                origin.id,
+                "stale:refresh",
+                Verdict(type="rewind", to=refresh),
+                f"rewind(to: {target}) would present {s.handles[hid].alias} again before "
+                f"re-minting it; rewinds to its refresh {refresh} instead (C2.3)",
+            )
+            return refresh
+        return target
+
+    def reported_dead(self, origin: Action, obs: Observation) -> list[str]:
+        """The live inputs of ``origin`` that ``obs`` reports stale, shallowest first."""
+        s = self.snapshot
+        atoms = observed_atoms(obs)
+        detects: dict[str, list[str]] = {}
+        for hid in dict.fromkeys(origin.input.handles):
+            h = self.chain.handle(hid)
+            if h is not None and hid in s.handles and h.staleness and h.staleness.detect:
+                detects[hid] = [normalize_atom(a) for a in h.staleness.detect]
+        hits = {h: [a for a in d if matches(a, obs, atoms)] for h, d in detects.items()}
+        hits = {h: found for h, found in hits.items() if found}
+        listed = Counter(a for d in detects.values() for a in set(d))
+        reporting = [h for h, found in hits.items() if any(listed[a] == 1 for a in found)]
+        dead = reporting or (list(hits) if len(hits) == 1 else [])
+        return sorted(dead, key=lambda h: s.handles[h].minted_seq)
+
+    def presents_before_re_mint(self, replay: list[str], handle_id: str) -> bool:
+        """Does the replay (main steps from the target on) present the handle before minting it?"""
+        for step in replay:
+            action = self.run.action(step)
+            if handle_id in action.input.handles:
+                return True
+            if handle_id in action.output.handles:
+                return False
+        return False
 
     def repair(self, v: Verdict, origin: Action, values: dict[str, Any] | None) -> None:
         """Spend a rewind and a repair; apply ``values`` or wait for a repair proposal."""

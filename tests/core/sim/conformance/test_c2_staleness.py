@@ -103,6 +103,33 @@ def test_c2_3_cheapest_live_rewind_target(coarser):
     assert events(run, "attempt", "lock_price")[-1].handles_consumed[-1] == "quote_id#2"
 
 
+def test_c2_3_a_row_rewinding_past_the_dead_handle_s_refresh_rewinds_to_the_refresh():
+    """A domain row sends an expired quote back to the step that presents it: the runtime
+    refuses to present quote_id#1 again and re-quotes first."""
+    too_late = chain(
+        """
+        id: x
+        verdict_table:
+          - {id: X1, signal: [code:QUOTE_EXPIRED], scope: {steps: [lock_price]},
+             verdict: "rewind(to: lock_price)"}
+        """
+    ).verdict_table
+    doc = booking()
+    run = start_booking(doc.model_copy(update={"verdict_table": too_late + doc.verdict_table}))
+    run.observe(obs(options=OPTIONS))
+    run.select("o1")
+    run.observe(OK)
+    run.observe(obs("http:410", "QUOTE_EXPIRED"))
+    assert events(run, "attempt", "lock_price")[-1].verdict == "rewind(to: lock_price)"
+    refused = events(run, "transition", "lock_price")[-1]
+    assert (refused.row, refused.verdict) == ("stale:refresh", "rewind(to: quote)")
+    assert run.waiting().step == "quote"
+    run.observe(OK)
+    run.observe(OK)
+    presented = [e.handles_consumed for e in events(run, "attempt", "lock_price")]
+    assert presented == [["search_id#1", "quote_id#1"], ["search_id#1", "quote_id#2"]]
+
+
 def test_c2_4_spent_means_spent():
     run = drive_to_book(start_booking())
     run.observe(obs("timeout"))
