@@ -165,6 +165,19 @@ def test_c8_2_a_later_dead_end_that_undoes_the_replacement_keeps_the_original():
     assert run.snapshot.outcome["kept"] == {"book_standard": "book_suite was compensated"}
 
 
+def test_c8_2_an_order_that_unwinds_the_original_first_keeps_it_while_its_replacement_waits():
+    doc = chain(UPGRADE.replace("SUITE_UNDO", REFUNDABLE_SUITE))
+    doc.policy.per_chain.compensation_order = ["book_standard", "book_suite"]
+    run = Run.start(doc)
+    for _ in range(3):  # book_standard, charge_upgrade_fee, book_suite
+        run.observe(OK)
+    run.observe(obs("http:410", "MAILBOX_GONE"))
+    assert unwind(run) == ["cancel_suite", "refund_fee"]
+    assert run.snapshot.outcome["kept"] == {
+        "book_standard": "book_suite is still to be compensated in this unwind"
+    }
+
+
 def test_c8_2_the_original_is_compensated_once_its_replacement_stands():
     run = upgrade(NON_REFUNDABLE_SUITE)
     run.observe(OK)  # book_suite, which nothing can undo
