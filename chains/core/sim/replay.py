@@ -74,6 +74,8 @@ def replay_input(run: Run, chain: ChainSpec, event: Event) -> None:
         elif kind == "probe":
             cause = given.get("cause")
             run.probe(given["result"], Observation(**cause) if cause is not None else None)
+        elif kind == "cancel":
+            run.cancel()
         elif kind == "propose":
             proposal = Proposal(**given["proposal"])
             proposal.fields = unseal(run.snapshot.sealed, proposal.fields)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from chains.core.sim.replay import check_replay
 from chains.core.sim.runtime import Run
 from chains.core.sim.scenario import load_scenario, simulate
 from chains.core.sim.state import Observation
@@ -396,3 +397,10 @@ def test_c1_4_every_redispatch_of_the_booking_has_its_own_record_durable_at_the_
         ["NOT_LANDED", "PENDING"],
         ["NOT_LANDED", "NOT_LANDED", "PENDING"],
     ]
+
+
+def test_c1_5_a_cancelled_run_and_its_sweeps_replay_from_the_trace_alone():
+    run = cancelled_while_booking_is_out()
+    run.wait(13 * 3600)  # two sweeps of book before its probe says
+    run.probe("not_landed")
+    assert check_replay(run.chain, run.trace, run.snapshot.sealed) == []
