@@ -69,6 +69,7 @@ class Mutant:
     file: str  # relative to chains/core/sim
     edits: tuple[tuple[str, str], ...]  # (old text, new text), each old text unique
     what: str
+    line: int | None = None  # a generic mutant: its one edit is of this line (1-based)
 
 
 NAMED = (
@@ -207,6 +208,8 @@ def generic_candidates(root: Path) -> list[Mutant]:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
         for i, tok in enumerate(tokens):
             row, col = tok.start
+            if row > len(lines) or tok.type == tokenize.ENDMARKER:
+                continue
             line = lines[row - 1]
             if line.lstrip().startswith(("def ", "class ", "@", "assert ")):
                 continue
@@ -246,7 +249,7 @@ def generic_candidates(root: Path) -> list[Mutant]:
 
 
 def _one(name: str, row: int, line: str, mutated: str, what: str) -> Mutant:
-    return Mutant(f"{name}:{row}", name, ((line, mutated),), f"{what}: {line.strip()}")
+    return Mutant(f"{name}:{row}", name, ((line, mutated),), f"{what}: {line.strip()}", row)
 
 
 def copy_tree(dest: Path) -> None:
@@ -259,7 +262,15 @@ def copy_tree(dest: Path) -> None:
 
 
 def apply(mutant: Mutant, text: str) -> str | None:
-    """``text`` with the mutant's edits, or None when an old text is not there exactly once."""
+    """``text`` with the mutant's edits, or None when an old text is not there exactly once
+    (for a generic mutant: not on its line)."""
+    if mutant.line is not None:
+        lines = text.splitlines(keepends=True)
+        ((old, new),) = mutant.edits
+        if mutant.line > len(lines) or lines[mutant.line - 1] != old:
+            return None
+        lines[mutant.line - 1] = new
+        return "".join(lines)
     for old, new in mutant.edits:
         if text.count(old) != 1:
             return None
@@ -332,16 +343,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show", action="store_true", help="print each mutant's edit")
     args = ap.parse_args(argv)
 
-    mutants: list[Mutant] = []
-    if not args.no_named:
-        mutants += [m for m in NAMED if not args.only or m.name in args.only]
-    if args.generic:
-        pool = generic_candidates(ROOT)
-        rng = random.Random(args.seed)
-        mutants += rng.sample(pool, min(args.generic, len(pool)))
-        print(f"generic pool: {len(pool)} operator mutants; sampled {args.generic}")
-        print(f"seed {args.seed}")
-
     with tempfile.TemporaryDirectory(prefix="mutate-") as tmp:
         trees = []
         for n in range(max(1, args.workers)):
@@ -349,6 +350,17 @@ def main(argv: list[str] | None = None) -> int:
             tree.mkdir()
             copy_tree(tree)
             trees.append(tree)
+        mutants: list[Mutant] = []
+        if not args.no_named:
+            mutants += [m for m in NAMED if not args.only or m.name in args.only]
+        if args.generic:
+            pool = generic_candidates(trees[0])  # the copy: the work tree may change meanwhile
+            rng = random.Random(args.seed)
+            mutants += rng.sample(pool, min(args.generic, len(pool)))
+            print(
+                f"generic pool: {len(pool)} operator mutants; "
+                f"{args.generic} sampled, seed {args.seed}"
+            )
         failing, took = baseline_failures(trees[0], args.timeout)
         skip = tuple(failing)
         print(f"baseline: conformance run in {took:.1f}s; {len(mutants)} mutants")

@@ -145,3 +145,32 @@ def test_c5_row_1_when_two_handles_each_report_stale_the_shallowest_one_is_re_mi
     attempt = events(run, "attempt", "check_rate")[-1]
     assert (attempt.row, attempt.verdict) == ("#1", "rewind(to: open_session)")
     assert run.waiting().step == "open_session"
+
+
+# A card capture with no key and no domain rows: only SPEC §3's generic rows classify it.
+BARE_CAPTURE = """
+id: bare_capture
+actions:
+  - {id: authorize, effect: read}
+  - {id: capture, effect: commit, idempotency: {mode: none},
+     confirmation: {probe: get_capture, signal: captured}}
+  - {id: get_capture, effect: read, probe_only: true}
+"""
+
+
+def test_c5_row_5_a_rate_limit_on_an_unkeyed_capture_reconciles_instead_of_retrying():
+    """SPEC §3 row 5: a 429 on an unkeyed commit is reconciled unless the chain declares
+    that rejection no_side_effect."""
+    run = Run.start(chain(BARE_CAPTURE))
+    run.observe(OK)
+    run.observe(obs("http:429"))
+    attempt = events(run, "attempt", "capture")[-1]
+    assert (attempt.row, attempt.verdict) == ("#5", "reconcile")
+    assert run.waiting().kind == "probe" and run.snapshot.dispatches["capture"] == 1
+
+
+def test_c5_row_4_a_rate_limit_on_the_authorization_read_retries():
+    run = Run.start(chain(BARE_CAPTURE))
+    run.observe(obs("http:429"))
+    attempt = events(run, "attempt", "authorize")[-1]
+    assert (attempt.row, attempt.verdict) == ("#4", "retry")

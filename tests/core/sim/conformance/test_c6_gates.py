@@ -251,3 +251,10 @@ def test_c6_5_an_operator_s_gate_is_not_answered_by_the_user():
         run.answer("accept", by="user")
     run.answer("accept", by="operator")
     assert run.waiting().step == "lock_price"
+
+
+def test_c6_5_a_person_s_answer_is_traced_as_the_user_s_not_a_model_s():
+    run = at_consent()
+    run.answer("accept", by="user")
+    answered = next(e for e in run.trace if (e.row or "") == "gate:nonrefundable_ok.accept")
+    assert answered.proposal_source == "user"
