@@ -303,3 +303,13 @@ def test_c7_1_verdict_sources_are_table_or_default_on_attempts_and_never_a_model
     attempts = {e.verdict_source for e in run.trace if e.event_type == "attempt"}
     assert attempts == {"table"}
     assert {e.verdict_source for e in run.trace} <= {"table", "default", "config", None}
+
+
+def test_c7_4_a_run_resumed_from_a_snapshot_leaves_that_snapshot_as_it_was():
+    run = drive_to_book(start_booking())
+    saved = run.snapshot
+    before = saved.model_dump_json()
+    resumed = Run.resume(run.chain, saved, list(run.trace))
+    resumed.probe("landed")
+    assert resumed.snapshot.state == "done"
+    assert saved.model_dump_json() == before
