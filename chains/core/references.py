@@ -111,6 +111,7 @@ def action_slots(data: Data) -> Iterator[Slot]:
         yield from key_slot(f"{where}.confirmation.probe", a.get("confirmation"), "probe")
         comp = a.get("compensation") or {}
         yield from key_slot(f"{where}.compensation.action", comp, "action")
+        yield from key_slot(f"{where}.compensation.replaced_by", comp, "replaced_by")
         yield from list_slots(f"{where}.compensation.chain", comp.get("chain"))
         for j, rung in enumerate(comp.get("ladder") or []):
             yield from key_slot(f"{where}.compensation.ladder[{j}].action", rung, "action")

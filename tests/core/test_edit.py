@@ -711,3 +711,22 @@ def test_renaming_any_fixture_element_leaves_the_findings_as_they_were(path, op,
     renamed = apply(doc, op, {"id": old, "fields": {"id": f"{old}_x"}})
     before = sorted((f.rule, f.severity) for f in lint(doc).findings)
     assert sorted((f.rule, f.severity) for f in lint(renamed).findings) == before
+
+
+def test_renaming_a_replacement_updates_the_original_that_names_it():
+    doc = ChainSpec.model_validate(
+        {
+            "id": "rebook",
+            "actions": [
+                {
+                    "id": "book_standard",
+                    "effect": "commit",
+                    "compensation": {"action": "cancel", "replaced_by": "book_suite"},
+                },
+                {"id": "book_suite", "effect": "commit"},
+                {"id": "cancel", "effect": "compensate"},
+            ],
+        }
+    )
+    new = edit.update_action(doc, "book_suite", {"id": "book_upgrade"})
+    assert new.action("book_standard").compensation.replaced_by == "book_upgrade"

@@ -762,11 +762,16 @@ def _terminal(chain: ChainSpec, s: Snapshot) -> list[Finding]:
     if s.state != "dead_end":
         return []
     found = []
-    for lc in s.commits_landed:
+    for i, lc in enumerate(s.commits_landed):
         action = chain.action(lc.step)
         comp = action.compensation if action else None
         declared_none = comp is not None and comp.action == "none"
-        if not lc.compensated and not declared_none:
+        # C8.2: an original stays standing while no later landing of its replacement does
+        kept = bool(comp and comp.replaced_by) and not any(
+            later.step == comp.replaced_by and not later.compensated
+            for later in s.commits_landed[i + 1 :]
+        )
+        if not lc.compensated and not declared_none and not kept:
             found.append(
                 Finding(
                     "bad_terminal",

@@ -425,3 +425,31 @@ def test_an_authorization_found_landed_by_the_probe_lapses_like_one_that_answere
     )
     trace = [lost, found_it, expired, authorized(4, "k2")]
     assert check(chain(CARD), snapshot(state="done"), trace) == []
+
+
+REBOOK = """
+id: rebook
+actions:
+  - {id: book_standard, effect: commit, idempotency: {mode: keyed},
+     compensation: {action: cancel_standard, replaced_by: book_suite}}
+  - {id: book_suite, effect: commit, idempotency: {mode: keyed},
+     compensation: {action: cancel_suite}}
+  - {id: cancel_standard, effect: compensate, idempotency: {mode: keyed}}
+  - {id: cancel_suite, effect: compensate, idempotency: {mode: keyed}}
+"""
+
+
+def test_a_dead_end_that_keeps_an_original_whose_replacement_never_landed_is_a_good_end():
+    landed = [LandedCommit(step="book_standard", attempt_seq=1)]
+    assert check(chain(REBOOK), snapshot(state="dead_end", commits_landed=landed), []) == []
+
+
+def test_a_dead_end_that_keeps_an_original_beside_its_standing_replacement_is_bad():
+    landed = [
+        LandedCommit(step="book_standard", attempt_seq=1),
+        LandedCommit(step="book_suite", attempt_seq=2),
+    ]
+    found = check(chain(REBOOK), snapshot(state="dead_end", commits_landed=landed), [])
+    assert [f.message for f in found if "book_standard" in f.message] == [
+        "the run dead-ended leaving landed book_standard uncompensated, not escalated"
+    ]
