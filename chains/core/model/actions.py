@@ -62,8 +62,9 @@ class BusinessExpiry(Element):
 
 
 def _payload_field(name: str) -> str:
-    if not name.strip() or name != name.strip() or "." in name:
-        raise ValueError("expected the name of a top-level payload field (no dots, not blank)")
+    """A response field's name, or a dotted path to one inside another (``order.status``)."""
+    if any(not part or part != part.strip() for part in name.split(".")):
+        raise ValueError("expected a payload field name, or a dotted path (order.status)")
     return name
 
 
@@ -74,8 +75,9 @@ class ActionOutput(Element):
     empty: Empty | None = None
     safe_to_show: list[Annotated[str, AfterValidator(_payload_field)]] = Field(
         default_factory=list,
-        description="response fields the trace shows as they are (payload keys, and the "
-        "keys of the options it returns); every other value is sealed (C7.3)",
+        description="response fields the trace shows as they are (payload fields, or dotted "
+        "paths into them, and the key fields of the options it returns); every other value "
+        "is sealed (C7.3)",
     )
 
     @field_validator("safe_to_show", mode="before")

@@ -12,16 +12,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..memo import by_identity
+from ..memo import by_identity, remember
 from ..model import ChainSpec
 from ..verdicts import Verdict, format_verdict
 from .part import Part
+from .sealed import seal_observation
 from .state import EVENT_FIELDS, Event, Observation, Snapshot, Waiting
 
 if TYPE_CHECKING:
     from .runtime import Run
 
-__all__ = ["EventLog", "describe", "observed_input", "signal_of"]
+__all__ = ["EventLog", "describe", "observed_input", "shown_fields", "signal_of"]
 
 
 class EventLog(Part):
@@ -59,6 +60,8 @@ class EventLog(Part):
         self.flush()
         s = self.snapshot
         s.seq += 1
+        if input is not None and ("observation" in input or "cause" in input):
+            input = self.sealed(input, step)
         self.draft = {
             "seq": s.seq,
             "event_type": event_type,
@@ -77,6 +80,25 @@ class EventLog(Part):
             "proposal_source": proposal_source,
             "idempotency_key": key,
         }
+
+    def sealed(self, given: dict[str, Any], step: str | None) -> dict[str, Any]:
+        """``given`` with the response it carries sealed (C7.3), into the run's sealed store.
+
+        A response is ``given``'s ``observation`` (an attempt, a webhook) or
+        ``cause`` (what a probe saw); the fields :func:`shown_fields` names for
+        ``step`` stay readable. ``given`` itself is not changed:
+        :func:`observed_input` shares it between runs.
+        """
+        shown = shown_fields(self.chain).get(step or "", frozenset())
+        s = self.snapshot
+        out = given
+        for name in ("observation", "cause"):
+            observed = given.get(name)
+            if observed:
+                sealed = seal_observation(s.sealed, s.run_id, observed, shown)
+                if sealed is not observed:
+                    out = {**out, name: sealed}
+        return out
 
     def transition(
         self,
@@ -171,9 +193,38 @@ def describe(w: Waiting) -> str:
     return "nothing (the run is finished)"
 
 
+def shown_fields(chain: ChainSpec) -> dict[str, frozenset[str]]:
+    """By step: the response fields the trace shows as they are (C7.3); the rest is sealed.
+
+    Those the step declares in ``output.safe_to_show``, and those the chain
+    itself reads to decide: the step's ``business_expiry`` field, every gate's
+    ``payload_expiry`` field (a response may raise any gate) and the variant
+    axis. A deadline or a rail is neither payment data nor PII, and showing
+    it keeps the trace and the chain enough to re-derive every decision
+    (C7.2), as the trace audit does with no sealed store.
+    """
+    return remember(chain, "shown_fields", lambda: _shown_fields(chain))
+
+
+def _shown_fields(chain: ChainSpec) -> dict[str, frozenset[str]]:
+    read = {g.payload_expiry.field for g in chain.gates if g.payload_expiry is not None}
+    if chain.variants is not None:
+        read.add(chain.variants.axis)
+    out = {}
+    for action in chain.actions:
+        expiry = action.output.business_expiry
+        own = {expiry.field} if expiry is not None else set()
+        out[action.id] = frozenset({*action.output.safe_to_show, *read, *own})
+    return out
+
+
 @by_identity(limit=4096)  # observations are frozen; the explorer reuses one per choice
 def observed_input(obs: Observation) -> dict[str, Any]:
-    """The trace's ``input`` for an observation: it whole, defaults left out."""
+    """The ``input`` of an event that applied ``obs``: it whole, defaults left out.
+
+    Its payload and option keys hold the provider's data: :meth:`EventLog.open`
+    seals them before the event reaches the trace (C7.3).
+    """
     return {"kind": "observe", "observation": obs.model_dump(exclude_defaults=True)}
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..model import ChainSpec
 from .runtime import Run, SimulationError
-from .sealed import unseal
+from .sealed import unseal, unseal_carried, unseal_observation
 from .state import Event, Observation, Proposal, Snapshot
 
 __all__ = ["check_replay", "replay", "replay_input"]
@@ -30,9 +30,13 @@ def replay(
     invalidations, budgets — is decided afresh by the classifier and the
     transitions, so comparing the result with ``trace`` checks them.
 
-    Intent values are references into the run's sealed store (C7.3). No
-    decision reads them, so the trace alone re-derives every event; with
-    ``sealed`` (the snapshot's store) the re-derived run holds the values too.
+    Intent values and provider responses are references into the run's
+    sealed store (C7.3); with ``sealed`` (the snapshot's store) they are
+    resolved and the re-derived run holds the values. Without it the
+    references stand for the values: equal values have equal references, and
+    the response fields the chain reads to decide are not sealed, so the
+    trace alone re-derives every event but a gate answer checked against a
+    sealed list the response presented.
     """
     if not trace or trace[0].input is None or trace[0].input.get("kind") != "start":
         raise SimulationError("a replayable trace starts with the run's start event")
@@ -41,7 +45,7 @@ def replay(
     given.pop("kind")
     given["intent"] = unseal(store, given.get("intent") or {})
     if given.get("continuation_of") is not None:
-        previous = Snapshot.model_validate(given["continuation_of"])
+        previous = Snapshot.model_validate(unseal_carried(store, given["continuation_of"]))
         previous.intent = unseal(store, previous.intent)
         previous.sealed = {k: v for k, v in store.items()}
         given["continuation_of"] = previous
@@ -64,16 +68,18 @@ def replay_input(run: Run, chain: ChainSpec, event: Event) -> None:
     """Apply the outside input ``event`` recorded (its ``input``) to ``run``."""
     given = event.input or {}
     kind = given.get("kind")
+    store = run.snapshot.sealed  # responses, like intent values, are sealed in the trace (C7.3)
     try:
         if kind == "observe":
-            run.observe(Observation(**given["observation"]))
+            run.observe(Observation(**unseal_observation(store, given["observation"])))
         elif kind == "select":
             run.select(given["option"])
         elif kind == "answer":
             run.answer(given["outcome"], unseal(run.snapshot.sealed, given.get("params") or {}))
         elif kind == "probe":
             cause = given.get("cause")
-            run.probe(given["result"], Observation(**cause) if cause is not None else None)
+            seen = Observation(**unseal_observation(store, cause)) if cause is not None else None
+            run.probe(given["result"], seen)
         elif kind == "cancel":
             run.cancel()
         elif kind == "propose":

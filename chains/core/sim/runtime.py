@@ -46,7 +46,7 @@ from .outcomes import Outcomes
 from .part import SimulationError, fields_of
 from .reconcile import Reconcile
 from .runs import RunStore, rebuild
-from .sealed import seal
+from .sealed import seal, seal_carried
 from .state import Budgets, Event, Observation, Proposal, Snapshot, Waiting, clone
 from .steps import Steps
 
@@ -255,7 +255,10 @@ class Run:
         # C7.3: the previous snapshot goes into the trace with its intent as references
         # and without its sealed store, which this run's sealed store takes over.
         snap.sealed = dict(previous.sealed)
-        carried = previous.model_dump(mode="json", exclude={"sealed"})
+        dumped = previous.model_dump(mode="json", exclude={"sealed"})
+        # Its responses are sealed under this run's key, as this run's own are: the picks it
+        # carries and the options it gets meet as equal references (a rematch, C3.3).
+        carried = seal_carried(snap.sealed, snap.run_id, dumped)
         carried["intent"] = seal(snap.sealed, previous.run_id, previous.intent)
         given = {"intent": seal(snap.sealed, snap.run_id, changes), "seed": seed}
         given |= {"run_id": snap.run_id, "continuation_of": carried}

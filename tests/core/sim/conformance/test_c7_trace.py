@@ -5,13 +5,17 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import textwrap
 from collections.abc import Callable
 
 import pytest
 
+from chains.core import formats
+from chains.core.sim.audit import audit
 from chains.core.sim.replay import check_replay
 from chains.core.sim.runtime import Run, SimulationError
-from chains.core.sim.state import Proposal
+from chains.core.sim.scenario import Scenario, simulate
+from chains.core.sim.state import Option, Proposal
 
 from ..builders import (
     OK,
@@ -208,6 +212,305 @@ def test_c7_4_snapshot_suffices_for_resume(state):
     plain, resumed = drive(False), drive(True)
     assert resumed.snapshot == plain.snapshot
     assert resumed.trace == plain.trace
+
+
+# --- C7.3: provider payloads reach the trace sealed, except the fields a chain declares safe ---
+
+# A flight booked for a named passenger, then paid with a saved card: the booking's
+# response names the passenger, the wallet's options and the payment's response carry
+# the card. Only the statuses and the fare are declared safe to show.
+CARD_BOOKING = """
+id: card_booking
+handles:
+  - {id: offers, minted_by: search}
+  - {id: offer, minted_by: choose, derived_from: [offers]}
+  - {id: order_id, minted_by: book, derived_from: [offer]}
+  - {id: wallet, minted_by: list_cards}
+  - {id: card, minted_by: choose_card, derived_from: [wallet]}
+  - {id: payment_id, minted_by: pay, derived_from: [order_id, card]}
+actions:
+  - {id: search, effect: read, input: {intent: [dates]}, output: {handles: [offers]}}
+  - {id: choose, effect: select, input: {handles: [offers]}, output: {handles: [offer]}}
+  - id: book
+    effect: commit
+    input: {intent: [passenger_name], handles: [offer]}
+    output:
+      handles: [order_id]
+      safe_to_show: [status, total_amount]
+      business_expiry:
+        field: pay_by
+        on_expiry: "dead_end(reason: hold_expired, permanent: false)"
+    idempotency: {mode: keyed, key_scope: run}
+    confirmation: {probe: find_order, signal: order exists}
+    compensation: {action: cancel_order}
+  - {id: list_cards, effect: read, output: {handles: [wallet]}}
+  - {id: choose_card, effect: select, input: {handles: [wallet]}, output: {handles: [card]}}
+  - id: pay
+    effect: commit
+    input: {handles: [order_id, card]}
+    output: {handles: [payment_id], safe_to_show: [status, card.brand]}
+    idempotency: {mode: none}
+    confirmation: {probe: find_payment, signal: payment exists}
+  - {id: find_order, effect: read, probe_only: true, input: {intent: [passenger_name]}}
+  - {id: find_payment, effect: read, probe_only: true, input: {handles: [order_id]}}
+  - id: cancel_order
+    effect: compensate
+    input: {handles: [order_id]}
+    idempotency: {mode: keyed}
+    confirmation: {probe: find_order, signal: order cancelled}
+"""
+
+PASSENGER = "Grace Hopper"
+CARD_NUMBER = "4242 4242 4242 4242"
+OTHER_CARD = "5555 5555 5555 4444"
+BOOKING_REFERENCE = "QX7Z2K"
+SECRETS = (PASSENGER, CARD_NUMBER, OTHER_CARD, BOOKING_REFERENCE, "1906-12-09")
+
+BOOKED = obs(
+    payload={
+        "passengers": [{"name": PASSENGER, "born": "1906-12-09"}],
+        "booking_reference": BOOKING_REFERENCE,
+        "status": "held",
+        "total_amount": "412.00",
+        "pay_by": 600,
+    }
+)
+WALLET = obs(
+    options=[
+        Option(id="pm_1", key={"number": CARD_NUMBER, "holder": PASSENGER}),
+        Option(id="pm_2", key={"number": OTHER_CARD, "holder": PASSENGER}),
+    ]
+)
+PAID = obs(
+    payload={
+        "card": {"number": CARD_NUMBER, "holder": PASSENGER, "brand": "visa"},
+        "status": "succeeded",
+    }
+)
+
+
+def booked_for_a_passenger() -> Run:
+    run = Run.start(
+        chain(CARD_BOOKING), intent={"dates": "2026-12-01", "passenger_name": PASSENGER}
+    )
+    run.observe(obs(options=[Option(id="off_1", key={"carrier": "XA", "flight": "101"})]))
+    run.select("off_1")
+    run.observe(BOOKED)
+    return run
+
+
+def paid_with_a_saved_card() -> Run:
+    run = booked_for_a_passenger()
+    run.observe(WALLET)
+    run.select("pm_1")
+    run.observe(PAID)
+    return run
+
+
+def payment_found_by_its_probe() -> Run:
+    run = booked_for_a_passenger()
+    run.observe(WALLET)
+    run.select("pm_1")
+    run.observe(obs("timeout"))
+    run.probe("landed", cause=PAID)
+    return run
+
+
+def hold_expired_before_payment() -> Run:
+    run = booked_for_a_passenger()
+    run.wait(700)
+    run.observe(WALLET)  # the deadline is read when the run next moves
+    while not run.finished:
+        run.observe(BOOKED if run.waiting().step == "cancel_order" else OK)
+    return run
+
+
+def crashed_while_paying() -> Run:
+    """The simulator page's own path: a scenario with a crash, resumed from JSON copies."""
+    events = [
+        {"observe": {"options": [{"id": "off_1", "key": {"carrier": "XA"}}]}},
+        {"select": "off_1"},
+        {"observe": BOOKED.model_dump(exclude_defaults=True)},
+        {"observe": WALLET.model_dump(exclude_defaults=True)},
+        {"select": "pm_1"},
+        {"crash": True},
+        {"probe": "landed"},
+    ]
+    intent = {"dates": "2026-12-01", "passenger_name": PASSENGER}
+    return simulate(chain(CARD_BOOKING), Scenario(intent=intent, events=events)).run
+
+
+PAYLOAD_RUNS: list[Callable[[], Run]] = [
+    paid_with_a_saved_card,
+    payment_found_by_its_probe,
+    hold_expired_before_payment,
+    crashed_while_paying,
+]
+
+
+def traced_text(run: Run) -> str:
+    return json.dumps([e.model_dump(mode="json") for e in run.trace])
+
+
+def observations(run: Run, step: str) -> list[dict]:
+    """What the trace says ``step``'s responses (and probe causes) carried."""
+    found = []
+    for event in run.trace:
+        given = event.input or {}
+        if event.step_id == step:
+            found += [given[k] for k in ("observation", "cause") if k in given]
+    return found
+
+
+@pytest.mark.parametrize("scenario", PAYLOAD_RUNS, ids=lambda f: f.__name__)
+def test_c7_3_no_passenger_or_card_value_of_a_provider_response_is_in_any_trace_record(scenario):
+    run = scenario()
+    assert run.finished
+    text = traced_text(run)
+    assert [secret for secret in SECRETS if secret in text] == []
+
+
+def test_c7_3_only_the_payload_fields_a_chain_declares_safe_stay_readable():
+    run = paid_with_a_saved_card()
+    (booked,) = observations(run, "book")
+    assert booked["payload"]["status"] == "held"
+    assert booked["payload"]["total_amount"] == "412.00"
+    assert booked["payload"]["booking_reference"].startswith("sealed:booking_reference:")
+
+
+def test_c7_3_a_dotted_safe_name_shows_one_field_inside_a_sealed_one():
+    run = paid_with_a_saved_card()
+    (paid,) = observations(run, "pay")
+    assert paid["payload"]["card"]["brand"] == "visa"
+    assert paid["payload"]["card"]["number"].startswith("sealed:card.number:")
+
+
+def test_c7_3_an_option_keeps_its_id_and_seals_its_key_values():
+    run = paid_with_a_saved_card()
+    (wallet,) = observations(run, "list_cards")
+    assert [o["id"] for o in wallet["options"]] == ["pm_1", "pm_2"]
+    assert all(v.startswith("sealed:") for o in wallet["options"] for v in o["key"].values())
+
+
+@pytest.mark.parametrize("scenario", PAYLOAD_RUNS, ids=lambda f: f.__name__)
+def test_c7_3_every_sealed_reference_resolves_through_the_snapshot_sealed_store(scenario):
+    run = scenario()
+    refs = set(re.findall(r"sealed:[\w.\-]+:[0-9a-f]+", traced_text(run)))
+    assert refs and refs <= set(run.snapshot.sealed)
+    kept = json.dumps(list(run.snapshot.sealed.values()))
+    assert CARD_NUMBER in kept and PASSENGER in kept
+
+
+def test_c7_2_a_deadline_the_chain_reads_from_a_response_is_shown_so_the_trace_alone_re_derives():
+    """A business deadline decides: the chain naming it is its declaration (no PII, no card)."""
+    run = hold_expired_before_payment()
+    assert run.snapshot.outcome["reason"] == "hold_expired"
+    (booked, *_) = observations(run, "book")
+    assert booked["payload"]["pay_by"] == 600
+    assert check_replay(run.chain, run.trace) == []
+
+
+@pytest.mark.parametrize("scenario", PAYLOAD_RUNS, ids=lambda f: f.__name__)
+def test_c7_2_the_trace_audit_follows_runs_with_sealed_responses_with_no_store(scenario):
+    run = scenario()
+    result = audit(run.chain, run.trace)
+    assert result.followed and result.clean, [d.message for d in result.divergences]
+
+
+# A seat map whose response lists the seats a person picks from (and names the passenger).
+SEAT_CHOICE = """
+id: seat_choice
+actions:
+  - id: seat_map
+    effect: read
+    input: {intent: [passenger_name]}
+    preconditions:
+      - {when: seat_needed, verdict: "gate(pick_seat)", reason: the passenger picks a seat}
+gates:
+  - id: pick_seat
+    audience: user
+    outcomes:
+      chosen: {params: {seats: string}, verdict: ok}
+"""
+
+
+def test_c7_2_a_gate_answer_checked_against_a_sealed_list_re_derives_through_the_store():
+    """The list of seats shown is sealed with the response; replaying the answer checks it
+    against that list, which only the store can give back."""
+    run = Run.start(chain(SEAT_CHOICE), intent={"passenger_name": PASSENGER})
+    run.observe(
+        obs(predicates=["seat_needed"], payload={"seats": ["14C", "15D"], "name": PASSENGER})
+    )
+    run.answer("chosen", {"seats": "14C"})
+    assert run.snapshot.state == "done"
+    assert PASSENGER not in traced_text(run)
+    assert check_replay(run.chain, run.trace, run.snapshot.sealed) == []
+
+
+@pytest.mark.parametrize("scenario", PAYLOAD_RUNS, ids=lambda f: f.__name__)
+def test_c7_2_runs_with_sealed_payloads_re_derive_with_their_store(scenario):
+    run = scenario()
+    assert check_replay(run.chain, run.trace, run.snapshot.sealed) == []
+
+
+def offers_for_the_passenger(n: int) -> list[Option]:
+    key = {"carrier": "XA", "flight": "101", "passenger": PASSENGER}
+    return [Option(id=f"o{n}", key=key), Option(id=f"p{n}", key={**key, "flight": "202"})]
+
+
+def declined_then_continued() -> list[Run]:
+    """External mode: a declined card ends the run; its continuation finds the search expired
+    and ends too; the next one searches again, rematches the pick by key and books."""
+    run = start_booking(mode="external")
+    drive_to_book(run, offers_for_the_passenger(1))
+    declined = {"card_number": CARD_NUMBER, "holder": PASSENGER}
+    run.observe(obs("http:402", "CARD_DECLINED", payload=declined))
+    second = Run.start(run.chain, continuation_of=run.snapshot, intent={"card": "amex"})
+    second.observe(obs("http:410", "SEARCH_EXPIRED"))
+    third = Run.start(run.chain, continuation_of=second.snapshot)
+    third.observe(obs(options=offers_for_the_passenger(2)))
+    while not third.finished:  # quote, lock, probe the declined booking, book again
+        if third.waiting().kind == "probe":
+            third.probe("not_landed")
+        else:
+            third.observe(OK)
+    assert [e.row for e in third.trace if e.step_id == "choose"] == ["rematch"]
+    assert third.snapshot.state == "done"
+    return [run, second, third]
+
+
+def test_c7_3_a_continuation_carries_the_ended_runs_responses_sealed():
+    for run in declined_then_continued():
+        assert [secret for secret in SECRETS if secret in traced_text(run)] == []
+
+
+def test_c7_2_a_continuation_rematching_a_sealed_pick_re_derives_with_and_without_the_store():
+    *_, third = declined_then_continued()
+    assert check_replay(third.chain, third.trace, third.snapshot.sealed) == []
+    assert check_replay(third.chain, third.trace) == []
+
+
+@pytest.mark.parametrize(
+    ("declared", "where"),
+    [
+        ("safe_to_show: 5", "safe_to_show"),
+        ("safe_to_show: [status, '']", "safe_to_show[1]"),
+        ("safe_to_show: [order..status]", "safe_to_show[0]"),
+    ],
+)
+def test_c7_3_a_malformed_safe_field_declaration_is_refused_at_its_path(declared, where):
+    text = f"""
+    id: c
+    actions:
+      - id: pay
+        effect: read
+        output: {{{declared}}}
+    """
+    result = formats.load(textwrap.dedent(text), format="yaml")
+    assert result.chains == []
+    assert any(f"actions[pay].output.{where}" in str(p) for p in result.problems), [
+        str(p) for p in result.problems
+    ]
 
 
 # --- C7.1: one event per state change; attempts counted against the provider's side ---
