@@ -107,8 +107,13 @@ class Gates(Part):
         )
 
     def answer(self, outcome: str, params: dict[str, Any], by: Answerer | None = None) -> None:
-        """The answer of ``by`` (the gate's audience when None); rejected (and traced)
-        when ``by`` is not that audience or its params are wrong."""
+        """The answer of ``by`` (the gate's audience when None).
+
+        A model's answer is applied as its proposal (:meth:`propose`), refused
+        and traced unless the gate is the model's. A person who is not the
+        gate's audience is refused before anything is recorded; wrong params
+        are refused and traced.
+        """
         s = self.snapshot
         w = s.waiting
         if w.kind != "answer" or w.gate is None or s.gate_context is None:
@@ -118,23 +123,22 @@ class Gates(Part):
             raise SimulationError(
                 f"gate {gate.id!r} has outcomes {list(gate.outcomes)}; got {outcome!r}"
             )
+        if by == "model":
+            # C6.5: a model's answer, however it arrives, is a model's proposal: checked,
+            # traced and replayed as one (refused at every gate that is not the model's).
+            proposal = Proposal(kind="answer", value=outcome, fields=params)
+            refused = self.proposal_problem(proposal)
+            self.propose(proposal)
+            if refused:
+                self.log.flush()
+                raise SimulationError(refused)
+            return
+        refused = audience_problem(self.chain, gate, by)
+        if refused:  # a person of the wrong audience: refused before anything is recorded
+            raise SimulationError(refused)
         spec = gate.outcomes[outcome]
         traced = self.traced(params)
         given = {"kind": "answer", "outcome": outcome, "params": traced}
-        if by is not None:
-            given["by"] = by
-        refused = audience_problem(self.chain, gate, by)
-        if refused:
-            self.log.transition(
-                s.gate_context.step,
-                None,
-                note=f"rejected answer to gate {gate.id}: {refused}",
-                source=None,
-                input=given,
-                proposal_source="model" if by == "model" else None,
-            )
-            self.log.flush()
-            raise SimulationError(refused)
         problems = self.check_params(spec, params, s.gate_context)
         if problems:
             # The trace words the refusal with the sealed references; the person who
@@ -155,7 +159,7 @@ class Gates(Part):
             spec.verdict,
             f"gate {gate.id} answered {outcome}",
             input=given,
-            proposal_source="model" if (by or gate.audience) == "model" else "user",
+            proposal_source="model" if gate.audience == "model" else "user",
         )
         self.resume(gate, spec, params)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from chains.core.sim.replay import check_replay
 from chains.core.sim.runtime import Run, SimulationError
 from chains.core.sim.state import Proposal
 
@@ -200,8 +201,13 @@ def test_c6_5_a_model_answer_relayed_through_answer_is_refused_at_the_consent_ga
         run.answer("accept", by="model")
     assert run.snapshot.state == "at_gate" and run.waiting().gate == "nonrefundable_ok"
     refused = run.trace[-1]
-    assert (refused.event_type, refused.verdict) == ("transition", None)
-    assert refused.input == {"kind": "answer", "outcome": "accept", "params": {}, "by": "model"}
+    assert (refused.event_type, refused.verdict, refused.proposal_source) == (
+        "transition",
+        None,
+        "model",
+    )
+    assert refused.input == {"kind": "propose", "proposal": {"kind": "answer", "value": "accept"}}
+    assert check_replay(run.chain, run.trace) == []
 
 
 @pytest.mark.parametrize("relay", ["answer", "propose"])
