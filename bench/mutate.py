@@ -369,7 +369,9 @@ def main(argv: list[str] | None = None) -> int:
 
         def work(i: int) -> tuple[Mutant, str, float, str]:
             m = mutants[i]
-            return (m, *check(m, trees[i % len(trees)], args.timeout, skip))
+            status, secs, killer = check(m, trees[i % len(trees)], args.timeout, skip)
+            print(f"  [{i + 1}/{len(mutants)}] {status} {m.name}", flush=True)
+            return m, status, secs, killer
 
         # One copy per worker: mutant i always runs in copy i % workers, one at a time.
         results: list[tuple[Mutant, str, float, str]] = []

@@ -616,3 +616,10 @@ def test_c7_4_a_run_resumed_from_a_snapshot_leaves_that_snapshot_as_it_was():
     resumed.probe("landed")
     assert resumed.snapshot.state == "done"
     assert saved.model_dump_json() == before
+
+
+def test_c7_1_a_booking_lost_in_a_crash_is_recorded_as_its_first_attempt():
+    run = drive_to_book(start_booking())
+    resumed = Run.resume(run.chain, run.snapshot.model_copy(deep=True), list(run.trace))
+    (lost,) = [e for e in resumed.trace if e.event_type == "attempt" and e.step_id == "book"]
+    assert (lost.attempt, lost.signal) == (1, {"transport": "lost"})
