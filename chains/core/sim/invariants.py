@@ -767,9 +767,9 @@ def _terminal(chain: ChainSpec, s: Snapshot) -> list[Finding]:
         comp = action.compensation if action else None
         declared_none = comp is not None and comp.action == "none"
         # C8.2: an original stays standing while no later landing of its replacement does
-        kept = bool(comp and comp.replaced_by) and not any(
-            later.step == comp.replaced_by and not later.compensated
-            for later in s.commits_landed[i + 1 :]
+        by = comp.replaced_by if comp else None
+        kept = by is not None and not any(
+            later.step == by and not later.compensated for later in s.commits_landed[i + 1 :]
         )
         if not lc.compensated and not declared_none and not kept:
             found.append(
