@@ -76,7 +76,7 @@ DIGEST_BYTES = 8  # of xxh3-64 per state: see docs/explorer.md for why collision
 # What state_digest writes and how it hashes it: raise it with every change to either,
 # so that merge never unions digests of shards written two ways (they would never meet,
 # and every state two shards share would count twice).
-DIGEST_VERSION = 12
+DIGEST_VERSION = 13
 _POLL = 50  # expansions between should_stop / progress calls (the first one included)
 # Seconds between two exchanges of searched states with the other shards (Search.exchange).
 # Shards reach the states they share at about the same time, so what one learns late it
