@@ -404,3 +404,21 @@ def test_c1_5_a_cancelled_run_and_its_sweeps_replay_from_the_trace_alone():
     run.wait(13 * 3600)  # two sweeps of book before its probe says
     run.probe("not_landed")
     assert check_replay(run.chain, run.trace, run.snapshot.sealed) == []
+
+
+def not_landed_rewind(single_use: bool) -> str | None:
+    """Where a booking the probe found not landed sends the run (its lock spent or not)."""
+    doc = booking()
+    doc.handle("lock").single_use = single_use
+    run = drive_to_book(start_booking(doc))
+    run.observe(obs("timeout"))
+    run.probe("not_landed")
+    (settled,) = [e for e in run.trace if e.row == "reconcile:not_landed" and e.verdict]
+    return settled.verdict
+
+
+@pytest.mark.parametrize("single_use", [True, False])
+def test_c1_7_a_booking_found_not_landed_with_no_cause_re_mints_its_inputs_never_itself(
+    single_use,
+):
+    assert not_landed_rewind(single_use) == "rewind(to: lock_price)"

@@ -350,3 +350,33 @@ def test_c8_6_kept_at_the_gate_a_bag_that_did_not_land_is_bought_again_only_once
     run.observe(OK)
     assert run.snapshot.state == "done"
     assert [lc.step for lc in run.snapshot.commits_landed] == ["ticket", "buy_bag"]
+
+
+# A server is started, then its address is assigned; the unwind picks the server's undo by what
+# it was found doing: stopped and terminated when running, otherwise only terminated.
+LADDER = """
+id: server
+actions:
+  - {id: start_server, effect: commit, idempotency: {mode: keyed},
+     confirmation: {probe: get_server, signal: created},
+     compensation: {ladder: [{when: "server.state == 'running'", chain: [stop_server, terminate]},
+                             {action: terminate}]}}
+  - {id: assign_address, effect: commit, idempotency: {mode: keyed},
+     confirmation: {probe: get_server, signal: assigned}, compensation: {action: none}}
+  - {id: stop_server, effect: compensate, idempotency: {mode: keyed}}
+  - {id: terminate, effect: compensate, idempotency: {mode: keyed}}
+  - {id: get_server, effect: read, probe_only: true}
+verdict_table:
+  - {id: A1, signal: [code:NO_ADDRESS], verdict: "dead_end(reason: no_address, permanent: false)"}
+"""
+
+
+@pytest.mark.parametrize(
+    "found, first_undo",
+    [(["server.state == 'running'"], "stop_server"), ([], "terminate")],
+)
+def test_c8_1_a_compensation_ladder_takes_the_first_rung_whose_condition_holds(found, first_undo):
+    run = Run.start(chain(LADDER))
+    run.observe(Observation(predicates=found))
+    run.observe(obs("http:409", "NO_ADDRESS"))
+    assert (run.snapshot.state, run.waiting().step) == ("compensating", first_undo)
