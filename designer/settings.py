@@ -330,8 +330,12 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
 CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 3
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     # Connect or fail within 3 s; find a connection the server dropped before using it.
+    # No read waits for ever: kombu's BRPOP returns within a second, so 10 s only ends a
+    # read whose reply will never come (a worker stopping while its poll's reply was
+    # taken by another reader hung there, in the test suite's worker thread).
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "socket_connect_timeout": 3,
+        "socket_timeout": 10,
         "socket_keepalive": True,
         "health_check_interval": 10,
     }
