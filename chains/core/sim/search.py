@@ -605,10 +605,13 @@ def detach(run: Run) -> Run:
 
     A search reads each input's events once (the invariants' monitor, the
     coverage recorder) and drops them; neither reads the budgets an event
-    stamps, so its runs do not stamp them.
+    stamps, so its runs do not stamp them, nor seal the responses they write
+    (C7.3 is about traces someone reads; a counterexample is inputs, run again
+    where it is shown).
     """
     run.trace = []
     run.log.stamps_budgets = False
+    run.log.seals = False
     return run
 
 
@@ -650,5 +653,6 @@ def apply_event(
         # (test_explorer checks every crash of the fixtures), so resume's own copy serves.
         resumed = Run.resume(chain, run.snapshot, [])
         resumed.log.stamps_budgets = run.log.stamps_budgets
+        resumed.log.seals = run.log.seals
         return resumed
     return run
