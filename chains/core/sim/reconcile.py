@@ -122,24 +122,10 @@ class Reconcile(Part):
         if not is_unkeyed_commit(action):
             return
         if s.in_flight:
-            s.attempt += 1
-            s.dispatches[action.id] = s.dispatches.get(action.id, 0) + 1
-            s.budgets.step_attempts_left -= 1
-            s.in_flight = None
-            self.log.open(
-                "attempt",
-                step=action.id,
-                attempt=s.attempt,
-                signal={"transport": "lost"},
-                verdict=RECONCILE,
-                source="default",
-                row="#11",
-                note="process restarted mid-dispatch: the outcome is unknown; probe, "
-                "never re-dispatch",
-                input={"kind": "resume"},
-                consumed=self.run.handles.presented(action),  # I4: spent
+            note = (
+                "process restarted mid-dispatch: the outcome is unknown; probe, never re-dispatch"
             )
-            self.start(action)
+            self.lost(action, "#11", note, {"kind": "resume"})
             return
         record = self.pending(action.id)
         if record is not None and record.status == "PENDING":
@@ -232,6 +218,36 @@ class Reconcile(Part):
             self.not_landed(action)
         else:
             self.log.set(verdict=RECONCILE, source="config", row="reconcile:unknown")
+
+    def lost(
+        self,
+        action: Action,
+        row: str,
+        note: str,
+        given: dict[str, Any] | None,
+        key: str | None = None,
+    ) -> None:
+        """Record ``action``'s dispatch that was out as an attempt with an unknown outcome, and
+        reconcile it (a process that died mid-dispatch, a caller's cancel, a revocation)."""
+        s = self.snapshot
+        s.attempt += 1
+        s.dispatches[action.id] = s.dispatches.get(action.id, 0) + 1
+        s.budgets.step_attempts_left -= 1
+        s.in_flight = None
+        self.log.open(
+            "attempt",
+            step=action.id,
+            attempt=s.attempt,
+            signal={"transport": "lost"},
+            verdict=RECONCILE,
+            source="default",
+            row=row,
+            note=note,
+            input=given,
+            key=key,
+            consumed=self.run.handles.presented(action),  # I4: spent
+        )
+        self.start(action)
 
     def refeed(self, action: Action, record: CorrelationRecord, cause: Observation) -> bool:
         """Classify the cause a not-landed probe observed, once (C1.7); True when it routed."""

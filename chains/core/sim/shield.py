@@ -45,26 +45,9 @@ class Shield(Part):
         the probe says landed or not landed (:meth:`release`).
         """
         s = self.snapshot
-        s.attempt += 1
-        s.dispatches[action.id] = s.dispatches.get(action.id, 0) + 1
-        s.budgets.step_attempts_left -= 1
-        s.in_flight = None
         why = "the caller cancelled" if by == "cancel" else f"{by.split(':', 1)[1]} was revoked"
-        self.log.open(
-            "attempt",
-            step=action.id,
-            attempt=s.attempt,
-            signal={"transport": "lost"},
-            verdict=RECONCILE,
-            source="default",
-            row="P3:shield",
-            note=f"{why} while this dispatch was out: its outcome is unknown; probe, "
-            "never abandon it",
-            input=given,
-            key=self.run.steps.key(action),
-            consumed=self.run.handles.presented(action),  # I4: spent
-        )
-        self.run.reconcile.start(action)
+        note = f"{why} while this dispatch was out: its outcome is unknown; probe, never abandon it"
+        self.run.reconcile.lost(action, "P3:shield", note, given, self.run.steps.key(action))
         record = self.run.reconcile.pending(action.id)
         if s.waiting.kind == "probe" and record is not None:
             record.shielded_by = by
