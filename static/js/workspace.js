@@ -74,7 +74,7 @@
   };
 
   var requests = {
-    current: null, // the request whose answer #workspace will show: { xhr, verb, push }
+    current: null, // the request whose answer #workspace will show: { xhr, verb, push, url }
     asking: null, // what load() asks for, until htmx:beforeRequest names its xhr
     waiting: null, // a GET asked for while an edit was in flight: { url, push }
   };
@@ -149,16 +149,33 @@
     return swapIn("GET", url);
   }
 
+  // An edit and a GET may start in either order (a click right after a submit): the
+  // edit always wins, and the GET is asked again once the edit is in, so the page
+  // shows both the edit and the selection, never a drawing from before the edit.
   function requestStarts(event) {
     var detail = event.detail;
     if (!detail.target || detail.target.id !== "workspace") return;
     var verb = (detail.requestConfig && detail.requestConfig.verb) || "get";
+    var now = requests.current;
+    if (verb !== "get") {
+      if (now && now.verb === "get" && now.url) {
+        requests.waiting = { url: now.url, push: now.push !== null };
+      }
+      requests.current = { xhr: detail.xhr, verb: verb, push: null, url: null };
+      return;
+    }
     var asked = requests.asking;
     requests.asking = null;
+    if (now && now.verb !== "get") {
+      // an edit is in flight: this answer is dropped (swapStarts), the GET asked again later
+      if (asked) requests.waiting = { url: asked.url, push: asked.push };
+      return;
+    }
     requests.current = {
       xhr: detail.xhr,
       verb: verb,
-      push: asked && asked.push && verb === "get" ? asked.url : null,
+      push: asked && asked.push ? asked.url : null,
+      url: asked ? asked.url : null,
     };
   }
 
