@@ -17,7 +17,10 @@ from typing import Any
 
 from celery import Celery, bootsteps
 
+from designer import broker
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "designer.settings")
+broker.register()
 
 
 app = Celery("designer")
