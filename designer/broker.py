@@ -33,13 +33,13 @@ PARTIAL = ".part"
 class Channel(filesystem.Channel):
     """A filesystem channel whose messages appear in the queue folder whole."""
 
-    def _put(self, queue: str, message: Any, **kwargs: Any) -> None:
+    def _put(self, queue: Any, payload: Any, **kwargs: Any) -> Any:
         name = f"{round(monotonic() * 1000)}_{uuid.uuid4()}.{queue}.msg"
         final = os.path.join(self.data_folder_out, name)
         partial = final + PARTIAL
         try:
             with open(partial, "wb") as f:
-                f.write(str_to_bytes(dumps(message)))
+                f.write(str_to_bytes(dumps(payload)))
             os.replace(partial, final)
         except OSError as exc:
             raise ChannelError(f"Cannot add file {final!r} to directory") from exc
