@@ -33,7 +33,9 @@ PARTIAL = ".part"
 class Channel(filesystem.Channel):
     """A filesystem channel whose messages appear in the queue folder whole."""
 
-    def _put(self, queue: Any, payload: Any, **kwargs: Any) -> Any:
+    # kombu names the argument ``payload`` here and ``message`` in the base channel; we
+    # follow the class we override.
+    def _put(self, queue: Any, payload: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         name = f"{round(monotonic() * 1000)}_{uuid.uuid4()}.{queue}.msg"
         final = os.path.join(self.data_folder_out, name)
         partial = final + PARTIAL
