@@ -29,10 +29,10 @@ is refused with a :class:`DocumentError` saying so.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
 from openapi_spec_validator.shortcuts import get_validator_cls
@@ -41,8 +41,16 @@ from openapi_spec_validator.validation.exceptions import ValidatorDetectError
 from .errors import DocumentError, Problem
 from .formats import MAX_BYTES, decode, parse_json
 from .formats.yamlio import parse_yaml
+from .model import COMMIT_CLASS_EFFECTS, EFFECTS, Effect
 
-__all__ = ["MAX_OPERATIONS", "MAX_STEPS", "Operation", "propose_actions", "read_openapi"]
+__all__ = [
+    "MAX_OPERATIONS",
+    "MAX_STEPS",
+    "Operation",
+    "confirmed_effects",
+    "propose_actions",
+    "read_openapi",
+]
 
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 # A document with more operations is refused: each page showing it reads it again whole.
@@ -69,7 +77,7 @@ class Operation:
     method: str
     path: str
     summary: str
-    effect: str
+    effect: Effect
     why: str
     idempotency: str
     key_header: str | None
@@ -112,15 +120,40 @@ def read_openapi(
     return reader.operations()
 
 
+def confirmed_effects(effects: Mapping[str, str]) -> dict[str, Effect]:
+    """The effects a person confirmed, by operation id; :class:`DocumentError` naming
+    each one that is not an effect of the model.
+
+    >>> try:
+    ...     confirmed_effects({"refund": "compensate", "cancel": "undo"})
+    ... except DocumentError as exc:
+    ...     print(exc.problems[0].message)
+    cancel: 'undo' is not an effect (read, mint, commit, compensate, select)
+    """
+    known: dict[str, Effect] = {}
+    wrong = []
+    for op, effect in effects.items():
+        if effect in EFFECTS:
+            known[op] = cast(Effect, effect)
+        else:
+            wrong.append(Problem(f"{op}: {effect!r} is not an effect ({', '.join(EFFECTS)})"))
+    if wrong:
+        raise DocumentError(wrong)
+    return known
+
+
 def propose_actions(
-    operations: Iterable[Operation], chosen: Iterable[str], effects: dict[str, str] | None = None
+    operations: Iterable[Operation],
+    chosen: Iterable[str],
+    effects: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Chain actions (documents) for the ``chosen`` operation ids, in the document's order.
 
-    ``effects`` overrides a guessed effect per id (what the person confirmed).
+    ``effects`` overrides a guessed effect per id (what the person confirmed);
+    one that is not an effect is refused (:func:`confirmed_effects`).
     """
     wanted = set(chosen)
-    given = effects or {}
+    given = confirmed_effects(effects or {})
     actions = []
     for op in operations:
         if op.id not in wanted:
@@ -134,7 +167,7 @@ def propose_actions(
         }
         if op.fields:
             action["input"] = {"intent": {name: {} for name in op.fields}}
-        if effect in ("commit", "compensate"):
+        if effect in COMMIT_CLASS_EFFECTS:
             action["idempotency"] = {"mode": op.idempotency}
         if op.errors:
             action["documented_errors"] = list(op.errors)
@@ -532,7 +565,7 @@ class _Reader:
         return found
 
 
-def _effect(method: str, path: str, operation_id: str) -> tuple[str, str]:
+def _effect(method: str, path: str, operation_id: str) -> tuple[Effect, str]:
     if method in ("get", "head", "options"):
         return "read", f"{method.upper()} reads"
     if method == "post" and _READING.search(f"{path} {operation_id}"):

@@ -111,6 +111,11 @@ def test_proposed_actions_keep_the_documented_errors_and_take_the_confirmed_effe
     assert refund["documented_errors"] == ["http:409 && code:ALREADY_REFUNDED"]
 
 
+def test_a_confirmed_effect_that_is_not_an_effect_of_the_model_is_refused_by_name():
+    with pytest.raises(DocumentError, match="refund_payment: 'undo' is not an effect"):
+        propose_actions(OPERATIONS.values(), ["refund_payment"], effects={"refund_payment": "undo"})
+
+
 def test_choosing_an_operation_the_document_lacks_is_refused():
     with pytest.raises(DocumentError, match="no operation pay_twice"):
         propose_actions(OPERATIONS.values(), ["pay_twice"])
