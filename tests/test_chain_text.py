@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from chains.cli import write_counterexamples
+from chains.commandline.files import write_counterexamples
+from chains.commandline.text import exploration_lines, scenario_yaml, violation_lines
 from chains.core.sim.explorer import Bounds, ExploreResult, scenario_dict
 from chains.core.sim.scenario import Scenario, load_scenario
-from chains.management.chain_text import exploration_lines, scenario_yaml, violation_lines
 
 SCENARIO = Scenario.model_validate(
     {

@@ -16,6 +16,7 @@ import yaml
 from django.core.management import call_command
 
 from chains import cli
+from chains.core import formats
 from tests.core.sim.builders import double_booking, walked
 from tests.core.test_openapi import recording_listener, with_error_schema
 
@@ -166,7 +167,7 @@ def test_a_file_that_is_not_there_is_named_on_stderr_with_exit_1(capsys, tmp_pat
 
 def test_a_file_over_the_size_limit_is_refused_before_it_is_read(capsys, tmp_path):
     big = tmp_path / "big.yaml"
-    big.write_bytes(b"#" * (cli.formats.MAX_BYTES + 1))
+    big.write_bytes(b"#" * (formats.MAX_BYTES + 1))
     assert run("lint", str(big))[0] == 1
     assert "larger than" in capsys.readouterr().err
 

@@ -157,7 +157,7 @@ def test_export_as_md_prints_the_design_document_that_imports_back_to_the_chain(
 
 
 def test_export_of_an_unknown_chain_fails():
-    with pytest.raises(CommandError, match="no stored chain 'ghost'"):
+    with pytest.raises(CommandError, match="ghost is neither a file nor a stored chain"):
         chain("export", "ghost")
 
 

@@ -1,49 +1,47 @@
-"""``manage.py chain``: import, export, edit, lint, simulate, explore, rules, schema; a thin shell.
+"""``manage.py chain``: ``chain-designer``'s commands, on files and stored chains, and
+the commands that change stored chains; a thin shell.
 
-The core parses, checks and reports; on files this command is ``chain-designer``
-(:mod:`chains.cli`, the same JSON and statuses, no database), whose helpers it
-shares; around stored chains it reads the database, imports through
-``chains.services.imports`` and edits, undoes and redoes through
-``chains.services.editing`` as the page and the API do, and turns outcomes into
-text (worded by ``chains.management.chain_text``), JSON and an exit status
-(lint: 0 VALID or WARNINGS, 1 INVALID, 2 BLOCKED; simulate: 0 when the
-scenario ran and its expectations held, 1 otherwise; explore: 1 when an
-invariant broke, 3 when none did but the search did not cover the chain (a
-step never reached, a happy path short of ``done``), 0 only for a clean and
-complete search; ``--allow-incomplete`` turns 3 into 0; edit, undo, redo: 0
-with the revision number on stdout, 1 with the reason on stderr when refused).
+The parser is :mod:`chains.commandline`'s tree, the one ``chain-designer``
+builds, with a chain argument that may also name a stored chain (KEY, or
+TEAM/KEY when several teams have that key: its head revision) and with what
+needs the database added to it: ``import`` stores what it reads (through
+``chains.services.imports``, as the page and the API do; ``--dry-run`` stores
+nothing, ``--team`` picks the owner), ``edit``, ``undo`` and ``redo`` go
+through ``chains.services.editing`` (0 with the revision number on stdout, 1
+with the reason on stderr when refused), ``scenario`` keeps scenarios with a
+stored chain and replays them. The commands on files run as they do in
+``chain-designer``, with the same JSON and exit statuses
+(:mod:`chains.commandline.commands`), in the terminal's colours.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
+import argparse
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from chains import cli
+from chains.commandline import (
+    COMMANDS,
+    Failed,
+    Files,
+    Loaded,
+    Output,
+    Targets,
+    add_commands,
+    read_limited,
+    read_scenario,
+)
+from chains.commandline.text import import_lines
 from chains.core import formats
 from chains.core.errors import ChainError
-from chains.core.lint import EXIT_CODES, lint
-from chains.core.model import ChainSpec
-from chains.core.sim.explorer import explore
 from chains.core.sim.regression import test_vectors
-from chains.core.sim.runs import FileRuns
-from chains.core.sim.scenario import ScenarioMismatch, simulate
-from chains.management.chain_text import (
-    Line,
-    audit_lines,
-    exploration_lines,
-    import_lines,
-    lint_lines,
-    run_lines,
-)
 from chains.models import (
     Chain,
     NothingToUndo,
+    Revision,
     StaleRevision,
     Team,
     saved_scenarios,
@@ -54,6 +52,11 @@ from chains.services.imports import import_document
 from chains.services.scenarios import BadScenario, save_scenario
 
 CHAIN_REF = "a stored chain: KEY, or TEAM/KEY when several teams have that key"
+STORED = Targets(
+    one="a chain file (any import format) or a stored chain (KEY or TEAM/KEY)",
+    several="chain files (YAML, JSON or compile Markdown) or stored chains (KEY or TEAM/KEY)",
+    metavar="TARGET",
+)
 
 
 def stored_chain(ref: str, not_found: str | None = None) -> Chain:
@@ -68,24 +71,46 @@ def stored_chain(ref: str, not_found: str | None = None) -> Chain:
     return found[0]
 
 
+def head_of(chain: Chain, ref: str) -> Revision:
+    head = chain.head()
+    if head is None:
+        raise CommandError(f"chain {ref!r} has no revision")
+    return head
+
+
+class FilesOrStored(Files):
+    """A target is a file when there is one by that name, else a stored chain's head."""
+
+    def load(self, target: str, fmt: formats.Format = "auto") -> Loaded:
+        if Path(target).exists():
+            return super().load(target, fmt)
+        chain = stored_chain(target, not_found=f"{target} is neither a file nor a stored chain")
+        spec = formats.from_document(head_of(chain, target).document)
+        return Loaded(target, None, [spec])
+
+
+class Styled(Output):
+    """Django's stdout, each line in its style's colour."""
+
+    def __init__(self, stdout: Any, style: Any) -> None:
+        super().__init__(stdout)
+        self.stdout, self.style = stdout, style  # an OutputWrapper: it ends each write
+
+    def line(self, text: str, style: str = "") -> None:
+        self.stdout.write(getattr(self.style, style)(text) if style else text)
+
+    def write_text(self, text: str) -> None:
+        self.stdout.write(text, ending="" if text.endswith("\n") else "\n")
+
+
 class Command(BaseCommand):
-    help = "Import, export and describe chain documents."
+    help = "chain-designer's commands on chain files and stored chains, and edits to stored chains."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        sub = parser.add_subparsers(dest="subcommand", required=True)
-
-        imp = sub.add_parser("import", help="Check a chain document and store its chains.")
-        imp.add_argument("path", type=Path)
-        imp.add_argument("--format", choices=["auto", "yaml", "json", "md"], default="auto")
+        sub = add_commands(parser, STORED)
+        imp = sub.choices["import"]
         imp.add_argument("--dry-run", action="store_true", help="check only, store nothing")
-        imp.add_argument("--json", action="store_true", help="print the report as JSON")
         imp.add_argument("--team", help="slug of the team that owns the chains this creates")
-
-        exp = sub.add_parser("export", help="Print the head revision of a chain.")
-        exp.add_argument("chain", help=CHAIN_REF)
-        cli.add_export_format(exp)
-
-        sub.add_parser("schema", help="Print the JSON Schema of chain documents.")
 
         edt = sub.add_parser(
             "edit", help="Apply an edit operation to a stored chain; print the new revision."
@@ -104,50 +129,6 @@ class Command(BaseCommand):
             change.add_argument(
                 "--base", type=int, metavar="N", help="the revision it starts from (default: head)"
             )
-
-        lnt = sub.add_parser(
-            "lint", help="Check chains against the SPEC: exit 0 valid, 1 invalid, 2 blocked."
-        )
-        lnt.add_argument("target", help="a file (YAML, JSON or compile Markdown) or a chain key")
-        lnt.add_argument("--format", choices=["auto", "yaml", "json", "md"], default="auto")
-        lnt.add_argument("--json", action="store_true", help="print the report as JSON")
-
-        sim = sub.add_parser(
-            "simulate", help="Run a scenario against a chain: exit 0 if it ran as expected, else 1."
-        )
-        sim.add_argument(
-            "chain", help="a chain file (any import format) or a stored chain (KEY or TEAM/KEY)"
-        )
-        sim.add_argument("scenario", type=Path, help="the scenario (YAML or JSON)")
-        sim.add_argument("--json", action="store_true", help="print the result as JSON")
-        sim.add_argument(
-            "--runs",
-            type=Path,
-            metavar="DIR",
-            help="keep the run in DIR by the scenario's run_key: a second start with that key "
-            "returns the kept run and applies no event (SPEC §2.8)",
-        )
-
-        xpl = sub.add_parser(
-            "explore",
-            help="Search failure sequences for broken invariants: exit 1 if one broke, "
-            "3 if none did but coverage is incomplete, 0 if clean and complete.",
-        )
-        xpl.add_argument(
-            "chain", help="a chain file (any import format) or a stored chain (KEY or TEAM/KEY)"
-        )
-        cli.add_explore_options(xpl)
-
-        aud = sub.add_parser(
-            "audit",
-            help="Replay a run's trace against its chain: exit 0 if it kept to it, 1 if not.",
-        )
-        aud.add_argument(
-            "chain", help="a chain file (any import format) or a stored chain (KEY or TEAM/KEY)"
-        )
-        aud.add_argument("trace", type=Path, help="the run's trace: JSON lines")
-        aud.add_argument("--chain", dest="chain_id", help="which chain of a multi-chain file")
-        aud.add_argument("--json", action="store_true", help="print the result as JSON")
 
         scn = sub.add_parser(
             "scenario",
@@ -169,80 +150,59 @@ class Command(BaseCommand):
         vec = scn_sub.add_parser("export", help="Print the conformance test vectors (JSON).")
         vec.add_argument("chain", help=CHAIN_REF)
 
-        rls = sub.add_parser("rules", help="List the lint rules.")
-        rls.add_argument("--markdown", action="store_true", help="the docs/lint-rules.md text")
-
     def handle(self, *args: Any, **options: Any) -> None:
+        given = argparse.Namespace(**options)
+        out = Styled(self.stdout, self.style)
+        stored = {
+            "import": self.import_,
+            "edit": self.edit,
+            "undo": self.edit,
+            "redo": self.edit,
+            "scenario": self.scenario,
+        }
         try:
-            self.run(options)
-        except cli.Failed as exc:
+            if given.subcommand in stored:
+                stored[given.subcommand](given, out)
+                return
+            files = FilesOrStored(settings.CHAIN_UPLOAD_MAX_BYTES)
+            status = COMMANDS[given.subcommand](given, out, files)
+        except Failed as exc:
             raise CommandError(str(exc)) from None
+        if status:
+            raise SystemExit(status)
 
-    def run(self, options: dict[str, Any]) -> None:
-        subcommand = options["subcommand"]
-        if subcommand == "import":
-            team = _team(options["team"])
-            self.import_(
-                options["path"], options["format"], options["dry_run"], options["json"], team
-            )
-        elif subcommand == "export":
-            self.export(options["chain"], options["format"])
-        elif subcommand == "lint":
-            self.lint(options["target"], options["format"], options["json"])
-        elif subcommand == "simulate":
-            self.simulate(options["chain"], options["scenario"], options["json"], options["runs"])
-        elif subcommand == "explore":
-            self.explore(options)
-        elif subcommand == "audit":
-            self.audit(options)
-        elif subcommand == "scenario":
-            self.scenario(options)
-        elif subcommand in ("edit", "undo", "redo"):
-            self.edit(subcommand, options)
-        elif subcommand == "rules":
-            self.rules(options["markdown"])
-        else:
-            self.write_text(json.dumps(formats.json_schema(), indent=2))
-
-    def import_(
-        self, path: Path, fmt: str, dry_run: bool, as_json: bool, team: Team | None = None
-    ) -> None:
+    def import_(self, options: argparse.Namespace, out: Output) -> None:
+        team = _team(options.team)
+        path: Path = options.path
         # The operator at the command line has confirmed by running it: the usable
         # chains are stored even when others in the file have errors.
         imported = import_document(
-            read_limited(path),
-            format=fmt,
+            read_limited(path, settings.CHAIN_UPLOAD_MAX_BYTES),
+            format=options.format,
             filename=path.name,
             team=team,
             confirm=True,
-            store=not dry_run,
+            store=not options.dry_run,
             message=f"import {path.name}",
         )
         report = imported.report()
-        if as_json:
-            self.write_text(json.dumps(report, indent=2))
+        if options.json:
+            out.json(report)
         else:
-            self.say(import_lines(report))
+            out.say(import_lines(report))
         if not imported.chains:
             raise CommandError(f"no chain found in {path}")
 
-    def export(self, key: str, fmt: str) -> None:
-        head = stored_chain(key).head()
-        if head is None:
-            raise CommandError(f"chain {key!r} has no revision")
-        self.write_text(formats.dump(formats.from_document(head.document), fmt, drawn=True))
-
-    def edit(self, subcommand: str, options: dict[str, Any]) -> None:
+    def edit(self, options: argparse.Namespace, out: Output) -> None:
         """Edit, undo or redo as the operator (who may write any chain); stdout: the revision."""
-        chain = stored_chain(options["chain"])
-        head = chain.head()
-        if head is None:
-            raise CommandError(f"chain {options['chain']!r} has no revision")
-        base = head.number if options["base"] is None else options["base"]
+        subcommand = options.subcommand
+        chain = stored_chain(options.chain)
+        head = head_of(chain, options.chain)
+        base = head.number if options.base is None else options.base
         try:
             if subcommand == "edit":
-                args = editing.parse_args(options["op_args"], "--args")
-                saved = editing.save_edit(chain, options["op"], args, base=base, author=None)
+                args = editing.parse_args(options.op_args, "--args")
+                saved = editing.save_edit(chain, options.op, args, base=base, author=None)
                 revision = saved.revision
             else:
                 revision = getattr(editing, subcommand)(chain, base=base, author=None)
@@ -250,129 +210,38 @@ class Command(BaseCommand):
             raise CommandError(f"{subcommand} refused: {exc}") from None
         if revision.number == base:
             self.stderr.write(f"nothing changed; the head is still revision {base}")
-        self.stdout.write(str(revision.number))
+        out.line(str(revision.number))
 
-    def lint(self, target: str, fmt: str, as_json: bool) -> None:
-        path = Path(target)
-        if path.exists():
-            linted = cli.lint_file(target, read_limited(path), fmt)
-        else:
-            chain = self.stored_head(target)
-            linted = cli.LintedFile(target, None, [], [(chain, lint(chain))])
-        if as_json:
-            self.write_text(json.dumps(cli.lint_json(linted), indent=2))
-        else:
-            for p in linted.problems:
-                self.stdout.write(f"import: {p}")
-            for c, report in linted.reports:
-                self.say(lint_lines(c.id, report))
-            if len(linted.reports) != 1:
-                self.stdout.write(f"status: {linted.status}")
-        if EXIT_CODES[linted.status]:
-            raise SystemExit(EXIT_CODES[linted.status])
-
-    def lint_targets(self, target: str, fmt: str) -> tuple[list, list]:
-        """Chains from a file (every format the importer takes) or a stored chain's head."""
-        path = Path(target)
-        if path.exists():
-            result = formats.load(read_limited(path), format=fmt, filename=path.name)
-            return result.chains, result.problems
-        return [self.stored_head(target)], []
-
-    def stored_head(self, target: str) -> ChainSpec:
-        head = stored_chain(
-            target, not_found=f"{target} is neither a file nor a stored chain"
-        ).head()
-        if head is None:
-            raise CommandError(f"chain {target!r} has no revision")
-        return formats.from_document(head.document)
-
-    def simulate(self, target: str, path: Path, as_json: bool, folder: Path | None) -> None:
-        scenario = cli.read_scenario(path)
-        chains, problems = self.lint_targets(target, "auto")
-        chain = cli.scenario_chain(chains, problems, target, scenario)
-        try:
-            result = simulate(chain, scenario, runs=FileRuns(folder) if folder else None)
-        except ScenarioMismatch as exc:
-            if exc.run is not None and not as_json:
-                self.say(run_lines(exc.run))
-            raise CommandError(f"scenario mismatch: {exc}") from None
-        except ChainError as exc:
-            raise CommandError(f"simulation failed: {exc}") from None
-        if as_json:
-            self.write_text(json.dumps(result.as_dict(), indent=2))
-        else:
-            if result.created is False:
-                self.stdout.write(f"run_key {scenario.run_key}: the kept run, no event applied")
-            self.say(run_lines(result.run))
-            for n, accepted in result.proposals:
-                self.stdout.write(f"proposal of event {n}: {'accepted' if accepted else 'refused'}")
-            for e in result.expectations:
-                self.stdout.write(f"expect {'held' if e.held else 'FAILED'}: {e}")
-        if not result.held:
-            failed = "; ".join(str(e) for e in result.failed)
-            raise CommandError(f"expectations failed: {failed}")
-
-    def explore(self, options: dict[str, Any]) -> None:
-        bounds = cli.bounds_of(options)
-        chains, problems = self.lint_targets(options["chain"], "auto")
-        chain = cli.pick_chain(chains, problems, options["chain"], options["chain_id"])
-        result = explore(chain, bounds)
-        if options["json"]:
-            self.write_text(json.dumps(result.as_dict(), indent=2))
-        else:
-            self.say(exploration_lines(chain.id, bounds, result))
-        if options["write_counterexamples"] is not None:
-            for path in cli.write_counterexamples(
-                options["write_counterexamples"], chain.id, result
-            ):
-                self.stdout.write(f"wrote {path}")
-        status = cli.exploration_status(result, options["allow_incomplete"])
-        if status:
-            raise SystemExit(status)
-
-    def audit(self, options: dict[str, Any]) -> None:
-        chains, problems = self.lint_targets(options["chain"], "auto")
-        chain = cli.pick_chain(chains, problems, options["chain"], options["chain_id"])
-        result = cli.audit_trace(chain, options["trace"])
-        if options["json"]:
-            self.write_text(json.dumps(result.as_dict(), indent=2))
-        else:
-            self.say(audit_lines(chain.id, result))
-        if not result.clean:
-            raise SystemExit(1)
-
-    def scenario(self, options: dict[str, Any]) -> None:
-        chain = stored_chain(options["chain"])
-        if chain.head() is None:
-            raise CommandError(f"chain {options['chain']!r} has no revision")
-        if options["action"] == "add":
+    def scenario(self, options: argparse.Namespace, out: Output) -> None:
+        chain = stored_chain(options.chain)
+        head = head_of(chain, options.chain)
+        if options.action == "add":
             self.scenario_add(chain, options)
             return
-        document = formats.from_document(chain.head().document)
-        if options["action"] == "export":
-            self.write_text(json.dumps(test_vectors(document, saved_scenarios(chain)), indent=2))
+        spec = formats.from_document(head.document)
+        if options.action == "export":
+            out.json(test_vectors(spec, saved_scenarios(chain)))
             return
-        checks = scenario_checks(chain, document)
-        if options["json"]:
-            self.write_text(json.dumps([c.as_dict() for c in checks], indent=2))
+        checks = scenario_checks(chain, spec)
+        if options.json:
+            out.json([c.as_dict() for c in checks])
         else:
             for c in checks:
-                self.stdout.write(f"{'held' if c.held else 'CHANGED'}: {c.name}")
+                out.line(f"{'held' if c.held else 'CHANGED'}: {c.name}")
                 for line in [*c.changes, *([c.error] if c.error else [])]:
-                    self.stdout.write(f"  {line}")
+                    out.line(f"  {line}")
         if not all(c.held for c in checks):
             raise CommandError("some scenarios changed outcome")
 
-    def scenario_add(self, chain: Chain, options: dict[str, Any]) -> None:
-        scenario = cli.read_scenario(options["scenario"])
+    def scenario_add(self, chain: Chain, options: argparse.Namespace) -> None:
+        scenario = read_scenario(options.scenario)
         try:
             saved = save_scenario(
                 chain,
-                options["name"],
+                options.name,
                 scenario,
                 author=None,
-                record=options["record"],
+                record=options.record,
                 replace=True,  # the operator runs the same script again to update it
             )
         except BadScenario as exc:
@@ -380,16 +249,6 @@ class Command(BaseCommand):
         except ChainError as exc:
             raise CommandError(f"scenario does not replay: {exc}") from None
         self.stdout.write(self.style.SUCCESS(f"saved scenario {saved.name!r} for {chain.key}"))
-
-    def rules(self, markdown: bool) -> None:
-        self.write_text(cli.rules_text(markdown))
-
-    def say(self, lines: Iterable[Line]) -> None:
-        for text, style in lines:
-            self.stdout.write(getattr(self.style, style)(text) if style else text)
-
-    def write_text(self, text: str) -> None:
-        self.stdout.write(text, ending="" if text.endswith("\n") else "\n")
 
 
 def _team(slug: str | None) -> Team | None:
@@ -399,8 +258,3 @@ def _team(slug: str | None) -> Team | None:
     if team is None:
         raise CommandError(f"--team: no team called {slug!r}")
     return team
-
-
-def read_limited(path: Path) -> bytes:
-    """The file's bytes; refuses, before reading it all, one over CHAIN_UPLOAD_MAX_BYTES."""
-    return cli.read_limited(path, settings.CHAIN_UPLOAD_MAX_BYTES)

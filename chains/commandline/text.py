@@ -1,10 +1,11 @@
-"""How ``manage.py chain`` and ``chain-designer`` word results as text, apart from their plumbing.
+"""How the command line words results as text, apart from its plumbing.
 
 Each function turns one result (an import report, a lint report, a run, an
 exploration) into lines ``(text, style)``, where style is ``""``, ``"SUCCESS"``
 or ``"WARNING"``; ``manage.py chain`` writes them with its terminal's colours,
-``chain-designer`` (:mod:`chains.cli`) plainly. Django-free. The
-JSON forms are the results' own ``as_dict``/``report`` and live with them.
+``chain-designer`` plainly (:class:`chains.commandline.commands.Output`).
+Django-free. The JSON forms are the results' own ``as_dict``/``report`` and
+live with them.
 """
 
 from __future__ import annotations

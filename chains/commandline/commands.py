@@ -1,0 +1,243 @@
+"""The commands on chain files, each run once for both doors.
+
+A command takes the parsed options, an :class:`Output` and the door's
+:class:`~chains.commandline.files.Files` (what a chain argument may name), and
+returns its exit status: lint 0 for VALID or WARNINGS, 1 INVALID, 2 BLOCKED
+(the worst of all the targets); simulate 0 when the scenario ran and its
+expectations held (else :class:`Failed`); explore 1 when an invariant broke, 3
+when none did but the search did not cover the chain, 0 for a clean and
+complete search; audit 0 when a run's trace kept to the chain, 1 when it
+diverged. Django-free.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable, Iterable
+from importlib import metadata
+from typing import TextIO
+
+import yaml
+
+from chains.core import formats
+from chains.core.errors import ChainError, DocumentError, Problem
+from chains.core.lint import EXIT_CODES, worst_status
+from chains.core.model import EFFECTS
+from chains.core.openapi import confirmed_effects, propose_actions, read_openapi
+from chains.core.sim.explorer import explore
+from chains.core.sim.runs import FileRuns
+from chains.core.sim.scenario import ScenarioMismatch, simulate
+
+from .files import (
+    Failed,
+    Files,
+    audit_trace,
+    bounds_of,
+    exploration_status,
+    lint_json,
+    lint_loaded,
+    pick_chain,
+    read_scenario,
+    rules_text,
+    sarif_log,
+    scenario_chain,
+    write_counterexamples,
+)
+from .text import (
+    Line,
+    audit_lines,
+    exploration_lines,
+    import_lines,
+    lint_lines,
+    run_lines,
+)
+
+__all__ = ["COMMANDS", "Command", "Output", "version"]
+
+
+class Output:
+    """Where a command writes: lines of text (a style each, which plain output leaves
+    out) and whole texts such as JSON."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def line(self, text: str, style: str = "") -> None:
+        print(text, file=self.stream)
+
+    def say(self, lines: Iterable[Line]) -> None:
+        for text, style in lines:
+            self.line(text, style)
+
+    def write_text(self, text: str) -> None:
+        self.stream.write(text if text.endswith("\n") else text + "\n")
+
+    def json(self, data: object) -> None:
+        self.write_text(json.dumps(data, indent=2))
+
+
+Command = Callable[[argparse.Namespace, Output, Files], int]
+
+
+def lint(options: argparse.Namespace, out: Output, files: Files) -> int:
+    linted = [lint_loaded(files.load(t, options.input_format)) for t in options.targets]
+    status = worst_status([f.status for f in linted])
+    if options.output == "sarif":
+        out.json(sarif_log(linted, version()))
+    elif options.output == "json":
+        shapes = [lint_json(f) for f in linted]
+        if len(shapes) == 1:
+            out.json(shapes[0])
+        else:
+            each = [{"path": f.target, **shape} for f, shape in zip(linted, shapes, strict=True)]
+            out.json({"status": status, "files": each})
+    else:
+        for f in linted:
+            out.say((f"import: {p}", "") for p in f.problems)
+            for chain, report in f.reports:
+                out.say(lint_lines(chain.id, report))
+        if sum(len(f.reports) for f in linted) != 1:
+            out.line(f"status: {status}")
+    return EXIT_CODES[status]
+
+
+def import_(options: argparse.Namespace, out: Output, files: Files) -> int:
+    """Read a document as the importer does and store nothing."""
+    result = formats.load(files.read(options.path), options.format, options.path.name)
+    problems = list(result.problems)
+    if not result.chains and not problems:
+        problems.append(Problem("the document holds no chain"))
+    report = formats.ImportResult(result.chains, formats.errors_first(problems), result.format)
+    if options.json:
+        out.json(report.report())
+    else:
+        out.say(import_lines(report.report()))
+    if not result.chains:
+        raise Failed(f"no chain found in {options.path}")
+    return 0
+
+
+def simulate_(options: argparse.Namespace, out: Output, files: Files) -> int:
+    scenario = read_scenario(options.scenario)
+    chain = scenario_chain(files.load(options.chain), scenario)
+    try:
+        runs = FileRuns(options.runs) if options.runs is not None else None
+        result = simulate(chain, scenario, runs=runs)
+    except ScenarioMismatch as exc:
+        if exc.run is not None and not options.json:
+            out.say(run_lines(exc.run))
+        raise Failed(f"scenario mismatch: {exc}") from None
+    except ChainError as exc:
+        raise Failed(f"simulation failed: {exc}") from None
+    if options.json:
+        out.json(result.as_dict())
+    else:
+        if result.created is False:
+            out.line(f"run_key {scenario.run_key}: the kept run, no event applied")
+        out.say(run_lines(result.run))
+        for n, accepted in result.proposals:
+            out.line(f"proposal of event {n}: {'accepted' if accepted else 'refused'}")
+        for e in result.expectations:
+            out.line(f"expect {'held' if e.held else 'FAILED'}: {e}")
+    if not result.held:
+        raise Failed("expectations failed: " + "; ".join(str(e) for e in result.failed))
+    return 0
+
+
+def explore_(options: argparse.Namespace, out: Output, files: Files) -> int:
+    bounds = bounds_of(options)
+    chain = pick_chain(files.load(options.chain), options.chain_id)
+    result = explore(chain, bounds)
+    if options.json:
+        out.json(result.as_dict())
+    else:
+        out.say(exploration_lines(chain.id, bounds, result))
+    if options.write_counterexamples is not None:
+        for path in write_counterexamples(options.write_counterexamples, chain.id, result):
+            out.line(f"wrote {path}")
+    return exploration_status(result, options.allow_incomplete)
+
+
+def audit(options: argparse.Namespace, out: Output, files: Files) -> int:
+    chain = pick_chain(files.load(options.chain), options.chain_id)
+    result = audit_trace(chain, options.trace)
+    if options.json:
+        out.json(result.as_dict())
+    else:
+        out.say(audit_lines(chain.id, result))
+    return 0 if result.clean else 1
+
+
+def openapi(options: argparse.Namespace, out: Output, files: Files) -> int:
+    try:
+        beside = options.path.parent if options.resolve_local else None
+        operations = read_openapi(files.read(options.path), options.path.name, beside=beside)
+        effects = confirmed_effects(dict(_pair(e) for e in options.effect))
+        chosen = [p.strip() for p in (options.pick or "").split(",") if p.strip()]
+        actions = propose_actions(operations, chosen, effects) if chosen else None
+    except DocumentError as exc:
+        lines = "\n".join(f"  {p}" for p in exc.problems)
+        raise Failed(f"{options.path}:\n{lines}") from None
+    if actions is not None:
+        if options.json:
+            out.json(actions)
+        else:
+            listed = {"actions": actions}
+            out.write_text(yaml.safe_dump(listed, sort_keys=False, allow_unicode=True))
+        return 0
+    if options.json:
+        out.json([o.as_dict() for o in operations])
+        return 0
+    for o in operations:
+        out.line(f"{o.id}: {o.method.upper()} {o.path}")
+        out.line(f"  effect {o.effect} ({o.why}); idempotency {o.idempotency}")
+        if o.fields:
+            out.line(f"  intent fields: {', '.join(o.fields)}")
+        for error in o.errors:
+            out.line(f"  documents {error}")
+    return 0
+
+
+def _pair(text: str) -> tuple[str, str]:
+    name, sep, effect = text.partition("=")
+    if not sep:
+        raise Failed(f"--effect {text!r}: write ID=EFFECT, EFFECT one of {', '.join(EFFECTS)}")
+    return name.strip(), effect
+
+
+def export(options: argparse.Namespace, out: Output, files: Files) -> int:
+    chain = pick_chain(files.load(options.chain), options.chain_id)
+    out.write_text(formats.dump(chain, options.format, drawn=True))
+    return 0
+
+
+def schema(options: argparse.Namespace, out: Output, files: Files) -> int:
+    out.json(formats.json_schema())
+    return 0
+
+
+def rules(options: argparse.Namespace, out: Output, files: Files) -> int:
+    out.write_text(rules_text(options.markdown))
+    return 0
+
+
+COMMANDS: dict[str, Command] = {
+    "lint": lint,
+    "import": import_,
+    "simulate": simulate_,
+    "explore": explore_,
+    "audit": audit,
+    "openapi": openapi,
+    "export": export,
+    "schema": schema,
+    "rules": rules,
+}
+
+
+def version() -> str:
+    """The installed ``chain-designer``'s version (SARIF names it)."""
+    try:
+        return metadata.version("chain-designer")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
