@@ -22,6 +22,7 @@ import yaml
 
 from chains.core import formats
 from chains.core.errors import ChainError, DocumentError, Problem
+from chains.core.export import export as export_spec
 from chains.core.lint import EXIT_CODES, worst_status
 from chains.core.model import EFFECTS
 from chains.core.openapi import confirmed_effects, propose_actions, read_openapi
@@ -208,7 +209,7 @@ def _pair(text: str) -> tuple[str, str]:
 
 def export(options: argparse.Namespace, out: Output, files: Files) -> int:
     chain = pick_chain(files.load(options.chain), options.chain_id)
-    out.write_text(formats.dump(chain, options.format, drawn=True))
+    out.write_text(export_spec(chain, options.format, drawn=True))
     return 0
 
 

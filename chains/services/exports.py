@@ -12,8 +12,8 @@ from typing import Literal
 
 from django.http import HttpResponse
 
-from chains.core import formats
 from chains.core.dot import to_png, to_svg
+from chains.core.export import export
 from chains.core.render import flow_dot, handle_graph_dot
 from chains.models import Revision
 from chains.services.access import document_of
@@ -48,7 +48,7 @@ def download(revision: Revision, fmt: str, graph: Graph = "handles") -> HttpResp
         content = dot if fmt == "dot" else to_svg(dot) if fmt == "svg" else to_png(dot)
         name += f"-{graph}"
     else:
-        content = formats.dump(document, fmt, drawn=True)  # md embeds the handle graph
+        content = export(document, fmt, drawn=True)  # md embeds the handle graph
     response = HttpResponse(content, content_type=CONTENT_TYPES[fmt])
     response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
     response["X-Revision"] = str(revision.number)

@@ -18,9 +18,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 from pydantic import BaseModel, Field, create_model, field_validator
 
+from chains.core.design_doc import FIT_TEST_KEY
 from chains.core.errors import ChainError
 from chains.core.fit import QUESTIONS, FitResult, as_dict, assess
-from chains.core.formats.design_doc import FIT_TEST_KEY
 from chains.models import Chain, ChainUnavailable, Team
 from chains.models.chains import reserved_key
 from chains.services.access import NoTeam, creating_team

@@ -4,9 +4,10 @@ One entry point reads anything a user may hand us (:func:`load`: a YAML or
 JSON chain document, or a compile document in Markdown holding several
 chains) and returns an :class:`ImportResult` that lists every chain found
 and every fragment that was not understood, with its line. It never raises
-for bad input. Writing is :func:`dump` (canonical YAML or JSON, or the
-Markdown design document). Refused outright, before any parsing: more than
-:data:`MAX_BYTES` bytes and bytes that are not UTF-8. This module only
+for bad input. Writing is :func:`dump` (canonical YAML or JSON); the
+Markdown design document is a report built above this package
+(:mod:`chains.core.design_doc`). Refused outright, before any parsing: more
+than :data:`MAX_BYTES` bytes and bytes that are not UTF-8. This module only
 gathers the public names; the work is done in its submodules:
 
 - :mod:`.load`: :func:`load`, :func:`decode`, :func:`detect_format`, the size limit
@@ -20,7 +21,6 @@ gathers the public names; the work is done in its submodules:
 - :mod:`.document`: :func:`to_document` / :func:`from_document` (the stored
   dict and the model), :func:`dump`, :func:`json_schema`
 - :mod:`.canonical`: the canonical YAML and JSON spelling of a chain
-- :mod:`.design_doc`: the Markdown design document export
 - :mod:`.places`: :func:`element_line`, the line a lint finding's element is on
 """
 

@@ -2,9 +2,10 @@
 
 A chain is stored as its canonical document (:func:`to_document`, see
 :mod:`.canonical`) and read back through validation (:func:`from_document`).
-:func:`dump` writes a chain as canonical YAML or JSON or as its Markdown
-design document (:mod:`.design_doc`); :func:`json_schema` describes the
-document for other tooling.
+:func:`dump` writes a chain as canonical YAML or JSON; :func:`json_schema`
+describes the document for other tooling. The Markdown design document is a
+report built above this package (:mod:`chains.core.design_doc`, and
+:func:`chains.core.export.export` for any of the three).
 """
 
 from __future__ import annotations
@@ -31,25 +32,13 @@ def from_document(document: dict[str, Any]) -> ChainSpec:
     return validate_chain(document)
 
 
-def dump(
-    chain: ChainSpec, format: Literal["yaml", "json", "md"] = "yaml", *, drawn: bool = False
-) -> str:
-    """Write ``chain`` as canonical YAML or JSON, or as its Markdown design document.
-
-    Re-importing any of them gives an equal chain (``md``: see :mod:`.design_doc`).
-    ``drawn``: the design document embeds its handle graph as SVG (Graphviz).
-    """
+def dump(chain: ChainSpec, format: Literal["yaml", "json"] = "yaml") -> str:
+    """Write ``chain`` as canonical YAML or JSON; re-importing it gives an equal chain."""
     if format == "json":
         return dump_json(chain)
     if format == "yaml":
         return dump_yaml(chain)
-    if format == "md":
-        # Imported on use: the design document sits above the linter (it
-        # prints the lint report), and the linter's fixes import this package.
-        from .design_doc import design_document
-
-        return design_document(chain, drawn=drawn)
-    raise ValueError(f"cannot dump to {format!r}; expected yaml, json or md")
+    raise ValueError(f"cannot dump to {format!r}; expected yaml or json")
 
 
 def json_schema() -> dict[str, Any]:

@@ -5,6 +5,7 @@ matches more than its author wrote steals the signals of the rows below it.
 """
 
 from chains.core import formats
+from chains.core.export import export
 from chains.core.formats.markdown import load_markdown
 from chains.core.model import ChainSpec
 from chains.core.sim.classifier import ClassifyContext, classify
@@ -95,7 +96,7 @@ def test_an_alternative_that_gives_no_signal_is_reported_too():
 def test_conjunctions_and_predicates_survive_yaml_json_and_the_design_document():
     doc = chain()
     for fmt in ("yaml", "json", "md"):
-        (again,) = formats.load(formats.dump(doc, fmt), format=fmt).chains
+        (again,) = formats.load(export(doc, fmt), format=fmt).chains
         assert [r.signal for r in again.verdict_table] == [r.signal for r in doc.verdict_table]
 
 

@@ -10,7 +10,7 @@ fact in it is computed from the chain (lint status and UNKNOWNs by
 :func:`~chains.core.fit.assess` on the answers a chain records under
 ``extras.fit_test``), so the same chain always gives the same text.
 
-It assumes the compile-document importer (:mod:`.markdown`) is the reader:
+It assumes the compile-document importer (:mod:`chains.core.formats.markdown`) is the reader:
 the chain itself travels in fenced ``yaml`` blocks whose top-level keys that
 importer takes (chain keys, ``handles``, ``actions``, ``verdict_table``,
 ``known_unmatched``, ``gates``, ``policy``, ``independence``), written from
@@ -32,13 +32,13 @@ from typing import Any
 
 import yaml
 
-from ..fit import QUESTIONS, FitError, assess
-from ..graph import Cascade, GraphError, cascades, minters
-from ..lint import LintReport, lint
-from ..lint.context import walk
-from ..model import Action, ChainSpec, Gate, Handle, Outcome, first_by_id, is_commit_class
-from ..verdicts import GENERIC_ROWS, Verdict, format_verdict
-from .canonical import canonical_document
+from .fit import QUESTIONS, FitError, assess
+from .formats.canonical import canonical_document
+from .graph import Cascade, GraphError, cascades, minters
+from .lint import LintReport, lint
+from .lint.context import walk
+from .model import Action, ChainSpec, Gate, Handle, Outcome, first_by_id, is_commit_class
+from .verdicts import GENERIC_ROWS, Verdict, format_verdict
 
 __all__ = ["FIT_TEST_KEY", "design_document"]
 
@@ -885,8 +885,8 @@ def _counts(items: Iterable[str]) -> str:
 
 def _drawing(chain: ChainSpec) -> str:
     """The handle graph as an inline SVG block (a Markdown HTML block the importer skips)."""
-    from ..dot import RenderError, to_svg  # the drawing needs Graphviz; the text does not
-    from ..render import handle_graph_dot
+    from .dot import RenderError, to_svg  # the drawing needs Graphviz; the text does not
+    from .render import handle_graph_dot
 
     try:
         svg = to_svg(handle_graph_dot(chain))
