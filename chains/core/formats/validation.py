@@ -19,8 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from ..errors import DocumentError, Problem
-from ..model import AutoRepair, ChainSpec, Confirmation
-from ..sim.classifier import auto_repair_transform
+from ..model import AutoRepair, ChainSpec, Confirmation, auto_repair_transform
 
 __all__ = [
     "error_message",

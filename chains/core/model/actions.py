@@ -10,6 +10,7 @@ commit-class, keyed, an unkeyed commit, and which actions may undo it
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
@@ -229,6 +230,35 @@ def is_unkeyed_commit(action: Action) -> bool:
     return is_commit_class(action) and (
         action.idempotency is None or action.idempotency.mode == "none"
     )
+
+
+def auto_repair_transform(ar: AutoRepair, n: int) -> dict[str, Any]:
+    """The intent assignments an auto-repair declares, as field → value.
+
+    Written as a mapping, a list of fields to clear, ``drop <field>`` or
+    ``<field> := <how>``; a value described in prose is generated
+    deterministically (``auto:<field>:<n>``), since the simulator has no
+    provider to ask.
+
+    >>> from chains.core.model import AutoRepair
+    >>> auto_repair_transform(AutoRepair(trigger="x", fields="drop fare_filters"), 1)
+    {'fare_filters': None}
+    >>> auto_repair_transform(AutoRepair(trigger="x", fields="ref := new uuid"), 2)
+    {'ref': 'auto:ref:2'}
+    """
+    spec = ar.fields
+    if isinstance(spec, dict):
+        return dict(spec)
+    if isinstance(spec, list):
+        return {str(f): None for f in spec}
+    text = str(spec or "").strip()
+    drop = re.fullmatch(r"(?:drop|clear|remove)\s+([\w.]+(?:\s*,\s*[\w.]+)*)", text, re.I)
+    if drop:
+        return {f.strip(): None for f in drop[1].split(",")}
+    assign = re.fullmatch(r"([\w.]+)\s*(?::=|=)\s*(.+)", text)
+    if assign:
+        return {assign[1]: f"auto:{assign[1]}:{n}"}
+    return {}
 
 
 def compensators(action: Action) -> list[str]:

@@ -23,15 +23,15 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 from ..memo import by_identity, per_chain, remember
 from ..model import (
     Action,
-    AutoRepair,
     ChainSpec,
     Handle,
     VerdictRow,
+    auto_repair_transform,
     in_variant,
     is_commit_class,
     trace_row_ref,
@@ -298,35 +298,6 @@ def _auto_repair(
                 auto_repair=key,
             )
     return None
-
-
-def auto_repair_transform(ar: AutoRepair, n: int) -> dict[str, Any]:
-    """The intent assignments an auto-repair declares, as field → value.
-
-    Written as a mapping, a list of fields to clear, ``drop <field>`` or
-    ``<field> := <how>``; a value described in prose is generated
-    deterministically (``auto:<field>:<n>``), since the simulator has no
-    provider to ask.
-
-    >>> from chains.core.model import AutoRepair
-    >>> auto_repair_transform(AutoRepair(trigger="x", fields="drop fare_filters"), 1)
-    {'fare_filters': None}
-    >>> auto_repair_transform(AutoRepair(trigger="x", fields="ref := new uuid"), 2)
-    {'ref': 'auto:ref:2'}
-    """
-    spec = ar.fields
-    if isinstance(spec, dict):
-        return dict(spec)
-    if isinstance(spec, list):
-        return {str(f): None for f in spec}
-    text = str(spec or "").strip()
-    drop = re.fullmatch(r"(?:drop|clear|remove)\s+([\w.]+(?:\s*,\s*[\w.]+)*)", text, re.I)
-    if drop:
-        return {f.strip(): None for f in drop[1].split(",")}
-    assign = re.fullmatch(r"([\w.]+)\s*(?::=|=)\s*(.+)", text)
-    if assign:
-        return {assign[1]: f"auto:{assign[1]}:{n}"}
-    return {}
 
 
 def _generic(
