@@ -28,9 +28,9 @@ from chains.core import edit, formats
 from chains.core.coverage import coverage
 from chains.core.dot import RenderError, start_svg
 from chains.core.errors import ChainError, DocumentError
+from chains.core.fixes import fixes_for, may_fix
 from chains.core.keys import GraphKey, GraphKeyError, node_key
 from chains.core.lint import lint
-from chains.core.lint.fixes import fixes_for, may_fix
 from chains.core.lint.registry import Severity
 from chains.core.model import EFFECTS, EVIDENCE_TAGS, ChainSpec, Gate, row_ref, rows_by_ref
 from chains.core.rebase import ABSENT, Rebase, Written

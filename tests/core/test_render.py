@@ -10,9 +10,9 @@ import pytest
 
 from chains.core import dot, formats, render
 from chains.core.dot import RenderError, to_svg
+from chains.core.fixes import apply_fix, fixes_for
 from chains.core.keys import GraphKey
 from chains.core.lint import lint
-from chains.core.lint.fixes import apply_fix, fixes_for
 from chains.core.model import ChainSpec
 from chains.core.render import (
     EFFECT_FILLS,

@@ -8,14 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from chains.core import edit, formats
+from chains.core import edit, fixes, formats
+from chains.core.fixes import apply_fix, fixes_for
 from chains.core.formats import to_document
-from chains.core.lint import fixes
-from chains.core.lint.fixes import apply_fix, fixes_for
 
-from .helpers import COUPLED_RETURNS, HOLD_FROM_TWO, chain, found
+from .lint.helpers import COUPLED_RETURNS, HOLD_FROM_TWO, chain, found
 
-FLIGHT = Path(__file__).parents[3] / "fixtures" / "flight-roundtrip.yaml"
+FLIGHT = Path(__file__).parents[2] / "fixtures" / "flight-roundtrip.yaml"
 
 UNKEYED_BOOK = """
     id: c

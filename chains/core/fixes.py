@@ -8,7 +8,8 @@ edge, one attempt for an unkeyed commit); where a human must choose (which
 budget, which signal) it offers none, or a stub the user is told to fill in.
 Fixes are computed from the chain, not from the finding's wording, except
 to tell apart several findings on the same element; each offered fix has
-been checked to apply.
+been checked to apply. It sits above both the linter and the edits it
+calls, which is why it is not part of :mod:`chains.core.lint`.
 """
 
 from __future__ import annotations
@@ -18,14 +19,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .. import edit
-from ..formats import to_document
-from ..graph import minters, missing_edges, selection_coupling_gaps, selection_handles
-from ..keys import arrow
-from ..model import COMMIT_CLASS_EFFECTS, ChainSpec, VerdictRow, rows_by_ref
-from ..probes import confirmed_by, may_be_probe_only
-from ..signals import conjuncts
-from .registry import Finding
+from . import edit
+from .formats import to_document
+from .graph import minters, missing_edges, selection_coupling_gaps, selection_handles
+from .keys import arrow
+from .lint.registry import Finding
+from .model import COMMIT_CLASS_EFFECTS, ChainSpec, VerdictRow, rows_by_ref
+from .probes import confirmed_by, may_be_probe_only
+from .signals import conjuncts
 
 __all__ = ["Fix", "apply_fix", "fixes_for", "may_fix"]
 
