@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from chains.core.drawing import Canvas
 from chains.core.edit import EditError
 from chains.models import Chain, NothingToUndo, Revision, StaleRevision
 from chains.services.editing import parse_args, parse_value, redo, save_edit, undo
@@ -39,11 +40,15 @@ def test_a_saved_edit_carries_the_changed_chain_and_its_lint_report(small):
     assert saved.report.status == saved.revision.status
 
 
-def test_the_start_hook_sees_the_changed_chain_and_its_answer_comes_back(small):
-    saved = save_edit(
-        small, "add_handle", {"id": "quote"}, base=1, author=None, start=lambda c: c.handle("quote")
-    )
-    assert saved.started.id == "quote"
+def test_a_drawing_asked_for_is_of_the_changed_chain_with_its_selection(small):
+    canvas = Canvas(select="handle:quote")
+    saved = save_edit(small, "add_handle", {"id": "quote"}, base=1, author=None, draw=canvas)
+    assert saved.drawing.selection.key == "handle:quote"
+    assert 'id="handle:quote"' in saved.drawing.svg.result()
+
+
+def test_an_edit_asked_for_no_drawing_draws_nothing(small):
+    assert save_edit(small, "add_handle", {"id": "quote"}, base=1, author=None).drawing is None
 
 
 def test_an_edit_on_a_stale_base_raises_and_stores_nothing(small):

@@ -15,13 +15,13 @@ Who may edit is the caller's check (``services.access.chain_access``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from chains.core import edit, formats
+from chains.core.drawing import Canvas, Drawing, start_drawing
 from chains.core.edit import EditError
 from chains.core.errors import DocumentError
 from chains.core.formats.yamlio import parse_yaml
@@ -89,14 +89,14 @@ class StaleEdit(StaleRevision):
 class Saved:
     """A saved edit: the revision, and what a page needs to show it without redoing work.
 
-    ``revision`` is the head unchanged when the edit changed nothing. ``started``
-    is what the caller's ``start`` hook returned (None without one).
+    ``revision`` is the head unchanged when the edit changed nothing.
+    ``drawing`` is the changed chain's drawing when the caller asked for one.
     """
 
     revision: Revision
     spec: ChainSpec
     report: LintReport
-    started: Any = None
+    drawing: Drawing | None = None
 
 
 def save_edit(
@@ -106,20 +106,20 @@ def save_edit(
     *,
     base: int,
     author: Any,
-    start: Callable[[ChainSpec], Any] | None = None,
+    draw: Canvas | None = None,
 ) -> Saved:
     """Apply the edit ``op`` with ``args`` to the head of ``chain`` and store the result.
 
-    ``start``, when given, is called with the changed ChainSpec before it is
-    linted, so slow work the caller needs anyway (the page lays out the new
-    graph in Graphviz) runs while the linter does; its result comes back as
-    ``Saved.started``.
+    ``draw``, when given, says what the caller will show of the changed
+    chain (the page: which graph, what is selected): its layout is started
+    before the linter runs, so Graphviz works while the chain is linted, and
+    comes back as ``Saved.drawing``.
     """
     spec = _head_spec(get_head(chain))
     changed = edit.apply(spec, op, args)
     if changed.id != spec.id:
         raise EditError("id", "a chain's id is its address and cannot change here")
-    started = start(changed) if start is not None else None
+    drawing = start_drawing(changed, draw) if draw is not None else None
     report = lint(changed)
     try:
         revision = Chain.objects.store(
@@ -133,7 +133,7 @@ def save_edit(
     except StaleRevision as exc:
         raise StaleEdit(exc.head, base, stale_check(chain, op, args, base, exc.head)) from None
     document_of(revision, known=changed)
-    return Saved(revision, changed, report, started)
+    return Saved(revision, changed, report, drawing)
 
 
 def add_actions(

@@ -13,8 +13,7 @@ functions; this module only gathers it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
-from concurrent.futures import Future
+from collections.abc import Iterable
 from typing import Any, get_args
 from urllib.parse import urlencode
 
@@ -26,7 +25,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from chains.core import edit, formats
 from chains.core.coverage import coverage
-from chains.core.dot import RenderError, start_svg
+from chains.core.dot import RenderError
+from chains.core.drawing import Canvas, Drawing, start_drawing
 from chains.core.errors import ChainError, DocumentError
 from chains.core.fixes import fixes_for, may_fix
 from chains.core.keys import GraphKey, GraphKeyError, node_key
@@ -35,8 +35,7 @@ from chains.core.lint.registry import Severity
 from chains.core.model import EFFECTS, EVIDENCE_TAGS, ChainSpec, Gate, row_ref, rows_by_ref
 from chains.core.rebase import ABSENT, Rebase, Written
 from chains.core.recent import Recent
-from chains.core.render import flow_dot, handle_graph_dot
-from chains.core.selection import Selection, finding_key, intent_fields, select
+from chains.core.selection import finding_key, intent_fields
 from chains.core.verdicts import GENERIC_ROWS, VERDICT_TYPES
 from chains.models import (
     Chain,
@@ -88,13 +87,15 @@ def edit_chain(request: HttpRequest, key: str, team: str | None = None) -> HttpR
             posted.args,
             base=posted.base,
             author=request.user,
-            start=_drawing(request, chain, posted) if request.htmx else None,
+            draw=_canvas(_state(request, posted), Comment.objects.open_counts(chain))
+            if request.htmx
+            else None,
         )
     except StaleRevision as exc:
         return _stale(request, chain, exc, posted)
     except ChainError as exc:
         return _refused(request, chain, str(exc), 400, exc)
-    known = {"document": saved.spec, "report": saved.report, "drawing": saved.started}
+    known = {"document": saved.spec, "report": saved.report, "drawing": saved.drawing}
     return _saved(request, chain, saved.revision, posted, **known)
 
 
@@ -121,7 +122,7 @@ def workspace_context(
     params: Any,
     document: ChainSpec | None = None,
     report: Any = None,
-    drawing: tuple[Selection, Future[str]] | None = None,
+    drawing: Drawing | None = None,
     **extra: Any,
 ) -> dict:
     tab = params.get("tab") if params.get("tab") in TABS else "actions"
@@ -148,7 +149,7 @@ def workspace_context(
         except DocumentError as exc:
             context.update(problems=exc.problems, raw=json.dumps(head.document, indent=2))
             return context
-    selection, svg = drawing or _draw(document, params, commented)
+    selection, svg = drawing or start_drawing(document, _canvas(params, commented))
     report = report or _linted(head, document)
     context.update(
         document=document,
@@ -183,30 +184,18 @@ def workspace_context(
     return context
 
 
-def _draw(
-    document: ChainSpec, params: Any, commented: Iterable[str] = ()
-) -> tuple[Selection, Future[str]]:
-    """The selection and the graph's layout, started at once so other work overlaps it.
+def _canvas(params: Any, commented: Iterable[str] = ()) -> Canvas:
+    """What the canvas shows for the view state ``params``, within the settings' limits.
 
     Elements with open comment threads (``commented`` keys) are marked ``has-comment``.
     """
-    selection = select(document, params.get("select") or None)
-    marks = dict(selection.marks)
-    for key in commented:
-        marks[key] = f"{marks.get(key, '')} has-comment".lstrip()
-    nodes = len(document.actions) + len(document.handles) + len(document.gates)
-    if nodes > settings.WORKSPACE_GRAPH_MAX_NODES:
-        # Graphviz would spend its whole timeout on every view and then give up.
-        too_big: Future[str] = Future()
-        too_big.set_exception(
-            RenderError(
-                f"the chain has {nodes} actions, handles and gates; the graph is drawn up to "
-                f"{settings.WORKSPACE_GRAPH_MAX_NODES}. The tabs list every element."
-            )
-        )
-        return selection, too_big
-    dot = flow_dot if params.get("view") == "flow" else handle_graph_dot
-    return selection, start_svg(dot(document), settings.GRAPH_LAYOUT_SECONDS, marks)
+    return Canvas(
+        view="flow" if params.get("view") == "flow" else "handles",
+        select=params.get("select") or None,
+        commented=frozenset(commented),
+        max_nodes=settings.WORKSPACE_GRAPH_MAX_NODES,
+        layout_seconds=settings.GRAPH_LAYOUT_SECONDS,
+    )
 
 
 def layout_state(params: Any, tab: str) -> dict[str, Any]:
@@ -424,12 +413,6 @@ def _state(request: HttpRequest, saved: EditIn | None = None) -> dict[str, str]:
     if saved is not None and state.get("select"):
         state["select"] = renamed_selection(saved, state["select"])
     return state
-
-
-def _drawing(request: HttpRequest, chain: Chain, posted: EditIn) -> Callable[[ChainSpec], Any]:
-    """The hook that starts laying out an edited chain, so Graphviz works while it is linted."""
-    state = _state(request, posted)
-    return lambda changed: _draw(changed, state, Comment.objects.open_counts(chain))
 
 
 def render_workspace(request: HttpRequest, context: dict, status: int = 200) -> HttpResponse:
