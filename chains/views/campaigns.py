@@ -3,8 +3,9 @@
 A campaign is an :class:`~chains.models.Exploration` of one revision; the
 services in ``chains.services.campaigns`` launch, watch and cancel it (the
 API calls the same ones) and the Celery tasks run it. The launch form is read
-through the service's ``CampaignIn``, whose ranges and meanings also label
-its boxes; a refused form is a 400 naming the box and keeping what was typed.
+bound to the service's ``CampaignIn`` (``views.forms.posted``), whose ranges
+and meanings also label its boxes; a refused form is a 400 re-rendering the
+bound form, the reason beside the box it names.
 Every view that shows campaigns first recovers them, so a reload or a poll
 takes work back from a dead worker and re-sends a lost message: a campaign is
 never left "running" only because nobody looked. A launch the broker refuses
@@ -17,7 +18,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.db.models import OuterRef, Subquery, Sum
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -48,7 +49,7 @@ from chains.services.campaigns import (
     watch_campaign,
 )
 from chains.views.common import get_chain
-from chains.views.forms import FormError, read_form
+from chains.views.forms import SchemaForm, posted
 from chains.views.limits import rate_limited
 
 LISTED = 100  # campaigns on the list page, newest first
@@ -64,17 +65,18 @@ def campaigns(request: HttpRequest, key: str, team: str | None = None) -> HttpRe
     """The chain's campaigns and the form that launches one (POST), then its page."""
     chain = get_chain(request, team, key, Role.EDITOR if request.method == "POST" else Role.VIEWER)
     head = get_head(chain)
-    if request.method == "GET":
-        return _list(request, chain, head, _defaults(head))
-    typed = _typed(request.POST)
+    # A browser sends no unticked checkbox: the bound form reads that as no, not the API's yes.
+    form = posted(request, CampaignIn, initial=_defaults(head))
+    if request.method == "GET" or not form.is_valid():
+        return _list(request, chain, head, form, status=200 if not form.is_bound else 400)
     try:
-        exploration = launch_campaign(chain, _launch_form(request.POST), by=request.user)
-    except FormError as exc:
-        return _list(request, chain, head, typed, error=str(exc), field=exc.fields[0], status=400)
+        exploration = launch_campaign(chain, form.value, by=request.user)
     except BadCampaign as exc:
-        return _list(request, chain, head, typed, error=str(exc), field=exc.field, status=400)
+        form.refuse(exc, exc.field)
+        return _list(request, chain, head, form, status=400)
     except QueueDown as exc:
-        return _list(request, chain, head, typed, error=str(exc), status=503)
+        form.refuse(exc)
+        return _list(request, chain, head, form, status=503)
     url = chain.url("campaign", exploration.pk)
     if request.htmx:  # htmx would follow a redirect and swap the page into the form
         return HttpResponseClientRedirect(url)
@@ -113,10 +115,8 @@ def _list(
     request: HttpRequest,
     chain: Chain,
     head: Revision,
-    typed: dict[str, Any],
+    form: SchemaForm[CampaignIn],
     *,
-    error: str = "",
-    field: str = "",
     status: int = 200,
 ) -> HttpResponse:
     mine = Exploration.objects.filter(revision__chain=chain)
@@ -132,11 +132,9 @@ def _list(
         "chain": chain,
         "head": head,
         "can_launch": chain.viewer_may(Role.EDITOR),
-        "typed": typed,
-        "inputs": [_box(name, typed[name]) for name in NUMBERS],
+        "form": form,
+        "inputs": [_box(form[name]) for name in NUMBERS],
         "crashes": CampaignIn.model_fields["crashes"].description,
-        "error": error,
-        "error_field": field,
         "campaigns": [_row(e) for e in rows[:LISTED]],
         "caps": {name: f"{value:,}" for name, value in caps().items()},
     }
@@ -144,38 +142,21 @@ def _list(
     return render(request, template, context, status=status)
 
 
-def _box(name: str, value: Any) -> dict[str, Any]:
-    """A number box of the launch form: its range and meaning as the schema gives them."""
-    low, high = limits(name)
-    meaning = CampaignIn.model_fields[name].description
-    label = name.replace("_", " ").capitalize()
+def _box(field: Any) -> dict[str, Any]:
+    """A number box of the launch form (a bound field): its range and meaning from the schema."""
+    low, high = limits(field.name)
     return {
-        "name": name,
-        "label": label,
-        "meaning": meaning,
+        "field": field,
+        "label": field.name.replace("_", " ").capitalize(),
+        "meaning": CampaignIn.model_fields[field.name].description,
         "low": low,
         "high": high,
-        "value": value,
     }
 
 
 def _defaults(head: Revision) -> dict[str, Any]:
     """What the form shows before anything is posted: the head and the schema's defaults."""
     return {**CampaignIn().model_dump(), "revision": head.number}
-
-
-def _typed(post: QueryDict) -> dict[str, Any]:
-    """What a refused form shows again: the values as they were typed."""
-    typed: dict[str, Any] = {name: post.get(name, "").strip() for name in [*NUMBERS, "revision"]}
-    typed["crashes"] = "crashes" in post
-    return typed
-
-
-def _launch_form(post: QueryDict) -> CampaignIn:
-    """The posted launch; :class:`FormError` names a refused box."""
-    form = read_form(CampaignIn, post)
-    # A browser sends no unticked checkbox: absent means no here, not the API's default yes.
-    return form.model_copy(update={"crashes": "crashes" in post})
 
 
 def _row(exploration: Exploration) -> dict[str, Any]:

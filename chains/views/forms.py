@@ -4,22 +4,41 @@
 browser sends it: one value per field, every value for list fields (a
 multi-select, repeated checkboxes), and an empty box counted as left out so
 the schema's default applies. A value the schema refuses raises
-:class:`FormError` naming the field, which the views answer with a 400 that
-keeps what was typed.
+:class:`FormError` naming the field.
+
+The pages outside the workspace read their posts only through
+:func:`posted`, which binds the post to a :class:`SchemaForm`: a Django form
+whose fields are the schema's and whose validation is the schema's. A
+refused form is re-rendered from that bound form, so the page shows what was
+typed (``form.name.value``) and the reason beside each field
+(``form.name.errors``, ``chains/_field_error.html``) the way Django forms do,
+in the words the API uses; a use case's refusal that names a field is put
+beside it with :meth:`SchemaForm.refuse`.
 """
 
 from __future__ import annotations
 
 import typing
-from typing import Any, TypeVar
+from collections.abc import Iterable
+from typing import Any, Generic, TypeVar
 
+from django import forms
 from django.conf import settings
-from django.http import HttpRequest
+from django.http import HttpRequest, QueryDict
 from pydantic import BaseModel, ValidationError
 
 from chains.core.errors import ChainError, DocumentError, Problem
 
-__all__ = ["FormError", "plain_number", "read_form"]
+__all__ = [
+    "FormError",
+    "SchemaForm",
+    "plain_number",
+    "bound",
+    "posted",
+    "read_form",
+    "read_post",
+    "uploaded_text",
+]
 
 S = TypeVar("S", bound=BaseModel)
 
@@ -27,13 +46,20 @@ S = TypeVar("S", bound=BaseModel)
 class FormError(ChainError):
     """A posted field is missing or has a value its schema refuses; ``fields`` names them."""
 
-    def __init__(self, message: str, fields: tuple[str, ...] = ()):
+    def __init__(self, message: str, fields: tuple[str, ...] = (), reasons: tuple[str, ...] = ()):
         self.fields = fields
+        self.reasons = reasons or (message,) * len(fields)
         super().__init__(message)
 
 
 def read_form(schema: type[S], post: Any) -> S:
     """The form ``post`` (a QueryDict) as an instance of ``schema``."""
+    return _validated(schema, _collected(schema, post))
+
+
+def _collected(schema: type[BaseModel], post: Any, checkboxes: bool = False) -> dict[str, Any]:
+    """The values ``post`` gives ``schema``'s fields; with ``checkboxes``, an absent
+    ``bool`` is False (a browser sends no unticked checkbox)."""
     data: dict[str, Any] = {}
     for name, field in schema.model_fields.items():
         key = field.alias or name
@@ -43,11 +69,130 @@ def read_form(schema: type[S], post: Any) -> S:
                 data[key] = values
         elif post.get(key, "") != "":
             data[key] = post[key]
+        elif checkboxes and field.annotation is bool:
+            data[key] = False
+    return data
+
+
+def _validated(schema: type[S], data: dict[str, Any]) -> S:
     try:
         return schema.model_validate(data)
     except ValidationError as exc:
-        fields = tuple(str(e["loc"][0]) if e["loc"] else "form" for e in exc.errors())
-        raise FormError(_described(exc), fields) from None
+        errors = exc.errors()
+        fields = tuple(str(e["loc"][0]) if e["loc"] else "form" for e in errors)
+        raise FormError(_described(exc), fields, tuple(_reason(e) for e in errors)) from None
+
+
+class _ListField(forms.Field):
+    """Every value posted under one name (repeated checkboxes, a multi-select)."""
+
+    widget = forms.MultipleHiddenInput
+
+
+class SchemaForm(forms.Form, Generic[S]):
+    """A post bound to a pydantic schema: a Django bound form that the schema validates.
+
+    One form field per schema field (by alias), so templates use Django's
+    bound fields: ``form.note.value`` is what was typed (or ``initial`` on an
+    unbound form), ``form.note.errors`` the reason it was refused. After
+    ``is_valid()``, ``form.value`` is the schema's instance. ``extra`` names
+    more posted fields the schema does not hold (read with :meth:`text`).
+    """
+
+    value: S
+
+    def __init__(
+        self,
+        schema: type[S],
+        data: QueryDict | None = None,
+        initial: dict[str, Any] | None = None,
+        extra: Iterable[str] = (),
+    ):
+        super().__init__(data, initial=initial)
+        self.schema = schema
+        for name, field in schema.model_fields.items():
+            key = field.alias or name
+            kind = _ListField if _is_list(field.annotation) else forms.CharField
+            self.fields[key] = kind(required=False, label=name)
+        for key in extra:
+            self.fields.setdefault(key, forms.CharField(required=False, strip=False))
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        try:
+            self.value = _validated(self.schema, _collected(self.schema, self.data, True))
+        except FormError as exc:
+            for field, reason in zip(exc.fields, exc.reasons, strict=True):
+                self.add_error(field if field in self.fields else None, reason)
+        return cleaned
+
+    def refuse(self, reason: object, field: str | None = None) -> None:
+        """Put a use case's refusal beside the field it names, else above the form.
+
+        The field is ``field``, or the one the message starts with
+        (``"note: say what should change"``, as the services word them).
+        """
+        text = str(reason)
+        named, _, rest = text.partition(": ")
+        if field is None and rest and named in self.fields:
+            field = named
+        if field in self.fields:
+            self.add_error(field, text.removeprefix(f"{field}: "))
+        else:
+            self.add_error(None, text)
+
+    def text(self, key: str, default: str = "") -> str:
+        """A posted field as sent (for ``extra`` fields and buttons), ``default`` if absent."""
+        if not self.is_bound:
+            return default
+        value = self.data.get(key)
+        return default if value is None else str(value)
+
+    def sent(self, key: str) -> bool:
+        """Whether the post holds ``key`` at all (a submit button's name, a checkbox)."""
+        return self.is_bound and key in self.data
+
+    def under(self, prefix: str) -> dict[str, str]:
+        """The posted fields named ``<prefix><name>``, by name, those left empty left out."""
+        if not self.is_bound:
+            return {}
+        return {
+            k.removeprefix(prefix): str(v)
+            for k, v in self.data.items()
+            if k.startswith(prefix) and v != ""
+        }
+
+    @property
+    def message(self) -> str:
+        """Every refusal as ``field: reason``, joined with ``; ``, for the summary above."""
+        return "; ".join(
+            reason if field == "__all__" else f"{field}: {reason}"
+            for field, reasons in self.errors.items()
+            for reason in reasons
+        )
+
+
+def posted(
+    request: HttpRequest,
+    schema: type[S],
+    initial: dict[str, Any] | None = None,
+    extra: Iterable[str] = (),
+) -> SchemaForm[S]:
+    """``schema``'s form, bound to the request's post (unbound for any other method)."""
+    data = request.POST if request.method == "POST" else None
+    return SchemaForm(schema, data, initial=initial, extra=extra)
+
+
+def read_post(request: HttpRequest, schema: type[S]) -> S:
+    """The request's post read into ``schema``, for forms that are not shown again
+    (buttons, hidden fields, a menu): :class:`FormError` names a refused field."""
+    return read_form(schema, request.POST if request.method == "POST" else QueryDict())
+
+
+def bound(request: HttpRequest, form_class: type[forms.BaseForm], **kwargs: Any) -> Any:
+    """A Django form of ours bound to the request's post (unbound for any other method)."""
+    data = request.POST if request.method == "POST" else None
+    return form_class(data, **kwargs)
 
 
 def plain_number(text: str | None) -> int | None:
@@ -71,9 +216,14 @@ def _described(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "form"
-        reason = "required" if err["type"] == "missing" else err["msg"]
-        parts.append(f"{where}: {reason.removeprefix('Value error, ')}")
+        parts.append(f"{where}: {_reason(err)}")
     return "; ".join(parts)
+
+
+def _reason(err: Any) -> str:
+    """Why pydantic refused one value, in the words a form shows."""
+    reason = "required" if err["type"] == "missing" else err["msg"]
+    return str(reason).removeprefix("Value error, ")
 
 
 def uploaded_text(request: HttpRequest, field: str, what: str) -> tuple[str, str]:

@@ -1,9 +1,10 @@
 """Design review in the browser: comment threads on a revision's elements, review requests, votes.
 
 A shell over ``chains.services.review``, which the API calls too: each view
-reads its form through the service's schema (``read_form``), calls one use
+binds its form to the service's schema (``views.forms.posted``), calls one use
 case and answers with the page or its partial. A refused comment, request or
-vote is a 400 that says why, keeps what was typed and stores nothing; a
+vote is a 400 that re-renders the bound form: what was typed, and the reason
+beside the field the schema or the service names; nothing is stored. A
 comment or review of another chain in the address is a 404. The workspace's comment forms
 post ``from=workspace`` with its view state, so the answer is the workspace
 again with the graph's comment markers redrawn. The comments page shows one
@@ -14,7 +15,7 @@ page of threads (``?page=``), or one thread with a page of its replies
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -31,9 +32,12 @@ from chains.services import review as reviewing
 from chains.services.access import document_of, get_head
 from chains.services.review import CommentIn, ReviewIn, VoteIn
 from chains.views.common import get_chain
-from chains.views.forms import FormError, read_form
+from chains.views.forms import FormError, SchemaForm, posted, read_form, read_post
 from chains.views.limits import rate_limited
 from chains.views.workspace import STATE_FIELDS, render_workspace, workspace_context
+
+S = TypeVar("S", bound=BaseModel)
+T = TypeVar("T")
 
 
 class Back(BaseModel):
@@ -60,8 +64,9 @@ def comments(request: HttpRequest, key: str, team: str | None = None) -> HttpRes
     if request.method == "GET":
         return _comments_page(request, get_chain(request, team, key))
     chain = get_chain(request, team, key, Role.REVIEWER)
-    _, refused = _carry_out(request, chain, CommentIn, reviewing.post_comment)
-    return _after_comment(request, chain, refused, 400 if refused else 200)
+    form = posted(request, CommentIn)
+    _carry_out(form, lambda c: reviewing.post_comment(chain, request.user, **c.model_dump()))
+    return _after_comment(request, chain, form)
 
 
 @require_POST
@@ -80,9 +85,12 @@ def reviews(request: HttpRequest, key: str, team: str | None = None) -> HttpResp
     if request.method == "GET":
         return _reviews_page(request, get_chain(request, team, key))
     chain = get_chain(request, team, key, Role.EDITOR)
-    review, refused = _carry_out(request, chain, ReviewIn, reviewing.request_review)
-    if refused:
-        return _reviews_page(request, chain, error=refused, status=400)
+    form = posted(request, ReviewIn)
+    review = _carry_out(
+        form, lambda r: reviewing.request_review(chain, request.user, **r.model_dump())
+    )
+    if review is None:
+        return _reviews_page(request, chain, form, status=400)
     url = chain.url("review", review.pk)
     if request.htmx:  # htmx would follow a redirect and swap the page into the form
         return HttpResponseClientRedirect(url)
@@ -100,49 +108,54 @@ def review(request: HttpRequest, key: str, pk: int, team: str | None = None) -> 
 def vote(request: HttpRequest, key: str, pk: int, team: str | None = None) -> HttpResponse:
     """A named reviewer approves or requests changes (``vote``, with a ``note``)."""
     chain = get_chain(request, team, key, Role.REVIEWER)
-    try:
-        form = read_form(VoteIn, request.POST)
-        review = reviewing.vote(chain, pk, request.user, form.vote, form.note)
-    except (FormError, ReviewError) as exc:
+    form = posted(request, VoteIn)
+    review = _carry_out(form, lambda v: reviewing.vote(chain, pk, request.user, v.vote, v.note))
+    if review is None:
         review = reviewing.get_review(chain, pk)
-        return _review_page(request, chain, review, error=str(exc), status=400)
+        return _review_page(request, chain, review, form=form, status=400)
     if request.htmx:
         return _review_page(request, chain, review)
     url = chain.url("review", review.pk)
     return HttpResponseRedirect(url, status=303)
 
 
-def _carry_out(
-    request: HttpRequest, chain: Chain, schema: type[BaseModel], use_case: Callable[..., Any]
-) -> tuple[Any, str]:
-    """Run ``use_case`` with the form read into ``schema``: (its result, "") or (None, why not)."""
+def _carry_out(form: SchemaForm[S], use_case: Callable[[S], T]) -> T | None:
+    """Run ``use_case`` on the form's values: its result, or None with the refusal on the form."""
+    if not form.is_valid():
+        return None
     try:
-        form = read_form(schema, request.POST)
-        return use_case(chain, request.user, **form.model_dump()), ""
-    except (FormError, ReviewError) as exc:
-        return None, str(exc)
+        return use_case(form.value)
+    except ReviewError as exc:
+        form.refuse(exc)
+        return None
 
 
 # --- answering ------------------------------------------------------------------------
 
 
 def _after_comment(
-    request: HttpRequest, chain: Chain, error: str = "", status: int = 200
+    request: HttpRequest, chain: Chain, form: SchemaForm[Any] | None = None
 ) -> HttpResponse:
-    """The page the comment form was on: redirect a plain post, re-render for htmx or errors."""
-    back = read_form(Back, request.POST)
+    """The page the comment form was on: redirect a plain post, re-render for htmx or errors.
+
+    A refused comment's bound form goes back as ``comment_form`` (what was
+    typed, the reasons beside the fields); the workspace's own comment box
+    reads the same post as ``typed_comment``.
+    """
+    back = read_post(request, Back)
     in_workspace, state = back.from_ == "workspace", back.state()
-    typed = {k: request.POST.get(k, "") for k in ("body", "reply_to", "anchor")} if error else {}
-    if not error and not request.htmx:
+    refused = form is not None and bool(form.errors)
+    if not refused and not request.htmx:
         url = chain.url("chain" if in_workspace else "comments")
         return HttpResponseRedirect(f"{url}?{urlencode(state)}" if state else url, status=303)
+    shown: dict[str, Any] = {}
+    if form is not None and refused:
+        shown = {"comment_form": form, "comment_error": form.message}
+    status = 400 if refused else 200
     if not in_workspace:
-        return _comments_page(
-            request, chain, comment_error=error, typed_comment=typed, status=status
-        )
-    context = workspace_context(
-        chain, get_head(chain), state, comment_error=error, typed_comment=typed
-    )
+        return _comments_page(request, chain, status=status, **shown)
+    typed = form.data if form is not None and refused else {}
+    context = workspace_context(chain, get_head(chain), state, typed_comment=typed, **shown)
     return render_workspace(request, context, status)
 
 
@@ -207,8 +220,9 @@ def _listed(chain: Chain, listing: Listing) -> dict[str, Any]:
 
 
 def _reviews_page(
-    request: HttpRequest, chain: Chain, status: int = 200, **extra: Any
+    request: HttpRequest, chain: Chain, form: SchemaForm[Any] | None = None, status: int = 200
 ) -> HttpResponse:
+    """The reviews and the request form: ``form`` as refused, else a new one on the head."""
     head = get_head(chain)
     eligible = [
         person
@@ -224,27 +238,18 @@ def _reviews_page(
         .prefetch_related("votes__reviewer"),
         "eligible": eligible,
         "can_request": chain.viewer_may(Role.EDITOR),
-        "typed": _typed_request(request),
-        **extra,
+        "form": form or SchemaForm(ReviewIn, initial={"revision": head.number}),
     }
     template = "chains/reviews.html#reviews" if request.htmx else "chains/reviews.html"
     return render(request, template, context, status=status)
 
 
-def _typed_request(request: HttpRequest) -> dict[str, Any]:
-    """What the request form shows again after a refusal, as typed."""
-    if request.method != "POST":
-        return {}
-    post = request.POST
-    return {
-        "revision": post.get("revision", ""),
-        "reviewers": post.getlist("reviewers"),
-        "note": post.get("note", ""),
-    }
-
-
 def _review_page(
-    request: HttpRequest, chain: Chain, review: Review, status: int = 200, **extra: Any
+    request: HttpRequest,
+    chain: Chain,
+    review: Review,
+    status: int = 200,
+    form: SchemaForm[Any] | None = None,
 ) -> HttpResponse:
     revision = review.revision
     votes = list(review.votes.all())
@@ -266,7 +271,7 @@ def _review_page(
         "held": [] if revision.approved_at else review.holds(),
         "problems": [] if revision.approved_at else revision.approval_problems(),
         "approved": approved if approved != revision else None,
-        **extra,
+        "form": form or SchemaForm(VoteIn, initial={"note": mine.note if mine else ""}),
     }
     template = "chains/review.html#review" if request.htmx else "chains/review.html"
     return render(request, template, context, status=status)
