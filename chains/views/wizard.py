@@ -2,16 +2,17 @@
 
 When a refusal condition fires the page says which one and what to use
 instead; the user may still go on. The answers are kept in the first
-revision's message. Both halves of the form are read through schemas: the
-answers (one field per fit question; ``assess`` in core says which values a
-question takes) and the new chain's id, title and team.
+revision's message. Both halves of the form are bound to schemas
+(``views.forms.posted``): the answers (one field per fit question, taking
+the values its choices list) and the new chain's id, title and team. A
+refused value is shown again with the reason beside its field.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -24,13 +25,16 @@ from chains.core.fit import QUESTIONS, FitResult, as_dict, assess
 from chains.models import Chain, ChainUnavailable, Team
 from chains.models.chains import reserved_key
 from chains.services.access import NoTeam, creating_team
-from chains.views.forms import read_form
+from chains.views.forms import posted
 
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 TEMPLATE = "chains/wizard.html"
 
-# One text field per fit question, left empty when unanswered.
-FitAnswers = create_model("FitAnswers", **{q.id: (str, "") for q in QUESTIONS})
+# One field per fit question, taking one of its choices; None when unanswered.
+FitAnswers = create_model(
+    "FitAnswers",
+    **{q.id: (Literal[tuple(v for v, _ in q.choices)] | None, None) for q in QUESTIONS},  # type: ignore[valid-type]
+)
 
 
 class NewChainIn(BaseModel):
@@ -55,34 +59,38 @@ class NewChainIn(BaseModel):
 
 @require_http_methods(["GET", "POST"])
 def new_chain(request: HttpRequest) -> HttpResponse:
-    answers = read_form(FitAnswers, request.POST).model_dump()
+    answers, form = posted(request, FitAnswers), posted(request, NewChainIn)
     context: dict[str, Any] = {
-        "questions": QUESTIONS,
-        "answers": answers,
+        "questions": [(q, answers[q.id]) for q in QUESTIONS],
         "teams": Team.objects.creating(request.user),
-        "team": request.POST.get("team", ""),
-        "typed": {k: request.POST.get(k, "") for k in ("key", "title")},
+        "team": form["team"].value() or "",
+        "form": form,
     }
     if request.method == "GET":
         return render(request, TEMPLATE, context)
-    try:
-        given = {k: v for k, v in answers.items() if v}
-        context["result"] = assess(given)
-        if "create" in request.POST:
-            return _create(request, context["result"], given)
-    except (ChainError, NoTeam, ChainUnavailable) as exc:
-        return render(request, TEMPLATE, {**context, "error": str(exc)}, status=400)
-    return render(request, TEMPLATE, context)
+    if not answers.is_valid():
+        return render(request, TEMPLATE, {**context, "error": answers.message}, status=400)
+    given = answers.value.model_dump(exclude_none=True)
+    context["result"] = assess(given)
+    if not form.sent("create"):
+        return render(request, TEMPLATE, context)
+    if form.is_valid():
+        try:
+            return _create(request, context["result"], given, form.value)
+        except (ChainError, NoTeam, ChainUnavailable) as exc:
+            form.refuse(exc)
+    return render(request, TEMPLATE, {**context, "error": form.message}, status=400)
 
 
-def _create(request: HttpRequest, result: FitResult, answers: dict[str, str]) -> HttpResponse:
+def _create(
+    request: HttpRequest, result: FitResult, answers: dict[str, str], form: NewChainIn
+) -> HttpResponse:
     """Store the new chain's first revision, with the fit test's answers in its message.
 
     The answers also go into the document (``extras.fit_test``), where the
     design document's fit-test section reads them: a message is history,
     the document is what every export carries.
     """
-    form = read_form(NewChainIn, request.POST)
     team = creating_team(request.user, form.team)
     document: dict[str, Any] = {"id": form.key, "title": form.title.strip() or form.key}
     if answers:
