@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from chains.models import Invitation, Role, Team
 from chains.services import invitations
 from chains.services.invitations import AlreadyMember, InvitationClosed, UnknownInvitation
-from chains.views.forms import FormError, read_form
+from chains.views.forms import FormError, bound, read_post
 from chains.views.limits import rate_limited
 from chains.views.people import SignUpForm, get_team, team_page
 
@@ -48,7 +48,7 @@ def invite(request: HttpRequest, slug: str) -> HttpResponse:
     """A new link invitation to the team, shown on this answer only."""
     team = _owned_team(request, slug)
     try:
-        role = read_form(InviteIn, request.POST).role
+        role = read_post(request, InviteIn).role
     except FormError as exc:
         return team_page(request, team, error=str(exc), status=400)
     _, secret = invitations.invite(team, request.user, role)
@@ -96,7 +96,7 @@ def invitation_account(request: HttpRequest, secret: str) -> HttpResponse:
         return _refused(request, str(exc), 404)
     if found.problem() is not None:
         return _refused(request, found.problem(), 410, found)
-    form = SignUpForm(request.POST)
+    form = bound(request, SignUpForm)
     if not form.is_valid():
         return _link_page(request, found, secret, form, status=400)
     try:
@@ -120,7 +120,7 @@ def answer_invitation(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _answer(request: HttpRequest, found: Invitation) -> HttpResponse:
     try:
-        answer = read_form(AnswerIn, request.POST).answer
+        answer = read_post(request, AnswerIn).answer
         if _answered_by(found, request.user):
             pass  # accepting twice changes nothing
         elif answer == "accept":

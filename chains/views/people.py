@@ -41,7 +41,7 @@ from chains.services import invitations
 from chains.services.accounts import lookalike_taken
 from chains.services.invitations import InvitationRefused
 from chains.views.common import get_chain
-from chains.views.forms import FormError, read_form
+from chains.views.forms import SchemaForm, bound, posted
 from chains.views.limits import rate_limited
 
 ROLES = [role.value for role in Role]
@@ -121,8 +121,8 @@ def signup(request: HttpRequest) -> HttpResponse:
     if not settings.ALLOW_SIGNUP:
         status = 403 if request.method == "POST" else 200
         return render(request, "registration/signup.html", {"closed": True}, status=status)
-    form = SignUpForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
+    form = bound(request, SignUpForm)
+    if form.is_bound and form.is_valid():
         user = form.save()
         Team.objects.found(f"{user.username}'s team", owner=user)
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
@@ -135,21 +135,21 @@ def signup(request: HttpRequest) -> HttpResponse:
 @rate_limited("team")
 def teams(request: HttpRequest) -> HttpResponse:
     """The teams you belong to, and a form to found one (you become its owner)."""
+    form = posted(request, TeamIn)
     context: dict[str, Any] = {
         "teams": Team.objects.of(request.user),
         "invitations": invitations.pending_for(request.user),
-        "typed": {},
+        "form": form,
     }
-    if request.method == "GET":
+    if not form.is_bound:
         return render(request, "chains/teams.html", context)
-    try:
-        form = read_form(TeamIn, request.POST)
-        team = Team.objects.found(form.name, owner=request.user, slug=form.slug)
-    except (FormError, TeamTaken, TooManyTeams) as exc:
-        typed = {"name": request.POST.get("name", "").strip(), "slug": request.POST.get("slug", "")}
-        context.update(error=str(exc), typed=typed)
-        return render(request, "chains/teams.html", context, status=400)
-    return redirect("chains:team", slug=team.slug)
+    if form.is_valid():
+        try:
+            team = Team.objects.found(form.value.name, owner=request.user, slug=form.value.slug)
+            return redirect("chains:team", slug=team.slug)
+        except (TeamTaken, TooManyTeams) as exc:
+            form.refuse(exc)
+    return render(request, "chains/teams.html", context, status=400)
 
 
 def get_team(request: HttpRequest, slug: str, role: str = Role.VIEWER) -> Team:
@@ -177,23 +177,30 @@ def team(request: HttpRequest, slug: str) -> HttpResponse:
     same way, so the answer never says which names exist.
     """
     team = get_team(request, slug, Role.OWNER if request.method == "POST" else Role.VIEWER)
-    if request.method == "GET":
+    form = posted(request, MemberIn)
+    if not form.is_bound:
         return team_page(request, team)
-    try:
-        form = read_form(MemberIn, request.POST)
-        name = form.username.strip()
-        member = team.memberships.filter(user__username=name).select_related("user").first()
-        if member is not None and form.role == "remove":
-            team.remove(member.user)
-        elif member is not None:
-            team.add(member.user, form.role)
-        elif form.role == "remove":
-            raise BadMember(f"username: nobody called {name!r} is a member of {team.name}")
-        else:
-            invitations.invite(team, request.user, form.role, username=name)
-    except (FormError, BadMember, LastOwner, InvitationRefused) as exc:
-        return team_page(request, team, error=str(exc), status=400)
-    return redirect("chains:team", slug=team.slug)
+    if form.is_valid():
+        try:
+            _change_member(team, request.user, form.value)
+            return redirect("chains:team", slug=team.slug)
+        except (BadMember, LastOwner, InvitationRefused) as exc:
+            form.refuse(exc)
+    return team_page(request, team, member_form=form, error=form.message, status=400)
+
+
+def _change_member(team: Team, by: Any, form: MemberIn) -> None:
+    """Re-role or remove the member the form names, or invite someone who is not one."""
+    name = form.username.strip()
+    member = team.memberships.filter(user__username=name).select_related("user").first()
+    if member is not None and form.role == "remove":
+        team.remove(member.user)
+    elif member is not None:
+        team.add(member.user, form.role)
+    elif form.role == "remove":
+        raise BadMember(f"username: nobody called {name!r} is a member of {team.name}")
+    else:
+        invitations.invite(team, by, form.role, username=name)
 
 
 @require_POST
@@ -220,6 +227,7 @@ def team_page(request: HttpRequest, team: Team, status: int = 200, **extra: Any)
         "roles": ROLES,
         "invitation_days": settings.INVITATION_DAYS,
         "error": "",
+        "member_form": SchemaForm(MemberIn),
         **extra,
     }
     return render(request, "chains/team.html", context, status=status)
@@ -229,37 +237,36 @@ def team_page(request: HttpRequest, team: Team, status: int = 200, **extra: Any)
 def chain_people(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
     """Who may do what on one chain; its owners grant and take back roles here."""
     chain = get_chain(request, team, key, Role.OWNER if request.method == "POST" else Role.VIEWER)
-    error, status = "", 200
-    if request.method == "POST":
+    form = posted(request, MemberIn)
+    if form.is_bound and form.is_valid():
         try:
-            user, new_role = _grantee(chain, request.POST)
+            user, new_role = _grantee(chain, form.value)
             chain.grant(user, None if new_role == "remove" else new_role)
             return redirect(chain.url("people"))
-        except (FormError, BadMember, GrantRefused) as exc:
-            error, status = str(exc), 400
+        except (BadMember, GrantRefused) as exc:
+            form.refuse(exc)
     context = {
         "chain": chain,
         "can_grant": chain.viewer_may(Role.OWNER),
         "team_members": chain.team.memberships.select_related("user") if chain.team else [],
         "grants": chain.roles.select_related("user"),
         "roles": ROLES,
-        "error": error,
+        "form": form,
     }
-    return render(request, "chains/people.html", context, status=status)
+    return render(request, "chains/people.html", context, status=400 if form.errors else 200)
 
 
 @never_cache  # the answer to a POST holds a new token's secret: no cache may keep it
 @require_http_methods(["GET", "POST"])
 def tokens(request: HttpRequest) -> HttpResponse:
     """Your personal API tokens; a new one's secret is shown on this answer only."""
-    context: dict[str, Any] = {"tokens": request.user.api_tokens.all()}  # type: ignore[union-attr]
-    if request.method == "POST":
-        try:
-            name = read_form(TokenIn, request.POST).name
-        except FormError as exc:
-            context["error"] = str(exc)
-            return render(request, "chains/tokens.html", context, status=400)
-        context["new"], context["secret"] = ApiToken.objects.issue(request.user, name)
+    form = posted(request, TokenIn)
+    context: dict[str, Any] = {"tokens": request.user.api_tokens.all(), "form": form}  # type: ignore[union-attr]
+    if form.is_bound and not form.is_valid():
+        return render(request, "chains/tokens.html", context, status=400)
+    if form.is_bound:
+        context["new"], context["secret"] = ApiToken.objects.issue(request.user, form.value.name)
+        context["form"] = SchemaForm(TokenIn)
     return render(request, "chains/tokens.html", context)
 
 
@@ -270,14 +277,13 @@ def revoke_token(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("chains:tokens")
 
 
-def _grantee(chain: Any, post: Any) -> tuple[Any, str]:
+def _grantee(chain: Any, form: MemberIn) -> tuple[Any, str]:
     """The user and the role (or ``remove``) the grant form names.
 
     On a team's chain, a name no account has is refused in the words
     ``Chain.grant`` uses for someone outside the team, so the form does
     not tell the two apart.
     """
-    form = read_form(MemberIn, post)
     name = form.username.strip()
     user = get_user_model().objects.filter(username=name).first()
     if user is None and chain.team is not None:
