@@ -17,6 +17,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
+from pydantic import BaseModel, Field
 
 from chains.core.dot import RenderError
 from chains.core.errors import DocumentError, Problem
@@ -30,10 +31,17 @@ from chains.core.sim.state import Event
 from chains.models import Chain, Revision
 from chains.services.access import document_of, get_revision
 from chains.views.common import get_chain
-from chains.views.forms import plain_number, uploaded_text
+from chains.views.forms import plain_number, posted, uploaded_text
 from chains.views.limits import rate_limited
 
 LISTED = 1_000  # divergences listed in full; the count says how many more there are
+
+
+class AuditForm(BaseModel):
+    """The audit form besides the trace (a file, or pasted ``text``)."""
+
+    r: str = Field("", description="the revision audited (else ``?r=``); the head if no number")
+    simulate: str = Field("", description="the seq of the event to open in the simulator")
 
 
 @require_http_methods(["GET", "POST"])
@@ -42,7 +50,8 @@ def audit_trace(request: HttpRequest, key: str, team: str | None = None) -> Http
     """The upload form (GET); the audit of the uploaded trace, or one of its events opened in
     the simulator (POST with ``simulate=<seq>``)."""
     chain = get_chain(request, team, key)
-    revision = get_revision(chain, plain_number(request.POST.get("r") or request.GET.get("r")))
+    form = posted(request, AuditForm)
+    revision = get_revision(chain, plain_number(form.text("r") or request.GET.get("r")))
     context: dict[str, Any] = {"chain": chain, "revision": revision}
     if request.method == "GET":
         return render(request, "chains/audit.html", context)
@@ -50,8 +59,8 @@ def audit_trace(request: HttpRequest, key: str, team: str | None = None) -> Http
         document = document_of(revision)
         text = uploaded_text(request, "trace", "trace")[0]
         events = read_trace(text)
-        if "simulate" in request.POST:
-            url = _simulator_at(chain, revision, document, events, request.POST["simulate"])
+        if form.sent("simulate"):  # a button of the listing; any other value is refused
+            url = _simulator_at(chain, revision, document, events, form.text("simulate"))
             return HttpResponseRedirect(url, status=303)
     except DocumentError as exc:
         context["problems"] = exc.problems

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from django import forms
@@ -31,6 +32,7 @@ from chains.core.errors import ChainError, DocumentError, Problem
 
 __all__ = [
     "FormError",
+    "Prefixed",
     "SchemaForm",
     "plain_number",
     "bound",
@@ -41,6 +43,15 @@ __all__ = [
 ]
 
 S = TypeVar("S", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Prefixed:
+    """Marks a ``dict`` field of a schema as filled from every posted field named
+    ``<prefix><key>`` (``Annotated[dict[str, str], Prefixed("effect-")]``): a form
+    with one box per item of a list the page shows (an effect per operation)."""
+
+    prefix: str
 
 
 class FormError(ChainError):
@@ -63,7 +74,10 @@ def _collected(schema: type[BaseModel], post: Any, checkboxes: bool = False) -> 
     data: dict[str, Any] = {}
     for name, field in schema.model_fields.items():
         key = field.alias or name
-        if _is_list(field.annotation):
+        if (prefix := _prefix(field)) is not None:
+            items = {k.removeprefix(prefix): v for k, v in post.items() if k.startswith(prefix)}
+            data[key] = {k: v for k, v in items.items() if v != ""}
+        elif _is_list(field.annotation):
             values = [v for v in post.getlist(key) if v != ""]
             if values or key in post:
                 data[key] = values
@@ -72,6 +86,10 @@ def _collected(schema: type[BaseModel], post: Any, checkboxes: bool = False) -> 
         elif checkboxes and field.annotation is bool:
             data[key] = False
     return data
+
+
+def _prefix(field: Any) -> str | None:
+    return next((m.prefix for m in field.metadata if isinstance(m, Prefixed)), None)
 
 
 def _validated(schema: type[S], data: dict[str, Any]) -> S:
@@ -112,6 +130,8 @@ class SchemaForm(forms.Form, Generic[S]):
         self.schema = schema
         for name, field in schema.model_fields.items():
             key = field.alias or name
+            if _prefix(field) is not None:
+                continue  # its boxes are the page's to draw, one per item
             kind = _ListField if _is_list(field.annotation) else forms.CharField
             self.fields[key] = kind(required=False, label=name)
         for key in extra:
@@ -151,16 +171,6 @@ class SchemaForm(forms.Form, Generic[S]):
     def sent(self, key: str) -> bool:
         """Whether the post holds ``key`` at all (a submit button's name, a checkbox)."""
         return self.is_bound and key in self.data
-
-    def under(self, prefix: str) -> dict[str, str]:
-        """The posted fields named ``<prefix><name>``, by name, those left empty left out."""
-        if not self.is_bound:
-            return {}
-        return {
-            k.removeprefix(prefix): str(v)
-            for k, v in self.data.items()
-            if k.startswith(prefix) and v != ""
-        }
 
     @property
     def message(self) -> str:

@@ -21,7 +21,7 @@ from chains.core.errors import Problem
 from chains.models import Team
 from chains.services.access import NoTeam, creating_team
 from chains.services.imports import Imported, digest, import_document
-from chains.views.forms import read_form
+from chains.views.forms import read_post
 from chains.views.limits import rate_limited
 
 TEMPLATE = "chains/import.html"
@@ -39,7 +39,7 @@ class ImportForm(BaseModel):
 @require_http_methods(["GET", "POST"])
 @rate_limited("import")
 def import_chain(request: HttpRequest) -> HttpResponse:
-    form = read_form(ImportForm, request.POST)
+    form = read_post(request, ImportForm)
     context = _form(request, form)
     if request.method == "GET":
         return render(request, TEMPLATE, context)

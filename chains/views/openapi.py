@@ -12,7 +12,7 @@ posts the document's text back, with the filter, the page and the ticks
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
@@ -27,7 +27,7 @@ from chains.models import Chain, Revision, Role, StaleRevision
 from chains.services import editing
 from chains.services.access import get_head
 from chains.views.common import get_chain
-from chains.views.forms import FormError, read_form, uploaded_text
+from chains.views.forms import FormError, Prefixed, read_post, uploaded_text
 from chains.views.limits import rate_limited
 
 PAGE = 100  # operations listed at once; the filter finds the others
@@ -35,12 +35,15 @@ _TEMPLATE = "chains/openapi.html"
 
 
 class Picking(BaseModel):
-    """The operations form besides the document: filter, page, ticks, the revision it was on."""
+    """The operations form besides the document: filter, page, ticks, the effect chosen for
+    each operation (``effect-<id>``), the revision it was on, and whether to add."""
 
     q: str = ""
     page: int = Field(1, ge=1)
     pick: list[str] = []
+    effects: Annotated[dict[str, str], Prefixed("effect-")] = {}
     base: int | None = Field(None, ge=1)
+    add: bool = False
 
 
 @require_http_methods(["GET", "POST"])
@@ -55,11 +58,11 @@ def openapi(request: HttpRequest, key: str, team: str | None = None) -> HttpResp
     try:
         text, name = uploaded_text(request, "document", "OpenAPI document")
         operations = read_openapi(text, name)
-        picking = read_form(Picking, request.POST)
+        picking = read_post(request, Picking)
     except (DocumentError, FormError) as exc:
         return _refused(request, context, exc)
-    context.update(text=text, name=name, **_listed(operations, picking, request.POST))
-    if "add" not in request.POST:
+    context.update(text=text, name=name, **_listed(operations, picking))
+    if not picking.add:
         return render(request, _TEMPLATE, context)
     return _add(request, chain, head, operations, picking, context)
 
@@ -78,7 +81,7 @@ def _add(
         return _refused(
             request, context, DocumentError([Problem("tick at least one operation to add")])
         )
-    effects = {op.id: request.POST.get(f"effect-{op.id}", op.effect) for op in operations}
+    effects = {op.id: picking.effects.get(op.id, op.effect) for op in operations}
     try:
         actions = propose_actions(operations, picking.pick, _known(effects))
         editing.add_actions(
@@ -105,7 +108,7 @@ def _refused(
     return render(request, _TEMPLATE, context, status=status)
 
 
-def _listed(operations: list[Operation], picking: Picking, post: Any) -> dict[str, Any]:
+def _listed(operations: list[Operation], picking: Picking) -> dict[str, Any]:
     """The page of the operations the filter matches, each with its tick and effect, and
     the ticks on other pages (kept as hidden fields, with their effects)."""
     words = picking.q.lower().split()
@@ -115,12 +118,12 @@ def _listed(operations: list[Operation], picking: Picking, post: Any) -> dict[st
     shown = matching[(page - 1) * PAGE : page * PAGE]
     ticked = set(picking.pick)
     rows = [
-        {"op": op, "ticked": op.id in ticked, "effect": post.get(f"effect-{op.id}", op.effect)}
+        {"op": op, "ticked": op.id in ticked, "effect": picking.effects.get(op.id, op.effect)}
         for op in shown
     ]
     on_page = {op.id for op in shown}
     kept = [
-        (op.id, post.get(f"effect-{op.id}", op.effect))
+        (op.id, picking.effects.get(op.id, op.effect))
         for op in operations
         if op.id in ticked - on_page
     ]
