@@ -1,12 +1,12 @@
 """Posted forms are read through the pydantic schemas the API takes (chains/views/forms.py)."""
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import pytest
 from django.http import QueryDict
 from pydantic import BaseModel, Field
 
-from chains.views.forms import FormError, read_form
+from chains.views.forms import FormError, Prefixed, SchemaForm, read_form
 
 
 class Review(BaseModel):
@@ -55,3 +55,55 @@ def test_every_refused_field_is_named_once():
     with pytest.raises(FormError) as caught:
         read_form(Review, QueryDict("revision=x&vote=maybe"))
     assert str(caught.value).count(";") == 2
+
+
+class Picks(BaseModel):
+    effects: Annotated[dict[str, Literal["read", "commit"]], Prefixed("effect-")] = {}
+
+
+def test_a_prefixed_field_holds_every_box_under_its_prefix():
+    form = read_form(Picks, QueryDict("effect-book=commit&effect-look=read&effect-skip=&q=x"))
+    assert form.effects == {"book": "commit", "look": "read"}
+
+
+def test_a_prefixed_field_is_validated_by_its_schema_naming_the_item():
+    with pytest.raises(FormError, match=r"^effects\.book: Input should be 'read' or 'commit'"):
+        read_form(Picks, QueryDict("effect-book=teleport"))
+
+
+def test_a_bound_form_refuses_a_value_beside_its_field_and_keeps_what_was_typed():
+    form = SchemaForm(Review, QueryDict("reviewers=ana&reviewers=bo&revision=three&note=hi"))
+    assert not form.is_valid()
+    assert form.errors == {
+        "revision": ["Input should be a valid integer, unable to parse string as an integer"]
+    }
+    assert (form["revision"].value(), form["note"].value()) == ("three", "hi")
+    assert form["reviewers"].value() == ["ana", "bo"]
+
+
+def test_a_bound_form_holds_the_schemas_instance_once_valid():
+    form = SchemaForm(Review, QueryDict("reviewers=ana&revision=3&crashes=on"))
+    assert form.is_valid() and form.value == Review(reviewers=["ana"], revision=3, crashes=True)
+
+
+def test_an_unticked_checkbox_of_a_bound_form_is_false_whatever_the_schemas_default():
+    class Launch(BaseModel):
+        crashes: bool = True
+
+    form = SchemaForm(Launch, QueryDict(""))
+    assert form.is_valid() and form.value.crashes is False
+
+
+def test_a_refusal_from_a_use_case_goes_beside_the_field_its_message_names():
+    form = SchemaForm(Review, QueryDict("reviewers=ana"))
+    assert form.is_valid()
+    form.refuse(ValueError("note: say what should change"))
+    form.refuse(ValueError("the review is closed"))
+    assert form.errors["note"] == ["say what should change"]
+    assert form.non_field_errors() == ["the review is closed"]
+    assert form.message == "note: say what should change; the review is closed"
+
+
+def test_an_unbound_form_shows_its_initial_values():
+    form = SchemaForm(Review, initial={"revision": 4})
+    assert not form.is_bound and form["revision"].value() == 4

@@ -11,7 +11,9 @@ the default local-memory cache, shared by every process with Redis
 (``CACHE_URL``); while that does not answer, in each process's own memory
 (``services.limits.counted``), so sign-in works with Redis down. The client
 address is ``REMOTE_ADDR``, or behind a proxy the address the proxy appended
-to X-Forwarded-For (``USE_X_FORWARDED_FOR``).
+to X-Forwarded-For (``USE_X_FORWARDED_FOR``). The username counted is read
+from the bound sign-in form (``typed_username``) without validating it, so a
+locked sign-in never reaches the password check.
 """
 
 from __future__ import annotations
@@ -49,26 +51,29 @@ class SignInView(LoginView):
         )
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        until = locked_until(counters(request))
+        until = locked_until(counters(request, self.typed_username()))
         if until is not None:
             return self.refused(until)
         return super().post(request, *args, **kwargs)
 
+    def typed_username(self) -> str:
+        """The username as posted, from the bound form's field (no password is checked)."""
+        return self.get_form()["username"].value() or ""
+
     def form_invalid(self, form: Any) -> HttpResponse:
-        for counter in counters(self.request):
+        for counter in counters(self.request, form["username"].value() or ""):
             record_failure(counter)
         return super().form_invalid(form)
 
     def form_valid(self, form: Any) -> HttpResponse:
-        keys = _keys(username_counter(self.request.POST.get("username", "")))
+        keys = _keys(username_counter(form["username"].value() or ""))
         counted(lambda store: store.delete_many(keys))
         return super().form_valid(form)
 
     def refused(self, until: float) -> HttpResponse:
         """The form again, saying when to come back; the password was not looked at."""
         seconds = max(1, math.ceil(until - time.time()))
-        username = self.request.POST.get("username", "")
-        form = self.get_form_class()(self.request, initial={"username": username})
+        form = self.get_form_class()(self.request, initial={"username": self.typed_username()})
         context = self.get_context_data(
             form=form,
             locked_until=timezone.localtime(datetime.fromtimestamp(until, tz=UTC)),
@@ -79,10 +84,9 @@ class SignInView(LoginView):
         return response
 
 
-def counters(request: HttpRequest) -> list[str]:
+def counters(request: HttpRequest, username: str) -> list[str]:
     """The cache keys of the failure counts this attempt adds to: its username and address."""
     found = [f"signin:address:{_digest(client_address(request))}"]
-    username = request.POST.get("username", "")
     if username.strip():
         found.append(username_counter(username))
     return found

@@ -16,14 +16,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from chains.core import formats
 from chains.core.dot import RenderError
@@ -50,7 +50,7 @@ from chains.services import scenarios
 from chains.services.access import document_of, get_revision
 from chains.services.scenarios import ScenarioName
 from chains.views.common import get_chain
-from chains.views.forms import FormError, plain_number, read_form
+from chains.views.forms import FormError, Prefixed, plain_number, read_form, read_post
 from chains.views.limits import rate_limited
 
 MAX_FIELD = 100_000  # characters of one posted JSON value
@@ -67,6 +67,26 @@ GROUPS = {
 }
 
 
+class RunAddress(BaseModel):
+    """Which run a simulator request is about: the revision (``r``) and the run's token (``s``)."""
+
+    r: str = ""
+    s: str = ""
+
+
+class InputForm(RunAddress):
+    """One input to the run, as the page's forms post it (see :func:`_event`)."""
+
+    kind: str = ""
+    event: str = Field("", description="a palette button's event, as JSON")
+    at: str = Field("", description="the checkpoint: the input goes after this many events")
+    intent: str = Field("", description="a restart's intent, as a JSON object")
+    outcome: str = ""
+    params: Annotated[dict[str, str], Prefixed("param.")] = {}
+    duration: str = ""
+    proposal: str = ""
+
+
 class BadInput(ChainError):
     """The posted input is malformed or not what the run waits for."""
 
@@ -79,22 +99,23 @@ class Unrunnable(ChainError):
 @rate_limited("simulate", methods=("GET", "POST"))
 def simulate(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
     chain = get_chain(request, team, key)
-    given = request.POST if request.method == "POST" else request.GET
+    post = request.method == "POST"
+    given = read_post(request, InputForm) if post else read_form(InputForm, request.GET)
     try:
-        revision, document = _opened(chain, given.get("r", ""))
+        revision, document = _opened(chain, given.r)
     except Unrunnable as exc:
         return _conflict(exc)
     page = partial(_page, request, chain, revision, document)
     try:
-        scenario = _scenario(document, given.get("s", ""))
+        scenario = _scenario(document, given.s)
     except SessionError as exc:
         return page(_fresh(document), error=str(exc), status=400)
-    if request.method == "GET":
-        if given.get("format") == "json":
+    if not post:
+        if request.GET.get("format") == "json":
             return _json(document, scenario)
-        return page(scenario, violation=given.get("violation"))
+        return page(scenario, violation=request.GET.get("violation"))
     try:
-        session = _with_input(document, scenario, request.POST)
+        session = _with_input(document, scenario, given)
     except (BadInput, SessionError, ScenarioMismatch) as exc:
         return page(scenario, error=str(exc), status=400)
     return _answer(request, page, _url(chain, revision, session.scenario), session)
@@ -114,13 +135,14 @@ class SaveForm(BaseModel):
 def save_scenario(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
     """Keep the current simulation with the chain, its outcome recorded as ``expect``."""
     chain = get_chain(request, team, key, Role.EDITOR)
+    address = read_post(request, RunAddress)
     try:
-        revision, document = _opened(chain, request.POST.get("r", ""))
+        revision, document = _opened(chain, address.r)
     except Unrunnable as exc:
         return _conflict(exc)
     page = partial(_page, request, chain, revision, document)
     try:
-        scenario = _scenario(document, request.POST.get("s", ""))
+        scenario = _scenario(document, address.s)
     except SessionError as exc:
         return page(_fresh(document), error=str(exc), status=400)
     try:
@@ -132,7 +154,7 @@ def save_scenario(request: HttpRequest, key: str, team: str | None = None) -> Ht
 
 def _save(request: HttpRequest, chain: Chain, revision: Revision, scenario: Scenario) -> str:
     """Keep ``scenario`` recorded on ``revision`` under the posted name; the name."""
-    name = read_form(SaveForm, request.POST).name
+    name = read_post(request, SaveForm).name
     # A person is refused a name already kept rather than overwrite it (replace=False).
     scenarios.save_scenario(
         chain,
@@ -174,14 +196,14 @@ def _scenario(document: ChainSpec, token: str) -> Scenario:
     return scenario
 
 
-def _with_input(document: ChainSpec, scenario: Scenario, post: Any) -> Session:
+def _with_input(document: ChainSpec, scenario: Scenario, post: InputForm) -> Session:
     """The run of ``scenario`` with the posted input added after the first ``at`` events.
 
     ``kind=restart`` is the exception: a new run from the posted ``intent``.
     """
-    if post.get("kind") == "restart":
-        return _restarted(document, post.get("intent", ""))
-    at = post.get("at", "")
+    if post.kind == "restart":
+        return _restarted(document, post.intent)
+    at = post.at
     if at and plain_number(at) is None:
         raise BadInput(f"at: the checkpoint is a number of events, got {at!r}")
     event = _event(post)
@@ -203,23 +225,23 @@ def _restarted(document: ChainSpec, text: str) -> Session:
         raise BadInput(f"intent: {exc}") from None
 
 
-def _event(post: Any) -> dict[str, Any]:
+def _event(post: InputForm) -> dict[str, Any]:
     """One scenario event from the form: a palette button's JSON or a typed input."""
-    kind = post.get("kind", "")
-    if post.get("event"):
-        event = _json_field(post["event"], "event")
+    kind = post.kind
+    if post.event:
+        event = _json_field(post.event, "event")
         if not isinstance(event, dict):
             raise BadInput('event: expected a JSON object such as {"observe": "timeout"}')
         return event
     if kind == "answer":
-        params = {n[6:]: _value(v) for n, v in post.items() if n.startswith("param.") and v != ""}
-        return {"answer": {"outcome": post.get("outcome", ""), "params": params or None}}
+        params = {n: _value(v) for n, v in post.params.items()}
+        return {"answer": {"outcome": post.outcome, "params": params or None}}
     if kind == "wait":
-        return {"wait": post.get("duration", "").strip()}
+        return {"wait": post.duration.strip()}
     if kind == "crash":
         return {"crash": True}
     if kind == "propose":
-        return {"propose": _json_field(post.get("proposal", ""), "proposal")}
+        return {"propose": _json_field(post.proposal, "proposal")}
     raise BadInput(f"kind: expected answer | wait | crash | propose, or an event; got {kind!r}")
 
 
