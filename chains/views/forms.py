@@ -19,12 +19,12 @@ beside it with :meth:`SchemaForm.refuse`.
 from __future__ import annotations
 
 import typing
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from django import forms
 from django.conf import settings
+from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import HttpRequest, QueryDict
 from pydantic import BaseModel, ValidationError
 
@@ -43,6 +43,7 @@ __all__ = [
 ]
 
 S = TypeVar("S", bound=BaseModel)
+F = TypeVar("F", bound=forms.BaseForm)
 
 
 @dataclass(frozen=True)
@@ -113,8 +114,7 @@ class SchemaForm(forms.Form, Generic[S]):
     One form field per schema field (by alias), so templates use Django's
     bound fields: ``form.note.value`` is what was typed (or ``initial`` on an
     unbound form), ``form.note.errors`` the reason it was refused. After
-    ``is_valid()``, ``form.value`` is the schema's instance. ``extra`` names
-    more posted fields the schema does not hold (read with :meth:`text`).
+    ``is_valid()``, ``form.value`` is the schema's instance.
     """
 
     value: S
@@ -124,7 +124,6 @@ class SchemaForm(forms.Form, Generic[S]):
         schema: type[S],
         data: QueryDict | None = None,
         initial: dict[str, Any] | None = None,
-        extra: Iterable[str] = (),
     ):
         super().__init__(data, initial=initial)
         self.schema = schema
@@ -134,8 +133,6 @@ class SchemaForm(forms.Form, Generic[S]):
                 continue  # its boxes are the page's to draw, one per item
             kind = _ListField if _is_list(field.annotation) else forms.CharField
             self.fields[key] = kind(required=False, label=name)
-        for key in extra:
-            self.fields.setdefault(key, forms.CharField(required=False, strip=False))
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
@@ -143,7 +140,10 @@ class SchemaForm(forms.Form, Generic[S]):
             self.value = _validated(self.schema, _collected(self.schema, self.data, True))
         except FormError as exc:
             for field, reason in zip(exc.fields, exc.reasons, strict=True):
-                self.add_error(field if field in self.fields else None, reason)
+                if field in self.fields:
+                    self.add_error(field, reason)
+                else:  # a whole-form rule, or an item of a Prefixed field
+                    self.add_error(None, f"{field}: {reason}")
         return cleaned
 
     def refuse(self, reason: object, field: str | None = None) -> None:
@@ -162,7 +162,7 @@ class SchemaForm(forms.Form, Generic[S]):
             self.add_error(None, text)
 
     def text(self, key: str, default: str = "") -> str:
-        """A posted field as sent (for ``extra`` fields and buttons), ``default`` if absent."""
+        """A posted field as sent, unvalidated, ``default`` if absent."""
         if not self.is_bound:
             return default
         value = self.data.get(key)
@@ -176,21 +176,18 @@ class SchemaForm(forms.Form, Generic[S]):
     def message(self) -> str:
         """Every refusal as ``field: reason``, joined with ``; ``, for the summary above."""
         return "; ".join(
-            reason if field == "__all__" else f"{field}: {reason}"
+            reason if field == NON_FIELD_ERRORS else f"{field}: {reason}"
             for field, reasons in self.errors.items()
             for reason in reasons
         )
 
 
 def posted(
-    request: HttpRequest,
-    schema: type[S],
-    initial: dict[str, Any] | None = None,
-    extra: Iterable[str] = (),
+    request: HttpRequest, schema: type[S], initial: dict[str, Any] | None = None
 ) -> SchemaForm[S]:
     """``schema``'s form, bound to the request's post (unbound for any other method)."""
     data = request.POST if request.method == "POST" else None
-    return SchemaForm(schema, data, initial=initial, extra=extra)
+    return SchemaForm(schema, data, initial=initial)
 
 
 def read_post(request: HttpRequest, schema: type[S]) -> S:
@@ -199,8 +196,8 @@ def read_post(request: HttpRequest, schema: type[S]) -> S:
     return read_form(schema, request.POST if request.method == "POST" else QueryDict())
 
 
-def bound(request: HttpRequest, form_class: type[forms.BaseForm], **kwargs: Any) -> Any:
-    """A Django form of ours bound to the request's post (unbound for any other method)."""
+def bound(request: HttpRequest, form_class: type[F], **kwargs: Any) -> F:
+    """A Django form of ours (sign-up) bound to the request's post (unbound otherwise)."""
     data = request.POST if request.method == "POST" else None
     return form_class(data, **kwargs)
 

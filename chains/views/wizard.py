@@ -31,10 +31,11 @@ _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 TEMPLATE = "chains/wizard.html"
 
 # One field per fit question, taking one of its choices; None when unanswered.
-FitAnswers = create_model(
-    "FitAnswers",
-    **{q.id: (Literal[tuple(v for v, _ in q.choices)] | None, None) for q in QUESTIONS},  # type: ignore[valid-type]
-)
+_ANSWERS: dict[str, Any] = {
+    q.id: (Literal[tuple(v for v, _ in q.choices)] | None, None)  # type: ignore[valid-type]
+    for q in QUESTIONS
+}
+FitAnswers = create_model("FitAnswers", **_ANSWERS)
 
 
 class NewChainIn(BaseModel):
