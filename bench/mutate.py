@@ -89,15 +89,15 @@ NAMED = (
         "steps.py",
         (
             (
-                "            self.run.reconcile.persist(action)\n"
+                "            self.peers.reconcile.persist(action)\n"
                 "        if is_commit_class(action):",
                 "        if is_commit_class(action):",
             ),
             (
-                "            self.run.before_dispatch(self.run)\n",
-                "            self.run.before_dispatch(self.run)\n"
+                "            self.host.before_dispatch(self.host)\n",
+                "            self.host.before_dispatch(self.host)\n"
                 "        if is_unkeyed_commit(action):\n"
-                "            self.run.reconcile.persist(action)\n",
+                "            self.peers.reconcile.persist(action)\n",
             ),
         ),
         "the correlation record is persisted after the first kill point (C1.4)",

@@ -11,7 +11,7 @@ run decides itself, through :class:`~.outcomes.Outcomes`.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..graph import GraphError, repair_scope
 from ..memo import remember
@@ -22,36 +22,71 @@ from .classifier import matches, observed_atoms
 from .part import Part
 from .state import NOT_WAITING, Observation, Waiting
 
+if TYPE_CHECKING:
+    from ..model import ChainSpec
+    from .events import EventLog
+    from .ports import Cursor, HandleBook, Host, Unwinds, Verdicts
+    from .state import Snapshot
+
 __all__ = ["Backtrack"]
+
+
+class Needs(Protocol):
+    """The parts :class:`Backtrack` calls, each through its interface in :mod:`.ports`."""
+
+    @property
+    def steps(self) -> Cursor: ...
+
+    @property
+    def outcomes(self) -> Verdicts: ...
+
+    @property
+    def compensation(self) -> Unwinds: ...
+
+    @property
+    def handles(self) -> HandleBook: ...
 
 
 class Backtrack(Part):
     """Rewind, repair and reselect: budgeted moves back, with invalidation."""
 
-    __slots__ = ()
+    __slots__ = ("peers", "host")
+
+    def __init__(
+        self,
+        chain: ChainSpec,
+        snapshot: Snapshot,
+        log: EventLog,
+        peers: Needs,
+        host: Host,
+    ):
+        super().__init__(chain, snapshot, log)
+        self.peers = peers
+        self.host = host
 
     def rewind(self, target: str, origin: Action, in_process: bool = False) -> None:
         """Rewind to ``target``; ``in_process`` even in external mode (an I4 re-mint)."""
         s = self.snapshot
-        run = self.run
+        peers = self.peers
         if s.compensation is not None:
-            run.compensation.failed(f"{origin.id}: rewind(to: {target})")
+            peers.compensation.failed(f"{origin.id}: rewind(to: {target})")
             return
         if not in_process:
             target = self.re_minting(target, origin)
         if not self.spend(target, origin):
             return
-        to = run.action(target)
-        minted = run.handles.minted_by(target)
-        if run.fanout is not None:
-            if (in_process or s.mode == "internal") and run.fanout.adopt_instead(run, target):
+        to = self.action(target)
+        minted = peers.handles.minted_by(target)
+        fanout = self.host.fanout
+        if fanout is not None:
+            if (in_process or s.mode == "internal") and fanout.adopt_instead(self.host, target):
                 return  # a sibling already re-minted it: the re-mint happens once (I7)
-            run.fanout.discovered_dead(run, minted)
-        run.handles.invalidate(minted, including_roots=not is_commit_class(to))
+            fanout.discovered_dead(self.host, minted)
+        peers.handles.invalidate(minted, including_roots=not is_commit_class(to))
         if s.mode == "external" and not in_process:
             self.restart(target, None, f"rewind(to: {target}) from {origin.id}")
             return
-        run.steps.arrive(target)
+        peers.steps.arrive(target)
 
     def re_minting(self, target: str, origin: Action) -> str:
         """``target``, or the dead handle's refresh when ``target`` would skip its re-mint (C2.3).
@@ -70,13 +105,13 @@ class Backtrack(Part):
         obs = s.last_observation
         if obs is None or s.waiting.kind != "observe" or s.waiting.step != origin.id:
             return target
-        steps = self.run.steps.main()
+        steps = self.peers.steps.main()
         if target not in steps:
             return target
         for hid in self.reported_dead(origin, obs):
             if not self.presents_before_re_mint(steps[steps.index(target) :], hid):
                 continue
-            refresh = self.run.handles.refresh(hid)
+            refresh = self.peers.handles.refresh(hid)
             if refresh is None or refresh == target or refresh not in steps:
                 continue
             self.log.transition(
@@ -108,7 +143,7 @@ class Backtrack(Part):
     def presents_before_re_mint(self, replay: list[str], handle_id: str) -> bool:
         """Does the replay (main steps from the target on) present the handle before minting it?"""
         for step in replay:
-            action = self.run.action(step)
+            action = self.action(step)
             if handle_id in action.input.handles:
                 return True
             if handle_id in action.output.handles:
@@ -119,7 +154,7 @@ class Backtrack(Part):
         """Spend a rewind and a repair; apply ``values`` or wait for a repair proposal."""
         s = self.snapshot
         if s.compensation is not None:
-            self.run.compensation.failed(f"{origin.id}: {format_verdict(v)}")
+            self.peers.compensation.failed(f"{origin.id}: {format_verdict(v)}")
             return
         if not self.spend(v.to or "", origin, repair=True):
             return
@@ -147,11 +182,11 @@ class Backtrack(Part):
     def apply_repair(self, v: Verdict, values: dict[str, Any]) -> None:
         self.snapshot.intent.update(values)
         self.invalidate_for_repair(v)
-        self.run.steps.arrive(v.to or "")
+        self.peers.steps.arrive(v.to or "")
 
     def invalidate_for_repair(self, v: Verdict) -> None:
         """I6: what the repaired fields fed, and everything derived from it; never facts."""
-        handles = self.run.handles
+        handles = self.peers.handles
         target = v.to or ""
         try:
             chain, fields = self.chain, tuple(v.fields)
@@ -186,7 +221,7 @@ class Backtrack(Part):
     def reselect(self, target: str, origin: Action) -> None:
         """Back to selection step ``target`` with the last pick excluded (I3)."""
         s = self.snapshot
-        handles = self.run.handles
+        handles = self.peers.handles
         if not self.spend(target, origin):
             return
         for hid in handles.minted_by(target):
@@ -196,7 +231,7 @@ class Backtrack(Part):
         handles.invalidate(handles.minted_by(target))
         if target not in s.fresh:
             s.fresh.append(target)
-        self.run.steps.arrive(target)
+        self.peers.steps.arrive(target)
 
     def spend(self, target: str, origin: Action, repair: bool = False) -> bool:
         """Spend a rewind (and a repair) to move back to ``target``; False when the run cannot.
@@ -204,7 +239,7 @@ class Backtrack(Part):
         An unknown ``target`` or an exhausted budget (the rewinds checked
         first) ends the run as a dead end, and nothing is spent.
         """
-        outcomes = self.run.outcomes
+        outcomes = self.peers.outcomes
         b = self.snapshot.budgets
         if outcomes.unknown_step(target, origin):
             return False

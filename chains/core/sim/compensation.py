@@ -12,19 +12,44 @@ unwinding escalates to the operator with what is left.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Protocol
+
 from ..model import compensators
 from ..verdicts import Verdict, format_verdict
 from .classifier import matches
 from .part import Part
 from .state import NOT_WAITING, Observation, Unwind
 
+if TYPE_CHECKING:
+    from ..model import ChainSpec
+    from .events import EventLog
+    from .ports import Cursor
+    from .state import Snapshot
+
 __all__ = ["Compensation"]
+
+
+class Needs(Protocol):
+    """The parts :class:`Compensation` calls, each through its interface in :mod:`.ports`."""
+
+    @property
+    def steps(self) -> Cursor: ...
 
 
 class Compensation(Part):
     """The unwind queue in the snapshot, and the steps that work it off."""
 
-    __slots__ = ()
+    __slots__ = ("peers",)
+
+    def __init__(
+        self,
+        chain: ChainSpec,
+        snapshot: Snapshot,
+        log: EventLog,
+        peers: Needs,
+    ):
+        super().__init__(chain, snapshot, log)
+        self.peers = peers
 
     def start(self, pending: list[int]) -> None:
         """Unwind the landed commits at indices ``pending`` of ``commits_landed``."""
@@ -35,7 +60,7 @@ class Compensation(Part):
         if isinstance(order, list):
 
             def rank(i: int) -> int:
-                names = [landed[i].step, *compensators(self.run.action(landed[i].step))]
+                names = [landed[i].step, *compensators(self.action(landed[i].step))]
                 hits = [order.index(n) for n in names if n in order]
                 return min(hits) if hits else len(order)
 
@@ -66,7 +91,7 @@ class Compensation(Part):
                 )
                 unwind.queue.pop(0)
                 continue
-            action = self.run.action(lc.step)
+            action = self.action(lc.step)
             comp = action.compensation
             steps: list[str] = []
             if comp is None:
@@ -91,7 +116,7 @@ class Compensation(Part):
                 continue
             unwind.steps = steps
             unwind.pos = 0
-            self.run.steps.arrive(steps[0])
+            self.peers.steps.arrive(steps[0])
             return
         s.outcome = {
             **unwind.reason,
@@ -112,7 +137,7 @@ class Compensation(Part):
         Otherwise compensating it would leave the user with neither.
         """
         s = self.snapshot
-        comp = self.run.action(s.commits_landed[i].step).compensation
+        comp = self.action(s.commits_landed[i].step).compensation
         if comp is None or not comp.replaced_by:
             return None
         later = [

@@ -8,9 +8,15 @@ the commit landed (I5) and routes by the action's ``on_expiry`` verdict.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .part import Part, dead
+
+if TYPE_CHECKING:
+    from ..model import ChainSpec
+    from .events import EventLog
+    from .ports import Verdicts
+    from .state import Snapshot
 
 __all__ = ["EPOCH", "Deadlines", "virtual_time"]
 
@@ -45,10 +51,27 @@ def virtual_time(value: Any) -> float | None:
     return (at - EPOCH).total_seconds()
 
 
+class Needs(Protocol):
+    """The parts :class:`Deadlines` calls, each through its interface in :mod:`.ports`."""
+
+    @property
+    def outcomes(self) -> Verdicts: ...
+
+
 class Deadlines(Part):
     """The wall-clock budget and the landed commits' business deadlines."""
 
-    __slots__ = ()
+    __slots__ = ("peers",)
+
+    def __init__(
+        self,
+        chain: ChainSpec,
+        snapshot: Snapshot,
+        log: EventLog,
+        peers: Needs,
+    ):
+        super().__init__(chain, snapshot, log)
+        self.peers = peers
 
     def wall_exhausted(self) -> bool:
         """End the run when the wall clock is used up; True when it was."""
@@ -58,7 +81,7 @@ class Deadlines(Part):
             return False
         verdict = dead("wall_clock_exhausted", False)
         self.log.transition(s.cursor, "wall_clock", verdict)
-        self.run.outcomes.dead_end(verdict, self.chain.action(s.cursor or ""))
+        self.peers.outcomes.dead_end(verdict, self.chain.action(s.cursor or ""))
         return True
 
     def business_expiry(self) -> bool:
@@ -70,7 +93,7 @@ class Deadlines(Part):
             if s.clock < lc.business_deadline:
                 continue
             lc.business_expired = True
-            action = self.run.action(lc.step)
+            action = self.action(lc.step)
             expiry = action.output.business_expiry
             assert expiry is not None
             self.log.transition(
@@ -82,6 +105,6 @@ class Deadlines(Part):
             s.gate_context = None
             s.pending_gate = None
             s.state = "running"
-            self.run.outcomes.route(action, expiry.on_expiry, None)
+            self.peers.outcomes.route(action, expiry.on_expiry, None)
             return True
         return False

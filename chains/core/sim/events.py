@@ -10,28 +10,27 @@ events record probe and webhook observations.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from ..memo import by_identity, remember
 from ..model import ChainSpec
 from ..verdicts import Verdict, format_verdict
-from .part import Part
 from .sealed import seal_observation
 from .state import EVENT_FIELDS, Event, Observation, Snapshot, Waiting
-
-if TYPE_CHECKING:
-    from .runtime import Run
 
 __all__ = ["EventLog", "describe", "observed_input", "shown_fields", "signal_of"]
 
 
-class EventLog(Part):
+class EventLog:
     """The event being written, and the trace it goes to."""
 
-    __slots__ = ("draft", "seals", "stamps_budgets")
+    __slots__ = ("chain", "snapshot", "trace", "draft", "seals", "stamps_budgets")
 
-    def __init__(self, run: Run, chain: ChainSpec, snapshot: Snapshot):
-        super().__init__(run, chain, snapshot)
+    def __init__(self, chain: ChainSpec, snapshot: Snapshot, trace: list[Event]):
+        # ``snapshot`` is the parts' view of the run's snapshot (:func:`~.part.fields_of`).
+        self.chain = chain
+        self.snapshot = snapshot
+        self.trace = trace
         self.draft: dict[str, Any] | None = None
         # A search reads no event's budgets (its invariants read the snapshot's), and
         # stamping them is a third of what writing an event costs: it turns this off.
@@ -176,7 +175,7 @@ class EventLog(Part):
         else:
             draft["budget_after"] = {}
         draft["state"] = s.state
-        self.run.trace.append(Event.written(draft))
+        self.trace.append(Event.written(draft))
 
 
 def describe(w: Waiting) -> str:

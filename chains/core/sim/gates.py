@@ -10,7 +10,7 @@ classification and handles are code-owned.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..model import Action, ChainSpec, Gate, Outcome, money_or_consent
 from ..verdicts import Verdict
@@ -19,6 +19,11 @@ from .events import describe
 from .part import Part, SimulationError, dead, lookup
 from .sealed import seal
 from .state import NOT_WAITING, GateContext, Observation, Proposal, Waiting
+
+if TYPE_CHECKING:
+    from .events import EventLog
+    from .ports import Clock, Cursor, HandleBook, Probes, Rewinds, Verdicts
+    from .state import Snapshot
 
 __all__ = ["Gates", "audience_problem"]
 
@@ -52,10 +57,42 @@ def audience_problem(chain: ChainSpec, gate: Gate, by: Answerer | None) -> str |
     return None
 
 
+class Needs(Protocol):
+    """The parts :class:`Gates` calls, each through its interface in :mod:`.ports`."""
+
+    @property
+    def steps(self) -> Cursor: ...
+
+    @property
+    def outcomes(self) -> Verdicts: ...
+
+    @property
+    def backtrack(self) -> Rewinds: ...
+
+    @property
+    def reconcile(self) -> Probes: ...
+
+    @property
+    def handles(self) -> HandleBook: ...
+
+    @property
+    def deadlines(self) -> Clock: ...
+
+
 class Gates(Part):
     """Parking at gates, answering them, and checking proposals."""
 
-    __slots__ = ()
+    __slots__ = ("peers",)
+
+    def __init__(
+        self,
+        chain: ChainSpec,
+        snapshot: Snapshot,
+        log: EventLog,
+        peers: Needs,
+    ):
+        super().__init__(chain, snapshot, log)
+        self.peers = peers
 
     def park(
         self,
@@ -81,7 +118,7 @@ class Gates(Part):
                 self.log.transition(action.id, "raised_gate", note=f"parked at gate {gate_id}")
         gate = self.chain.gate(gate_id)
         if gate is None:
-            self.run.outcomes.dead_end(dead(f"unknown_gate_{gate_id}", True), action)
+            self.peers.outcomes.dead_end(dead(f"unknown_gate_{gate_id}", True), action)
             return
         prior = s.state
         s.state = "compensating" if s.compensation else "at_gate"
@@ -118,7 +155,7 @@ class Gates(Part):
         w = s.waiting
         if w.kind != "answer" or w.gate is None or s.gate_context is None:
             raise SimulationError(f"the run waits for {describe(w)}; got a gate answer")
-        gate = self.run.gate(w.gate)
+        gate = self.gate(w.gate)
         if outcome not in gate.outcomes:
             raise SimulationError(
                 f"gate {gate.id!r} has outcomes {list(gate.outcomes)}; got {outcome!r}"
@@ -206,7 +243,7 @@ class Gates(Part):
         ids = [o.id for o in ctx.options]
         for name, value in params.items():
             said = shown_as.get(name, value)
-            if self.run.handles.looks_like_handle(value):
+            if self.peers.handles.looks_like_handle(value):
                 problems.append(f"{name!r} carries a handle; handles are code-owned")
             elif ids and isinstance(value, str) and value not in ids:
                 problems.append(f"{name}={said!r} was not among the presented options {ids}")
@@ -217,10 +254,10 @@ class Gates(Part):
     def resume(self, gate: Gate, spec: Outcome, params: dict[str, Any]) -> None:
         """Leave the gate by outcome ``spec``: bind its params, then apply its verdict."""
         s = self.snapshot
-        run = self.run
+        peers = self.peers
         ctx = s.gate_context
         assert ctx is not None
-        action = run.action(ctx.step or "")
+        action = self.action(ctx.step or "")
         s.pending_gate = None
         s.gate_context = None
         s.state = "compensating" if s.compensation else "running"
@@ -231,17 +268,17 @@ class Gates(Part):
                     verdict=gate.payload_expiry.verdict,
                     note="answer arrived after the payload's own deadline",
                 )
-                run.outcomes.route(action, gate.payload_expiry.verdict, None)
+                peers.outcomes.route(action, gate.payload_expiry.verdict, None)
                 return
         if ctx.kind == "revocation":
             # P3 shield: a commit reconciled before this gate takes up its path on ok.
-            if run.reconcile.shield.resume_after_gate(spec.verdict.type == "ok"):
+            if peers.reconcile.shield.resume_after_gate(spec.verdict.type == "ok"):
                 return
             if spec.verdict.type == "ok":
                 s.state = ctx.prior_state or "done"  # type: ignore[assignment]
                 s.waiting = NOT_WAITING
                 return
-        elif s.compensation is None and run.deadlines.business_expiry():
+        elif s.compensation is None and peers.deadlines.business_expiry():
             return
         values: dict[str, Any] = {}
         if spec.params:
@@ -256,25 +293,25 @@ class Gates(Part):
         if v.type == "repair":
             if spec.set:
                 self.log.set(proposal_source="code")
-            run.backtrack.repair(v, action, values)
+            peers.backtrack.repair(v, action, values)
             return
         s.intent.update(values)
         if v.type == "ok":
             if ctx.kind == "entry":
-                run.steps.dispatch(action)
+                peers.steps.dispatch(action)
             else:
                 if not ctx.from_ok:
-                    run.outcomes.land(action, s.last_observation)
-                run.steps.advance(action)
+                    peers.outcomes.land(action, s.last_observation)
+                peers.steps.advance(action)
             return
-        run.outcomes.route(action, v, self.raised_by(ctx))
+        peers.outcomes.route(action, v, self.raised_by(ctx))
 
     def timeout(self) -> None:
         """Virtual time passed while parked: take the gate's timeout outcome once it is due."""
         s = self.snapshot
         ctx = s.gate_context
         assert ctx is not None
-        gate = self.run.gate(ctx.gate)
+        gate = self.gate(ctx.gate)
         after = gate.timeout.after.seconds if gate.timeout else None
         if after is None and self.chain.policy.per_chain.gate_timeout is not None:
             after = self.chain.policy.per_chain.gate_timeout.seconds
@@ -295,11 +332,11 @@ class Gates(Part):
         self.log.transition(
             ctx.step, f"gate:{gate.id}.timeout", verdict, f"gate timed out after {after:g}s"
         )
-        action = self.run.action(ctx.step or "")
+        action = self.action(ctx.step or "")
         s.pending_gate = None
         s.gate_context = None
         s.state = "compensating" if s.compensation else "running"
-        self.run.outcomes.route(action, verdict, self.raised_by(ctx))
+        self.peers.outcomes.route(action, verdict, self.raised_by(ctx))
 
     def raised_by(self, ctx: GateContext) -> Observation | None:
         """The response a raised gate was raised with: a gate its answer raises shows it too."""
@@ -325,7 +362,7 @@ class Gates(Part):
             extra = sorted(set(p.fields) - set(w.fields))
             if extra:
                 return f"fields {extra} are not listed for this repair (allowed: {w.fields})"
-            if any(self.run.handles.looks_like_handle(v) for v in p.fields.values()):
+            if any(self.peers.handles.looks_like_handle(v) for v in p.fields.values()):
                 return "a repair value carries a handle; handles are code-owned"
             return None
         if p.kind == "select":
@@ -342,7 +379,7 @@ class Gates(Part):
         if p.kind == "answer":
             if w.kind != "answer" or w.gate is None:
                 return f"no gate is pending (the run waits for {describe(w)})"
-            gate = self.run.gate(w.gate)
+            gate = self.gate(w.gate)
             refused = audience_problem(self.chain, gate, "model")
             if refused:
                 return refused
@@ -359,7 +396,7 @@ class Gates(Part):
         """Apply a model's proposal, or trace why it was refused and change nothing."""
         s = self.snapshot
         w = s.waiting
-        run = self.run
+        peers = self.peers
         problem = self.proposal_problem(p)
         shown = p
         if p.kind == "repair":  # C7.3: repaired intent values are sealed, referenced
@@ -385,11 +422,11 @@ class Gates(Part):
                 input=given,
                 proposal_source="user" if w.audience == "user" else "model",
             )
-            run.backtrack.apply_repair(verdict, dict(p.fields))
+            peers.backtrack.apply_repair(verdict, dict(p.fields))
         elif p.kind == "select":
-            run.steps.select(str(p.value), "model", given)
+            peers.steps.select(str(p.value), "model", given)
         elif p.kind == "answer":
-            gate = run.gate(w.gate or "")
+            gate = self.gate(w.gate or "")
             spec = gate.outcomes[str(p.value)]
             self.log.transition(
                 s.gate_context.step if s.gate_context else None,

@@ -11,13 +11,18 @@ them.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..graph import GraphError, cascade, cascades
 from ..memo import remember
 from ..model import Action, ChainSpec, commit_steps
 from .part import Part
 from .state import HandleState, Option
+
+if TYPE_CHECKING:
+    from .events import EventLog
+    from .ports import Host
+    from .state import Snapshot
 
 __all__ = ["Handles", "refresh_step"]
 
@@ -93,12 +98,22 @@ def refresh_step(chain: ChainSpec, handle_id: str) -> str | None:
 class Handles(Part):
     """The live handles in the snapshot, and the rules that change them."""
 
-    __slots__ = ()
+    __slots__ = ("host",)
+
+    def __init__(
+        self,
+        chain: ChainSpec,
+        snapshot: Snapshot,
+        log: EventLog,
+        host: Host,
+    ):
+        super().__init__(chain, snapshot, log)
+        self.host = host
 
     def mint(self, action: Action, option: Option | None = None) -> list[str]:
         """New aliases for every handle ``action`` outputs; returns them in output order."""
         s = self.snapshot
-        fanout = self.run.fanout
+        fanout = self.host.fanout
         minted = []
         for hid in action.output.handles:
             if hid in s.handles:  # a live handle re-minted: I1 before I2
@@ -160,7 +175,7 @@ class Handles(Part):
 
     def minted_by(self, step: str) -> list[str]:
         """The handles ``step`` outputs."""
-        return list(self.run.action(step).output.handles)
+        return list(self.action(step).output.handles)
 
     def refresh(self, handle_id: str) -> str | None:
         """The step that re-mints ``handle_id`` (:func:`refresh_step`)."""

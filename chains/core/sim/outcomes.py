@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol
 
 from ..model import Action, is_commit_class, is_keyed, is_unkeyed_commit
 from ..policy import step_limits
@@ -21,16 +22,59 @@ from .deadlines import virtual_time
 from .part import PLAIN_OBSERVATION, Part, dead, lookup
 from .state import NOT_WAITING, LandedCommit, Observation
 
+if TYPE_CHECKING:
+    from ..model import ChainSpec
+    from .events import EventLog
+    from .ports import Clock, Cursor, HandleBook, Host, Parking, Probes, Rewinds, Unwinds
+    from .state import Snapshot
+
 __all__ = ["Outcomes"]
 
 # ok(empty) on a step whose empty block gives no route (or that declares none).
 NO_EMPTY_ROUTE = Verdict(type="dead_end", reason="empty_without_route")
 
 
+class Needs(Protocol):
+    """The parts :class:`Outcomes` calls, each through its interface in :mod:`.ports`."""
+
+    @property
+    def steps(self) -> Cursor: ...
+
+    @property
+    def backtrack(self) -> Rewinds: ...
+
+    @property
+    def gates(self) -> Parking: ...
+
+    @property
+    def reconcile(self) -> Probes: ...
+
+    @property
+    def compensation(self) -> Unwinds: ...
+
+    @property
+    def handles(self) -> HandleBook: ...
+
+    @property
+    def deadlines(self) -> Clock: ...
+
+
 class Outcomes(Part):
     """What each verdict does to the run."""
 
-    __slots__ = ()
+    __slots__ = ("peers", "host")
+
+    def __init__(
+        self,
+        chain: ChainSpec,
+        snapshot: Snapshot,
+        log: EventLog,
+        peers: Needs,
+        host: Host,
+    ):
+        super().__init__(chain, snapshot, log)
+        self.peers = peers
+        self.host = host
 
     def apply(self, action: Action, c: Classification, obs: Observation) -> None:
         """Apply the classifier's verdict for ``action``'s response ``obs``."""
@@ -49,7 +93,7 @@ class Outcomes(Part):
                 f"auto_repair applied: {sorted(values)}",
                 proposal_source="code",
             )
-            self.run.backtrack.repair(v, action, values)
+            self.peers.backtrack.repair(v, action, values)
             return
         if v.type == "ok":
             self.on_ok(action, obs, empty=v.empty)
@@ -60,7 +104,7 @@ class Outcomes(Part):
 
     def route(self, action: Action, v: Verdict, obs: Observation | None) -> None:
         """Apply a verdict that is not the classifier's ok/retry."""
-        run = self.run
+        peers = self.peers
         if self.snapshot.compensation is not None and v.type in (
             "rewind",
             "repair",
@@ -69,27 +113,27 @@ class Outcomes(Part):
             "dead_end",
             "retry",
         ):
-            run.compensation.failed(f"{action.id}: {format_verdict(v)}")
+            peers.compensation.failed(f"{action.id}: {format_verdict(v)}")
             return
         if v.type == "ok":
             self.land(action, obs)
-            run.steps.advance(action)
+            peers.steps.advance(action)
         elif v.type == "gate" and v.gate:
-            run.gates.park(v.gate, action, "raised", obs)
+            peers.gates.park(v.gate, action, "raised", obs)
         elif v.type == "rewind" and v.to:
-            run.backtrack.rewind(v.to, action)
+            peers.backtrack.rewind(v.to, action)
         elif v.type == "repair":
-            run.backtrack.repair(v, action, None)
+            peers.backtrack.repair(v, action, None)
         elif v.type == "reselect" and v.to:
-            run.backtrack.reselect(v.to, action)
+            peers.backtrack.reselect(v.to, action)
         elif v.type == "reconcile":
-            run.reconcile.start(action)
+            peers.reconcile.start(action)
         elif v.type == "escalate":
             self.escalate(v, action)
         elif v.type == "retry" and is_unkeyed_commit(action):
-            run.reconcile.start(action)  # never a fresh dispatch of an unkeyed commit
+            peers.reconcile.start(action)  # never a fresh dispatch of an unkeyed commit
         elif v.type == "retry":
-            run.steps.dispatch(action)
+            peers.steps.dispatch(action)
         else:
             self.dead_end(v, action)
 
@@ -106,7 +150,7 @@ class Outcomes(Part):
         if any(
             h not in s.handles or s.handles[h].minted_seq < since for h in action.output.handles
         ):
-            self.run.handles.mint(action)
+            self.peers.handles.mint(action)
         if is_commit_class(action) and not any(
             lc.step == action.id and lc.attempt_seq >= since
             for lc in [*s.commits_landed, *s.compensators_landed]
@@ -116,16 +160,17 @@ class Outcomes(Part):
     def on_ok(self, action: Action, obs: Observation, empty: bool) -> None:
         """The step succeeded: mint, keep its options, record a landing, check preconditions."""
         s = self.snapshot
-        run = self.run
+        peers = self.peers
         declined = empty and is_commit_class(action)  # a valid empty commit landed nothing
-        aliases = [] if declined else run.handles.mint(action)
+        aliases = [] if declined else peers.handles.mint(action)
         if obs.options:
-            key = run.handles.options_key(action, aliases) or f"{action.id}@{s.seq}"
+            key = peers.handles.options_key(action, aliases) or f"{action.id}@{s.seq}"
             s.results[key] = list(obs.options)
-        if run.fanout is not None:
-            run.fanout.publish(run, action)
+        fanout = self.host.fanout
+        if fanout is not None:
+            fanout.publish(self.host, action)
         if declined:
-            record = run.reconcile.pending(action.id)
+            record = peers.reconcile.pending(action.id)
             if record is not None:
                 record.status = "NOT_LANDED"
         elif is_commit_class(action):
@@ -142,7 +187,7 @@ class Outcomes(Part):
             else:
                 self.log.transition(action.id, "empty.route", route)
             if route.type == "ok":
-                run.steps.advance(action)
+                peers.steps.advance(action)
             else:
                 self.route(action, route, obs)
             return
@@ -150,13 +195,13 @@ class Outcomes(Part):
             if matches(pre.when, obs):
                 self.log.transition(action.id, f"precondition#{n}", pre.verdict, pre.reason)
                 if pre.verdict.type == "ok":
-                    run.steps.advance(action)
+                    peers.steps.advance(action)
                 elif pre.verdict.type == "gate" and pre.verdict.gate:
-                    run.gates.park(pre.verdict.gate, action, "raised", obs, from_ok=True)
+                    peers.gates.park(pre.verdict.gate, action, "raised", obs, from_ok=True)
                 else:
                     self.route(action, pre.verdict, obs)
                 return
-        run.steps.advance(action)
+        peers.steps.advance(action)
 
     def record_landing(
         self, action: Action, obs: Observation, aliases: list[str] | None = None
@@ -173,7 +218,7 @@ class Outcomes(Part):
             step=action.id,
             attempt_seq=s.seq,
             handles=aliases,
-            consumed=self.run.handles.presented(action),
+            consumed=self.peers.handles.presented(action),
             at=s.clock,
             business_deadline=deadline,
             predicates=list(obs.predicates),
@@ -182,7 +227,7 @@ class Outcomes(Part):
             s.compensators_landed.append(landed)
         else:
             s.commits_landed.append(landed)
-        record = self.run.reconcile.pending(action.id)
+        record = self.peers.reconcile.pending(action.id)
         if record is not None:
             record.status = "LANDED"
 
@@ -191,9 +236,9 @@ class Outcomes(Part):
     def retry(self, action: Action, c: Classification) -> None:
         """Dispatch again within the step's budget; what exhaustion does depends on the effect."""
         s = self.snapshot
-        run = self.run
-        if is_commit_class(action) and is_keyed(action) and run.steps.key_expired(action):
-            run.reconcile.instead(
+        peers = self.peers
+        if is_commit_class(action) and is_keyed(action) and peers.steps.key_expired(action):
+            peers.reconcile.instead(
                 action,
                 "key_retention",
                 "idempotency key past key_retention: effectively unkeyed, probe instead",
@@ -212,7 +257,7 @@ class Outcomes(Part):
             elif c.no_side_effect:
                 self.give_up(action, "safe_reject_redispatch_exhausted", "budget")
             else:
-                run.reconcile.instead(
+                peers.reconcile.instead(
                     action, "P3:never_retry_unkeyed", "an unkeyed commit is never retried"
                 )
             return
@@ -220,7 +265,7 @@ class Outcomes(Part):
             self.backoff_and_dispatch(action)
             return
         if self.replayed_error(action):
-            run.reconcile.instead(
+            peers.reconcile.instead(
                 action,
                 "replay_semantics:returns_cached",
                 "every retry replayed the key's cached error: it may have landed; probe, "
@@ -232,7 +277,7 @@ class Outcomes(Part):
         if action.effect in ("read", "mint"):
             consumed = [h for h in action.input.handles if h in s.handles]
             newest = max(consumed, key=lambda h: s.handles[h].minted_seq, default=None)
-            target = run.handles.refresh(newest) if newest else None
+            target = peers.handles.refresh(newest) if newest else None
             if target and s.budgets.rewinds_left > 0:
                 self.log.transition(
                     action.id,
@@ -240,7 +285,7 @@ class Outcomes(Part):
                     Verdict(type="rewind", to=target),
                     f"attempts exhausted; re-mint the newest input {newest}",
                 )
-                self.run.backtrack.rewind(target, action)
+                self.peers.backtrack.rewind(target, action)
                 return
             if newest and not target:
                 note += f"; its newest input {newest} has no refresh step to re-mint it"
@@ -277,9 +322,9 @@ class Outcomes(Part):
         if s.state == "running":
             s.budgets.wall_used += delay
         self.log.set(note=f"backoff {delay:.3f}s")
-        if s.compensation is None and self.run.deadlines.wall_exhausted():
+        if s.compensation is None and self.peers.deadlines.wall_exhausted():
             return
-        self.run.steps.dispatch(action)
+        self.peers.steps.dispatch(action)
 
     # --- the ends -------------------------------------------------------------------------
 
@@ -312,10 +357,10 @@ class Outcomes(Part):
         """End the run, or unwind its landed commits first (P5)."""
         s = self.snapshot
         if s.compensation is not None:
-            self.run.compensation.failed(f"{action.id if action else '?'}: {format_verdict(v)}")
+            self.peers.compensation.failed(f"{action.id if action else '?'}: {format_verdict(v)}")
             return
         if action is not None:
-            record = self.run.reconcile.pending(action.id)
+            record = self.peers.reconcile.pending(action.id)
             if record is not None and record.status == "PENDING":
                 record.status = "NOT_LANDED"  # a table dead_end is a deterministic reject
         s.outcome = {
@@ -327,7 +372,7 @@ class Outcomes(Part):
         }
         pending = [i for i, lc in enumerate(s.commits_landed) if not lc.compensated]
         if pending:
-            self.run.compensation.start(pending)
+            self.peers.compensation.start(pending)
             return
         s.state = "dead_end"
         s.waiting = NOT_WAITING

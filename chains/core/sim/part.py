@@ -1,12 +1,13 @@
-"""What every concern of a run shares: the run it belongs to, and small helpers.
+"""What every concern of a run shares: the chain, the snapshot, the log, small helpers.
 
 A :class:`~.runtime.Run` is a thin facade over one collaborator per concern
 (:mod:`.steps`, :mod:`.outcomes`, :mod:`.backtrack`, :mod:`.gates`,
 :mod:`.reconcile`, :mod:`.compensation`, :mod:`.handles`, :mod:`.deadlines`,
 and the event log :mod:`.events`). Each collaborator holds no state of its own: everything a
 run knows is in its snapshot and trace, so copying the snapshot copies the
-run. A collaborator reaches the others through the run (``self.run.steps``),
-which keeps the modules free of import cycles.
+run. A collaborator never holds the run: it is given the few others it calls
+(its module's ``Needs`` protocol, each seen through :mod:`.ports`), which also
+keeps the modules free of import cycles.
 """
 
 from __future__ import annotations
@@ -14,13 +15,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import ChainError
-from ..model import ChainSpec
+from ..model import Action, ChainSpec, Gate
 from ..verdicts import Verdict
 from .state import Observation, Snapshot
 
 if TYPE_CHECKING:
     from .events import EventLog
-    from .runtime import Run
 
 __all__ = [
     "OK",
@@ -28,6 +28,7 @@ __all__ = [
     "RECONCILE",
     "Part",
     "SimulationError",
+    "TERMINAL",
     "dead",
     "fields_of",
     "lookup",
@@ -39,6 +40,7 @@ __all__ = [
 OK = Verdict(type="ok")
 RECONCILE = Verdict(type="reconcile")
 PLAIN_OBSERVATION = Observation()
+TERMINAL = ("done", "dead_end", "escalated", "restart_required")
 
 
 class SimulationError(ChainError):
@@ -46,22 +48,35 @@ class SimulationError(ChainError):
 
 
 class Part:
-    """One concern of a run; the run's state is the snapshot, never the part."""
+    """One concern of a run; the run's state is the snapshot, never the part.
 
-    __slots__ = ("run", "chain", "snapshot")
+    A subclass that calls other parts adds a ``peers`` slot, typed as its
+    module's ``Needs`` protocol and filled at construction (:mod:`.ports`).
+    """
 
-    def __init__(self, run: Run, chain: ChainSpec, snapshot: Snapshot):
-        # ``run`` is the run's weak proxy (see Run.__init__): no reference cycle. A run
-        # never replaces its chain or snapshot, so each part holds them directly too
-        # (read thousands of times a search, through the proxy they cost twice as much);
-        # ``snapshot`` is the view :func:`fields_of` gives of the run's snapshot.
-        self.run = run
+    __slots__ = ("chain", "snapshot", "log")
+
+    def __init__(self, chain: ChainSpec, snapshot: Snapshot, log: EventLog):
+        # A run never replaces its chain, snapshot or log, so each part holds them
+        # directly (read thousands of times a search); ``snapshot`` is the view
+        # :func:`fields_of` gives of the run's snapshot.
         self.chain = chain
         self.snapshot = snapshot
+        self.log = log
 
-    @property
-    def log(self) -> EventLog:
-        return self.run.log
+    def action(self, action_id: str) -> Action:
+        """The chain's action ``action_id``; a :class:`SimulationError` when there is none."""
+        action = self.chain.action(action_id)
+        if action is None:
+            raise SimulationError(f"chain {self.chain.id!r} has no action {action_id!r}")
+        return action
+
+    def gate(self, gate_id: str) -> Gate:
+        """The chain's gate ``gate_id``; a :class:`SimulationError` when there is none."""
+        gate = self.chain.gate(gate_id)
+        if gate is None:
+            raise SimulationError(f"chain {self.chain.id!r} has no gate {gate_id!r}")
+        return gate
 
 
 class _Fields:

@@ -17,7 +17,7 @@ whether it landed.
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..model import Action, is_unkeyed_commit
 from ..verdicts import Verdict, format_verdict
@@ -28,18 +28,56 @@ from .sealed import seal
 from .shield import Shield
 from .state import NOT_WAITING, CorrelationRecord, Observation, Waiting
 
+if TYPE_CHECKING:
+    from ..model import ChainSpec
+    from .events import EventLog
+    from .ports import Cursor, HandleBook, Parking, Rewinds, Unwinds, Verdicts
+    from .state import Snapshot
+
 __all__ = ["Reconcile"]
+
+
+class Needs(Protocol):
+    """The parts :class:`Reconcile` calls, each through its interface in :mod:`.ports`."""
+
+    @property
+    def steps(self) -> Cursor: ...
+
+    @property
+    def outcomes(self) -> Verdicts: ...
+
+    @property
+    def backtrack(self) -> Rewinds: ...
+
+    @property
+    def gates(self) -> Parking: ...
+
+    @property
+    def compensation(self) -> Unwinds: ...
+
+    @property
+    def handles(self) -> HandleBook: ...
 
 
 class Reconcile(Part):
     """Correlation records, probes and their findings."""
 
-    __slots__ = ()
+    __slots__ = ("peers",)
+
+    def __init__(
+        self,
+        chain: ChainSpec,
+        snapshot: Snapshot,
+        log: EventLog,
+        peers: Needs,
+    ):
+        super().__init__(chain, snapshot, log)
+        self.peers = peers
 
     @property
     def shield(self) -> Shield:
         """What waits for a commit that was out when a cancel or revocation came (P3 (b))."""
-        return Shield(self.run, self.chain, self.snapshot)
+        return Shield(self.chain, self.snapshot, self.log, self.peers, self)
 
     # --- correlation records -------------------------------------------------------------
 
@@ -71,7 +109,7 @@ class Reconcile(Part):
         for record in reversed(self.snapshot.correlation):
             if record.step == step:
                 return record
-        return self.persist(self.run.action(step))
+        return self.persist(self.action(step))
 
     def pending(self, step: str) -> CorrelationRecord | None:
         """The record of ``step`` whose outcome is still open, if any."""
@@ -118,7 +156,7 @@ class Reconcile(Part):
         s = self.snapshot
         if s.waiting.kind != "observe" or not s.waiting.step:
             return
-        action = self.run.action(s.waiting.step)
+        action = self.action(s.waiting.step)
         if not is_unkeyed_commit(action):
             return
         if s.in_flight:
@@ -155,9 +193,9 @@ class Reconcile(Part):
                 f"{action.id} declares no confirmation probe",
             )
             if s.compensation is not None:
-                self.run.compensation.failed(f"{action.id}: outcome unknown, no probe")
+                self.peers.compensation.failed(f"{action.id}: outcome unknown, no probe")
             else:
-                self.run.outcomes.escalate(verdict, action)
+                self.peers.outcomes.escalate(verdict, action)
             return
         record = self.pending(action.id) or self.persist(action)
         record.status = "RECONCILING"
@@ -170,7 +208,7 @@ class Reconcile(Part):
     ) -> None:
         """The probe's finding for the commit being reconciled."""
         s = self.snapshot
-        run = self.run
+        peers = self.peers
         w = s.waiting
         if w.kind != "probe" or w.step is None:
             raise SimulationError(f"the run waits for {describe(w)}; got a probe result")
@@ -178,7 +216,7 @@ class Reconcile(Part):
             raise SimulationError(
                 f"probe result must be landed | not_landed | unknown; got {result!r}"
             )
-        action = run.action(w.step)
+        action = self.action(w.step)
         record = self.open_record(action.id)
         record.probes += 1
         probe_id = action.confirmation.probe if action.confirmation else None
@@ -198,10 +236,10 @@ class Reconcile(Part):
             self.log.set(verdict=OK, source="config", row="reconcile:landed")
             s.state = "compensating" if s.compensation else "running"
             if record.shielded_by:
-                run.outcomes.land(action, cause or PLAIN_OBSERVATION)
+                peers.outcomes.land(action, cause or PLAIN_OBSERVATION)
                 self.shield.release(action, record)
                 return
-            run.outcomes.on_ok(action, cause or PLAIN_OBSERVATION, empty=False)
+            peers.outcomes.on_ok(action, cause or PLAIN_OBSERVATION, empty=False)
         elif result == "not_landed":
             record.status = "NOT_LANDED"
             s.state = "compensating" if s.compensation else "running"
@@ -211,7 +249,7 @@ class Reconcile(Part):
                 return
             if record.before_redispatch:
                 self.log.set(row="reconcile:not_landed", note="not landed: dispatching afresh")
-                run.steps.dispatch(action)
+                peers.steps.dispatch(action)
                 return
             if cause is not None and not record.refed and self.refeed(action, record, cause):
                 return
@@ -245,19 +283,19 @@ class Reconcile(Part):
             note=note,
             input=given,
             key=key,
-            consumed=self.run.handles.presented(action),  # I4: spent
+            consumed=self.peers.handles.presented(action),  # I4: spent
         )
         self.start(action)
 
     def refeed(self, action: Action, record: CorrelationRecord, cause: Observation) -> bool:
         """Classify the cause a not-landed probe observed, once (C1.7); True when it routed."""
         record.refed = True
-        c = classify(self.chain, self.run.steps.context(action), action, cause)
+        c = classify(self.chain, self.peers.steps.context(action), action, cause)
         if c.verdict.type in ("repair", "gate", "dead_end", "rewind", "reselect", "escalate"):
             self.log.set(
                 verdict=c.verdict, source=c.source, row=c.row, note=f"cause re-fed: {c.reason}"
             )
-            self.run.outcomes.route(action, c.verdict, cause)
+            self.peers.outcomes.route(action, c.verdict, cause)
             return True
         self.log.set(note=f"cause re-fed once: {format_verdict(c.verdict)} does not apply")
         return False
@@ -265,30 +303,30 @@ class Reconcile(Part):
     def not_landed(self, action: Action) -> None:
         """Rewind to re-mint what the commit presented (spent inputs first), else dead end."""
         s = self.snapshot
-        run = self.run
+        peers = self.peers
         candidates = [h for h in action.input.handles if h in s.handles]
         spent = [h for h in candidates if s.handles[h].spent]
         ordered = spent or sorted(candidates, key=lambda h: -s.handles[h].minted_seq)
-        target = run.handles.refresh(ordered[0]) if ordered else action.id
+        target = peers.handles.refresh(ordered[0]) if ordered else action.id
         if target and s.budgets.rewinds_left > 0 and s.compensation is None:
             self.log.set(
                 verdict=Verdict(type="rewind", to=target),
                 source="config",
                 row="reconcile:not_landed",
             )
-            run.backtrack.rewind(target, action)
+            peers.backtrack.rewind(target, action)
             return
         verdict = dead("commit_not_landed", False)
         self.log.set(verdict=verdict, source="config", row="reconcile:not_landed")
         if not target:
             self.log.set(note=f"{ordered[0]} has no refresh step to re-mint it")
-        run.outcomes.dead_end(verdict, action)
+        peers.outcomes.dead_end(verdict, action)
 
     def deadlines(self) -> None:
         """Time passed while reconciling: the async deadline, then the sweep's limit."""
         s = self.snapshot
         step = s.waiting.step or ""
-        action = self.run.action(step)
+        action = self.action(step)
         conf = action.confirmation
         record = self.pending(step) or next(
             (r for r in reversed(s.correlation) if r.step == step), None
@@ -317,7 +355,7 @@ class Reconcile(Part):
                 "sweep gave up: the operator owns the pending commit",
             )
             if s.compensation is not None:
-                self.run.compensation.failed(f"{step}: outcome still unknown after the sweep")
+                self.peers.compensation.failed(f"{step}: outcome still unknown after the sweep")
                 return
             # The operator owns it now, but the run stays open to their finding:
             # landed or not landed still resolves it (SPEC §3 reconcile).
@@ -402,11 +440,11 @@ class Reconcile(Part):
     def route_revocation(self, step: str, obs: Observation | None) -> None:
         """Send the revocation of landed ``step`` where its config says: a gate or the operator."""
         s = self.snapshot
-        action = self.run.action(step)
+        action = self.action(step)
         rev = action.revocation
         route = (rev.route if rev else None) or Verdict(type="escalate", audience="operator")
         if route.type == "gate" and route.gate:
-            self.run.gates.park(route.gate, action, "revocation", obs)
+            self.peers.gates.park(route.gate, action, "revocation", obs)
         else:
             s.state = "escalated"
             s.waiting = NOT_WAITING

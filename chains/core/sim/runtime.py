@@ -43,7 +43,7 @@ from .events import EventLog
 from .gates import Gates
 from .handles import Handles
 from .outcomes import Outcomes
-from .part import SimulationError, fields_of
+from .part import TERMINAL, SimulationError, fields_of
 from .reconcile import Reconcile
 from .runs import RunStore, rebuild
 from .sealed import seal, seal_carried
@@ -52,7 +52,6 @@ from .steps import Steps
 
 __all__ = ["TERMINAL", "Run", "SimulationError"]
 
-TERMINAL = ("done", "dead_end", "escalated", "restart_required")
 # What a continuation run inherits from the run it continues (SPEC §2.3 external mode).
 _CARRIED = (
     "handles",
@@ -70,31 +69,59 @@ _CARRIED = (
 )
 
 
+class _Parts:
+    """A run's parts, as the parts see each other (each through its own ``Needs``)."""
+
+    __slots__ = (
+        "steps",
+        "outcomes",
+        "backtrack",
+        "gates",
+        "reconcile",
+        "compensation",
+        "handles",
+        "deadlines",
+        "__weakref__",
+    )
+    steps: Steps
+    outcomes: Outcomes
+    backtrack: Backtrack
+    gates: Gates
+    reconcile: Reconcile
+    compensation: Compensation
+    handles: Handles
+    deadlines: Deadlines
+
+
 class Run:
     """One execution of a chain. Build it with :meth:`start` or :meth:`resume`."""
 
     def __init__(self, chain: ChainSpec, snapshot: Snapshot, trace: list[Event]):
         self.chain = chain
         self.snapshot = snapshot
-        self.trace = trace
         # Set by :class:`~.fanout.Fanout` on its branches; not part of the snapshot.
         self.fanout: Any = None
         # A kill point (CONFORMANCE C1.4): called with the run once an unkeyed commit's
         # correlation record is persisted and before its request leaves.
         self.before_dispatch: Callable[[Run], None] | None = None
-        # The run owns its parts; they hold it by weak proxy. A strong reference back
-        # would make every run a reference cycle, and the explorer's thousands of
-        # short-lived runs would wait for the cyclic collector with their snapshots.
-        me = (cast("Run", weakref.proxy(self)), chain, fields_of(snapshot))
-        self.log = EventLog(*me)
-        self.steps = Steps(*me)
-        self.outcomes = Outcomes(*me)
-        self.backtrack = Backtrack(*me)
-        self.gates = Gates(*me)
-        self.reconcile = Reconcile(*me)
-        self.compensation = Compensation(*me)
-        self.handles = Handles(*me)
-        self.deadlines = Deadlines(*me)
+        # The run owns its parts, and its parts table; each part is given the table by
+        # weak proxy, seen as the few collaborators it declares (its module's ``Needs``,
+        # see :mod:`.ports`), and the run itself only as its outside hooks (``Host``).
+        # A strong reference back would make every run a reference cycle, and the
+        # explorer's thousands of short-lived runs would wait for the cyclic collector.
+        view = fields_of(snapshot)
+        self.log = log = EventLog(chain, view, trace)
+        self.parts = parts = _Parts()
+        peers = cast(_Parts, weakref.proxy(parts))
+        host = cast("Run", weakref.proxy(self))
+        parts.steps = self.steps = Steps(chain, view, log, peers, host)
+        parts.outcomes = self.outcomes = Outcomes(chain, view, log, peers, host)
+        parts.backtrack = self.backtrack = Backtrack(chain, view, log, peers, host)
+        parts.gates = self.gates = Gates(chain, view, log, peers)
+        parts.reconcile = self.reconcile = Reconcile(chain, view, log, peers)
+        parts.compensation = self.compensation = Compensation(chain, view, log, peers)
+        parts.handles = self.handles = Handles(chain, view, log, host)
+        parts.deadlines = self.deadlines = Deadlines(chain, view, log, peers)
 
     # --- construction -----------------------------------------------------
 
@@ -296,6 +323,15 @@ class Run:
         return run
 
     # --- what the run needs -------------------------------------------------
+
+    @property
+    def trace(self) -> list[Event]:
+        """The run's events in order; its log (:mod:`.events`) appends to it."""
+        return self.log.trace
+
+    @trace.setter
+    def trace(self, events: list[Event]) -> None:
+        self.log.trace = events
 
     def waiting(self) -> Waiting:
         return self.snapshot.waiting.model_copy(deep=True)

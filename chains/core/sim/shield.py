@@ -13,20 +13,48 @@ waits for them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..model import Action, is_commit_class
 from ..verdicts import Verdict
-from .part import RECONCILE, Part, SimulationError, dead
+from .part import RECONCILE, TERMINAL, Part, SimulationError, dead
 from .state import CorrelationRecord
 
+if TYPE_CHECKING:
+    from ..model import ChainSpec
+    from .events import EventLog
+    from .ports import Cursor, Probes, Verdicts
+    from .state import Snapshot
+
 __all__ = ["Shield"]
+
+
+class Needs(Protocol):
+    """The parts :class:`Shield` calls, each through its interface in :mod:`.ports`."""
+
+    @property
+    def steps(self) -> Cursor: ...
+
+    @property
+    def outcomes(self) -> Verdicts: ...
 
 
 class Shield(Part):
     """A cancel or a revocation that arrives while a commit is out, held until it settles."""
 
-    __slots__ = ()
+    __slots__ = ("peers", "reconcile")
+
+    def __init__(
+        self,
+        chain: ChainSpec,
+        snapshot: Snapshot,
+        log: EventLog,
+        peers: Needs,
+        reconcile: Probes,
+    ):
+        super().__init__(chain, snapshot, log)
+        self.peers = peers
+        self.reconcile = reconcile
 
     def out(self) -> Action | None:
         """The commit-class step whose request is out now, if any."""
@@ -34,7 +62,7 @@ class Shield(Part):
         step = s.in_flight
         if step is None or s.waiting.kind != "observe" or s.waiting.step != step:
             return None
-        action = self.run.action(step)
+        action = self.action(step)
         return action if is_commit_class(action) else None
 
     def hold(self, action: Action, by: str, given: dict[str, Any] | None) -> None:
@@ -47,8 +75,8 @@ class Shield(Part):
         s = self.snapshot
         why = "the caller cancelled" if by == "cancel" else f"{by.split(':', 1)[1]} was revoked"
         note = f"{why} while this dispatch was out: its outcome is unknown; probe, never abandon it"
-        self.run.reconcile.lost(action, "P3:shield", note, given, self.run.steps.key(action))
-        record = self.run.reconcile.pending(action.id)
+        self.reconcile.lost(action, "P3:shield", note, given, self.peers.steps.key(action))
+        record = self.reconcile.pending(action.id)
         if s.waiting.kind == "probe" and record is not None:
             record.shielded_by = by
         elif by == "cancel":  # no probe: the operator owns the commit and the run
@@ -61,7 +89,7 @@ class Shield(Part):
         by = record.shielded_by or ""
         if by.startswith("revocation:"):
             step = by.split(":", 1)[1]
-            rev = self.run.action(step).revocation
+            rev = self.action(step).revocation
             route = (rev.route if rev else None) or Verdict(type="escalate", audience="operator")
             self.log.transition(
                 step,
@@ -72,7 +100,7 @@ class Shield(Part):
             if route.type != "gate":
                 record.shielded_by = None
             # A gate keeps the mark: its ok answer takes up action's path (resume_after_gate).
-            self.run.reconcile.route_revocation(step, None)
+            self.reconcile.route_revocation(step, None)
             return
         record.shielded_by = None
         verdict = dead("cancelled", True)
@@ -96,7 +124,7 @@ class Shield(Part):
             record.shielded_by = None
             if not go_on:
                 return False
-            action = self.run.action(record.step)
+            action = self.action(record.step)
             s.state = "compensating" if s.compensation else "running"
             self.log.transition(
                 action.id,
@@ -104,9 +132,9 @@ class Shield(Part):
                 note=f"{action.id} was settled ({record.status}) before the gate: its path goes on",
             )
             if record.status == "LANDED":
-                self.run.steps.advance(action)
+                self.peers.steps.advance(action)
             else:
-                self.run.reconcile.not_landed(action)
+                self.reconcile.not_landed(action)
             return True
         return False
 
@@ -120,7 +148,7 @@ class Shield(Part):
         """
         s = self.snapshot
         given = {"kind": "cancel"}
-        if self.run.finished:
+        if s.state in TERMINAL and s.waiting.kind == "nothing":  # the run has finished
             raise SimulationError(f"the run has finished (state {s.state}); nothing to cancel")
         if s.compensation is not None:
             self.log.transition(
@@ -138,7 +166,7 @@ class Shield(Part):
         w = s.waiting
         record = None
         if w.kind == "probe" and w.step:
-            record = self.run.reconcile.open_record(w.step)
+            record = self.reconcile.open_record(w.step)
         else:
             record = next((r for r in reversed(s.correlation) if r.status == "PENDING"), None)
         if record is None:
@@ -158,7 +186,7 @@ class Shield(Part):
             s.gate_context = None
             s.pending_gate = None
             s.in_flight = None
-            self.run.reconcile.start(self.run.action(record.step))
+            self.reconcile.start(self.action(record.step))
         if s.waiting.kind == "probe" and not record.shielded_by:
             record.shielded_by = "cancel"
 
@@ -168,4 +196,4 @@ class Shield(Part):
         s.gate_context = None
         s.pending_gate = None
         s.in_flight = None
-        self.run.outcomes.dead_end(dead("cancelled", True), None)
+        self.peers.outcomes.dead_end(dead("cancelled", True), None)

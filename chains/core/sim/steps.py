@@ -10,7 +10,7 @@ A dispatch sends nothing: the run waits for an observation of the step.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..memo import remember
 from ..model import (
@@ -28,6 +28,11 @@ from .classifier import ClassifyContext, classify
 from .events import describe, observed_input, signal_of
 from .part import OK, Part, SimulationError, dead
 from .state import NOT_WAITING, Observation, Option, Waiting, observing
+
+if TYPE_CHECKING:
+    from .events import EventLog
+    from .ports import Clock, HandleBook, Host, Parking, Probes, Rewinds, Unwinds, Verdicts
+    from .state import Snapshot
 
 __all__ = ["Steps", "keyed_commits"]
 
@@ -59,10 +64,47 @@ def keyed_commits(chain: ChainSpec) -> frozenset[str]:
 _last_keyed: tuple[ChainSpec | None, frozenset[str]] = (None, frozenset())
 
 
+class Needs(Protocol):
+    """The parts :class:`Steps` calls, each through its interface in :mod:`.ports`."""
+
+    @property
+    def outcomes(self) -> Verdicts: ...
+
+    @property
+    def backtrack(self) -> Rewinds: ...
+
+    @property
+    def gates(self) -> Parking: ...
+
+    @property
+    def reconcile(self) -> Probes: ...
+
+    @property
+    def compensation(self) -> Unwinds: ...
+
+    @property
+    def handles(self) -> HandleBook: ...
+
+    @property
+    def deadlines(self) -> Clock: ...
+
+
 class Steps(Part):
     """The cursor and the dispatches it makes."""
 
-    __slots__ = ()
+    __slots__ = ("peers", "host")
+
+    def __init__(
+        self,
+        chain: ChainSpec,
+        snapshot: Snapshot,
+        log: EventLog,
+        peers: Needs,
+        host: Host,
+    ):
+        super().__init__(chain, snapshot, log)
+        self.peers = peers
+        self.host = host
 
     # --- which steps, which key ----------------------------------------------
 
@@ -113,8 +155,8 @@ class Steps(Part):
     def arrive(self, step_id: str) -> None:
         """Put the cursor on ``step_id`` and do what arriving there does."""
         s = self.snapshot
-        run = self.run
-        action = run.action(step_id)
+        peers = self.peers
+        action = self.action(step_id)
         s.cursor = step_id
         s.arrived_seq = s.seq
         s.arrivals[step_id] = s.arrivals.get(step_id, 0) + 1
@@ -123,10 +165,14 @@ class Steps(Part):
         s.budgets.step_attempts_left = 1 if is_unkeyed_commit(action) else limits.attempts
         s.budgets.safe_rejects_left = limits.safe_reject_redispatch
         if s.compensation is None and (
-            run.deadlines.business_expiry() or run.deadlines.wall_exhausted()
+            peers.deadlines.business_expiry() or peers.deadlines.wall_exhausted()
         ):
             return
-        if s.compensation is None and run.fanout is not None and run.fanout.sync(run, action):
+        if (
+            s.compensation is None
+            and (fanout := self.host.fanout) is not None
+            and fanout.sync(self.host, action)
+        ):
             return
         spent = [
             h
@@ -134,7 +180,7 @@ class Steps(Part):
             if h in s.handles and s.handles[h].spent and not self.probes_its_spender(action, h)
         ]
         if spent:
-            target = run.handles.refresh(spent[0])
+            target = peers.handles.refresh(spent[0])
             self.log.transition(
                 step_id,
                 "I4:spent",
@@ -142,16 +188,16 @@ class Steps(Part):
                 f"{s.handles[spent[0]].alias} is spent; never re-presented",
             )
             if target:
-                run.backtrack.rewind(target, action, in_process=True)
+                peers.backtrack.rewind(target, action, in_process=True)
             else:
-                run.outcomes.dead_end(dead(f"spent_{spent[0]}"), action)
+                peers.outcomes.dead_end(dead(f"spent_{spent[0]}"), action)
             return
         if action.effect == "select":
             self.present_selection(action)
             return
         if action.entry_gate:
             self.log.transition(step_id, "entry_gate", Verdict(type="gate", gate=action.entry_gate))
-            run.gates.park(action.entry_gate, action, "entry")
+            peers.gates.park(action.entry_gate, action, "entry")
             return
         self.dispatch(action)
 
@@ -176,7 +222,7 @@ class Steps(Part):
         """Send ``action``: persist what P3 needs first, spend single-use inputs (I4)."""
         s = self.snapshot
         s.state = "compensating" if s.compensation else "running"
-        if is_unkeyed_commit(action) and self.run.reconcile.unresolved(action):
+        if is_unkeyed_commit(action) and self.peers.reconcile.unresolved(action):
             return
         if is_unkeyed_commit(action):
             # P3: the record is durable before the request leaves.
@@ -185,7 +231,7 @@ class Steps(Part):
                 "P3:correlation",
                 note="correlation record persisted (PENDING) before dispatch",
             )
-            self.run.reconcile.persist(action)
+            self.peers.reconcile.persist(action)
         if is_commit_class(action):
             for hid in action.input.handles:
                 handle = self.chain.handle(hid)
@@ -196,19 +242,19 @@ class Steps(Part):
         if key is not None:
             s.key_since.setdefault(key, s.clock)
         s.waiting = observing(action.id)
-        if is_unkeyed_commit(action) and self.run.before_dispatch is not None:
+        if is_unkeyed_commit(action) and self.host.before_dispatch is not None:
             # C1.4's first kill point: the record is persisted, the request not yet out.
             self.log.flush()
-            self.run.before_dispatch(self.run)
+            self.host.before_dispatch(self.host)
         s.in_flight = action.id
 
     def observe(self, obs: Observation) -> None:
         """Classify the dispatched step's response and apply its verdict."""
         s = self.snapshot
-        run = self.run
+        peers = self.peers
         if s.waiting.kind != "observe" or s.waiting.step is None:
             raise SimulationError(f"the run waits for {describe(s.waiting)}; got an observation")
-        action = run.action(s.waiting.step)
+        action = self.action(s.waiting.step)
         s.attempt += 1
         s.dispatches[action.id] = s.dispatches.get(action.id, 0) + 1
         s.budgets.step_attempts_left -= 1
@@ -230,13 +276,13 @@ class Steps(Part):
             note=c.reason,
             input=observed_input(obs),
             key=self.key(action),
-            consumed=run.handles.presented(action),
+            consumed=peers.handles.presented(action),
         )
         if c.no_side_effect and is_unkeyed_commit(action):
-            record = run.reconcile.pending(action.id)
+            record = peers.reconcile.pending(action.id)
             if record is not None:  # the provider vouches this dispatch left nothing
                 record.status = "NOT_LANDED"
-        run.outcomes.apply(action, c, obs)
+        peers.outcomes.apply(action, c, obs)
 
     def advance(self, action: Action) -> None:
         """Go on after ``action``: the next main step, the next compensator, or done."""
@@ -248,7 +294,7 @@ class Steps(Part):
                 self.arrive(unwind.steps[unwind.pos])
             else:
                 s.commits_landed[unwind.queue.pop(0)].compensated = True
-                self.run.compensation.next()
+                self.peers.compensation.next()
             return
         steps = self.main()
         here = steps.index(action.id) if action.id in steps else len(steps)
@@ -312,7 +358,7 @@ class Steps(Part):
                 + ("; parked until a person picks" if gated else ""),
             )
         if not offered:
-            self.run.outcomes.give_up(action, "no_options_to_select", "select")
+            self.peers.outcomes.give_up(action, "no_options_to_select", "select")
             return
         if gated and s.compensation is None:
             s.state = "at_gate"
@@ -330,7 +376,7 @@ class Steps(Part):
             raise SimulationError(
                 f"step {w.step!r} offers {[o.id for o in w.options]}; got {option_id!r}{why}"
             )
-        action = self.run.action(w.step)
+        action = self.action(w.step)
         if s.state == "at_gate":  # a person answered the rematch gate
             s.state = "running"
         self.log.transition(
@@ -344,7 +390,7 @@ class Steps(Part):
 
     def pick(self, action: Action, option: Option) -> None:
         s = self.snapshot
-        self.run.handles.mint(action, option)
+        self.peers.handles.mint(action, option)
         s.selections[action.id] = option
         if action.id in s.fresh:
             s.fresh.remove(action.id)
