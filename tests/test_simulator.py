@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from chains.core import formats
+from chains.core.sim.runtime import Run
 from chains.core.sim.scenario import Scenario
 from chains.core.sim.session import decode, encode
 from chains.models import Chain, SavedScenario
@@ -86,6 +87,39 @@ def test_an_htmx_input_answers_with_the_partial_and_pushes_the_new_address(clien
     assert response.status_code == 200
     assert not response.content.decode().lstrip().startswith("<!doctype")
     assert response["HX-Push-Url"].startswith(f"{url(flight)}?r=1&s=")
+
+
+def replays(monkeypatch) -> list[int]:
+    """One item per run started from now on (a replay starts the run afresh)."""
+    started: list[int] = []
+    start = Run.start.__func__  # type: ignore[attr-defined]
+
+    def counted(cls, *args, **kwargs):
+        started.append(1)
+        return start(cls, *args, **kwargs)
+
+    monkeypatch.setattr(Run, "start", classmethod(counted))
+    return started
+
+
+def test_an_htmx_input_replays_the_run_once(client, flight, monkeypatch):
+    started = replays(monkeypatch)
+    response = client.post(
+        url(flight),
+        {"s": token_of(TO_REVALIDATE), "event": json.dumps(QUOTE_EXPIRED)},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 200
+    assert len(started) == 1
+
+
+def test_an_input_posted_at_a_checkpoint_replays_the_run_once(client, flight, monkeypatch):
+    started = replays(monkeypatch)
+    response = post(
+        client, flight, token_of(TO_REVALIDATE), at="1", event=json.dumps({"select": "opt_2"})
+    )
+    assert response.status_code == 302
+    assert len(started) == 1
 
 
 def test_a_domain_signal_shows_the_row_that_matched_its_verdict_and_what_died(client, flight):

@@ -42,6 +42,7 @@ from chains.core.sim.session import (
     encode,
     gauges,
     play,
+    play_branch,
     run_marks,
 )
 from chains.core.verdicts import GENERIC_ROWS, format_verdict
@@ -207,8 +208,7 @@ def _with_input(document: ChainSpec, scenario: Scenario, post: InputForm) -> Ses
     if at and plain_number(at) is None:
         raise BadInput(f"at: the checkpoint is a number of events, got {at!r}")
     event = _event(post)
-    branched = play(document, scenario).branch(event, plain_number(at))
-    result = play(document, branched)
+    result = play_branch(document, scenario, event, plain_number(at))  # one replay
     if result.refused:
         raise BadInput(result.refused)
     return result

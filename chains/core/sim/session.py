@@ -42,6 +42,7 @@ __all__ = [
     "encode",
     "gauges",
     "play",
+    "play_branch",
     "run_marks",
 ]
 
@@ -116,10 +117,38 @@ def play(chain: ChainSpec, scenario: Scenario) -> Session:
     >>> [step.description for step in s.steps], s.run.snapshot.state
     (['observes timeout', 'observes http:200'], 'done')
     """
-    applied: list[Step] = []
     run = simulate(chain, scenario.model_copy(update={"events": [], "expect": None})).run
+    return _applied(chain, scenario, run, [])
+
+
+def play_branch(
+    chain: ChainSpec, scenario: Scenario, event: dict[str, Any], at: int | None = None
+) -> Session:
+    """``play(chain, play(chain, scenario).branch(event, at))``, replaying the run once.
+
+    Only the first ``at`` events (all by default) are replayed; ``event`` is
+    then applied to that run, not to a second replay of it. Raises
+    :class:`SessionError` when ``event`` is not a scenario event.
+
+    >>> doc = ChainSpec.model_validate({"id": "c", "actions": [{"id": "s", "effect": "read"}]})
+    >>> s = play_branch(doc, Scenario(events=[{"observe": "timeout"}]), {"observe": "http:200"})
+    >>> [step.description for step in s.steps], s.run.snapshot.state
+    (['observes timeout', 'observes http:200'], 'done')
+    """
+    kept = scenario.events if at is None else scenario.events[:at]
+    before = play(chain, scenario.model_copy(update={"events": kept}))
+    branched = before.branch(event)
+    return _applied(chain, branched, before.run, before.steps)
+
+
+def _applied(chain: ChainSpec, scenario: Scenario, run: Run, applied: list[Step]) -> Session:
+    """The session of ``scenario`` on ``run``, which has applied its first ``applied`` events.
+
+    The rest are applied in order up to the first that does not fit.
+    """
+    applied = list(applied)
     refused = None
-    for number, event in enumerate(scenario.events, 1):
+    for number, event in enumerate(scenario.events[len(applied) :], len(applied) + 1):
         first = len(run.trace)
         try:
             run, accepted = apply_event(chain, run, event, number)
