@@ -22,7 +22,7 @@ from .state import NOT_WAITING, GateContext, Observation, Proposal, Waiting
 
 if TYPE_CHECKING:
     from .events import EventLog
-    from .ports import Clock, Cursor, HandleBook, Probes, Rewinds, Verdicts
+    from .ports import Cursor, HandleBook, Probes, Rewinds, Verdicts
     from .state import Snapshot
 
 __all__ = ["Gates", "audience_problem"]
@@ -74,9 +74,6 @@ class Needs(Protocol):
 
     @property
     def handles(self) -> HandleBook: ...
-
-    @property
-    def deadlines(self) -> Clock: ...
 
 
 class Gates(Part):
@@ -278,7 +275,7 @@ class Gates(Part):
                 s.state = ctx.prior_state or "done"  # type: ignore[assignment]
                 s.waiting = NOT_WAITING
                 return
-        elif s.compensation is None and peers.deadlines.business_expiry():
+        elif s.compensation is None and peers.outcomes.business_expiry():
             return
         values: dict[str, Any] = {}
         if spec.params:

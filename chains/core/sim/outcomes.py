@@ -4,8 +4,10 @@ The classifier decides a verdict for a response; this module does what the
 verdict says to the snapshot: mints and records landings on ``ok``, spends
 attempts and backs off on ``retry``, ends the run on ``escalate`` and
 ``dead_end``, and starts the unwind when a dead end finds landed commits
-(P5). Rewind, repair and reselect, which spend the run's budgets (C4), are
-:mod:`.backtrack`'s.
+(P5). The deadlines that end or route a run on virtual time are here too
+(the wall clock, a landed commit's business expiry): each is a dead end or
+a route, checked on arrival and after backoff. Rewind, repair and reselect,
+which spend the run's budgets (C4), are :mod:`.backtrack`'s.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from .state import NOT_WAITING, LandedCommit, Observation
 if TYPE_CHECKING:
     from ..model import ChainSpec
     from .events import EventLog
-    from .ports import Clock, Cursor, HandleBook, Host, Parking, Probes, Rewinds, Unwinds
+    from .ports import Cursor, HandleBook, Host, Parking, Probes, Rewinds, Unwinds
     from .state import Snapshot
 
 __all__ = ["Outcomes"]
@@ -54,9 +56,6 @@ class Needs(Protocol):
 
     @property
     def handles(self) -> HandleBook: ...
-
-    @property
-    def deadlines(self) -> Clock: ...
 
 
 class Outcomes(Part):
@@ -322,9 +321,47 @@ class Outcomes(Part):
         if s.state == "running":
             s.budgets.wall_used += delay
         self.log.set(note=f"backoff {delay:.3f}s")
-        if s.compensation is None and self.peers.deadlines.wall_exhausted():
+        if s.compensation is None and self.wall_exhausted():
             return
         self.peers.steps.dispatch(action)
+
+    # --- deadlines: checked on arrival and after backoff, never while a commit is out (P3) ---
+
+    def wall_exhausted(self) -> bool:
+        """End the run when the wall clock is used up; True when it was."""
+        s = self.snapshot
+        b = s.budgets
+        if b.wall_limit is None or b.wall_used <= b.wall_limit:
+            return False
+        verdict = dead("wall_clock_exhausted", False)
+        self.log.transition(s.cursor, "wall_clock", verdict)
+        self.dead_end(verdict, self.chain.action(s.cursor or ""))
+        return True
+
+    def business_expiry(self) -> bool:
+        """Route the first landed commit whose business deadline passed; True when one did."""
+        s = self.snapshot
+        for lc in s.commits_landed:
+            if lc.business_deadline is None or lc.business_expired or lc.compensated:
+                continue
+            if s.clock < lc.business_deadline:
+                continue
+            lc.business_expired = True
+            action = self.action(lc.step)
+            expiry = action.output.business_expiry
+            assert expiry is not None
+            self.log.transition(
+                lc.step,
+                "business_expiry",
+                expiry.on_expiry,
+                f"{lc.step}'s {expiry.field} passed; the commit stays landed (I5)",
+            )
+            s.gate_context = None
+            s.pending_gate = None
+            s.state = "running"
+            self.route(action, expiry.on_expiry, None)
+            return True
+        return False
 
     # --- the ends -------------------------------------------------------------------------
 

@@ -2,8 +2,8 @@
 
 A :class:`~.runtime.Run` is a thin facade over one collaborator per concern
 (:mod:`.steps`, :mod:`.outcomes`, :mod:`.backtrack`, :mod:`.gates`,
-:mod:`.reconcile`, :mod:`.compensation`, :mod:`.handles`, :mod:`.deadlines`,
-and the event log :mod:`.events`). Each collaborator holds no state of its own: everything a
+:mod:`.reconcile`, :mod:`.compensation`, :mod:`.handles`, and the event log
+:mod:`.events`). Each collaborator holds no state of its own: everything a
 run knows is in its snapshot and trace, so copying the snapshot copies the
 run. A collaborator never holds the run: it is given the few others it calls
 (its module's ``Needs`` protocol, each seen through :mod:`.ports`), which also

@@ -13,11 +13,12 @@ it (:func:`~.replay.replay`).
 
 ``Run`` is a thin facade: each input is applied by the collaborator that
 owns its concern — :mod:`.steps` (arrive, dispatch, advance, selection),
-:mod:`.outcomes` (what each verdict does), :mod:`.backtrack` (rewind,
-repair, reselect), :mod:`.gates` (gates and proposals), :mod:`.reconcile`
-(P3 probes, revocations), :mod:`.compensation` (P5 unwinds),
-:mod:`.handles` (I1–I5), :mod:`.deadlines` (wall clock, business expiry) —
-and written to the trace by :mod:`.events`.
+:mod:`.outcomes` (what each verdict does; the wall clock and business
+expiry), :mod:`.backtrack` (rewind, repair, reselect), :mod:`.gates` (gates
+and proposals), :mod:`.reconcile` (P3 probes, revocations),
+:mod:`.compensation` (P5 unwinds), :mod:`.handles` (I1–I5) — and written to
+the trace by :mod:`.events`. Each part is given only the parts it calls
+(:mod:`.ports`).
 
 Time is virtual: :meth:`Run.wait` advances it, and backoff, gate timeouts,
 business deadlines, async deadlines and the wall clock are read from it.
@@ -38,7 +39,6 @@ from ..model import Action, ChainSpec, Gate, is_commit_class
 from ..policy import DEFAULT_MAX_REPAIRS, DEFAULT_MAX_REWINDS
 from .backtrack import Backtrack
 from .compensation import Compensation
-from .deadlines import Deadlines
 from .events import EventLog
 from .gates import Gates
 from .handles import Handles
@@ -80,7 +80,6 @@ class _Parts:
         "reconcile",
         "compensation",
         "handles",
-        "deadlines",
         "__weakref__",
     )
     steps: Steps
@@ -90,7 +89,6 @@ class _Parts:
     reconcile: Reconcile
     compensation: Compensation
     handles: Handles
-    deadlines: Deadlines
 
 
 class Run:
@@ -121,7 +119,6 @@ class Run:
         parts.reconcile = self.reconcile = Reconcile(chain, view, log, peers)
         parts.compensation = self.compensation = Compensation(chain, view, log, peers)
         parts.handles = self.handles = Handles(chain, view, log, host)
-        parts.deadlines = self.deadlines = Deadlines(chain, view, log, peers)
 
     # --- construction -----------------------------------------------------
 
@@ -416,7 +413,7 @@ class Run:
             in_flight = s.waiting.kind == "observe" and s.waiting.step is not None
             shielded = in_flight and is_commit_class(self.action(s.waiting.step or ""))
             if not shielded:  # P3 cancellation shield: an out commit runs to completion
-                self.deadlines.wall_exhausted()
+                self.outcomes.wall_exhausted()
         self.log.flush()
 
     def cancel(self) -> None:

@@ -31,7 +31,7 @@ from .state import NOT_WAITING, Observation, Option, Waiting, observing
 
 if TYPE_CHECKING:
     from .events import EventLog
-    from .ports import Clock, HandleBook, Host, Parking, Probes, Rewinds, Unwinds, Verdicts
+    from .ports import HandleBook, Host, Parking, Probes, Rewinds, Unwinds, Verdicts
     from .state import Snapshot
 
 __all__ = ["Steps", "keyed_commits"]
@@ -84,9 +84,6 @@ class Needs(Protocol):
 
     @property
     def handles(self) -> HandleBook: ...
-
-    @property
-    def deadlines(self) -> Clock: ...
 
 
 class Steps(Part):
@@ -165,7 +162,7 @@ class Steps(Part):
         s.budgets.step_attempts_left = 1 if is_unkeyed_commit(action) else limits.attempts
         s.budgets.safe_rejects_left = limits.safe_reject_redispatch
         if s.compensation is None and (
-            peers.deadlines.business_expiry() or peers.deadlines.wall_exhausted()
+            peers.outcomes.business_expiry() or peers.outcomes.wall_exhausted()
         ):
             return
         if (
