@@ -821,7 +821,7 @@ def _saved_out(revision: Revision, base: int) -> dict[str, Any]:
 
 def _chain(request: HttpRequest, key: str, role: str = Role.VIEWER) -> Chain:
     """The chain ``key`` of the team ``?team=`` names; without it, the one the person may see."""
-    return chain_access(request.user, key, role, team=request.GET.get("team") or None)[0]
+    return chain_access(request.user, key, role, team=request.GET.get("team") or None).chain
 
 
 def _paged(request: HttpRequest, response: HttpResponse, page: review.Page) -> list[dict]:

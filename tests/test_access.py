@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from dataclasses import FrozenInstanceError
 from pathlib import Path
 
 import pytest
@@ -15,8 +16,31 @@ from chains.services.access import chain_access
 
 
 def test_access_gives_the_chain_and_the_callers_role(flight, people):
-    chain, role = chain_access(people["reviewer"], flight.key, Role.VIEWER)
-    assert (chain, role) == (flight, Role.REVIEWER)
+    access = chain_access(people["reviewer"], flight.key, Role.VIEWER)
+    assert (access.chain, access.role) == (flight, Role.REVIEWER)
+
+
+@pytest.mark.parametrize(
+    ("role", "expected"),
+    [(Role.VIEWER, True), (Role.REVIEWER, True), (Role.EDITOR, False), (Role.OWNER, False)],
+)
+def test_access_may_do_what_its_role_or_a_smaller_one_allows(flight, people, role, expected):
+    assert chain_access(people["reviewer"], flight.key).may(role) is expected
+
+
+def test_access_is_a_value_that_cannot_be_given_another_role(flight, people):
+    access = chain_access(people["viewer"], flight.key)
+    with pytest.raises(FrozenInstanceError):
+        access.role = Role.OWNER
+    assert not access.may(Role.EDITOR)
+
+
+def test_a_chain_opened_through_access_carries_no_role_of_its_own(flight, people):
+    access = chain_access(people["owner"], flight.key, Role.OWNER)
+    fetched = Chain.objects.get(pk=flight.pk)
+    for chain in (access.chain, fetched):
+        assert not [name for name in vars(chain) if "role" in name]
+        assert not hasattr(chain, "viewer_role") and not hasattr(chain, "viewer_may")
 
 
 def test_someone_with_no_role_is_told_the_chain_does_not_exist(flight, people):
@@ -49,7 +73,7 @@ def test_a_grant_stored_for_someone_outside_the_team_counts_for_nothing(flight, 
 
 def test_a_team_owner_keeps_owner_rights_whatever_a_grant_says(flight, people):
     ChainRole.objects.create(chain=flight, user=people["owner"], role=Role.VIEWER)
-    assert chain_access(people["owner"], flight.key, Role.OWNER)[1] == Role.OWNER
+    assert chain_access(people["owner"], flight.key, Role.OWNER).role == Role.OWNER
 
 
 def test_a_grant_to_someone_outside_the_team_is_refused(flight, people):

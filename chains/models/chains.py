@@ -215,10 +215,6 @@ class Chain(models.Model):
 
     objects = ChainQuerySet.as_manager()
 
-    # The role of the person this instance was opened for, set by
-    # ``services.access.chain_access`` (not stored): pages offer what it allows.
-    viewer_role: str | None = None
-
     class Meta:
         ordering = ["key"]
         constraints = [
@@ -262,10 +258,6 @@ class Chain(models.Model):
         else:
             members = models.Q(chain_roles__chain=self)
         return get_user_model().objects.filter(members).distinct().order_by("username")
-
-    def viewer_may(self, role: str) -> bool:
-        """Whether the person this chain was opened for has at least ``role`` on it."""
-        return at_least(self.viewer_role, role)
 
     def role_of(self, user: Any) -> str | None:
         """``user``'s role here: their team role, replaced by a grant on this chain; else None.

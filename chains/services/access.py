@@ -1,6 +1,8 @@
 """Who may reach a chain, and with which role: the one door the pages, the API and the CLI share.
 
-``chain_access(user, key, role, team)`` returns ``(chain, role)``: a person with no
+``chain_access(user, key, role, team)`` returns a :class:`ChainAccess`, the chain
+and the caller's role on it as one frozen value the caller passes on (nothing is
+kept on the ``Chain``: a chain fetched any other way knows no one's role). A person with no
 role on the chain gets :class:`~django.http.Http404` (its existence is not
 revealed), one whose role is too small gets
 :class:`~django.core.exceptions.PermissionDenied` naming the role needed. The
@@ -16,6 +18,7 @@ document, cached by content hash.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -29,6 +32,7 @@ from chains.models import Chain, Revision, Role, Team, at_least
 
 __all__ = [
     "AmbiguousChain",
+    "ChainAccess",
     "ChainForbidden",
     "ChainNotFound",
     "NoTeam",
@@ -71,10 +75,26 @@ class AmbiguousChain(Exception):
         super().__init__(f"{len(chains)} of your teams have a chain {key!r}: {teams}")
 
 
+@dataclass(frozen=True)
+class ChainAccess:
+    """A chain and the role on it of the person it was opened for.
+
+    What a page may offer that person is asked of this value (``access.may(Role.EDITOR)``),
+    never of the chain, which is shared by everyone who opens it.
+    """
+
+    chain: Chain
+    role: str
+
+    def may(self, role: str) -> bool:
+        """Whether the person's role is at least ``role``."""
+        return at_least(self.role, role)
+
+
 def chain_access(
     user: Any, key: str, role: str = Role.VIEWER, team: str | None = None
-) -> tuple[Chain, str]:
-    """The chain ``key`` of ``team`` (a slug, or :data:`NO_TEAM`) and ``user``'s role on it.
+) -> ChainAccess:
+    """The chain ``key`` of ``team`` (a slug, or :data:`NO_TEAM`) with ``user``'s role on it.
 
     Raises unless that role is at least ``role``. Without ``team``, the one
     chain called ``key`` that ``user`` may see.
@@ -88,8 +108,7 @@ def chain_access(
     chain, have = seen[0]
     if not at_least(have, role):
         raise ChainForbidden(chain, role, have)
-    chain.viewer_role = have
-    return chain, have
+    return ChainAccess(chain, have)
 
 
 def chain_owners(chain: Chain) -> list[str]:

@@ -38,7 +38,7 @@ from chains.models import (
     Revision,
     Role,
 )
-from chains.services.access import get_head
+from chains.services.access import ChainAccess, get_head
 from chains.services.campaigns import (
     BadCampaign,
     CampaignIn,
@@ -48,7 +48,7 @@ from chains.services.campaigns import (
     limits,
     watch_campaign,
 )
-from chains.views.common import get_chain
+from chains.views.common import get_access
 from chains.views.forms import SchemaForm, posted
 from chains.views.limits import rate_limited
 
@@ -63,20 +63,23 @@ STOPPED_AT = {"states": "state cap", "time": "time limit", "memory": "memory cap
 @rate_limited("campaign")
 def campaigns(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
     """The chain's campaigns and the form that launches one (POST), then its page."""
-    chain = get_chain(request, team, key, Role.EDITOR if request.method == "POST" else Role.VIEWER)
+    access = get_access(
+        request, team, key, Role.EDITOR if request.method == "POST" else Role.VIEWER
+    )
+    chain = access.chain
     head = get_head(chain)
     # A browser sends no unticked checkbox: the bound form reads that as no, not the API's yes.
     form = posted(request, CampaignIn, initial=_defaults(head))
     if request.method == "GET" or not form.is_valid():
-        return _list(request, chain, head, form, status=200 if not form.is_bound else 400)
+        return _list(request, access, head, form, status=200 if not form.is_bound else 400)
     try:
         exploration = launch_campaign(chain, form.value, by=request.user)
     except BadCampaign as exc:
         form.refuse(exc, exc.field)
-        return _list(request, chain, head, form, status=400)
+        return _list(request, access, head, form, status=400)
     except QueueDown as exc:
         form.refuse(exc)
-        return _list(request, chain, head, form, status=503)
+        return _list(request, access, head, form, status=503)
     url = chain.url("campaign", exploration.pk)
     if request.htmx:  # htmx would follow a redirect and swap the page into the form
         return HttpResponseClientRedirect(url)
@@ -88,21 +91,21 @@ def campaigns(request: HttpRequest, key: str, team: str | None = None) -> HttpRe
 @require_GET
 def campaign(request: HttpRequest, key: str, pk: int, team: str | None = None) -> HttpResponse:
     """One campaign: bounds, progress (polled while active), then its results."""
-    chain = get_chain(request, team, key)
-    exploration = watch_campaign(chain, pk)
+    access = get_access(request, team, key)
+    exploration = watch_campaign(access.chain, pk)
     template = "chains/campaign.html#progress" if request.htmx else "chains/campaign.html"
-    return render(request, template, campaign_context(request, chain, exploration))
+    return render(request, template, campaign_context(request, access, exploration))
 
 
 @require_POST
 def cancel(request: HttpRequest, key: str, pk: int, team: str | None = None) -> HttpResponse:
     """Stop a campaign; its shards stop at their next beat and keep what they found."""
-    chain = get_chain(request, team, key, Role.EDITOR)
-    exploration = cancel_campaign(chain, pk)
+    access = get_access(request, team, key, Role.EDITOR)
+    exploration = cancel_campaign(access.chain, pk)
     if request.htmx:
-        context = campaign_context(request, chain, exploration)
+        context = campaign_context(request, access, exploration)
         return render(request, "chains/campaign.html#progress", context)
-    return redirect(chain.url("campaign", exploration.pk))
+    return redirect(access.chain.url("campaign", exploration.pk))
 
 
 # --- the list and the launch form ---------------------------------------------
@@ -113,12 +116,13 @@ NUMBERS = [name for name, field in CampaignIn.model_fields.items() if field.anno
 
 def _list(
     request: HttpRequest,
-    chain: Chain,
+    access: ChainAccess,
     head: Revision,
     form: SchemaForm[CampaignIn],
     *,
     status: int = 200,
 ) -> HttpResponse:
+    chain = access.chain
     mine = Exploration.objects.filter(revision__chain=chain)
     mine.recover()
     # A subquery, not a join: a GROUP BY would drop Meta.ordering and group the documents.
@@ -130,8 +134,9 @@ def _list(
     )
     context = {
         "chain": chain,
+        "access": access,
         "head": head,
-        "can_launch": chain.viewer_may(Role.EDITOR),
+        "can_launch": access.may(Role.EDITOR),
         "form": form,
         "inputs": [_box(form[name]) for name in NUMBERS],
         "crashes": CampaignIn.model_fields["crashes"].description,
@@ -184,16 +189,18 @@ def _stopped_at(result: dict[str, Any] | None) -> str | None:
 
 
 def campaign_context(
-    request: HttpRequest, chain: Chain, exploration: Exploration
+    request: HttpRequest, access: ChainAccess, exploration: Exploration
 ) -> dict[str, Any]:
     """What the campaign page and its ``progress`` partial show."""
+    chain = access.chain
     revision = exploration.revision
     result = exploration.result()
     violations = _violations(chain, revision, result)
     explained = any(v["cause"] for v in violations)
     return {
         "chain": chain,
-        "can_cancel": chain.viewer_may(Role.EDITOR),
+        "access": access,
+        "can_cancel": access.may(Role.EDITOR),
         "exploration": exploration,
         "revision": revision,
         "bounds": exploration.get_bounds(),

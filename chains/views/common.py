@@ -1,10 +1,12 @@
 """Lookups every chain view shares, with the permission check, so no view repeats them.
 
-``get_chain(request, team, key, role)`` is the pages' door to a chain, through
+``get_access(request, team, key, role)`` is the pages' door to a chain, through
 ``services.access.chain_access``: a person with no role on it gets 404 (its
 existence is not revealed), one whose role is too small gets 403 naming the
-role needed. The role found is kept on the chain (``chain.viewer_role``,
-``chain.viewer_may(role)``) so templates can offer only what it allows.
+role needed. It returns a :class:`~chains.services.access.ChainAccess`, the
+chain and the role found, which a view passes on to whatever decides what the
+page offers (``access.may(Role.EDITOR)``) and to its template as ``access``.
+``get_chain`` is the same check for a view that needs the chain only.
 
 ``team`` is None on the short address ``/chains/<key>/...``, which older
 links and scripts use: it names the one chain of that key the person may see.
@@ -20,14 +22,21 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from chains.models import Chain, Role
-from chains.services.access import AmbiguousChain, chain_access
+from chains.services.access import AmbiguousChain, ChainAccess, chain_access
 
-__all__ = ["ChooseChainMiddleware", "get_chain"]
+__all__ = ["ChooseChainMiddleware", "get_access", "get_chain"]
+
+
+def get_access(
+    request: HttpRequest, team: str | None, key: str, role: str = Role.VIEWER
+) -> ChainAccess:
+    """The chain ``key`` of ``team`` with the signed-in user's role, if at least ``role``."""
+    return chain_access(request.user, key, role, team=team)
 
 
 def get_chain(request: HttpRequest, team: str | None, key: str, role: str = Role.VIEWER) -> Chain:
     """The chain ``key`` of ``team`` if the signed-in user has at least ``role`` on it."""
-    return chain_access(request.user, key, role, team=team)[0]
+    return get_access(request, team, key, role).chain
 
 
 class ChooseChainMiddleware:

@@ -6,7 +6,7 @@ owner, and it ends when the member leaves. Only a team's owners change its
 members, only a chain's owners change its grants, and a team always keeps an
 owner. Nobody joins a team without accepting an invitation
 (``views.invitations``): an owner naming someone invites them. Everything else
-about permissions is ``views.common.get_chain``.
+about permissions is ``views.common.get_access``.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from chains.models import (
 from chains.services import invitations
 from chains.services.accounts import lookalike_taken
 from chains.services.invitations import InvitationRefused
-from chains.views.common import get_chain
+from chains.views.common import get_access
 from chains.views.forms import SchemaForm, bound, posted
 from chains.views.limits import rate_limited
 
@@ -236,7 +236,8 @@ def team_page(request: HttpRequest, team: Team, status: int = 200, **extra: Any)
 @require_http_methods(["GET", "POST"])
 def chain_people(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
     """Who may do what on one chain; its owners grant and take back roles here."""
-    chain = get_chain(request, team, key, Role.OWNER if request.method == "POST" else Role.VIEWER)
+    access = get_access(request, team, key, Role.OWNER if request.method == "POST" else Role.VIEWER)
+    chain = access.chain
     form = posted(request, MemberIn)
     if form.is_bound and form.is_valid():
         try:
@@ -247,7 +248,8 @@ def chain_people(request: HttpRequest, key: str, team: str | None = None) -> Htt
             form.refuse(exc)
     context = {
         "chain": chain,
-        "can_grant": chain.viewer_may(Role.OWNER),
+        "access": access,
+        "can_grant": access.may(Role.OWNER),
         "team_members": chain.team.memberships.select_related("user") if chain.team else [],
         "grants": chain.roles.select_related("user"),
         "roles": ROLES,

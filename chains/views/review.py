@@ -29,9 +29,9 @@ from chains.core.comments import CHAIN, anchors
 from chains.core.errors import DocumentError
 from chains.models import Chain, Comment, Review, ReviewError, Role, at_least
 from chains.services import review as reviewing
-from chains.services.access import document_of, get_head
+from chains.services.access import ChainAccess, document_of, get_head
 from chains.services.review import CommentIn, ReviewIn, VoteIn
-from chains.views.common import get_chain
+from chains.views.common import get_access
 from chains.views.forms import FormError, SchemaForm, posted, read_form, read_post
 from chains.views.limits import rate_limited
 from chains.views.workspace import STATE_FIELDS, render_workspace, workspace_context
@@ -62,11 +62,12 @@ class Back(BaseModel):
 def comments(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
     """The chain's comment threads (GET); a new thread or a reply (POST)."""
     if request.method == "GET":
-        return _comments_page(request, get_chain(request, team, key))
-    chain = get_chain(request, team, key, Role.REVIEWER)
+        return _comments_page(request, get_access(request, team, key))
+    access = get_access(request, team, key, Role.REVIEWER)
     form = posted(request, CommentIn)
+    chain = access.chain
     _carry_out(form, lambda c: reviewing.post_comment(chain, request.user, **c.model_dump()))
-    return _after_comment(request, chain, form)
+    return _after_comment(request, access, form)
 
 
 @require_POST
@@ -74,23 +75,24 @@ def resolve_comment(
     request: HttpRequest, key: str, pk: int, team: str | None = None
 ) -> HttpResponse:
     """Resolve the comment's thread, or reopen it when it is resolved."""
-    chain = get_chain(request, team, key, Role.REVIEWER)
-    reviewing.toggle_comment(chain, pk, request.user)
-    return _after_comment(request, chain)
+    access = get_access(request, team, key, Role.REVIEWER)
+    reviewing.toggle_comment(access.chain, pk, request.user)
+    return _after_comment(request, access)
 
 
 @require_http_methods(["GET", "POST"])
 def reviews(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
     """The chain's reviews (GET); a request that named people review a revision (POST)."""
     if request.method == "GET":
-        return _reviews_page(request, get_chain(request, team, key))
-    chain = get_chain(request, team, key, Role.EDITOR)
+        return _reviews_page(request, get_access(request, team, key))
+    access = get_access(request, team, key, Role.EDITOR)
+    chain = access.chain
     form = posted(request, ReviewIn)
     review = _carry_out(
         form, lambda r: reviewing.request_review(chain, request.user, **r.model_dump())
     )
     if review is None:
-        return _reviews_page(request, chain, form, status=400)
+        return _reviews_page(request, access, form, status=400)
     url = chain.url("review", review.pk)
     if request.htmx:  # htmx would follow a redirect and swap the page into the form
         return HttpResponseClientRedirect(url)
@@ -100,21 +102,22 @@ def reviews(request: HttpRequest, key: str, team: str | None = None) -> HttpResp
 @require_GET
 def review(request: HttpRequest, key: str, pk: int, team: str | None = None) -> HttpResponse:
     """One review: the approval conditions first, then each reviewer's decision."""
-    chain = get_chain(request, team, key)
-    return _review_page(request, chain, reviewing.get_review(chain, pk))
+    access = get_access(request, team, key)
+    return _review_page(request, access, reviewing.get_review(access.chain, pk))
 
 
 @require_POST
 def vote(request: HttpRequest, key: str, pk: int, team: str | None = None) -> HttpResponse:
     """A named reviewer approves or requests changes (``vote``, with a ``note``)."""
-    chain = get_chain(request, team, key, Role.REVIEWER)
+    access = get_access(request, team, key, Role.REVIEWER)
+    chain = access.chain
     form = posted(request, VoteIn)
     review = _carry_out(form, lambda v: reviewing.vote(chain, pk, request.user, v.vote, v.note))
     if review is None:
         review = reviewing.get_review(chain, pk)
-        return _review_page(request, chain, review, form=form, status=400)
+        return _review_page(request, access, review, form=form, status=400)
     if request.htmx:
-        return _review_page(request, chain, review)
+        return _review_page(request, access, review)
     url = chain.url("review", review.pk)
     return HttpResponseRedirect(url, status=303)
 
@@ -134,7 +137,7 @@ def _carry_out(form: SchemaForm[S], use_case: Callable[[S], T]) -> T | None:
 
 
 def _after_comment(
-    request: HttpRequest, chain: Chain, form: SchemaForm[Any] | None = None
+    request: HttpRequest, access: ChainAccess, form: SchemaForm[Any] | None = None
 ) -> HttpResponse:
     """The page the comment form was on: redirect a plain post, re-render for htmx or errors.
 
@@ -146,16 +149,17 @@ def _after_comment(
     in_workspace, state = back.from_ == "workspace", back.state()
     refused = form is not None and bool(form.errors)
     if not refused and not request.htmx:
-        url = chain.url("chain" if in_workspace else "comments")
+        url = access.chain.url("chain" if in_workspace else "comments")
         return HttpResponseRedirect(f"{url}?{urlencode(state)}" if state else url, status=303)
     shown: dict[str, Any] = {}
     if form is not None and refused:
         shown = {"comment_form": form, "comment_error": form.message}
     status = 400 if refused else 200
     if not in_workspace:
-        return _comments_page(request, chain, status=status, **shown)
+        return _comments_page(request, access, status=status, **shown)
     typed = form.data if form is not None and refused else {}
-    context = workspace_context(chain, get_head(chain), state, typed_comment=typed, **shown)
+    head = get_head(access.chain)
+    context = workspace_context(access, head, state, typed_comment=typed, **shown)
     return render_workspace(request, context, status)
 
 
@@ -173,8 +177,9 @@ class Listing(BaseModel):
 
 
 def _comments_page(
-    request: HttpRequest, chain: Chain, status: int = 200, **extra: Any
+    request: HttpRequest, access: ChainAccess, status: int = 200, **extra: Any
 ) -> HttpResponse:
+    chain = access.chain
     head = get_head(chain)
     try:
         listing = read_form(Listing, request.GET)
@@ -190,7 +195,8 @@ def _comments_page(
         **_listed(chain, listing),
         "anchor": listing.anchor,
         "anchors": known,
-        "can_comment": chain.viewer_may(Role.REVIEWER),
+        "access": access,
+        "can_comment": access.may(Role.REVIEWER),
         **extra,
     }
     template = "chains/comments.html#comments" if request.htmx else "chains/comments.html"
@@ -220,9 +226,13 @@ def _listed(chain: Chain, listing: Listing) -> dict[str, Any]:
 
 
 def _reviews_page(
-    request: HttpRequest, chain: Chain, form: SchemaForm[Any] | None = None, status: int = 200
+    request: HttpRequest,
+    access: ChainAccess,
+    form: SchemaForm[Any] | None = None,
+    status: int = 200,
 ) -> HttpResponse:
     """The reviews and the request form: ``form`` as refused, else a new one on the head."""
+    chain = access.chain
     head = get_head(chain)
     eligible = [
         person
@@ -237,7 +247,8 @@ def _reviews_page(
         .select_related("revision", "requested_by")
         .prefetch_related("votes__reviewer"),
         "eligible": eligible,
-        "can_request": chain.viewer_may(Role.EDITOR),
+        "access": access,
+        "can_request": access.may(Role.EDITOR),
         "form": form or SchemaForm(ReviewIn, initial={"revision": head.number}),
     }
     template = "chains/reviews.html#reviews" if request.htmx else "chains/reviews.html"
@@ -246,19 +257,21 @@ def _reviews_page(
 
 def _review_page(
     request: HttpRequest,
-    chain: Chain,
+    access: ChainAccess,
     review: Review,
     status: int = 200,
     form: SchemaForm[Any] | None = None,
 ) -> HttpResponse:
+    chain = access.chain
     revision = review.revision
     votes = list(review.votes.all())
     mine = next((v for v in votes if v.reviewer_id == request.user.pk), None)
     state = review.state()
     approved = chain.approved()
-    can_review = chain.viewer_may(Role.REVIEWER)
+    can_review = access.may(Role.REVIEWER)
     context = {
         "chain": chain,
+        "access": access,
         "head": get_head(chain),
         "review": review,
         "revision": revision,

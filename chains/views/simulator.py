@@ -48,9 +48,9 @@ from chains.core.sim.session import (
 from chains.core.verdicts import GENERIC_ROWS, format_verdict
 from chains.models import Chain, DuplicateScenario, Revision, Role
 from chains.services import scenarios
-from chains.services.access import document_of, get_revision
+from chains.services.access import ChainAccess, document_of, get_revision
 from chains.services.scenarios import ScenarioName
-from chains.views.common import get_chain
+from chains.views.common import get_access
 from chains.views.forms import FormError, Prefixed, plain_number, read_form, read_post
 from chains.views.limits import rate_limited
 
@@ -99,14 +99,15 @@ class Unrunnable(ChainError):
 @require_http_methods(["GET", "POST"])
 @rate_limited("simulate", methods=("GET", "POST"))
 def simulate(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
-    chain = get_chain(request, team, key)
+    access = get_access(request, team, key)
+    chain = access.chain
     post = request.method == "POST"
     given = read_post(request, InputForm) if post else read_form(InputForm, request.GET)
     try:
         revision, document = _opened(chain, given.r)
     except Unrunnable as exc:
         return _conflict(exc)
-    page = partial(_page, request, chain, revision, document)
+    page = partial(_page, request, access, revision, document)
     try:
         scenario = _scenario(document, given.s)
     except SessionError as exc:
@@ -135,13 +136,14 @@ class SaveForm(BaseModel):
 @require_POST
 def save_scenario(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
     """Keep the current simulation with the chain, its outcome recorded as ``expect``."""
-    chain = get_chain(request, team, key, Role.EDITOR)
+    access = get_access(request, team, key, Role.EDITOR)
+    chain = access.chain
     address = read_post(request, RunAddress)
     try:
         revision, document = _opened(chain, address.r)
     except Unrunnable as exc:
         return _conflict(exc)
-    page = partial(_page, request, chain, revision, document)
+    page = partial(_page, request, access, revision, document)
     try:
         scenario = _scenario(document, address.s)
     except SessionError as exc:
@@ -305,7 +307,7 @@ def _json(document: ChainSpec, scenario: Scenario) -> JsonResponse:
 
 def _page(
     request: HttpRequest,
-    chain: Chain,
+    access: ChainAccess,
     revision: Revision,
     document: ChainSpec,
     run: Scenario | Session,
@@ -318,8 +320,8 @@ def _page(
     except ScenarioMismatch as exc:  # e.g. a token for a variant this revision lacks
         session, status = play(document, _fresh(document)), 400
         extra["error"] = f"the simulation cannot start on this revision: {exc}"
-    context = simulator_context(chain, revision, document, session, **extra)
-    context["can_save"] = chain.viewer_may(Role.EDITOR)
+    context = simulator_context(access.chain, revision, document, session, **extra)
+    context.update(access=access, can_save=access.may(Role.EDITOR))
     template = "chains/simulator.html#sim" if request.htmx else "chains/simulator.html"
     return render(request, template, context, status=status)
 

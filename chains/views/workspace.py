@@ -38,7 +38,6 @@ from chains.core.recent import Recent
 from chains.core.selection import finding_key, intent_fields
 from chains.core.verdicts import GENERIC_ROWS, VERDICT_TYPES
 from chains.models import (
-    Chain,
     Comment,
     NothingToUndo,
     Revision,
@@ -47,9 +46,9 @@ from chains.models import (
     scenario_checks,
 )
 from chains.services import editing
-from chains.services.access import document_of, get_head
+from chains.services.access import ChainAccess, document_of, get_head
 from chains.services.editing import EditIn, UndoIn
-from chains.views.common import get_chain
+from chains.views.common import get_access
 from chains.views.edit_form import read_edit, renamed_selection
 from chains.views.forms import plain_number, read_form
 
@@ -71,14 +70,15 @@ STATE_FIELDS = ("select", "tab", "view", "wide", "sev", "adding")
 
 @require_GET
 def workspace(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
-    chain = get_chain(request, team, key)
-    context = workspace_context(chain, get_head(chain), request.GET)
+    access = get_access(request, team, key)
+    context = workspace_context(access, get_head(access.chain), request.GET)
     return render_workspace(request, context)
 
 
 @require_POST
 def edit_chain(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
-    chain = get_chain(request, team, key, Role.EDITOR)
+    access = get_access(request, team, key, Role.EDITOR)
+    chain = access.chain
     try:
         posted = read_edit(request.POST)
         saved = editing.save_edit(
@@ -92,32 +92,32 @@ def edit_chain(request: HttpRequest, key: str, team: str | None = None) -> HttpR
             else None,
         )
     except StaleRevision as exc:
-        return _stale(request, chain, exc, posted)
+        return _stale(request, access, exc, posted)
     except ChainError as exc:
-        return _refused(request, chain, str(exc), 400, exc)
+        return _refused(request, access, str(exc), 400, exc)
     known = {"document": saved.spec, "report": saved.report, "drawing": saved.drawing}
-    return _saved(request, chain, saved.revision, posted, **known)
+    return _saved(request, access, saved.revision, posted, **known)
 
 
 @require_POST
 def undo_redo(request: HttpRequest, key: str, action: str, team: str | None = None) -> HttpResponse:
-    chain = get_chain(request, team, key, Role.EDITOR)
+    access = get_access(request, team, key, Role.EDITOR)
     restore = editing.undo if action == "undo" else editing.redo
     try:
         base = read_form(UndoIn, request.POST).base
-        revision = restore(chain, base=base, author=request.user)
+        revision = restore(access.chain, base=base, author=request.user)
     except StaleRevision as exc:
-        return _refused(request, chain, str(exc), 409)
+        return _refused(request, access, str(exc), 409)
     except (NothingToUndo, ChainError) as exc:
-        return _refused(request, chain, str(exc), 400)
-    return _saved(request, chain, revision)
+        return _refused(request, access, str(exc), 400)
+    return _saved(request, access, revision)
 
 
 # --- what the workspace shows -----------------------------------------------------
 
 
 def workspace_context(
-    chain: Chain,
+    access: ChainAccess,
     head: Revision,
     params: Any,
     document: ChainSpec | None = None,
@@ -127,8 +127,13 @@ def workspace_context(
 ) -> dict:
     tab = params.get("tab") if params.get("tab") in TABS else "actions"
     view = "flow" if params.get("view") == "flow" else "handles"
+    chain = access.chain
     context: dict[str, Any] = {
         "chain": chain,
+        "access": access,
+        # What the person's role lets the page offer.
+        "can_edit": access.may(Role.EDITOR),
+        "can_comment": access.may(Role.REVIEWER),
         "head": head,
         "tab": tab,
         "tabs": TABS,
@@ -292,8 +297,9 @@ def _fixes(head: Revision, document: ChainSpec, finding: Any, index: int) -> lis
 @require_GET
 def finding_fixes(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
     """The quick fixes of one finding of one revision: what the lint panel loads on demand."""
-    chain = get_chain(request, team, key)
-    revision = chain.revisions.filter(number=plain_number(request.GET.get("revision"))).first()
+    access = get_access(request, team, key)
+    number = plain_number(request.GET.get("revision"))
+    revision = access.chain.revisions.filter(number=number).first()
     index = plain_number(request.GET.get("finding"))
     try:
         document = document_of(revision) if revision is not None else None
@@ -309,8 +315,8 @@ def finding_fixes(request: HttpRequest, key: str, team: str | None = None) -> Ht
     item = {"index": index, "fixes": _fixes(revision, document, findings[index], index)}
     state = {k: request.GET.get(k, "") for k in ("tab", "view", "select")}
     state.update(layout_state(request.GET, state["tab"]))
-    context = {"chain": chain, "head": revision, "item": item, **state}
-    context["can_edit"] = chain.viewer_may(Role.EDITOR)
+    context = {"chain": access.chain, "access": access, "head": revision, "item": item, **state}
+    context["can_edit"] = access.may(Role.EDITOR)
     return render(request, "chains/workspace.html#fixes", context)
 
 
@@ -416,17 +422,14 @@ def _state(request: HttpRequest, saved: EditIn | None = None) -> dict[str, str]:
 
 
 def render_workspace(request: HttpRequest, context: dict, status: int = 200) -> HttpResponse:
-    """The workspace page, or its partial for htmx, with what the user's role lets them do."""
-    chain = context["chain"]
-    context["can_edit"] = chain.viewer_may(Role.EDITOR)
-    context["can_comment"] = chain.viewer_may(Role.REVIEWER)
+    """The workspace page (a :func:`workspace_context`), or its partial for htmx."""
     template = "chains/workspace.html#workspace" if request.htmx else "chains/workspace.html"
     return render(request, template, context, status=status)
 
 
 def _saved(
     request: HttpRequest,
-    chain: Chain,
+    access: ChainAccess,
     revision: Revision,
     posted: EditIn | None = None,
     **known: Any,
@@ -438,21 +441,25 @@ def _saved(
     """
     state = _state(request, posted)
     if not request.htmx:
-        url = chain.url()
+        url = access.chain.url()
         return redirect(f"{url}?{urlencode(state)}" if state else url, permanent=False)
-    context = workspace_context(chain, revision, state, saved=revision, **known)
+    context = workspace_context(access, revision, state, saved=revision, **known)
     return render_workspace(request, context)
 
 
 def _refused(
-    request: HttpRequest, chain: Chain, message: str, status: int, exc: Exception | None = None
+    request: HttpRequest,
+    access: ChainAccess,
+    message: str,
+    status: int,
+    exc: Exception | None = None,
 ) -> HttpResponse:
     """The workspace again with the reason, and what the user typed kept in its form.
 
     ``typed`` gives the posting form (its ``form`` field) every value posted
     and the place the refusal names, so it shows them next to its fields.
     """
-    context = workspace_context(chain, get_head(chain), _state(request), error=message)
+    context = workspace_context(access, get_head(access.chain), _state(request), error=message)
     context["stale"] = status == 409
     fields = getattr(exc, "fields", None)
     context["typed"] = {
@@ -491,7 +498,9 @@ def _form_shows(context: dict, typed: dict) -> bool:
     return bool(element.get("yaml")) and op == f"update_{element.get('op')}"
 
 
-def _stale(request: HttpRequest, chain: Chain, exc: StaleRevision, posted: EditIn) -> HttpResponse:
+def _stale(
+    request: HttpRequest, access: ChainAccess, exc: StaleRevision, posted: EditIn
+) -> HttpResponse:
     """The head, with the refused edit beside its values and a form that posts it again on it.
 
     The re-apply form carries the same op and arguments with the head as base,
@@ -499,7 +508,7 @@ def _stale(request: HttpRequest, chain: Chain, exc: StaleRevision, posted: EditI
     """
     check: Rebase | None = getattr(exc, "rebase", None)
     message = getattr(exc, "plain", str(exc))
-    context = workspace_context(chain, exc.head, _state(request), error=message, stale=True)
+    context = workspace_context(access, exc.head, _state(request), error=message, stale=True)
     typed_yaml = request.POST.get("yaml.fields")
     # The YAML editor opens with the refusal only when it is where the person typed.
     context["typed"] = {"op": posted.op if typed_yaml is not None else "", "yaml": typed_yaml}
