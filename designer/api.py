@@ -7,7 +7,7 @@ rate limit (429 ``rate_limited``, with ``Retry-After``) and for a bug too: an
 unexpected exception is logged with its traceback and answers 500
 ``server_error`` in JSON, DEBUG on or off (Django's own 500 page for a
 failure outside the operations is JSON below ``/api/`` as well: ``handler500``).
-That shape is ``ErrorOut`` in ``chains/api.py``, which every operation
+That shape is ``ErrorOut`` in ``chains/api/schemas.py``, which every operation
 declares for its errors. The interactive docs are at ``/api/docs`` and the
 OpenAPI document at ``/api/openapi.json``: built once per process, as it
 changes only with the code, and both limited for anyone not signed in
