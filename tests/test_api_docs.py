@@ -68,3 +68,16 @@ def test_a_signed_in_person_reads_the_docs_without_a_limit(people, signed_in, se
     settings.RATE_LIMITS = {**settings.RATE_LIMITS, "docs": (1, 60)}
     client = signed_in(people["viewer"])
     assert [client.get("/api/openapi.json").status_code for _ in range(3)] == [200] * 3
+
+
+def test_every_operation_on_a_chain_key_declares_the_team_it_means(db):
+    paths = Client().get("/api/openapi.json").json()["paths"]
+    keyed = {
+        f"{m.upper()} {p}": op for p, ops in paths.items() if "{key}" in p for m, op in ops.items()
+    }
+    assert len(keyed) >= 26
+    for name, operation in keyed.items():
+        team = [p for p in operation.get("parameters", []) if p["name"] == "team"]
+        assert len(team) == 1 and team[0]["in"] == "query", name
+        assert not team[0].get("required"), name
+        assert "several of your teams have a chain of this key" in team[0]["description"], name

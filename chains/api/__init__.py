@@ -10,7 +10,9 @@ answers: an ``…Out`` schema for success and ``ErrorOut`` for its errors
 response and the fuzzer checks them. Output schemas refuse keys they do not
 declare, so an answer cannot silently lose a field. Domain errors become
 JSON once, in ``designer/api.py``: a machine-readable ``code``, a ``message``
-and, where there is one, the ``location`` of the problem.
+and, where there is one, the ``location`` of the problem. Every operation on
+``/chains/{key}`` declares ``?team=`` (``TeamQuery``), since a key is unique
+within its team only.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any, Literal
 
 from django.db.models import OuterRef, Subquery
 from django.http import HttpRequest, HttpResponse
-from ninja import Query, Router, Status
+from ninja import P, Query, QueryEx, Router, Status
 
 from chains.api.schemas import (
     ERRORS,
@@ -84,6 +86,18 @@ from chains.services.review import CommentIn, PageIn, ReviewIn, VoteIn
 
 router = Router(tags=["chains"])
 
+# A key is unique within its team only, so every operation on /chains/{key}
+# declares ``?team=`` (and the OpenAPI document and the fuzzer see it).
+TeamQuery = QueryEx[
+    str | None,
+    P(
+        description="The slug of the team whose chain {key} is ('-' for a chain without a "
+        "team). Needed only when several of your teams have a chain of this key: without "
+        "it the key names the one chain of that key you may see, and several are a 409 "
+        "ambiguous_key listing their teams."
+    ),
+]
+
 MAX_TEXT = 2 * 1024 * 1024  # characters of a posted document or scenario
 
 
@@ -142,8 +156,8 @@ def import_chains(request: HttpRequest, body: ImportIn) -> Status:
 
 
 @router.get("/chains/{key}", response={200: ChainOut, **ERRORS}, summary="One chain and its head")
-def get_chain_summary(request: HttpRequest, key: str) -> dict[str, Any]:
-    return _chain_out(_chain(request, key))
+def get_chain_summary(request: HttpRequest, key: str, team: TeamQuery = None) -> dict[str, Any]:
+    return _chain_out(_chain(request, key, team))
 
 
 @router.get(
@@ -151,8 +165,8 @@ def get_chain_summary(request: HttpRequest, key: str) -> dict[str, Any]:
     response={200: list[RevisionOut], **ERRORS},
     summary="History, newest first",
 )
-def list_revisions(request: HttpRequest, key: str) -> list[dict[str, Any]]:
-    chain = _chain(request, key)
+def list_revisions(request: HttpRequest, key: str, team: TeamQuery = None) -> list[dict[str, Any]]:
+    chain = _chain(request, key, team)
     revisions = chain.revisions.select_related("author").order_by("-number")
     return [_revision_out(r) for r in revisions]
 
@@ -162,8 +176,10 @@ def list_revisions(request: HttpRequest, key: str) -> list[dict[str, Any]]:
     response={200: RevisionDocumentOut, **ERRORS},
     summary="A revision's document (JSON)",
 )
-def get_revision_document(request: HttpRequest, key: str, number: int) -> dict[str, Any]:
-    revision = get_revision(_chain(request, key), number)
+def get_revision_document(
+    request: HttpRequest, key: str, number: int, team: TeamQuery = None
+) -> dict[str, Any]:
+    revision = get_revision(_chain(request, key, team), number)
     return {**_revision_out(revision), "document": revision.document}
 
 
@@ -174,9 +190,13 @@ def get_revision_document(request: HttpRequest, key: str, number: int) -> dict[s
     summary="What changed between two revisions",
 )
 def revision_diff(
-    request: HttpRequest, key: str, from_: int = Query(..., alias="from"), to: int | None = None
+    request: HttpRequest,
+    key: str,
+    from_: int = Query(..., alias="from"),
+    to: int | None = None,
+    team: TeamQuery = None,
 ) -> dict[str, Any]:
-    chain = _chain(request, key)
+    chain = _chain(request, key, team)
     new = get_revision(chain, to)
     old = get_revision(chain, from_)
     changes = diff(document_of(old), document_of(new))
@@ -189,21 +209,25 @@ EDITED = {201: SavedOut, **ERRORS, 409: ErrorOut}  # 409: the base is no longer 
 
 
 @router.post("/chains/{key}/edits", response=EDITED, summary="Apply an edit: a new revision")
-def edit_chain(request: HttpRequest, key: str, body: EditIn) -> Status:
-    chain = _chain(request, key, Role.EDITOR)
+def edit_chain(request: HttpRequest, key: str, body: EditIn, team: TeamQuery = None) -> Status:
+    chain = _chain(request, key, team, Role.EDITOR)
     saved = editing.save_edit(chain, body.op, body.args, base=body.base, author=request.user)
     return Status(201, _saved_out(saved.revision, body.base))
 
 
 @router.post("/chains/{key}/undo", response=EDITED, summary="Undo the last edit: a new revision")
-def undo_edit(request: HttpRequest, key: str, body: UndoIn) -> Status:
-    revision = editing.undo(_chain(request, key, Role.EDITOR), base=body.base, author=request.user)
+def undo_edit(request: HttpRequest, key: str, body: UndoIn, team: TeamQuery = None) -> Status:
+    revision = editing.undo(
+        _chain(request, key, team, Role.EDITOR), base=body.base, author=request.user
+    )
     return Status(201, _saved_out(revision, body.base))
 
 
 @router.post("/chains/{key}/redo", response=EDITED, summary="Redo the last undo: a new revision")
-def redo_edit(request: HttpRequest, key: str, body: UndoIn) -> Status:
-    revision = editing.redo(_chain(request, key, Role.EDITOR), base=body.base, author=request.user)
+def redo_edit(request: HttpRequest, key: str, body: UndoIn, team: TeamQuery = None) -> Status:
+    revision = editing.redo(
+        _chain(request, key, team, Role.EDITOR), base=body.base, author=request.user
+    )
     return Status(201, _saved_out(revision, body.base))
 
 
@@ -231,8 +255,10 @@ def lint_document(request: HttpRequest, body: DocumentIn) -> dict[str, Any]:
     response={200: RevisionLintOut, **ERRORS},
     summary="Lint a stored revision (default: the head)",
 )
-def lint_revision(request: HttpRequest, key: str, revision: int | None = None) -> dict[str, Any]:
-    stored = get_revision(_chain(request, key), revision)
+def lint_revision(
+    request: HttpRequest, key: str, revision: int | None = None, team: TeamQuery = None
+) -> dict[str, Any]:
+    stored = get_revision(_chain(request, key, team), revision)
     return {"revision": stored.number, **lint(document_of(stored)).as_dict()}
 
 
@@ -242,9 +268,9 @@ def lint_revision(request: HttpRequest, key: str, revision: int | None = None) -
     summary="What dies if a handle is re-minted",
 )
 def handle_cascade(
-    request: HttpRequest, key: str, handle: str, revision: int | None = None
+    request: HttpRequest, key: str, handle: str, revision: int | None = None, team: TeamQuery = None
 ) -> dict[str, Any]:
-    document = document_of(get_revision(_chain(request, key), revision))
+    document = document_of(get_revision(_chain(request, key, team), revision))
     if document.handle(handle) is None:
         raise Refused("unknown_handle", f"the chain has no handle {handle!r}", "handle", 404)
     return asdict(cascade(document, handle))
@@ -256,9 +282,14 @@ def handle_cascade(
     summary="What a repair of intent fields at a step kills",
 )
 def repair(
-    request: HttpRequest, key: str, step: str, fields: str, revision: int | None = None
+    request: HttpRequest,
+    key: str,
+    step: str,
+    fields: str,
+    revision: int | None = None,
+    team: TeamQuery = None,
 ) -> dict[str, Any]:
-    document = document_of(get_revision(_chain(request, key), revision))
+    document = document_of(get_revision(_chain(request, key, team), revision))
     if document.action(step) is None:
         raise Refused("unknown_step", f"the chain has no action {step!r}", "step", 404)
     names = [f.strip() for f in fields.split(",") if f.strip()]
@@ -270,9 +301,11 @@ def repair(
     response={200: SimulationOut, **ERRORS},
     summary="Run a scenario; the trace and the outcome",
 )
-def run_scenario(request: HttpRequest, key: str, body: ScenarioIn) -> dict[str, Any]:
+def run_scenario(
+    request: HttpRequest, key: str, body: ScenarioIn, team: TeamQuery = None
+) -> dict[str, Any]:
     spend("simulate", user=request.user)
-    document = document_of(get_revision(_chain(request, key), body.revision))
+    document = document_of(get_revision(_chain(request, key, team), body.revision))
     return simulate(document, _scenario(body.scenario)).as_dict()
 
 
@@ -281,9 +314,11 @@ def run_scenario(request: HttpRequest, key: str, body: ScenarioIn) -> dict[str, 
     response={200: KeptRunOut, **ERRORS},
     summary="Start a kept run by its run_key, or get the one the key started",
 )
-def start_run(request: HttpRequest, key: str, body: ScenarioIn) -> dict[str, Any]:
+def start_run(
+    request: HttpRequest, key: str, body: ScenarioIn, team: TeamQuery = None
+) -> dict[str, Any]:
     spend("simulate", user=request.user)
-    chain = _chain(request, key, Role.EDITOR)
+    chain = _chain(request, key, team, Role.EDITOR)
     document = document_of(get_revision(chain, body.revision))
     return runs.start_run(chain, document, _scenario(body.scenario)).as_dict()
 
@@ -296,17 +331,19 @@ def start_run(request: HttpRequest, key: str, body: ScenarioIn) -> dict[str, Any
     response={200: list[ScenarioCheckOut], **ERRORS},
     summary="Saved scenarios, replayed on the head",
 )
-def list_scenarios(request: HttpRequest, key: str) -> list[dict[str, Any]]:
-    chain = _chain(request, key)
+def list_scenarios(request: HttpRequest, key: str, team: TeamQuery = None) -> list[dict[str, Any]]:
+    chain = _chain(request, key, team)
     return [c.as_dict() for c in scenario_checks(chain, document_of(get_head(chain)))]
 
 
 @router.post(
     "/chains/{key}/scenarios", response={201: SavedScenarioOut, **ERRORS}, summary="Keep a scenario"
 )
-def save_scenario(request: HttpRequest, key: str, body: ScenarioSave) -> Status:
+def save_scenario(
+    request: HttpRequest, key: str, body: ScenarioSave, team: TeamQuery = None
+) -> Status:
     saved = scenarios.save_scenario(
-        _chain(request, key, Role.EDITOR),
+        _chain(request, key, team, Role.EDITOR),
         body.name,
         _scenario(body.scenario),
         author=request.user,
@@ -322,8 +359,8 @@ def save_scenario(request: HttpRequest, key: str, body: ScenarioSave) -> Status:
     response={200: TestVectorsOut, **ERRORS},
     summary="Conformance test vectors of the head",
 )
-def vectors(request: HttpRequest, key: str) -> dict[str, Any]:
-    chain = _chain(request, key)
+def vectors(request: HttpRequest, key: str, team: TeamQuery = None) -> dict[str, Any]:
+    chain = _chain(request, key, team)
     head = get_head(chain)
     return {**test_vectors(document_of(head), saved_scenarios(chain)), "revision": head.number}
 
@@ -336,10 +373,12 @@ def vectors(request: HttpRequest, key: str) -> dict[str, Any]:
     response={201: CampaignOut, 503: ErrorOut, **ERRORS},
     summary="Launch the explorer",
 )
-def start_campaign(request: HttpRequest, key: str, body: CampaignIn) -> Status:
+def start_campaign(
+    request: HttpRequest, key: str, body: CampaignIn, team: TeamQuery = None
+) -> Status:
     spend("campaign", user=request.user)
     exploration = campaigns.launch_campaign(
-        _chain(request, key, Role.EDITOR), body, by=request.user
+        _chain(request, key, team, Role.EDITOR), body, by=request.user
     )
     return Status(201, _campaign_out(exploration))
 
@@ -349,8 +388,8 @@ def start_campaign(request: HttpRequest, key: str, body: CampaignIn) -> Status:
     response={200: CampaignOut, **ERRORS},
     summary="A campaign's progress, and its result",
 )
-def get_campaign(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
-    return _campaign_out(campaigns.watch_campaign(_chain(request, key), pk))
+def get_campaign(request: HttpRequest, key: str, pk: int, team: TeamQuery = None) -> dict[str, Any]:
+    return _campaign_out(campaigns.watch_campaign(_chain(request, key, team), pk))
 
 
 @router.post(
@@ -358,8 +397,10 @@ def get_campaign(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
     response={200: CampaignOut, **ERRORS},
     summary="Stop a campaign",
 )
-def cancel_campaign(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
-    return _campaign_out(campaigns.cancel_campaign(_chain(request, key, Role.EDITOR), pk))
+def cancel_campaign(
+    request: HttpRequest, key: str, pk: int, team: TeamQuery = None
+) -> dict[str, Any]:
+    return _campaign_out(campaigns.cancel_campaign(_chain(request, key, team, Role.EDITOR), pk))
 
 
 # --- comments and review ----------------------------------------------------------------
@@ -371,9 +412,14 @@ def cancel_campaign(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
     summary="Comment threads, a page at a time: open first, newest first",
 )
 def list_comments(
-    request: HttpRequest, response: HttpResponse, key: str, page: Query[PageIn], anchor: str = ""
+    request: HttpRequest,
+    response: HttpResponse,
+    key: str,
+    page: Query[PageIn],
+    anchor: str = "",
+    team: TeamQuery = None,
 ) -> list[dict[str, Any]]:
-    listed = review.list_threads(_chain(request, key), **page.model_dump(), anchor=anchor)
+    listed = review.list_threads(_chain(request, key, team), **page.model_dump(), anchor=anchor)
     return _paged(request, response, listed)
 
 
@@ -383,18 +429,23 @@ def list_comments(
     summary="The replies of a thread, a page at a time, oldest first",
 )
 def list_replies(
-    request: HttpRequest, response: HttpResponse, key: str, pk: int, page: Query[PageIn]
+    request: HttpRequest,
+    response: HttpResponse,
+    key: str,
+    pk: int,
+    page: Query[PageIn],
+    team: TeamQuery = None,
 ) -> list[dict[str, Any]]:
-    listed = review.list_replies(_chain(request, key), pk, **page.model_dump())
+    listed = review.list_replies(_chain(request, key, team), pk, **page.model_dump())
     return _paged(request, response, listed)
 
 
 @router.post(
     "/chains/{key}/comments", response={201: CommentOut, **ERRORS}, summary="Comment, or reply"
 )
-def post_comment(request: HttpRequest, key: str, body: CommentIn) -> Status:
+def post_comment(request: HttpRequest, key: str, body: CommentIn, team: TeamQuery = None) -> Status:
     spend("comment", user=request.user)
-    chain = _chain(request, key, Role.REVIEWER)
+    chain = _chain(request, key, team, Role.REVIEWER)
     comment = review.post_comment(chain, request.user, **body.model_dump())
     return Status(201, _comment_out(comment))
 
@@ -404,8 +455,10 @@ def post_comment(request: HttpRequest, key: str, body: CommentIn) -> Status:
     response={200: CommentOut, **ERRORS},
     summary="Resolve a thread, or reopen it",
 )
-def resolve_comment(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
-    chain = _chain(request, key, Role.REVIEWER)
+def resolve_comment(
+    request: HttpRequest, key: str, pk: int, team: TeamQuery = None
+) -> dict[str, Any]:
+    chain = _chain(request, key, team, Role.REVIEWER)
     return _comment_out(review.toggle_comment(chain, pk, request.user))
 
 
@@ -414,8 +467,8 @@ def resolve_comment(request: HttpRequest, key: str, pk: int) -> dict[str, Any]:
     response={200: list[ReviewOut], **ERRORS},
     summary="Reviews, newest first, with each decision",
 )
-def list_reviews(request: HttpRequest, key: str) -> list[dict[str, Any]]:
-    chain = _chain(request, key)
+def list_reviews(request: HttpRequest, key: str, team: TeamQuery = None) -> list[dict[str, Any]]:
+    chain = _chain(request, key, team)
     return [
         _review_out(r)
         for r in chain.reviews.order_by("-created_at")
@@ -427,8 +480,10 @@ def list_reviews(request: HttpRequest, key: str) -> list[dict[str, Any]]:
 @router.post(
     "/chains/{key}/reviews", response={201: ReviewOut, **ERRORS}, summary="Ask people to review"
 )
-def request_review(request: HttpRequest, key: str, body: ReviewIn) -> Status:
-    chain = _chain(request, key, Role.EDITOR)
+def request_review(
+    request: HttpRequest, key: str, body: ReviewIn, team: TeamQuery = None
+) -> Status:
+    chain = _chain(request, key, team, Role.EDITOR)
     requested = review.request_review(chain, request.user, **body.model_dump())
     return Status(201, _review_out(requested))
 
@@ -438,8 +493,10 @@ def request_review(request: HttpRequest, key: str, body: ReviewIn) -> Status:
     response={200: ReviewOut, **ERRORS},
     summary="Approve, or request changes",
 )
-def vote(request: HttpRequest, key: str, pk: int, body: VoteIn) -> dict[str, Any]:
-    chain = _chain(request, key, Role.REVIEWER)
+def vote(
+    request: HttpRequest, key: str, pk: int, body: VoteIn, team: TeamQuery = None
+) -> dict[str, Any]:
+    chain = _chain(request, key, team, Role.REVIEWER)
     return _review_out(review.vote(chain, pk, request.user, body.vote, body.note))
 
 
@@ -473,8 +530,9 @@ def export(
     number: int,
     format: Literal["yaml", "json", "md", "dot", "svg", "png"] = "yaml",
     graph: Literal["handles", "flow"] = "handles",
+    team: TeamQuery = None,
 ) -> HttpResponse:
-    return exports.download(get_revision(_chain(request, key), number), format, graph)
+    return exports.download(get_revision(_chain(request, key, team), number), format, graph)
 
 
 @router.get(
@@ -523,9 +581,9 @@ def _saved_out(revision: Revision, base: int) -> dict[str, Any]:
     return {**_revision_out(revision), "created": revision.number != base}
 
 
-def _chain(request: HttpRequest, key: str, role: str = Role.VIEWER) -> Chain:
-    """The chain ``key`` of the team ``?team=`` names; without it, the one the person may see."""
-    return chain_access(request.user, key, role, team=request.GET.get("team") or None).chain
+def _chain(request: HttpRequest, key: str, team: str | None, role: str = Role.VIEWER) -> Chain:
+    """The chain ``key`` of ``team`` (``?team=``); without it, the one the person may see."""
+    return chain_access(request.user, key, role, team=team or None).chain
 
 
 def _paged(request: HttpRequest, response: HttpResponse, page: review.Page) -> list[dict]:
