@@ -16,9 +16,9 @@ urlpatterns = [
 ]
 
 # A request too large or malformed to read gets a page saying which limit it hit.
-handler400 = "chains.views.errors.bad_request"
+handler400 = "designer.errors.bad_request"
 # A chain one may not see, or a role too small: pages that say whom to ask.
 handler403 = "chains.views.errors.forbidden"
 handler404 = "chains.views.errors.not_found"
 # A bug: Django logs it; the API answers JSON, a page Django's plain 500 page.
-handler500 = "chains.views.errors.server_error"
+handler500 = "designer.errors.server_error"

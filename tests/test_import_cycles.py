@@ -82,3 +82,24 @@ def test_an_import_inside_a_function_is_not_a_load_time_cycle(tmp_path):
 
 def test_no_module_imports_itself_back_at_load_time():
     assert cycles(import_graph()) == []
+
+
+def test_the_app_imports_nothing_from_the_project_package():
+    """``designer/`` assembles the app (root urls, the API, Celery), so only it imports the other.
+
+    Every import counts here, those inside functions and under ``TYPE_CHECKING`` too;
+    the app reaches the project's settings through ``django.conf.settings`` only.
+    """
+    found = []
+    for path in (ROOT / "chains").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            found += [
+                f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] == "designer"
+            ]
+    assert found == []

@@ -73,7 +73,6 @@ FRAMEWORKS = ("django", "ninja", "celery", "kombu", "redis")
 # named beside them. When one goes, delete its entry: a stale entry fails.
 PENDING = {
     ("chains.templatetags", "chains.views"): "real forms: form_values goes (issue 37, item 2)",
-    ("chains.views", "designer"): "designer/ and chains/ one way (issue 37, item 5)",
 }
 
 
