@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from typing import Literal, overload
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -29,7 +30,16 @@ def _raw(name: str) -> str | None:
     return value.strip()
 
 
+@overload
+def env_str(name: str, default: str, *, required: bool = False) -> str: ...
+@overload
+def env_str(name: str, default: None = None, *, required: Literal[True]) -> str: ...
+@overload
+def env_str(name: str, default: None = None, *, required: bool = False) -> str | None: ...
+
+
 def env_str(name: str, default: str | None = None, *, required: bool = False) -> str | None:
+    """The variable's text; ``default`` when unset or empty (a str default gives a str)."""
     value = _raw(name)
     if value is None:
         if required:

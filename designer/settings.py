@@ -10,6 +10,7 @@ lists every variable.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -106,6 +107,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Cache: each process's memory by default. CACHE_URL (or REDIS_URL) shares one Redis
 # cache between processes, which the sign-in limits need when more than one serves.
 _cache_url = env_str("CACHE_URL") or env_str("REDIS_URL")
+CACHES: dict[str, dict[str, Any]]
 if _cache_url is None:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 elif _cache_url.startswith(("redis://", "rediss://", "unix://")):
