@@ -427,7 +427,7 @@ def test_a_budget_cause_links_to_the_policy_tab_and_an_unplaced_one_is_not_linke
     "element, query",
     [
         ("verdict_table[#2]", "?select=row%3A%232&tab=table"),
-        ("actions[book_room].preconditions[0]", "?select=action%3Abook_room&tab=actions"),
+        ("actions[book_room].preconditions[#1]", "?select=action%3Abook_room&tab=actions"),
         ("gates[price_ok].outcomes.decline", "?select=gate%3Aprice_ok&tab=gates"),
         ("handles[room_hold].staleness", "?select=handle%3Aroom_hold&tab=handles"),
         ("policy.per_chain.wall_clock", "?tab=policy"),

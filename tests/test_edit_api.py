@@ -60,8 +60,8 @@ def test_a_refused_edit_is_400_naming_its_location_and_stores_nothing(editor, fl
     assert response.status_code == 400
     error = response.json()
     assert error["error"]["code"] == "edit_refused"
-    assert error["error"]["location"] == "handles.nope"
-    assert error["problems"][0]["path"] == "handles.nope"
+    assert error["error"]["location"] == "handles[nope]"
+    assert error["problems"][0]["path"] == "handles[nope]"
     assert flight.head().number == 1
 
 

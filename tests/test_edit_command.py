@@ -40,7 +40,7 @@ def test_an_edit_that_changes_nothing_says_so_and_prints_the_head(flight):
 
 
 def test_a_refused_edit_fails_naming_the_place_and_stores_nothing(flight):
-    with pytest.raises(CommandError, match=r"edit refused: handles\.nope: "):
+    with pytest.raises(CommandError, match=r"edit refused: handles\[nope\]: "):
         run("edit", K, "delete_handle", "--args", '{"id": "nope"}')
     assert flight.head().number == 1
 

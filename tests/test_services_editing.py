@@ -61,7 +61,7 @@ def test_an_edit_on_a_stale_base_raises_and_stores_nothing(small):
 def test_a_refused_edit_names_the_place_and_stores_nothing(small):
     with pytest.raises(EditError) as refused:
         save_edit(small, "delete_handle", {"id": "nope"}, base=1, author=None)
-    assert refused.value.path == "handles.nope"
+    assert refused.value.path == "handles[nope]"
     assert small.head().number == 1
 
 

@@ -579,7 +579,7 @@ def test_deleting_a_gate_still_used_names_the_place(editor, hotel):
     assert post(editor, hotel, "element-form", "update_action", **posted).status_code == 200
     response = post(editor, hotel, "", "delete_gate", **{"arg.id": "book_consent"})
     assert response.status_code == 400
-    assert "actions.reserve.entry_gate" in response.content.decode()
+    assert "actions[reserve].entry_gate" in response.content.decode()
     assert element_ids(hotel, "gates") == ["book_consent"]
 
 

@@ -38,6 +38,7 @@ from .graph import Cascade, GraphError, cascades, minters
 from .lint import LintReport, lint
 from .lint.context import walk
 from .model import Action, ChainSpec, Gate, Handle, Outcome, first_by_id, is_commit_class
+from .paths import ElementPath
 from .verdicts import GENERIC_ROWS, Verdict, format_verdict
 
 __all__ = ["FIT_TEST_KEY", "design_document"]
@@ -554,7 +555,7 @@ def _touchpoints(chain: ChainSpec, report: LintReport) -> Iterator[_Touchpoint]:
             )
             yield _Touchpoint(
                 "selection",
-                f"actions[{a.id}]",
+                str(ElementPath.action(a.id)),
                 f"chooses among the options the step offers{confirm}",
                 "yes: choosing among returned options, recorded as a derivation (I3)",
             )
@@ -562,7 +563,7 @@ def _touchpoints(chain: ChainSpec, report: LintReport) -> Iterator[_Touchpoint]:
         if h.rematch is not None and h.rematch.on_ambiguous == "model":
             yield _Touchpoint(
                 "rematch",
-                f"handles[{h.id}].rematch",
+                str(ElementPath.handle(h.id).field("rematch")),
                 "re-selects when the rematch key matches no option or several",
                 "yes: a new selection (I3)",
             )
@@ -588,12 +589,13 @@ def _touchpoints(chain: ChainSpec, report: LintReport) -> Iterator[_Touchpoint]:
     for g in chain.gates:
         if g.audience == "model":
             names = _codes(list(g.outcomes)) if g.outcomes else "no declared outcome"
+            where = str(ElementPath.gate(g.id))
             yield _Touchpoint(
                 "gate answer",
-                f"gates[{g.id}]",
+                where,
                 f"answers the gate: {names}",
                 "no: money or consent is never model-answerable"
-                if f"gates[{g.id}]" in refused
+                if where in refused
                 else "yes: the config grants it (audience: model)",
             )
     for f in report.findings:
@@ -620,7 +622,7 @@ def _touchpoints(chain: ChainSpec, report: LintReport) -> Iterator[_Touchpoint]:
         may = "; ".join(_text(m) for m in step.may) or "nothing listed"
         yield _Touchpoint(
             "escalation",
-            f"policy.escalation[#{n}]",
+            str(ElementPath.root("policy", "escalation").item(n)),
             f"may: {may}",
             "check by hand: only a selection, a repair proposal or phrasing is allowed",
         )

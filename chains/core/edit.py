@@ -7,8 +7,8 @@ and the policy and top-level fields. Each function works on the document
 form (:func:`~chains.core.formats.to_document`) of its input, validates the
 result again and returns a new :class:`~chains.core.model.ChainSpec`; the input
 is never changed. Anything it cannot do is an :class:`EditError` naming the
-place (``actions[3].effect``, ``handles.search_token``, or for a malformed
-call the argument) and saying what to do about it.
+place (an element path, :mod:`chains.core.paths`: ``actions[book].effect``,
+``handles[search_token]``, or for a malformed call the argument) and saying what to do about it.
 
 Assumptions: arguments may come straight from JSON a browser posted, so
 every one is type-checked here; a rename rewrites every reference the model
@@ -54,8 +54,8 @@ from .model import (
     Policy,
     VerdictRow,
     external_minter,
-    ref_position,
 )
+from .paths import KINDS, ElementPath, find_item
 from .references import (
     Slot,
     action_slots,
@@ -63,7 +63,6 @@ from .references import (
     handle_slots,
     places_using,
     rename,
-    row_place,
 )
 from .words import article
 
@@ -98,7 +97,6 @@ EDGE_KINDS = DOCUMENT_EDGE_KINDS  # the edges an edit adds or removes
 # ``compensation: none``, and the effect classes that key policy.per_step.
 RESERVED_ACTION_IDS = frozenset({EXTERNAL, "none", *EFFECTS})
 _ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
-_KIND = {"actions": "action", "handles": "handle", "gates": "gate", "verdict_table": "verdict row"}
 # Chain fields with ops of their own; update_chain refuses them.
 _EDITED_ELSEWHERE = {
     "actions": "add_action, update_action, delete_action",
@@ -112,20 +110,30 @@ _EDITED_ELSEWHERE = {
 class EditError(ChainError):
     """An edit was refused: ``path`` says where, ``message`` what to do about it.
 
-    ``path`` is a document path (``actions[3].effect``, ``handles.search_token``)
-    or, when the call itself is malformed, the argument's name (``op``, ``id``).
-    ``problems`` lists every validation problem when there were several.
+    ``path`` is an element path (``actions[book].effect``, ``verdict_table[#2]``,
+    see :class:`~chains.core.paths.ElementPath`) or, when the call itself is
+    malformed, the argument's name (``op``, ``id``). ``problems`` lists every
+    validation problem when there were several.
     """
 
     def __init__(
-        self, path: str, message: str, problems: list[Problem] | None = None, label: str = ""
+        self, path: ElementPath | str, message: str, problems: list[Problem] | None = None
     ):
-        self.path = path
+        self.path = str(path)
         self.message = message
-        self.problems = problems or [Problem(message, path=path or None)]
-        # The message names elements by id (``label``) where ``path`` counts positions.
-        shown = label or path
-        super().__init__(f"{shown}: {message}" if shown else message)
+        self.problems = problems or [Problem(message, path=self.path or None)]
+        super().__init__(f"{self.path}: {message}" if self.path else message)
+
+
+def _noun(section: str) -> str:
+    """What an element of ``section`` is called in a message: ``action``, ``verdict row``."""
+    kind = KINDS[section]
+    return "verdict row" if kind == "row" else kind
+
+
+def _at(section: str, ident: str) -> ElementPath:
+    """The path of element ``ident`` (an id, or ``#n`` for a row) of ``section``."""
+    return ElementPath.of(KINDS[section], ident)
 
 
 # --- arguments ---------------------------------------------------------------
@@ -169,7 +177,9 @@ def _known_keys(model: type[BaseModel]) -> list[str]:
     return [field.alias or name for name, field in model.model_fields.items()]
 
 
-def _need_fields(fields: Any, model: type[BaseModel], where: str, name: str = "fields") -> Data:
+def _need_fields(
+    fields: Any, model: type[BaseModel], where: ElementPath, name: str = "fields"
+) -> Data:
     """A deep copy of ``fields`` once it is an object whose keys ``model`` knows.
 
     Unknown keys would otherwise land in ``extras`` unnoticed; a typo must fail.
@@ -182,19 +192,21 @@ def _need_fields(fields: Any, model: type[BaseModel], where: str, name: str = "f
             kind = re.sub(r"(?<!^)(?=[A-Z])", " ", model.__name__).lower()  # VerdictRow
             listed = ", ".join(sorted(known))
             raise EditError(
-                f"{where}.{key}", f"{kind} has no field {key!r}; known fields: {listed}"
+                where.field(str(key)), f"{kind} has no field {key!r}; known fields: {listed}"
             )
     return copy.deepcopy(fields)
 
 
-def _check_new_id(data: Data, section: str, new_id: Any, name: str, renaming: bool = False) -> str:
+def _check_new_id(
+    data: Data, section: str, new_id: Any, name: ElementPath | str, renaming: bool = False
+) -> str:
     """``new_id`` once it is a well-formed id not yet used in ``section``.
 
     A new element's taken id is refused at the element that holds it; a
     rename's, at the id field that was typed (``name``), so a form shows the
     refusal beside that field.
     """
-    _need_str(name, new_id)
+    _need_str(str(name), new_id)
     if not _ID.fullmatch(new_id) or len(new_id) > 200:
         raise EditError(
             name,
@@ -205,8 +217,8 @@ def _check_new_id(data: Data, section: str, new_id: Any, name: str, renaming: bo
         raise EditError(name, f"{new_id!r} already means something in a chain; pick another id")
     if _find(data, section, new_id) is not None:
         raise EditError(
-            name if renaming else f"{section}.{new_id}",
-            f"{article(_KIND[section])} with id {new_id!r} already exists",
+            name if renaming else _at(section, new_id),
+            f"{article(_noun(section))} with id {new_id!r} already exists",
         )
     return new_id
 
@@ -225,16 +237,12 @@ def _validated(data: Data) -> ChainSpec:
         return from_document(data)
     except DocumentError as exc:
         first = exc.problems[0]
-        raise EditError(first.path or "", first.message, exc.problems, first.label or "") from None
+        raise EditError(first.path or "", first.message, exc.problems) from None
 
 
 def _find(data: Data, section: str, ident: str) -> int | None:
-    """Position of the first element of ``section`` with ``ident`` (``#n`` for rows)."""
-    items = data.get(section) or []
-    n = ref_position(ident) if section == "verdict_table" else None
-    if n is not None:
-        return n - 1 if n <= len(items) else None
-    return next((i for i, item in enumerate(items) if item.get("id") == ident), None)
+    """Position of the first element of ``section`` with ``ident`` (or ``#n``)."""
+    return find_item(data.get(section) or [], ident)
 
 
 def _position(data: Data, section: str, ident: Any, name: str = "id") -> int:
@@ -242,7 +250,7 @@ def _position(data: Data, section: str, ident: Any, name: str = "id") -> int:
     _need_str(name, ident)
     index = _find(data, section, ident)
     if index is None:
-        raise EditError(f"{section}.{ident}", f"{_KIND[section]} {ident!r} does not exist")
+        raise EditError(_at(section, ident), f"{_noun(section)} {ident!r} does not exist")
     return index
 
 
@@ -280,12 +288,12 @@ def _replace(element: Data, fields: Data, whole: bool = False) -> None:
 # --- references: every place in the document that names an element (references.py) ---
 
 
-def _still_used(kind: str, ident: str, uses: list[Slot], path: str) -> EditError:
-    places = ", ".join(dict.fromkeys(s.place for s in uses))
+def _still_used(kind: str, ident: str, uses: list[Slot], path: ElementPath) -> EditError:
+    places = ", ".join(dict.fromkeys(str(s.place) for s in uses))
     return EditError(path, f"{kind} {ident!r} is still used by: {places}")
 
 
-def _refuse_new_cycles(before: ChainSpec, after: ChainSpec, path: str) -> None:
+def _refuse_new_cycles(before: ChainSpec, after: ChainSpec, path: ElementPath) -> None:
     old = derivation_cycles(before)
     new = [c for c in derivation_cycles(after) if c not in old]
     if new:
@@ -301,7 +309,7 @@ def add_action(doc: ChainSpec, id: str, effect: str = "read", **fields: Any) -> 
     data = _document(doc)
     _check_new_id(data, "actions", id, "id")
     _need_str("effect", effect)
-    action = {"id": id, "effect": effect, **_need_fields(fields, Action, f"actions.{id}")}
+    action = {"id": id, "effect": effect, **_need_fields(fields, Action, _at("actions", id))}
     _list_at(data, "actions").append(action)
     return _validated(data)
 
@@ -309,10 +317,10 @@ def add_action(doc: ChainSpec, id: str, effect: str = "read", **fields: Any) -> 
 def _changes(data: Data, section: str, id: str, fields: Any, model: type[BaseModel]) -> Data:
     """The element's validated field changes, its rename (if ``id`` changes) already done."""
     _element(data, section, id)
-    changes = _need_fields(fields, model, f"{section}.{id}")
+    changes = _need_fields(fields, model, _at(section, id))
     new_id = changes.pop("id", id)
     if new_id != id:
-        _check_new_id(data, section, new_id, f"{section}.{id}.id", renaming=True)
+        _check_new_id(data, section, new_id, _at(section, id).field("id"), renaming=True)
         _RENAMES[section](data, id, new_id)
         _element(data, section, id)["id"] = new_id
     changes["id"] = new_id
@@ -367,12 +375,12 @@ def delete_action(doc: ChainSpec, id: str) -> ChainSpec:
     """
     data = _document(doc)
     at = _position(data, "actions", id)
-    uses = places_using(action_slots(data), id, f"actions.{id}")
+    uses = places_using(action_slots(data), id, _at("actions", id))
     per_step = (data.get("policy") or {}).get("per_step") or {}
     if id in per_step and id not in EFFECTS:
-        uses.append(Slot(f"policy.per_step.{id}", per_step, id))
+        uses.append(Slot(ElementPath.root("policy", "per_step").field(id), per_step, id))
     if uses:
-        raise _still_used("action", id, uses, f"actions.{id}")
+        raise _still_used("action", id, uses, _at("actions", id))
     del data["actions"][at]
     return _validated(data)
 
@@ -386,7 +394,7 @@ def _set_minter(data: Data, handle: Data, minter: str | None) -> None:
     ``None`` and ``external`` leave no action minting it.
     """
     hid = handle["id"]
-    path = f"handles.{hid}.minted_by"
+    path = _at("handles", hid).field("minted_by")
     if minter is not None:
         _need_str("minted_by", minter)
         if not external_minter(minter) and _find(data, "actions", minter) is None:
@@ -409,12 +417,12 @@ def add_handle(doc: ChainSpec, id: str, minted_by: str | None = None, **fields: 
     """Append a handle; when ``minted_by`` names an action, that action outputs it."""
     data = _document(doc)
     _check_new_id(data, "handles", id, "id")
-    handle = {"id": id, **_need_fields(fields, Handle, f"handles.{id}")}
+    handle = {"id": id, **_need_fields(fields, Handle, _at("handles", id))}
     _list_at(data, "handles").append(handle)
     if minted_by is not None:
         _set_minter(data, handle, minted_by)
     after = _validated(data)
-    _refuse_new_cycles(doc, after, f"handles.{id}.derived_from")
+    _refuse_new_cycles(doc, after, _at("handles", id).field("derived_from"))
     return after
 
 
@@ -437,7 +445,7 @@ def update_handle(
         _set_minter(data, handle, changes.pop("minted_by"))
     _replace(handle, changes, replace)
     after = _validated(data)
-    _refuse_new_cycles(doc, after, f"handles.{new_id}.derived_from")
+    _refuse_new_cycles(doc, after, _at("handles", new_id).field("derived_from"))
     return after
 
 
@@ -451,9 +459,10 @@ def delete_handle(doc: ChainSpec, id: str) -> ChainSpec:
     """
     data = _document(doc)
     at = _position(data, "handles", id)
-    blocking = [s for s in places_using(handle_slots(data), id, f"handles.{id}") if not s.cleanable]
+    own = _at("handles", id)
+    blocking = [s for s in places_using(handle_slots(data), id, own) if not s.cleanable]
     if blocking:
-        raise _still_used("handle", id, blocking, f"handles.{id}")
+        raise _still_used("handle", id, blocking, own)
     del data["handles"][at]
     for h in data.get("handles") or []:
         if id in h.get("derived_from", []):
@@ -498,14 +507,14 @@ def add_edge(doc: ChainSpec, kind: str, source: str, target: str) -> ChainSpec:
     >>> add_edge(doc, "derived_from", "a", "b")
     Traceback (most recent call last):
     ...
-    chains.core.edit.EditError: handles.a.derived_from: a cannot derive from b: that would make a derived_from cycle b → a → b
+    chains.core.edit.EditError: handles[a].derived_from: a cannot derive from b: that would make a derived_from cycle b → a → b
     """  # noqa: E501
     data = _document(doc)
     _need_kind(kind)
     if kind == "derived_from":
         child = _element(data, "handles", source, "source")
         _element(data, "handles", target, "target")
-        path = f"handles.{source}.derived_from"
+        path = _at("handles", source).field("derived_from")
         if source == target:
             raise EditError(path, f"handle {source!r} cannot derive from itself")
         parents = _list_at(child, "derived_from")
@@ -526,7 +535,7 @@ def add_edge(doc: ChainSpec, kind: str, source: str, target: str) -> ChainSpec:
         inputs = _list_at(action, "input", "handles")
         if target in inputs:
             raise EditError(
-                f"actions.{source}.input.handles",
+                _at("actions", source).field("input", "handles"),
                 f"edge already exists: {source} consumes {target}",
             )
         inputs.append(target)
@@ -534,7 +543,8 @@ def add_edge(doc: ChainSpec, kind: str, source: str, target: str) -> ChainSpec:
         outputs = (action.get("output") or {}).get("handles") or []
         if target in outputs and handle.get("minted_by") == source:
             raise EditError(
-                f"actions.{source}.output.handles", f"edge already exists: {source} mints {target}"
+                _at("actions", source).field("output", "handles"),
+                f"edge already exists: {source} mints {target}",
             )
         _set_minter(data, handle, source)
     return _validated(data)
@@ -548,11 +558,15 @@ def remove_edge(doc: ChainSpec, kind: str, source: str, target: str) -> ChainSpe
     section = "handles" if kind == "derived_from" else "actions"
     element = _element(data, section, source, "source")
     if kind == "derived_from":
-        path, names, verb = f"handles.{source}.derived_from", "derived_from", "derives from"
+        path, names, verb = (
+            _at("handles", source).field("derived_from"),
+            "derived_from",
+            "derives from",
+        )
         holder = element
     else:
         side = "input" if kind == "consumes" else "output"
-        path, names, verb = f"actions.{source}.{side}.handles", "handles", kind
+        path, names, verb = _at("actions", source).field(side, "handles"), "handles", kind
         holder = element.get(side) or {}
     listed = holder.get(names) or []
     handle = _element(data, "handles", target, "target") if kind == "mints" else {}
@@ -568,10 +582,10 @@ def remove_edge(doc: ChainSpec, kind: str, source: str, target: str) -> ChainSpe
 # --- verdict rows --------------------------------------------------------------
 
 
-def _row_fields(data: Data, fields: Any, where: str) -> Data:
+def _row_fields(data: Data, fields: Any, where: ElementPath) -> Data:
     changes = _need_fields(fields, VerdictRow, where)
     if "id" in changes:
-        _check_new_id(data, "verdict_table", changes["id"], f"{where}.id")
+        _check_new_id(data, "verdict_table", changes["id"], where.field("id"))
     return changes
 
 
@@ -587,7 +601,7 @@ def add_row(doc: ChainSpec, fields: dict[str, Any], index: int | None = None) ->
     data = _document(doc)
     if isinstance(fields, dict) and "id" not in fields:
         raise EditError("fields.id", "a new verdict row needs an id")
-    row = _row_fields(data, fields, "verdict_table")
+    row = _row_fields(data, fields, ElementPath.root("verdict_table"))
     rows = _list_at(data, "verdict_table")
     at = len(rows) if index is None else _need_position("index", index, len(rows))
     rows.insert(at, row)
@@ -599,11 +613,10 @@ def update_row(doc: ChainSpec, id: str, fields: dict[str, Any], replace: bool = 
     data = _document(doc)
     at = _position(data, "verdict_table", id)
     row = data["verdict_table"][at]
-    changes = _need_fields(fields, VerdictRow, row_place(row, at))
+    where = ElementPath.root("verdict_table").item_at(at, row)
+    changes = _need_fields(fields, VerdictRow, where)
     if changes.get("id", row.get("id")) != row.get("id"):
-        _check_new_id(
-            data, "verdict_table", changes["id"], f"{row_place(row, at)}.id", renaming=True
-        )
+        _check_new_id(data, "verdict_table", changes["id"], where.field("id"), renaming=True)
     _replace(row, changes, _need_flag(replace))
     return _validated(data)
 
@@ -662,7 +675,7 @@ def add_gate(doc: ChainSpec, id: str, **fields: Any) -> ChainSpec:
     """Append a gate; ``fields`` are other keys of its document form (``audience`` is required)."""
     data = _document(doc)
     _check_new_id(data, "gates", id, "id")
-    _list_at(data, "gates").append({"id": id, **_need_fields(fields, Gate, f"gates.{id}")})
+    _list_at(data, "gates").append({"id": id, **_need_fields(fields, Gate, _at("gates", id))})
     return _validated(data)
 
 
@@ -683,9 +696,9 @@ def delete_gate(doc: ChainSpec, id: str) -> ChainSpec:
     """Remove a gate nothing raises; otherwise list every place that does."""
     data = _document(doc)
     at = _position(data, "gates", id)
-    uses = places_using(gate_slots(data), id, f"gates.{id}")
+    uses = places_using(gate_slots(data), id, _at("gates", id))
     if uses:
-        raise _still_used("gate", id, uses, f"gates.{id}")
+        raise _still_used("gate", id, uses, _at("gates", id))
     del data["gates"][at]
     return _validated(data)
 
@@ -721,7 +734,7 @@ def update_policy(doc: ChainSpec, fields: dict[str, Any]) -> ChainSpec:
     (True, 1)
     """  # noqa: E501
     data = _document(doc)
-    patch = _need_fields(fields, Policy, "policy")
+    patch = _need_fields(fields, Policy, ElementPath.root("policy"))
     policy = data.setdefault("policy", {})
     _merge(policy, patch)
     return _validated(data)
@@ -737,7 +750,7 @@ def update_chain(doc: ChainSpec, fields: dict[str, Any]) -> ChainSpec:
             if key in fields:
                 raise EditError(key, f"{key} cannot be replaced wholesale; use {ops}")
     data = _document(doc)
-    _replace(data, _need_fields(fields, ChainSpec, "chain"))
+    _replace(data, _need_fields(fields, ChainSpec, ElementPath.root("chain")))
     return _validated(data)
 
 
@@ -781,7 +794,7 @@ def apply(doc: ChainSpec, op: str, args: dict[str, Any]) -> ChainSpec:
     >>> apply(ChainSpec(id="c"), "add_action", {"id": "search", "colour": "red"})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    chains.core.edit.EditError: actions.search.colour: action has no field 'colour'; known fields: ...
+    chains.core.edit.EditError: actions[search].colour: action has no field 'colour'; known fields: ...
     """  # noqa: E501
     if not isinstance(op, str) or op not in OPS:
         raise EditError("op", f"unknown edit {op!r}; known edits: {', '.join(OPS)}")

@@ -18,34 +18,32 @@ SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing in an input that could not be understood or was refused."""
+    """One thing in an input that could not be understood or was refused.
+
+    ``path`` is an element path (:class:`chains.core.paths.ElementPath`):
+    ``actions[book].effect``, ``verdict_table[#2].verdict``.
+    """
 
     message: str
     line: int | None = None
     column: int | None = None
     path: str | None = None
     severity: Literal["error", "warning", "info"] = "error"
-    # ``path`` with each list position that holds an element with an id written as that id
-    # (``actions[reserve].effect`` for ``actions[2].effect``): what a person reads. ``path``
-    # stays positional, since scripts and the API's ``location`` rely on it.
-    label: str | None = None
 
     def as_dict(self) -> dict:
-        data = asdict(self)
-        del data["label"]  # the API's problem shape is unchanged; its message carries the label
-        return data
+        return asdict(self)
 
     @property
     def shown_path(self) -> str | None:
-        """The path as pages and messages show it: by element id where there is one."""
-        return self.label or self.path
+        """The path as pages and messages show it (the one spelling, see ``paths``)."""
+        return self.path
 
     def __str__(self) -> str:
         where = []
         if self.line is not None:
             where.append(f"line {self.line}" + (f", column {self.column}" if self.column else ""))
-        if self.shown_path:
-            where.append(self.shown_path)
+        if self.path:
+            where.append(self.path)
         return f"{': '.join(where)}: {self.message}" if where else self.message
 
 

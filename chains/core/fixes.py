@@ -14,7 +14,6 @@ calls, which is why it is not part of :mod:`chains.core.lint`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +24,7 @@ from .graph import minters, missing_edges, selection_coupling_gaps, selection_ha
 from .keys import arrow
 from .lint.registry import Finding
 from .model import COMMIT_CLASS_EFFECTS, ChainSpec, VerdictRow, rows_by_ref
+from .paths import ElementPath, PathError
 from .probes import confirmed_by, may_be_probe_only
 from .signals import conjuncts
 
@@ -102,24 +102,29 @@ def _applies(doc: ChainSpec, fix: Fix) -> bool:
     return True
 
 
-def _named(element: str, section: str) -> str | None:
-    """``X`` from an element path such as ``handles[X].derived_from``."""
-    m = re.match(rf"^{re.escape(section)}\[([^\]]+)\]", element)
-    return m[1] if m else None
+def _named(element: str, kind: str) -> str | None:
+    """The id of the ``kind`` element a path lies in: ``X`` of ``handles[X].derived_from``."""
+    try:
+        path = ElementPath.parse(element)
+    except PathError:
+        return None
+    return path.ref if path.kind == kind else None
 
 
 # --- edges -------------------------------------------------------------------
 
 
-def _edge_fixes(finding: Finding, gaps: list[tuple[str, str]], mention: str) -> Iterator[Fix]:
+def _edge_fixes(
+    finding: Finding, gaps: list[tuple[str, str]], mention: Callable[[str], str]
+) -> Iterator[Fix]:
     """One fix per ``(minted, consumed)`` gap of the finding's handle.
 
     A handle minted from two inputs gets two findings on the same element;
     the message names the input, so keep the gaps it mentions.
     """
-    minted = _named(finding.element, "handles")
+    minted = _named(finding.element, "handle")
     mine = [(m, c) for m, c in gaps if m == minted]
-    named = [(m, c) for m, c in mine if mention.format(c) in finding.message]
+    named = [(m, c) for m, c in mine if mention(c) in finding.message]
     for child, parent in dict.fromkeys(named or mine):
         tail, head = arrow("derived_from", child, parent)  # named as the edge is drawn
         yield Fix(
@@ -135,13 +140,13 @@ def _edge_fixes(finding: Finding, gaps: list[tuple[str, str]], mention: str) -> 
 def _missing_derivation(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
     picks = selection_handles(doc)
     gaps = [(g.minted, g.consumed) for g in missing_edges(doc) if g.consumed not in picks]
-    return _edge_fixes(finding, gaps, "from handles[{}] ")
+    return _edge_fixes(finding, gaps, lambda c: f"from {ElementPath.handle(c)} ")
 
 
 @_fixes("edges.selection-coupling")
 def _selection_coupling(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
     gaps = [(g.minted, g.selection) for g in selection_coupling_gaps(doc)]
-    return _edge_fixes(finding, gaps, "the selection handles[{}] ")
+    return _edge_fixes(finding, gaps, lambda c: f"the selection {ElementPath.handle(c)} ")
 
 
 # --- unkeyed commits (SPEC §2.4) ---------------------------------------------
@@ -158,7 +163,7 @@ def _one_attempt(finding: Finding, path: list[str], title: str) -> Fix:
 
 @_fixes("commit.unkeyed-retried")
 def _unkeyed_retried(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
-    action = doc.action(_named(finding.element, "actions") or "")
+    action = doc.action(_named(finding.element, "action") or "")
     if action is None:
         return
     override = doc.policy.per_step.get(action.id)
@@ -187,7 +192,7 @@ def _policy_unkeyed_retried(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
 
 def _row(doc: ChainSpec, element: str) -> tuple[str, VerdictRow] | None:
     """The row an element path names, by id or as ``#n``, with the id the edits take."""
-    name = _named(element, "verdict_table")
+    name = _named(element, "row")
     if name is None:
         return None
     row = rows_by_ref(doc.verdict_table).get(name)
@@ -235,7 +240,7 @@ def _prose_match_not_fragile(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
 
 @_fixes("handles.selection-without-rematch")
 def _selection_without_rematch(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
-    handle = doc.handle(_named(finding.element, "handles") or "")
+    handle = doc.handle(_named(finding.element, "handle") or "")
     if handle is None:
         return
     picker = doc.action(minters(doc).get(handle.id, ""))
@@ -259,7 +264,7 @@ def _selection_without_rematch(doc: ChainSpec, finding: Finding) -> Iterator[Fix
 def _probe_before_commit(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
     # Offered only where nothing in the chain needs the read as a step (SPEC §2.1: a
     # probe_only read takes no preconditions and feeds no step); else the user moves it.
-    read = doc.action(_named(finding.element, "actions") or "")
+    read = doc.action(_named(finding.element, "action") or "")
     if read is not None and may_be_probe_only(doc, read):
         commits = ", ".join(confirmed_by(doc, read.id))
         yield Fix(
@@ -273,7 +278,7 @@ def _probe_before_commit(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
 
 @_fixes("gates.no-timeout")
 def _gate_no_timeout(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
-    gate = doc.gate(_named(finding.element, "gates") or "")
+    gate = doc.gate(_named(finding.element, "gate") or "")
     if gate is not None:
         yield Fix(
             finding.rule,

@@ -25,6 +25,7 @@ import networkx as nx
 
 from .errors import ChainError
 from .model import Action, ChainSpec, Independence, compensators, first_by_id, is_commit_class
+from .paths import ElementPath
 from .signals import scope_applies_to
 from .verdicts import Verdict
 
@@ -132,21 +133,23 @@ def derivation_graph(chain: ChainSpec) -> nx.DiGraph:
     return graph
 
 
-def action_verdicts(action: Action) -> list[tuple[str, Verdict]]:
+def action_verdicts(action: Action) -> list[tuple[ElementPath, Verdict]]:
     """Every verdict written on ``action``, with its path below ``actions[<id>]``."""
-    out: list[tuple[str, Verdict | None]] = []
+    here = ElementPath(())
+    out: list[tuple[ElementPath, Verdict | None]] = []
     output = action.output
     if output.empty is not None:
-        out.append(("output.empty.route", output.empty.route))
+        out.append((here.field("output", "empty", "route"), output.empty.route))
     if output.business_expiry is not None:
-        out.append(("output.business_expiry.on_expiry", output.business_expiry.on_expiry))
+        expiry = output.business_expiry
+        out.append((here.field("output", "business_expiry", "on_expiry"), expiry.on_expiry))
     for i, pre in enumerate(action.preconditions, 1):
-        out.append((f"preconditions[{i}].verdict", pre.verdict))
+        out.append((here.field("preconditions").item(i).field("verdict"), pre.verdict))
     if action.revocation is not None:
-        out.append(("revocation.route", action.revocation.route))
+        out.append((here.field("revocation", "route"), action.revocation.route))
     if action.compensation is not None:
         for i, rung in enumerate(action.compensation.ladder, 1):
-            out.append((f"compensation.ladder[{i}].else", rung.else_))
+            out.append((here.field("compensation", "ladder").item(i).field("else"), rung.else_))
     return [(path, v) for path, v in out if v is not None]
 
 

@@ -44,7 +44,8 @@ from . import edit
 from .diff import Change, diff
 from .errors import ChainError
 from .formats import to_document
-from .model import ChainSpec, ref_position
+from .model import ChainSpec
+from .paths import SECTIONS, find_item
 
 __all__ = ["ABSENT", "Conflict", "Rebase", "Written", "rebase"]
 
@@ -61,11 +62,10 @@ class _Absent:
 
 ABSENT: Any = _Absent()
 
-_SECTION = {"action": "actions", "handle": "handles", "gate": "gates", "row": "verdict_table"}
 # The op prefix and the element it works on: add_action -> ("add", "action").
 _ELEMENT_OPS = {
     f"{verb}_{kind}": (verb, kind)
-    for kind in _SECTION
+    for kind in SECTIONS
     for verb in ("add", "update", "delete", "duplicate", "move")
 }
 # An edge of the document lives in one field of its source (and, for mints, of its target).
@@ -382,11 +382,9 @@ def _edge(before: dict, after: dict, adding: bool, args: dict) -> tuple[list, li
 
 def _find(data: dict, kind: str, ident: str) -> Any:
     """The element ``ident`` of ``kind`` in a document, or ABSENT (rows by id or ``#n``)."""
-    items = data.get(_SECTION[kind]) or []
-    n = ref_position(ident) if kind == "row" else None
-    if n is not None:
-        return items[n - 1] if n <= len(items) else ABSENT
-    return next((item for item in items if item.get("id") == ident), ABSENT)
+    items = data.get(SECTIONS[kind]) or []
+    at = find_item(items, ident)
+    return ABSENT if at is None else items[at]
 
 
 def _row_index(data: dict, ident: str) -> Any:

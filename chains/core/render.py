@@ -569,8 +569,8 @@ def flow_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
         outcomes = [(f"outcomes.{name}", o.verdict) for name, o in gate.outcomes.items()]
         if gate.timeout is not None and gate.timeout.verdict is not None:
             outcomes.append(("timeout", gate.timeout.verdict))
-        for where, verdict in outcomes:
-            tip = f"{gate.id} {where}: {format_verdict(verdict)}"
+        for part, verdict in outcomes:
+            tip = f"{gate.id} {part}: {format_verdict(verdict)}"
             if verdict.to:
                 _route(d, actions, "outcome", gate.id, node_key("gate", gate.id), verdict, tip)
     _beside_the_main_line(d, main, entry_gates)

@@ -10,17 +10,14 @@ repair scope) and a lint finding's ``element`` into the key it concerns.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from .graph import GraphError, cascade, repair_scope
 from .keys import GraphKey, GraphKeyError, node_key
 from .model import ChainSpec
+from .paths import ElementPath, PathError
 
 __all__ = ["Selection", "finding_key", "intent_fields", "select"]
-
-_ELEMENT = re.compile(r"^(actions|handles|gates|verdict_table)\[([^\]]+)\]")
-_KINDS = {"actions": "action", "handles": "handle", "gates": "gate", "verdict_table": "row"}
 
 
 @dataclass
@@ -41,8 +38,11 @@ def finding_key(element: str) -> str | None:
     >>> finding_key("actions[book_trip].compensation"), finding_key("policy.per_chain")
     ('action:book_trip', None)
     """
-    m = _ELEMENT.match(element)
-    return node_key(_KINDS[m.group(1)], m.group(2)) if m else None
+    try:
+        key = ElementPath.parse(element).graph_key()
+    except PathError:
+        return None
+    return str(key) if key else None
 
 
 def intent_fields(doc: ChainSpec) -> dict[str, str]:

@@ -191,7 +191,9 @@ def err(fv: FormValues, path: str) -> str:
     if fv.typed is None:
         return ""
     where = str(fv.typed.get("path") or "")
-    rest = _ELEMENT.sub("", re.sub(r"\[(\d+)\]", r".\1", where), count=1)
+    # ``[#n]`` (1-based, chains.core.paths) is the form's ``.n-1``.
+    counted = re.sub(r"\[#(\d+)\]", lambda m: f".{int(m[1]) - 1}", where)
+    rest = _ELEMENT.sub("", re.sub(r"\[(\d+)\]", r".\1", counted), count=1)
     for full in (fv.base + path, fv.alias + path if fv.alias else None):
         full = full.rstrip(".") if full else None  # a whole row or section: ``row|err:""``
         if full and (rest == full or rest.startswith(full + ".")):

@@ -33,6 +33,7 @@ from chains.core.keys import GraphKey, GraphKeyError, node_key
 from chains.core.lint import lint
 from chains.core.lint.registry import Severity
 from chains.core.model import EFFECTS, EVIDENCE_TAGS, ChainSpec, Gate, row_ref, rows_by_ref
+from chains.core.paths import SECTIONS
 from chains.core.rebase import ABSENT, Rebase, Written
 from chains.core.recent import Recent
 from chains.core.selection import finding_key, intent_fields
@@ -52,9 +53,8 @@ from chains.views.common import get_access
 from chains.views.edit_form import read_edit, renamed_selection
 from chains.views.forms import plain_number, read_form
 
-SECTIONS = {"action": "actions", "handle": "handles", "gate": "gates", "row": "verdict_table"}
 # Parts of a chain document with edits of their own (the rest is "chain settings").
-CHAIN_SECTIONS = {"id", "handles", "actions", "gates", "verdict_table", "policy"}
+CHAIN_SECTIONS = {"id", *SECTIONS.values(), "policy"}
 AUDIENCES = get_args(Gate.model_fields["audience"].annotation)
 ADDERS = ("action", "handle", "gate", "row")  # add forms kept open after an add
 TABS = ("actions", "handles", "gates", "table", "coverage", "policy", "evidence", "history")

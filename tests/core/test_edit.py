@@ -117,19 +117,19 @@ def test_a_new_action_reads_by_default(doc):
 
 def test_adding_an_action_with_a_taken_id_is_refused(doc):
     err = refused(edit.add_action, doc, "book", "commit")
-    assert err.path == "actions.book"
+    assert err.path == "actions[book]"
     assert err.message == "an action with id 'book' already exists"
 
 
 def test_an_action_with_an_unknown_effect_is_refused_with_the_path_of_the_field(doc):
     err = refused(edit.add_action, doc, "pay", "write")
-    assert err.path == "actions[5].effect"
+    assert err.path == "actions[pay].effect"
     assert "expected read | mint | commit" in err.message
 
 
 def test_an_unknown_action_field_is_refused_instead_of_kept_in_extras(doc):
     err = refused(edit.add_action, doc, "pay", "commit", colour="red")
-    assert err.path == "actions.pay.colour"
+    assert err.path == "actions[pay].colour"
     assert "action has no field 'colour'" in err.message
 
 
@@ -180,17 +180,17 @@ def test_renaming_an_action_to_a_taken_id_is_refused(doc):
 
 def test_a_rename_to_a_taken_id_is_refused_at_the_id_that_was_typed(doc):
     err = refused(edit.update_action, doc, "get_trip", {"id": "search"})
-    assert err.path == "actions.get_trip.id"
+    assert err.path == "actions[get_trip].id"
 
 
 def test_a_row_rename_to_a_taken_id_is_refused_at_the_id_that_was_typed(doc):
     err = refused(edit.update_row, doc, "F2", {"id": "F1"})
-    assert err.path == "verdict_table.F2.id"
+    assert err.path == "verdict_table[F2].id"
 
 
 def test_editing_a_missing_action_is_refused_naming_it(doc):
     err = refused(edit.update_action, doc, "ghost", {"description": "x"})
-    assert (err.path, err.message) == ("actions.ghost", "action 'ghost' does not exist")
+    assert (err.path, err.message) == ("actions[ghost]", "action 'ghost' does not exist")
 
 
 def test_deleting_an_unused_action_removes_it(doc):
@@ -202,17 +202,17 @@ def test_deleting_an_unused_action_removes_it(doc):
 
 def test_deleting_a_used_action_lists_every_place_that_uses_it(doc):
     err = refused(edit.delete_action, doc, "get_trip")
-    assert err.path == "actions.get_trip"
+    assert err.path == "actions[get_trip]"
     assert err.message == (
-        "action 'get_trip' is still used by: actions.book.confirmation.probe, "
-        "actions.cancel.confirmation.probe, verdict_table.F3.scope.steps"
+        "action 'get_trip' is still used by: actions[book].confirmation.probe, "
+        "actions[cancel].confirmation.probe, verdict_table[F3].scope.steps"
     )
 
 
 def test_deleting_an_action_does_not_silently_orphan_the_handles_it_mints(doc):
     err = refused(edit.delete_action, doc, "search")
-    assert "handles.search_id.minted_by" in err.message
-    assert "handles.search_id.staleness.refresh" in err.message
+    assert "handles[search_id].minted_by" in err.message
+    assert "handles[search_id].staleness.refresh" in err.message
 
 
 def test_a_per_step_policy_override_keeps_its_action_alive(doc):
@@ -240,7 +240,10 @@ def test_adding_an_external_handle_touches_no_action(doc):
 
 def test_a_handle_minted_by_an_unknown_action_is_refused(doc):
     err = refused(edit.add_handle, doc, "quote", minted_by="pricing")
-    assert (err.path, err.message) == ("handles.quote.minted_by", "action 'pricing' does not exist")
+    assert (err.path, err.message) == (
+        "handles[quote].minted_by",
+        "action 'pricing' does not exist",
+    )
 
 
 def test_renaming_a_handle_updates_every_reference_to_it(doc):
@@ -267,7 +270,7 @@ def test_a_new_minted_by_moves_the_handle_between_action_outputs(doc):
 
 def test_updating_a_handle_into_a_derived_from_cycle_is_refused(doc):
     err = refused(edit.update_handle, doc, "search_id", {"derived_from": ["booking"]})
-    assert err.path == "handles.search_id.derived_from"
+    assert err.path == "handles[search_id].derived_from"
     assert "cycle" in err.message and "booking" in err.message
 
 
@@ -286,10 +289,10 @@ def test_deleting_a_handle_drops_the_independence_answers_about_it(doc):
 def test_deleting_a_handle_a_row_scope_or_mutates_names_is_refused(doc):
     doc = edit.update_action(doc, "cancel", {"mutates": "search_id"})
     err = refused(edit.delete_handle, doc, "search_id")
-    assert err.path == "handles.search_id"
+    assert err.path == "handles[search_id]"
     assert err.message == (
-        "handle 'search_id' is still used by: actions.cancel.mutates, "
-        "verdict_table.F1.scope.consumers_of"
+        "handle 'search_id' is still used by: actions[cancel].mutates, "
+        "verdict_table[F1].scope.consumers_of"
     )
 
 
@@ -336,14 +339,14 @@ def test_an_existing_edge_cannot_be_added_again(doc, kind, source, target):
 def test_a_handle_cannot_derive_from_itself(doc):
     err = refused(edit.add_edge, doc, "derived_from", "pick", "pick")
     assert (err.path, err.message) == (
-        "handles.pick.derived_from",
+        "handles[pick].derived_from",
         "handle 'pick' cannot derive from itself",
     )
 
 
 def test_an_edge_that_closes_a_cycle_is_refused_naming_the_cycle(doc):
     err = refused(edit.add_edge, doc, "derived_from", "search_id", "booking")
-    assert err.path == "handles.search_id.derived_from"
+    assert err.path == "handles[search_id].derived_from"
     assert err.message.endswith("cycle booking → search_id → pick → booking")
 
 
@@ -387,7 +390,7 @@ def test_an_unknown_edge_kind_is_refused_naming_the_kinds(doc):
 
 def test_an_edge_to_an_unknown_handle_is_refused(doc):
     err = refused(edit.add_edge, doc, "consumes", "book", "ghost")
-    assert (err.path, err.message) == ("handles.ghost", "handle 'ghost' does not exist")
+    assert (err.path, err.message) == ("handles[ghost]", "handle 'ghost' does not exist")
 
 
 # --- verdict rows --------------------------------------------------------------
@@ -411,7 +414,7 @@ def test_a_new_row_needs_an_id(doc):
 def test_a_new_row_with_a_taken_id_is_refused(doc):
     err = refused(edit.add_row, doc, {**ROW, "id": "F2"})
     assert (err.path, err.message) == (
-        "verdict_table.F2",
+        "verdict_table[F2]",
         "a verdict row with id 'F2' already exists",
     )
 
@@ -429,7 +432,7 @@ def test_updating_a_row_replaces_the_given_keys(doc):
 
 def test_an_unreadable_verdict_is_refused_with_the_path_of_the_field(doc):
     err = refused(edit.update_row, doc, "F3", {"verdict": "rewind"})
-    assert err.path == "verdict_table[2].verdict"
+    assert err.path == "verdict_table[F3].verdict"
     assert "rewind needs a target step" in err.message
 
 
@@ -497,7 +500,7 @@ def test_adding_a_gate_appends_it(doc):
 
 def test_a_gate_without_an_audience_is_refused_with_the_path_of_the_field(doc):
     err = refused(edit.add_gate, doc, "review")
-    assert (err.path, err.message) == ("gates[1].audience", "required field is missing")
+    assert (err.path, err.message) == ("gates[review].audience", "required field is missing")
 
 
 def test_renaming_a_gate_updates_its_verdicts_and_entry_gates(doc):
@@ -510,8 +513,8 @@ def test_renaming_a_gate_updates_its_verdicts_and_entry_gates(doc):
 def test_deleting_a_raised_gate_lists_every_place_that_raises_it(doc):
     err = refused(edit.delete_gate, doc, "consent")
     assert err.message == (
-        "gate 'consent' is still used by: actions.book.entry_gate, "
-        "actions.book.preconditions[0].verdict, verdict_table.F2.verdict"
+        "gate 'consent' is still used by: actions[book].entry_gate, "
+        "actions[book].preconditions[#1].verdict, verdict_table[F2].verdict"
     )
 
 
@@ -596,7 +599,7 @@ def test_apply_refuses_args_that_are_not_an_object(doc):
         ("add_action", {"id": ["pay"]}, "id"),
         ("add_action", {"id": "pay", "effect": 3}, "effect"),
         ("update_action", {"id": "book", "fields": "timeout"}, "fields"),
-        ("update_action", {"id": "book", "fields": {"id": None}}, "actions.book.id"),
+        ("update_action", {"id": "book", "fields": {"id": None}}, "actions[book].id"),
         ("add_handle", {"id": "h", "minted_by": ["book"]}, "minted_by"),
         ("delete_handle", {"id": 7}, "id"),
         ("add_edge", {"kind": "mints", "source": {"id": "book"}, "target": "pick"}, "source"),

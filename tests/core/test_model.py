@@ -343,28 +343,28 @@ def test_extras_that_are_not_a_mapping_are_refused():
     [
         (
             {"actions": [{"id": "a", "effect": "write"}]},
-            "actions[0].effect",
+            "actions[a].effect",
             "expected read | mint | commit | compensate | select",
         ),
-        ({"actions": [{"id": "a"}]}, "actions[0].effect", "required field is missing"),
+        ({"actions": [{"id": "a"}]}, "actions[a].effect", "required field is missing"),
         (
             {"actions": [{"id": "a", "effect": "read", "probe_only": "often"}]},
-            "actions[0].probe_only",
+            "actions[a].probe_only",
             "valid boolean",
         ),
         (
             {"handles": {"h": {"staleness": {"ttl_hint": True}}}},
-            "handles.h.staleness.ttl_hint",
+            "handles[h].staleness.ttl_hint",
             "expected a duration",
         ),
         (
             {"verdict_table": [{"verdict": "explode"}]},
-            "verdict_table[0].verdict",
+            "verdict_table[#1].verdict",
             "unknown verdict",
         ),
         (
             {"gates": {"g": {"audience": "everyone"}}},
-            "gates.g.audience",
+            "gates[g].audience",
             "expected user | operator | model",
         ),
         (

@@ -11,12 +11,12 @@ from chains.core.model import (
     Action,
     ChainSpec,
     generic_row_ref,
-    ref_position,
     row_ref,
     rows_by_ref,
     trace_row_ref,
 )
 from chains.core.model import table as table_module
+from chains.core.paths import ref_position
 from chains.core.render import EFFECT_FILLS
 
 TABLE = ChainSpec.model_validate(

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import Problem
 from ..model import Action, Gate, Handle, KnownUnmatched, Policy, Variants, VerdictRow
+from ..paths import ElementPath
 from .md_outline import Heading
 from .validation import error_message, extras_problems, locate, source_path, unreadable_problems
 
@@ -83,12 +84,21 @@ class Context:
         return out
 
 
+def item_path(item: Item) -> ElementPath:
+    """Where ``item`` lands in the chain: ``actions[book]``, ``policy``; its section when
+    it has no key yet."""
+    section = ElementPath.root(item.section)
+    return section.item(item.key) if item.key and item.section not in _WHOLE else section
+
+
 def item_name(item: Item) -> str:
-    if item.section in ("policy", "variants"):
-        return item.section
-    if item.key:
-        return f"{item.section}[{item.key}]"
+    """``item`` as messages name it: its path, or its section and line when it has no key."""
+    if item.key or item.section in _WHOLE:
+        return str(item_path(item))
     return f"{item.section} at line {item.line}"
+
+
+_WHOLE = ("policy", "variants")
 
 
 def validate_item(item: Item, problems: list[Problem]) -> Any:
@@ -103,7 +113,7 @@ def validate_item(item: Item, problems: list[Problem]) -> Any:
             Problem(
                 f"{name} should be a mapping, got {type(item.data).__name__}; not imported",
                 item.line,
-                path=name,
+                path=str(item_path(item)),
             )
         )
         return None
@@ -121,12 +131,12 @@ def validate_item(item: Item, problems: list[Problem]) -> Any:
     rel = {
         k[len(item.path) :]: v for k, v in item.where.items() if k[: len(item.path)] == item.path
     }
-    for p in [*extras_problems(item.value, rel), *unreadable_problems(item.value, rel)]:
-        line = p.line or item.line
-        label = f"{name}.{p.label}" if p.label else None
-        problems.append(
-            replace(p, path=f"{name}.{p.path}" if p.path else name, label=label, line=line)
-        )
+    base = item_path(item)
+    found = [
+        *extras_problems(item.value, rel, base=base),
+        *unreadable_problems(item.value, rel, base),
+    ]
+    problems += [replace(p, line=p.line or item.line) for p in found]
     return item.value
 
 
@@ -146,7 +156,7 @@ class _Salvage:
             loc = source_path(self.data, tuple(err["loc"]))
             parent, key, orig = _target(self.data, loc, self.origin)
             line, column = locate(self.item.where, (*self.item.path, *orig))
-            path = self.name + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in orig)
+            path = str(item_path(self.item).join(ElementPath.from_location(orig, self.item.data)))
             fields = self.model.model_fields
             required = (
                 parent is self.data

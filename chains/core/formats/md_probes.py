@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 
 from ..graph import minters
 from ..model import Action, ChainSpec, compensators
+from ..paths import ElementPath
 from ..probes import confirmed_by, may_be_probe_only
 
 __all__ = ["called_a_probe", "mark_probe_reads", "runs_only_after_an_unwind"]
@@ -102,7 +103,7 @@ def mark_probe_reads(
     actions = [
         a.model_copy(update={"probe_only": True}) if a.id in why else a for a in chain.actions
     ]
-    for i, action in enumerate(chain.actions):
+    for action in chain.actions:
         if action.id not in why:
             continue
         commits = ", ".join(confirmed_by(chain, action.id))
@@ -112,6 +113,6 @@ def mark_probe_reads(
             "makes or acts on its answer; it runs only to confirm, never as a step",
             lines.get(action.id),
             "info",
-            path=f"actions[{i}].probe_only",
+            path=str(ElementPath.action(action.id).field("probe_only")),
         )
     return chain.model_copy(update={"actions": actions})

@@ -3,27 +3,25 @@
 Lint findings name elements by readable paths built from ids
 (``actions[book].idempotency``, ``verdict_table[D3]``); a code-review tool
 wants a line. For a YAML or JSON document the path is walked through the
-parsed data (a bracketed id picks the list element with that id, a number
-its position) and the line is the one the parser recorded for the nearest
-value it reaches. A Markdown compile spreads a chain over tables and
-blocks, so there the line is the first that names the element (its id, else
-the section it is in).
+parsed data (:meth:`~chains.core.paths.ElementPath.location`: a bracketed
+id picks the list element with that id, ``#n`` the n-th) and the line is the
+one the parser recorded for the nearest value it reaches. A Markdown
+compile spreads a chain over tables and blocks, so there the line is the
+first that names the element (its id, else the section it is in).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ..errors import DocumentError
+from ..paths import ElementPath, PathError
 from .jsonio import parse_json
 from .load import Format, detect_format
 from .validation import locate
 from .yamlio import parse_yaml
 
 __all__ = ["element_line"]
-
-_PART = re.compile(r"([^.\[\]]+)|\[([^\]]*)\]")
 
 
 def element_line(text: str, element: str, format: Format = "auto") -> int | None:
@@ -37,35 +35,17 @@ def element_line(text: str, element: str, format: Format = "auto") -> int | None
     2
     """
     fmt = detect_format(text) if format == "auto" else format
-    parts = [name or ident for name, ident in _PART.findall(element)]
+    try:
+        path = ElementPath.parse(element)
+    except PathError:
+        return None
     if fmt == "md":
-        return _first_mention(text, parts)
+        return _first_mention(text, list(path.names))
     try:
         data, where = parse_json(text) if fmt == "json" else parse_yaml(text)
     except DocumentError:
         return None
-    loc: list[Any] = []
-    node = data
-    for part in parts:
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list):
-            at = _position(node, part)
-            if at is None:
-                break
-            node = node[at]
-            part = at
-        else:
-            break
-        loc.append(part)
-    return locate(where, tuple(loc))[0]
-
-
-def _position(items: list, part: str) -> int | None:
-    for at, item in enumerate(items):
-        if isinstance(item, dict) and item.get("id") == part:
-            return at
-    return int(part) if part.isascii() and part.isdigit() and int(part) < len(items) else None
+    return locate(where, path.location(data))[0]
 
 
 def _first_mention(text: str, parts: list[str]) -> int | None:

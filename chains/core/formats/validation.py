@@ -2,7 +2,9 @@
 
 :func:`validate_chain` turns a parsed document into a :class:`ChainSpec` or
 raises :class:`DocumentError`; :func:`validation_problems` is the step that
-turns pydantic's errors into problems with a dotted path (:func:`format_path`),
+turns pydantic's errors into problems with an element path
+(:meth:`~chains.core.paths.ElementPath.from_location`: ids where the items
+have them, else ``#n``),
 a line and column (:func:`locate` in the ``where`` map the YAML and JSON
 readers build) and a plain message (:func:`error_message`). A chain that
 validates can still hold what the grammar does not know or the runtime
@@ -20,11 +22,11 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import DocumentError, Problem
 from ..model import AutoRepair, ChainSpec, Confirmation, auto_repair_transform
+from ..paths import ElementPath
 
 __all__ = [
     "error_message",
     "extras_problems",
-    "format_path",
     "locate",
     "source_path",
     "unreadable_problems",
@@ -53,12 +55,13 @@ def validate_chain(
 
 
 def validation_problems(exc: ValidationError, data: Any, where: dict) -> list[Problem]:
-    """Turn pydantic errors into problems with a dotted path and a line."""
+    """Turn pydantic errors into problems with an element path and a line."""
     problems = []
     for err in exc.errors(include_url=False):
         loc = source_path(data, tuple(err["loc"]))
         line, column = locate(where, loc)
-        problems.append(_problem(error_message(err), (line, column), loc, data, "error"))
+        problem = _problem(error_message(err), (line, column), loc, data, "error", _TOP)
+        problems.append(problem)
     return problems
 
 
@@ -103,36 +106,16 @@ def locate(where: dict, loc: tuple) -> tuple[int | None, int | None]:
     return None, None
 
 
-def format_path(loc: tuple, data: Any = None) -> str:
-    """``('actions', 3, 'idempotency', 'mode')`` → ``actions[3].idempotency.mode``.
-
-    Given the ``data`` the path points into (plain data or the parsed
-    models), a list position whose element has a string ``id`` is written as
-    that id, the way people name elements:
-
-    >>> format_path(("actions", 1, "effect"), {"actions": [{"id": "a"}, {"id": "reserve"}]})
-    'actions[reserve].effect'
-    """
-    out = ""
-    node = data
-    for part in loc:
-        child = _child(node, part)
-        if isinstance(part, int):
-            ident = child.get("id") if isinstance(child, dict) else getattr(child, "id", None)
-            out += f"[{ident}]" if isinstance(ident, str) and ident else f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-        node = child
-    return out
-
-
 Severity = Literal["error", "warning", "info"]
+_TOP = ElementPath(())
 
 
-def _problem(message: str, at: tuple, loc: tuple, data: Any, severity: Severity) -> Problem:
-    """A problem at ``loc``: its ``path`` counts positions, its ``label`` names ids."""
-    path, label = format_path(loc), format_path(loc, data)
-    return Problem(message, at[0], at[1], path, severity, label if label != path else None)
+def _problem(
+    message: str, at: tuple, loc: tuple, data: Any, severity: Severity, base: ElementPath
+) -> Problem:
+    """A problem at ``loc`` (below ``base``), its positions named by the ids in ``data``."""
+    path = base.join(ElementPath.from_location(loc, data))
+    return Problem(message, at[0], at[1], str(path) or None, severity)
 
 
 def error_message(err: Any) -> str:
@@ -154,9 +137,12 @@ def error_message(err: Any) -> str:
 
 
 def extras_problems(
-    chain: ChainSpec, where: dict | None = None, *, line: int | None = None
+    chain: Any, where: dict | None = None, *, line: int | None = None, base: ElementPath = _TOP
 ) -> list:
-    """List the keys the grammar does not know, kept in ``extras``: one info each."""
+    """List the keys the grammar does not know, kept in ``extras``: one info each.
+
+    ``chain`` is a chain or one element of it, at ``base``.
+    """
     found: list[Problem] = []
 
     def walk(obj: Any, path: tuple) -> None:
@@ -169,7 +155,7 @@ def extras_problems(
                     written = where.get((*path, "extras", key)) if where else None
                     at = written or (locate(where, loc) if where else (line, None))
                     message = f"unknown key {key!r} kept in extras"
-                    found.append(_problem(message, at, loc, chain, "info"))
+                    found.append(_problem(message, at, loc, chain, "info", base))
             for name in type(obj).model_fields:
                 if name != "extras":
                     walk(getattr(obj, name), (*path, name))
@@ -187,7 +173,9 @@ def extras_problems(
 _STEP_ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def unreadable_problems(element: Any, where: dict | None = None) -> list[Problem]:
+def unreadable_problems(
+    element: Any, where: dict | None = None, base: ElementPath = _TOP
+) -> list[Problem]:
     """Auto-repairs and probes kept but not understood: one warning each, at its line.
 
     An auto-repair whose transform is prose (``fields: "pick a later date"``)
@@ -198,7 +186,7 @@ def unreadable_problems(element: Any, where: dict | None = None) -> list[Problem
 
     def report(message: str, loc: tuple) -> None:
         at = locate(where, loc) if where else (None, None)
-        found.append(_problem(message, at, loc, element, "warning"))
+        found.append(_problem(message, at, loc, element, "warning", base))
 
     def walk(obj: Any, path: tuple) -> None:
         if isinstance(obj, AutoRepair) and not auto_repair_transform(obj, 1):

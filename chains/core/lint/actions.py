@@ -19,12 +19,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..model import Action, ChainSpec
+from ..paths import ElementPath
 from .context import LintContext
-from .registry import rule
+from .registry import Found, rule
 
 __all__ = ["PRECONDITION_VERDICTS", "deadline_names", "reversal_evidence"]
 
-Found = Iterator[tuple[str, str]]
 
 # SPEC §2.1: what a precondition on an ok response may answer.
 PRECONDITION_VERDICTS = ("ok", "gate", "dead_end", "repair", "reselect")
@@ -44,10 +44,10 @@ def precondition_verdict_not_allowed(chain: ChainSpec, ctx: LintContext) -> Foun
         for n, pre in enumerate(action.preconditions, 1):
             verdict = pre.verdict
             if verdict.type not in PRECONDITION_VERDICTS:
-                element = f"actions[{action.id}].preconditions[{n}].verdict"
+                at = ElementPath.action(action.id).field("preconditions").item(n)
                 yield (
-                    element,
-                    f"actions[{action.id}].preconditions[{n}] ({pre.when!r}) answers "
+                    at.field("verdict"),
+                    f"{at} ({pre.when!r}) answers "
                     f"{verdict.type}, which a precondition may not: it runs on an ok response, "
                     "where only ok, gate, dead_end, repair or reselect are defined.",
                 )
@@ -139,8 +139,9 @@ def business_expiry_undeclared(chain: ChainSpec, ctx: LintContext) -> Found:
         names = [n for n in deadline_names(action) if not _read_as_staleness(chain, action, n)]
         if names:
             yield (
-                f"actions[{action.id}].output",
-                f"actions[{action.id}] names the deadline {', '.join(names)} on what it lands, "
+                ElementPath.action(action.id).field("output"),
+                f"{ElementPath.action(action.id)} names the deadline {', '.join(names)} on "
+                "what it lands, "
                 "but declares no output.business_expiry: once it has landed, no later step or "
                 "gate resume checks that deadline.",
             )
@@ -240,7 +241,8 @@ def revocation_undeclared(chain: ChainSpec, ctx: LintContext) -> Found:
         said = reversal_evidence(chain, action)
         if said:
             yield (
-                f"actions[{action.id}]",
-                f"actions[{action.id}] can be reversed after ok ({said[:160]!r}), but declares "
+                ElementPath.action(action.id),
+                f"{ElementPath.action(action.id)} can be reversed after ok ({said[:160]!r}), "
+                "but declares "
                 "no revocation: nothing watches for the reversal or routes it to a person.",
             )

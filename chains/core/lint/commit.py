@@ -29,17 +29,16 @@ from ..model import (
     is_external,
     main_steps,
 )
+from ..paths import ElementPath
 from ..probes import may_be_probe_only
 from ..signals import scope_actions, scope_applies_to
 from ..verdicts import Verdict, parse_verdict
 from ..words import article
 from .context import LintContext, is_commit_class, is_keyed, is_unkeyed_commit
-from .registry import rule
+from .registry import Found, rule
 from .structure import row_element
 
 __all__: list[str] = []
-
-Found = Iterator[tuple[str, str]]
 
 
 def _commits(chain: ChainSpec) -> Iterator[Action]:
@@ -70,8 +69,9 @@ def missing_confirmation(chain: ChainSpec, ctx: LintContext) -> Found:
     for a in _commits(chain):
         if a.confirmation is None:
             yield (
-                f"actions[{a.id}]",
-                f"actions[{a.id}] is {article(_kind(a))} with no confirmation: a lost response "
+                ElementPath.action(a.id),
+                f"{ElementPath.action(a.id)} is {article(_kind(a))} with no confirmation: a "
+                "lost response "
                 "leaves no safe way to learn whether it landed.",
             )
 
@@ -90,15 +90,21 @@ def missing_probe(chain: ChainSpec, ctx: LintContext) -> Found:
         conf = a.confirmation
         if conf is None or conf.probe:
             continue
-        where = f"actions[{a.id}].confirmation"
+        where = ElementPath.action(a.id).field("confirmation")
         if is_unkeyed_commit(a):
-            yield where, f"actions[{a.id}] is unkeyed and declares no confirmation probe."
+            yield (
+                where,
+                f"{ElementPath.action(a.id)} is unkeyed and declares no confirmation probe.",
+            )
         elif conf.async_ is not None:
-            yield where, f"actions[{a.id}] finalises asynchronously and declares no probe."
+            yield (
+                where,
+                f"{ElementPath.action(a.id)} finalises asynchronously and declares no probe.",
+            )
         elif not is_keyed(a):
-            yield where, f"actions[{a.id}] has no idempotency key, so it needs a probe."
+            yield where, f"{ElementPath.action(a.id)} has no idempotency key, so it needs a probe."
         elif conf.by_key_replay is None:
-            yield where, f"actions[{a.id}] declares neither a probe nor by_key_replay."
+            yield where, f"{ElementPath.action(a.id)} declares neither a probe nor by_key_replay."
 
 
 @rule(
@@ -114,8 +120,9 @@ def probe_not_read(chain: ChainSpec, ctx: LintContext) -> Found:
         probe = ctx.actions.get(a.confirmation.probe or "") if a.confirmation else None
         if probe is not None and probe.effect != "read":
             yield (
-                f"actions[{a.id}].confirmation",
-                f"actions[{a.id}] is confirmed by {probe.id}, which is {article(probe.effect)}, "
+                ElementPath.action(a.id).field("confirmation"),
+                f"{ElementPath.action(a.id)} is confirmed by {probe.id}, which is "
+                f"{article(probe.effect)}, "
                 "not a read.",
             )
 
@@ -208,8 +215,9 @@ def probe_needs_commit_output(chain: ChainSpec, ctx: LintContext) -> Found:
             continue
         probe, needed = needs
         yield (
-            f"actions[{a.id}].confirmation",
-            f"actions[{a.id}] is confirmed by {probe}, which needs {', '.join(needed)} from "
+            ElementPath.action(a.id).field("confirmation"),
+            f"{ElementPath.action(a.id)} is confirmed by {probe}, which needs "
+            f"{', '.join(needed)} from "
             "the commit's own response, and neither an idempotency key nor a correlation "
             "lookup is documented: when that response is lost nothing can find the result.",
         )
@@ -244,8 +252,9 @@ def probe_lookup_undeclared(chain: ChainSpec, ctx: LintContext) -> Found:
             else "declare a lookup by a key known before dispatch as the probe"
         )
         yield (
-            f"actions[{a.id}].confirmation",
-            f"actions[{a.id}] is confirmed by {probe}, which needs {', '.join(needed)} from "
+            ElementPath.action(a.id).field("confirmation"),
+            f"{ElementPath.action(a.id)} is confirmed by {probe}, which needs "
+            f"{', '.join(needed)} from "
             f"the commit's own response; {why}, so {then}.",
         )
 
@@ -283,8 +292,9 @@ def probe_before_commit(chain: ChainSpec, ctx: LintContext) -> Found:
                 continue
             reported.add((probe, commit.id))
             yield (
-                f"actions[{probe}]",
-                f"actions[{probe}] is the confirmation probe of {commit.id} but runs as a step "
+                ElementPath.action(probe),
+                f"{ElementPath.action(probe)} is the confirmation probe of {commit.id} but "
+                "runs as a step "
                 f"before it (step {at[probe] + 1}, {commit.id} is step {at[commit.id] + 1}): it "
                 f"looks for what {commit.id} has not made yet, and its answer routes the run; "
                 f"mark it probe_only, or move it after {commit.id}.",
@@ -306,8 +316,9 @@ def _compensator_probes_as_steps(
                 continue
             reported.add((probe, undoer.id))
             yield (
-                f"actions[{probe}]",
-                f"actions[{probe}] is the confirmation probe of {undoer.id}, which undoes "
+                ElementPath.action(probe),
+                f"{ElementPath.action(probe)} is the confirmation probe of {undoer.id}, which "
+                "undoes "
                 f"{commit.id}, but runs as a step before {commit.id} (step {at[probe] + 1}, "
                 f"{commit.id} is step {at[commit.id] + 1}): it looks for an undo of what "
                 f"{commit.id} has not made yet, and its answer routes the run; mark it "
@@ -328,8 +339,9 @@ def unkeyed_retried(chain: ChainSpec, ctx: LintContext) -> Found:
         attempts = ctx.attempts(a)
         if is_unkeyed_commit(a) and attempts > 1:
             yield (
-                f"actions[{a.id}]",
-                f"actions[{a.id}] is unkeyed but the policy gives it {attempts} attempts; "
+                ElementPath.action(a.id),
+                f"{ElementPath.action(a.id)} is unkeyed but the policy gives it {attempts} "
+                "attempts; "
                 "a second uncertain dispatch can land twice.",
             )
 
@@ -357,9 +369,10 @@ def precondition_replays_landed_commit(chain: ChainSpec, ctx: LintContext) -> Fo
             if v.type not in ("rewind", "repair", "reselect") or v.to not in ctx.order:
                 continue
             if ctx.order[v.to] <= ctx.order[a.id]:
+                at = ElementPath.action(a.id).field("preconditions").item(i)
                 yield (
-                    f"actions[{a.id}].preconditions[{i}].verdict",
-                    f"actions[{a.id}].preconditions[{i}] answers {v} after {a.id} landed "
+                    at.field("verdict"),
+                    f"{at} answers {v} after {a.id} landed "
                     f"(preconditions run on its ok response); the replay from {v.to} reaches "
                     f"{a.id} again and dispatches it again with no key: a second booking.",
                 )
@@ -416,8 +429,8 @@ def compensation_without_target(chain: ChainSpec, ctx: LintContext) -> Found:
         )
         commits = " or ".join(undone)
         yield (
-            f"actions[{step}].input",
-            f"actions[{step}] undoes {commits} but needs {hid}, which {commits} neither "
+            ElementPath.action(step).field("input"),
+            f"{ElementPath.action(step)} undoes {commits} but needs {hid}, which {commits} neither "
             f"presents nor mints and no step before it mints{outside}: an unwind sends it "
             "naming nothing to undo.",
         )
@@ -466,7 +479,7 @@ def rewind_past_landed_commit(chain: ChainSpec, ctx: LintContext) -> Found:
     cannot be placed and is left out.
     """
     main = set(main_steps(chain))
-    flagged: set[str] = set()
+    flagged: set[ElementPath] = set()
     rows = _rows_naming(chain)
     # How far back any verdict at each step can send the run, whatever the commit made
     # (made only removes verdicts): a step that cannot reach before a commit is skipped
@@ -546,9 +559,12 @@ def _broadly_names(scope: Scope, step: Action) -> bool:
     return scope_applies_to(Scope(effects=scope.effects), step) is True
 
 
+_EXPIRY = ElementPath.root("output", "business_expiry")
+
+
 def _verdicts_at(
     chain: ChainSpec, ctx: LintContext, step: Action, made: set[str], rows: list[int]
-) -> Iterator[tuple[str, Verdict]]:
+) -> Iterator[tuple[ElementPath, Verdict]]:
     """Verdicts that can fire at ``step`` for a reason other than the death of ``made``.
 
     ``rows`` are the rows that may name ``step`` (:func:`_rows_naming`).
@@ -558,8 +574,8 @@ def _verdicts_at(
         return handle in made or any(ctx.ancestry.derives_from(handle, m) for m in made)
 
     for path, verdict in action_verdicts(step):
-        if not path.startswith("output.business_expiry"):
-            yield f"actions[{step.id}].{path}", verdict
+        if not path.is_within(_EXPIRY):
+            yield ElementPath.action(step.id).join(path), verdict
     for i in rows:
         row = chain.verdict_table[i - 1]
         named = (
@@ -576,7 +592,7 @@ def _verdicts_at(
         if stale is None or not stale.detect or not stale.refresh or of_commit(handle):
             continue
         verdict = parse_verdict(f"rewind(to: {stale.refresh})")
-        yield f"handles[{handle}].staleness.refresh", verdict
+        yield ElementPath.handle(handle).field("staleness", "refresh"), verdict
 
 
 _CORRELATION = re.compile(r"correlation[\s_-]+record", re.IGNORECASE)
@@ -609,8 +625,9 @@ def unkeyed_without_p3_mechanics(chain: ChainSpec, ctx: LintContext) -> Found:
         ]
         if missing:
             yield (
-                f"actions[{a.id}]",
-                f"actions[{a.id}] is unkeyed and nowhere mentions {' or '.join(missing)}.",
+                ElementPath.action(a.id),
+                f"{ElementPath.action(a.id)} is unkeyed and nowhere mentions "
+                f"{' or '.join(missing)}.",
             )
 
 
@@ -650,13 +667,17 @@ def mutates_existence_signal(chain: ChainSpec, ctx: LintContext) -> Found:
         if not a.mutates or not is_commit_class(a):
             continue
         signal = a.confirmation.signal if a.confirmation else None
-        where = f"actions[{a.id}].confirmation"
+        where = ElementPath.action(a.id).field("confirmation")
         if not signal:
-            yield where, f"actions[{a.id}] mutates {a.mutates} but has no confirmation signal."
+            yield (
+                where,
+                f"{ElementPath.action(a.id)} mutates {a.mutates} but has no confirmation signal.",
+            )
         elif _existence_only(signal):
             yield (
                 where,
-                f"actions[{a.id}] mutates {a.mutates} but its signal ({signal!r}) only shows "
+                f"{ElementPath.action(a.id)} mutates {a.mutates} but its signal ({signal!r}) "
+                "only shows "
                 "that the object exists.",
             )
 
@@ -673,8 +694,9 @@ def mutates_without_compensation_stance(chain: ChainSpec, ctx: LintContext) -> F
     for a in chain.actions:
         if a.mutates and is_commit_class(a) and _no_stance(a.compensation):
             yield (
-                f"actions[{a.id}]",
-                f"actions[{a.id}] mutates {a.mutates} in place but declares no compensation.",
+                ElementPath.action(a.id),
+                f"{ElementPath.action(a.id)} mutates {a.mutates} in place but declares no "
+                "compensation.",
             )
 
 
@@ -693,8 +715,9 @@ def irreversible_mutation_unprotected(chain: ChainSpec, ctx: LintContext) -> Fou
             continue
         if not a.entry_gate and not comp.ordering_note:
             yield (
-                f"actions[{a.id}].compensation",
-                f"actions[{a.id}] mutates {a.mutates} with no undo and names no pre-commit "
+                ElementPath.action(a.id).field("compensation"),
+                f"{ElementPath.action(a.id)} mutates {a.mutates} with no undo and names no "
+                "pre-commit "
                 "safety (no entry_gate, no ordering_note).",
             )
 
@@ -704,8 +727,8 @@ def _keyed_without(chain: ChainSpec, field: str) -> Found:
     for a in _commits(chain):
         if is_keyed(a) and a.idempotency and getattr(a.idempotency, field) is None:
             yield (
-                f"actions[{a.id}].idempotency",
-                f"actions[{a.id}] is keyed but declares no {field}.",
+                ElementPath.action(a.id).field("idempotency"),
+                f"{ElementPath.action(a.id)} is keyed but declares no {field}.",
             )
 
 
@@ -784,10 +807,11 @@ def replaced_by_not_a_later_commit(chain: ChainSpec, ctx: LintContext) -> Found:
             why = f"names {target}, but {target} comes before {a.id} in the chain"
         else:
             continue
+        at = ElementPath.action(a.id).field("compensation", "replaced_by")
         yield (
-            f"actions[{a.id}].compensation.replaced_by",
-            f"actions[{a.id}].compensation.replaced_by {why}: no replacement can land after "
-            f"{a.id}, so every dead end leaves {a.id} standing and never undoes it.",
+            at,
+            f"{at} {why}: no replacement can land after {a.id}, so every dead end leaves "
+            f"{a.id} standing and never undoes it.",
         )
 
 
@@ -804,7 +828,7 @@ def compensation_not_declared(chain: ChainSpec, ctx: LintContext) -> Found:
     for a in chain.actions:
         if a.effect == "commit" and not a.mutates and _no_stance(a.compensation):
             yield (
-                f"actions[{a.id}]",
-                f"actions[{a.id}] declares no compensation stance, so nobody has said "
+                ElementPath.action(a.id),
+                f"{ElementPath.action(a.id)} declares no compensation stance, so nobody has said "
                 "whether it can be undone.",
             )

@@ -26,6 +26,7 @@ from ..model import (
     is_keyed,
     is_unkeyed_commit,
 )
+from ..paths import ElementPath
 from ..policy import attempts as policy_attempts
 
 if TYPE_CHECKING:
@@ -41,32 +42,37 @@ __all__ = [
 
 
 def walk(node: Element, path: str = "chain") -> Iterator[tuple[str, Element]]:
-    """Every document element at or below ``node``, with a readable path.
+    """Every document element at or below ``node``, with its element path.
 
-    Paths use ids, not positions: ``actions[book].confirmation.async``,
-    ``gates[consent].outcomes.approve``, ``policy.per_step.book``; elements
-    without an id are numbered from 1 (``known_unmatched[#1]``). The chain
-    itself is ``chain`` and its children start without a prefix.
+    Paths are :class:`~chains.core.paths.ElementPath` text, by id:
+    ``actions[book].confirmation.async``, ``gates[consent].outcomes.approve``,
+    ``policy.per_step.book``; list items without an id are numbered from 1
+    (``known_unmatched[#1]``). The chain itself is ``chain`` and its children
+    start without a prefix.
     """
+    top = path == "chain"
+    for at, element in _walk(node, ElementPath(()) if top else ElementPath.parse(path)):
+        yield (str(at) if at.parts else "chain"), element
+
+
+def _walk(node: Element, path: ElementPath) -> Iterator[tuple[ElementPath, Element]]:
     yield path, node
-    prefix = "" if isinstance(node, ChainSpec) else f"{path}."
     for name, field in type(node).model_fields.items():
         if name not in ("source", "extras"):
-            yield from _walk_value(getattr(node, name), prefix + (field.alias or name))
+            yield from _walk_value(getattr(node, name), path.field(field.alias or name))
 
 
-def _walk_value(value: Any, path: str) -> Iterator[tuple[str, Element]]:
+def _walk_value(value: Any, path: ElementPath) -> Iterator[tuple[ElementPath, Element]]:
     if isinstance(value, Element):
-        yield from walk(value, path)
+        yield from _walk(value, path)
     elif isinstance(value, list):
-        for n, item in enumerate(value, 1):
+        for i, item in enumerate(value):
             if isinstance(item, Element):
-                ident = getattr(item, "id", None)
-                yield from walk(item, f"{path}[{ident or f'#{n}'}]")
+                yield from _walk(item, path.item_at(i, item))
     elif isinstance(value, dict):
         for key, item in value.items():
             if isinstance(item, Element):
-                yield from walk(item, f"{path}.{key}")
+                yield from _walk(item, path.field(key))
 
 
 class LintContext:

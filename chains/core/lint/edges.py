@@ -13,8 +13,6 @@ at them too).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from ..graph import (
     GraphError,
     derivation_graph,
@@ -26,14 +24,13 @@ from ..graph import (
 )
 from ..graph import selection_handles as _selection_handles
 from ..model import ChainSpec, is_external, main_steps
+from ..paths import ElementPath
 from ..verdicts import Verdict
 from .context import LintContext, is_commit_class
-from .registry import rule
+from .registry import Found, rule
 from .structure import verdicts
 
 __all__: list[str] = []
-
-Found = Iterator[tuple[str, str]]
 
 
 @rule(
@@ -52,9 +49,9 @@ def missing_derivation(chain: ChainSpec, ctx: LintContext) -> Found:
         if is_commit_class(ctx.actions[gap.action]):
             continue  # a landed fact (I5): nothing re-minted upstream invalidates it
         yield (
-            f"handles[{gap.minted}].derived_from",
-            f"handles[{gap.minted}] is minted by actions[{gap.action}] from "
-            f"handles[{gap.consumed}] but does not derive from it",
+            ElementPath.handle(gap.minted).field("derived_from"),
+            f"{ElementPath.handle(gap.minted)} is minted by {ElementPath.action(gap.action)} from "
+            f"{ElementPath.handle(gap.consumed)} but does not derive from it",
         )
 
 
@@ -71,9 +68,10 @@ def selection_coupling(chain: ChainSpec, ctx: LintContext) -> Found:
         if is_commit_class(ctx.actions[gap.action]):
             continue  # a landed fact (I5) describes the pick it was made from, rightly
         yield (
-            f"handles[{gap.minted}].derived_from",
-            f"handles[{gap.minted}] is minted by actions[{gap.action}] from the selection "
-            f"handles[{gap.selection}] but does not derive from it: after a new pick it "
+            ElementPath.handle(gap.minted).field("derived_from"),
+            f"{ElementPath.handle(gap.minted)} is minted by {ElementPath.action(gap.action)} "
+            "from the selection "
+            f"{ElementPath.handle(gap.selection)} but does not derive from it: after a new pick it "
             f"would still describe the old one",
         )
 
@@ -100,9 +98,10 @@ def unverified_independence(chain: ChainSpec, ctx: LintContext) -> Found:
             continue
         a, b = question.handles
         yield (
-            f"handles[{a}]",
-            f"no derivation path between handles[{a}] and handles[{b}], consumed together "
-            f"by actions[{', '.join(question.actions)}]: if {a} is re-minted, "
+            ElementPath.handle(a),
+            f"no derivation path between {ElementPath.handle(a)} and {ElementPath.handle(b)}, "
+            "consumed together "
+            f"by {ElementPath.action(', '.join(question.actions))}: if {a} is re-minted, "
             f"is {b} still valid?",
         )
 

@@ -13,15 +13,12 @@ element, however deeply nested, is seen.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from ..model import ChainSpec
+from ..paths import ElementPath
 from .context import LintContext
-from .registry import rule
+from .registry import Found, rule
 
 __all__: list[str] = []
-
-Found = Iterator[tuple[str, str]]
 
 
 # The question each tag that is not evidence puts to a human.
@@ -87,7 +84,8 @@ def no_compensation(chain: ChainSpec, ctx: LintContext) -> Found:
         final = comp is not None and comp.action == "none" and not (comp.chain or comp.ladder)
         if a.effect == "commit" and final:
             yield (
-                f"actions[{a.id}].compensation",
-                f"actions[{a.id}] cannot be undone (compensation: none): who accepts that "
+                ElementPath.action(a.id).field("compensation"),
+                f"{ElementPath.action(a.id)} cannot be undone (compensation: none): who "
+                "accepts that "
                 "this commit is final?",
             )

@@ -11,14 +11,14 @@ rows over the steps of their scope.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from ..graph import action_verdicts
 from ..model import ChainSpec, Gate, money_or_consent
+from ..paths import ElementPath
 from ..signals import reads_a_response, scope_actions
 from .context import LintContext
-from .registry import rule
+from .registry import Found, rule
 from .structure import verdicts
 from .values import names_payload_field
 
@@ -28,10 +28,10 @@ __all__: list[str] = []
 OUTCOME_VERDICTS = ("ok", "repair", "rewind", "reselect", "dead_end")
 
 
-def _outcomes(chain: ChainSpec) -> Iterator[tuple[str, Gate, str]]:
+def _outcomes(chain: ChainSpec) -> Iterator[tuple[ElementPath, Gate, str]]:
     for gate in chain.gates:
         for name in gate.outcomes:
-            yield f"gates[{gate.id}].outcomes.{name}", gate, name
+            yield ElementPath.gate(gate.id).field("outcomes", name), gate, name
 
 
 @rule(
@@ -40,11 +40,11 @@ def _outcomes(chain: ChainSpec) -> Iterator[tuple[str, Gate, str]]:
     "SPEC §2.6",
     hint="Declare the answers the gate accepts, each with its verdict (approve: ok, ...).",
 )
-def no_outcomes(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def no_outcomes(chain: ChainSpec, ctx: LintContext) -> Found:
     """A gate declares no outcome, so a parked run can never resume."""
     for gate in chain.gates:
         if not gate.outcomes:
-            yield f"gates[{gate.id}]", f"gates[{gate.id}] declares no outcomes."
+            yield ElementPath.gate(gate.id), f"{ElementPath.gate(gate.id)} declares no outcomes."
 
 
 @rule(
@@ -53,7 +53,7 @@ def no_outcomes(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]
     "SPEC §2.6",
     hint="Use ok, repair(...), rewind(...), reselect(...) or dead_end as the outcome's verdict.",
 )
-def outcome_verdict_not_allowed(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def outcome_verdict_not_allowed(chain: ChainSpec, ctx: LintContext) -> Found:
     """An outcome maps to a verdict a resumed gate may not take (retry, reconcile, gate ...)."""
     for element, gate, name in _outcomes(chain):
         verdict = gate.outcomes[name].verdict
@@ -67,7 +67,7 @@ def outcome_verdict_not_allowed(chain: ChainSpec, ctx: LintContext) -> Iterator[
     "SKILL Step 7",
     hint="Add timeout: {after: <duration>, outcome: <name>} or {after: ..., verdict: ...}.",
 )
-def no_timeout(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def no_timeout(chain: ChainSpec, ctx: LintContext) -> Found:
     """A gate has no timeout and the policy sets no ``per_chain.gate_timeout``.
 
     The run could stay parked forever.
@@ -76,7 +76,10 @@ def no_timeout(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
         return
     for gate in chain.gates:
         if gate.timeout is None:
-            yield f"gates[{gate.id}]", f"gates[{gate.id}] has no timeout and no chain default."
+            yield (
+                ElementPath.gate(gate.id),
+                f"{ElementPath.gate(gate.id)} has no timeout and no chain default.",
+            )
 
 
 @rule(
@@ -85,7 +88,7 @@ def no_timeout(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
     "SPEC §2.6",
     hint="Give the gate its own timeout naming the outcome or verdict that fires.",
 )
-def default_timeout_only(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def default_timeout_only(chain: ChainSpec, ctx: LintContext) -> Found:
     """A gate relies on ``policy.per_chain.gate_timeout`` alone.
 
     The chain default bounds how long the run parks but declares no outcome,
@@ -97,8 +100,9 @@ def default_timeout_only(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[s
     for gate in chain.gates:
         if gate.timeout is None:
             yield (
-                f"gates[{gate.id}]",
-                f"gates[{gate.id}] has only the chain's {default} gate_timeout and no timeout "
+                ElementPath.gate(gate.id),
+                f"{ElementPath.gate(gate.id)} has only the chain's {default} gate_timeout and "
+                "no timeout "
                 "outcome.",
             )
 
@@ -109,7 +113,7 @@ def default_timeout_only(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[s
     "SPEC §2.6",
     hint="Give the timeout exactly one of outcome: <declared name> or verdict: <verdict>.",
 )
-def timeout_unresolved(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def timeout_unresolved(chain: ChainSpec, ctx: LintContext) -> Found:
     """A gate timeout names no outcome or verdict, both, or an outcome that needs an answer.
 
     Nobody answers at a timeout, so an outcome that carries ``params`` has no
@@ -120,7 +124,7 @@ def timeout_unresolved(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str
         timeout = gate.timeout
         if timeout is None:
             continue
-        element = f"gates[{gate.id}].timeout"
+        element = ElementPath.gate(gate.id).field("timeout")
         chosen = gate.outcomes.get(timeout.outcome or "")
         if timeout.outcome and timeout.verdict:
             yield element, f"{element} names both an outcome and a verdict."
@@ -141,7 +145,7 @@ def timeout_unresolved(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str
     "payload_expiry: {field: <its path>, verdict: <verdict>}, which refuses an answer that "
     "arrives after it.",
 )
-def timeout_not_duration(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def timeout_not_duration(chain: ChainSpec, ctx: LintContext) -> Found:
     """A gate's timeout ``after`` names a payload field instead of a duration.
 
     The runtime counts a parked gate's timeout from when it parked, so it
@@ -151,7 +155,7 @@ def timeout_not_duration(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[s
     """
     for gate in chain.gates:
         if gate.timeout is not None and names_payload_field(gate.timeout.after):
-            element = f"gates[{gate.id}].timeout.after"
+            element = ElementPath.gate(gate.id).field("timeout", "after")
             yield (
                 element,
                 f"{element} is {gate.timeout.after.text!r}, a payload field, not a duration: "
@@ -165,7 +169,7 @@ def timeout_not_duration(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[s
     "SPEC §2.6",
     hint="Set audience: user (or operator); money and consent are never model-answerable.",
 )
-def model_answers_money_or_consent(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def model_answers_money_or_consent(chain: ChainSpec, ctx: LintContext) -> Found:
     """A gate about money or consent is answered by the model.
 
     A gate is about money or consent when it is some action's ``entry_gate``
@@ -176,7 +180,10 @@ def model_answers_money_or_consent(chain: ChainSpec, ctx: LintContext) -> Iterat
     for gate in chain.gates:
         why = money_or_consent(chain, gate) if gate.audience == "model" else None
         if why:
-            yield f"gates[{gate.id}]", f"gates[{gate.id}] is {why} but the model answers it."
+            yield (
+                ElementPath.gate(gate.id),
+                f"{ElementPath.gate(gate.id)} is {why} but the model answers it.",
+            )
 
 
 @rule(
@@ -186,9 +193,7 @@ def model_answers_money_or_consent(chain: ChainSpec, ctx: LintContext) -> Iterat
     hint="Make the gate the entry_gate of the step it guards, so it is asked on every arrival, "
     "or write the precondition over fields the response carries.",
 )
-def consent_behind_unreadable_precondition(
-    chain: ChainSpec, ctx: LintContext
-) -> Iterator[tuple[str, str]]:
+def consent_behind_unreadable_precondition(chain: ChainSpec, ctx: LintContext) -> Found:
     """A money or consent gate is raised only by preconditions no response can be read to match.
 
     Such a condition ("quote returned", "unwind in progress") is never true of a
@@ -201,27 +206,25 @@ def consent_behind_unreadable_precondition(
         if any(a.entry_gate == gate.id for a in chain.actions):
             continue
         raisers = [path for path, v in verdicts(chain) if v.type == "gate" and v.gate == gate.id]
-        pres = [m for p in raisers if (m := _PRECONDITION.fullmatch(p))]
+        pres = [
+            (ElementPath.action(a.id).field("preconditions").item(n), pre.when)
+            for a in chain.actions
+            for n, pre in enumerate(a.preconditions, 1)
+            if pre.verdict.type == "gate" and pre.verdict.gate == gate.id
+        ]
         if not raisers or len(pres) < len(raisers):
             continue  # raised by a row or a route too: it is asked when those fire
-        unread = []
-        for m in pres:
-            action = chain.action(m[1])
-            pre = action.preconditions[int(m[2]) - 1] if action else None
-            if pre is not None and not reads_a_response(pre.when):
-                unread.append((f"actions[{m[1]}].preconditions[{m[2]}]", pre.when))
+        unread = [(where, when) for where, when in pres if not reads_a_response(when)]
         if len(unread) < len(pres):
             continue
         for element, when in unread:
             yield (
                 element,
-                f"gates[{gate.id}] decides money or consent, but only {element} raises it, "
+                f"{ElementPath.gate(gate.id)} decides money or consent, but only {element} "
+                "raises it, "
                 f"when {when!r}, which no response can be read to say: the run goes on "
                 "past it unasked.",
             )
-
-
-_PRECONDITION = re.compile(r"actions\[([^\]]+)\]\.preconditions\[(\d+)\]\.verdict")
 
 
 def raising_steps(chain: ChainSpec, gate_id: str) -> set[str]:
@@ -256,7 +259,7 @@ def _readers_after(chain: ChainSpec, ctx: LintContext, steps: set[str]) -> set[s
     "SPEC §2.6",
     hint="Bind the answer into an intent field the raising step or a later step reads.",
 )
-def bind_not_intent(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def bind_not_intent(chain: ChainSpec, ctx: LintContext) -> Found:
     """An outcome binds into something that is not an intent field the run still reads.
 
     ``bind`` targets must be intent fields of a step that runs after the
@@ -292,7 +295,7 @@ def bind_not_intent(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, s
     "SPEC §2.6",
     hint="Make the outcome's verdict repair(to: <step>, fields: [<the set fields>]).",
 )
-def set_without_repair(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def set_without_repair(chain: ChainSpec, ctx: LintContext) -> Found:
     """An outcome with ``set`` does not resume with a repair.
 
     Declared constant assignments are a config-proposed repair; any other
@@ -313,7 +316,7 @@ def set_without_repair(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str
     "SPEC §2.6",
     hint="List exactly the set and bound fields in the repair's fields.",
 )
-def repair_fields_mismatch(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def repair_fields_mismatch(chain: ChainSpec, ctx: LintContext) -> Found:
     """An outcome's repair fields differ from the fields it sets and binds.
 
     With ``set``, the repair covers exactly the set and bound fields; with
@@ -341,7 +344,7 @@ def repair_fields_mismatch(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple
     "SPEC §2.6",
     hint="Add bind: [<intent field>] so the answer's values reach the run.",
 )
-def params_without_bind(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def params_without_bind(chain: ChainSpec, ctx: LintContext) -> Found:
     """An outcome declares params but binds them nowhere, so the answer's values are dropped."""
     for element, gate, name in _outcomes(chain):
         outcome = gate.outcomes[name]
@@ -355,13 +358,13 @@ def params_without_bind(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[st
     "SPEC §2.6",
     hint="Raise the gate from a verdict row, precondition, empty route or entry_gate; or drop it.",
 )
-def unreachable(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def unreachable(chain: ChainSpec, ctx: LintContext) -> Found:
     """A gate is never raised: no verdict anywhere names it and no action enters through it."""
     raised = {v.gate for _, v in verdicts(chain) if v.type == "gate"}
     raised |= {a.entry_gate for a in chain.actions if a.entry_gate}
     for gate in chain.gates:
         if gate.id not in raised:
-            yield f"gates[{gate.id}]", f"gates[{gate.id}] is never raised."
+            yield ElementPath.gate(gate.id), f"{ElementPath.gate(gate.id)} is never raised."
 
 
 # Verdicts that move the cursor back onto a step, which then parks at its
@@ -379,7 +382,7 @@ _RE_ARRIVING = ("repair", "rewind", "reselect")
     "that change what the gate asks next time. An entry gate parks the run on every arrival, "
     "so it is never 'already satisfied this pass'.",
 )
-def entry_outcome_loops(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def entry_outcome_loops(chain: ChainSpec, ctx: LintContext) -> Found:
     """An entry gate's outcome re-enters its own gated step, and no answer lets it dispatch.
 
     A repair back into the gated step is fine beside an ``ok`` answer (change
@@ -394,11 +397,12 @@ def entry_outcome_loops(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[st
         for name, outcome in gate.outcomes.items():
             verdict = outcome.verdict
             if verdict.type in _RE_ARRIVING and verdict.to == action.id:
-                element = f"gates[{gate.id}].outcomes.{name}"
+                element = ElementPath.gate(gate.id).field("outcomes", name)
                 yield (
                     element,
                     f"{element} answers {verdict.type}(to: {action.id}), the step this gate "
-                    f"guards, and no answer of gates[{gate.id}] is ok: the cursor arrives at "
+                    f"guards, and no answer of {ElementPath.gate(gate.id)} is ok: the cursor "
+                    "arrives at "
                     f"{action.id} again and parks at the gate again (SPEC §3 parks it on every "
                     f"arrival, replays included), so this answer loops until the "
                     f"{verdict.type} budget runs out and {action.id} is never dispatched.",

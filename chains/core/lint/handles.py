@@ -35,15 +35,15 @@ from collections import Counter
 from collections.abc import Iterator
 
 from ..model import COMMIT_CLASS_EFFECTS, Action, ChainSpec, Handle, in_variant, main_steps
+from ..paths import ElementPath
 from ..signals import atom_covers, normalize_atom, scope_applies_to
 from .context import LintContext, is_commit_class
-from .registry import rule
+from .registry import Found, rule
 from .structure import row_element
 from .values import is_placeholder
 
 __all__ = ["reads_as_signal"]
 
-Found = Iterator[tuple[str, str]]
 
 _NEVER_EXPIRES = {"n/a", "na", "none", "never", "unlimited", "durable", "permanent", "infinite"}
 
@@ -105,8 +105,8 @@ def selection_without_rematch(chain: ChainSpec, ctx: LintContext) -> Found:
     for h in chain.handles:
         if _is_selection(h, ctx) and h.rematch is None:
             yield (
-                f"handles[{h.id}]",
-                f"handles[{h.id}] records a selection but has no rematch, so a rewind "
+                ElementPath.handle(h.id),
+                f"{ElementPath.handle(h.id)} records a selection but has no rematch, so a rewind "
                 "through the selection cannot re-establish it.",
             )
 
@@ -127,8 +127,9 @@ def rematch_key_placeholder(chain: ChainSpec, ctx: LintContext) -> Found:
         if not keys or all(is_placeholder(k) for k in keys):
             shown = ", ".join(keys) if keys else "nothing"
             yield (
-                f"handles[{h.id}].rematch",
-                f"handles[{h.id}].rematch.key is {shown}: after a rewind the runtime has no "
+                ElementPath.handle(h.id).field("rematch"),
+                f"{ElementPath.handle(h.id)}.rematch.key is {shown}: after a rewind the "
+                "runtime has no "
                 "intent-level field to re-find the pick by.",
             )
 
@@ -151,8 +152,9 @@ def commit_input_undetectable(chain: ChainSpec, ctx: LintContext) -> Found:
         if not commits or _exempt(h, ctx) or _detectable(h):
             continue
         yield (
-            f"handles[{h.id}].staleness",
-            f"handles[{h.id}] is consumed by {', '.join(commits)} but is neither durable nor "
+            ElementPath.handle(h.id).field("staleness"),
+            f"{ElementPath.handle(h.id)} is consumed by {', '.join(commits)} but is neither "
+            "durable nor "
             "detectable when stale, so a commit may run on a dead handle unnoticed.",
         )
 
@@ -176,8 +178,8 @@ def single_use_spent_twice(chain: ChainSpec, ctx: LintContext) -> Found:
         spenders = _spenders(h, ctx)
         if len(spenders) > 1:
             yield (
-                f"handles[{h.id}]",
-                f"handles[{h.id}] is single_use but spent by several commits: "
+                ElementPath.handle(h.id),
+                f"{ElementPath.handle(h.id)} is single_use but spent by several commits: "
                 f"{', '.join(spenders)}.",
             )
 
@@ -193,7 +195,10 @@ def single_use_never_spent(chain: ChainSpec, ctx: LintContext) -> Found:
     """A single_use handle is consumed by a commit; otherwise the flag means nothing."""
     for h in chain.handles:
         if h.single_use and not _spenders(h, ctx):
-            yield f"handles[{h.id}]", f"handles[{h.id}] is single_use but no commit consumes it."
+            yield (
+                ElementPath.handle(h.id),
+                f"{ElementPath.handle(h.id)} is single_use but no commit consumes it.",
+            )
 
 
 @rule(
@@ -218,8 +223,8 @@ def spent_handle_reused(chain: ChainSpec, ctx: LintContext) -> Found:
         ]
         if later:
             yield (
-                f"handles[{h.id}]",
-                f"handles[{h.id}] is spent by {commit.id} and presented again by "
+                ElementPath.handle(h.id),
+                f"{ElementPath.handle(h.id)} is spent by {commit.id} and presented again by "
                 f"{', '.join(later)}.",
             )
 
@@ -238,7 +243,7 @@ def staleness_undetectable(chain: ChainSpec, ctx: LintContext) -> Found:
         if _exempt(h, ctx) or _detectable(h):
             continue
         yield (
-            f"handles[{h.id}].staleness",
+            ElementPath.handle(h.id).field("staleness"),
             f"UNKNOWN: staleness undetectable: what does a call with an expired {h.id} "
             "return? Until answered, every consumer's stale case falls to the default rows.",
         )
@@ -294,8 +299,9 @@ def staleness_detect_not_signal(chain: ChainSpec, ctx: LintContext) -> Found:
         for atom in h.staleness.detect:
             if atom.strip() and not reads_as_signal(atom):
                 yield (
-                    f"handles[{h.id}].staleness.detect",
-                    f"handles[{h.id}].staleness.detect lists {atom!r}, which is not a signal "
+                    ElementPath.handle(h.id).field("staleness", "detect"),
+                    f"{ElementPath.handle(h.id)}.staleness.detect lists {atom!r}, which is not "
+                    "a signal "
                     "(a status, error code, transport fault or payload predicate): no response "
                     f"can match it, so a stale {h.id} is never recognised as stale.",
                 )
@@ -335,24 +341,24 @@ def is_ttl_timer(predicate: str) -> bool:
     return bool(_AGE.search(predicate) and timed)
 
 
-def _predicates(chain: ChainSpec) -> Iterator[tuple[str, str]]:
+def _predicates(chain: ChainSpec) -> Iterator[tuple[ElementPath, str]]:
     """Every condition a runtime evaluates, with where it is written."""
     for h in chain.handles:
         for signal in h.staleness.detect if h.staleness else []:
-            yield f"handles[{h.id}].staleness", signal
+            yield ElementPath.handle(h.id).field("staleness"), signal
     for a in chain.actions:
-        where = f"actions[{a.id}]"
+        where = ElementPath.action(a.id)
         for n, pre in enumerate(a.preconditions, 1):
-            yield f"{where}.preconditions[#{n}]", pre.when
+            yield where.field("preconditions").item(n), pre.when
         for n, fix in enumerate(a.auto_repairs, 1):
-            yield f"{where}.auto_repairs[#{n}]", fix.trigger
+            yield where.field("auto_repairs").item(n), fix.trigger
         if a.output.empty and a.output.empty.detect:
-            yield f"{where}.output.empty", a.output.empty.detect
+            yield where.field("output", "empty"), a.output.empty.detect
         for n, rung in enumerate(a.compensation.ladder if a.compensation else [], 1):
             if rung.when:
-                yield f"{where}.compensation.ladder[#{n}]", rung.when
+                yield where.field("compensation", "ladder").item(n), rung.when
         for signal in a.revocation.watch if a.revocation else []:
-            yield f"{where}.revocation", signal
+            yield where.field("revocation"), signal
     for n, row in enumerate(chain.verdict_table, 1):
         name = row_element(row, n)
         for text in [*row.signal, row.description or ""]:

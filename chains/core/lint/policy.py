@@ -16,11 +16,9 @@ from collections.abc import Iterator
 
 from ..model import COMMIT_CLASS_EFFECTS, ChainSpec, StepPolicy
 from .context import LintContext, is_unkeyed_commit, walk
-from .registry import rule
+from .registry import Found, rule
 
 __all__: list[str] = []
-
-Found = Iterator[tuple[str, str]]
 
 
 @rule(

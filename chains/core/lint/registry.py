@@ -7,25 +7,31 @@ leaves a commit-safety question unanswered (``blocks``: the chain is then
 BLOCKED, not merely INVALID). ``docs/lint-rules.md`` is generated from this
 registry, so the documentation cannot drift from the code.
 
-Element names are readable paths built from ids, not list positions:
-``actions[book]``, ``handles[search_id].staleness``, ``verdict_table[D3]``,
-``gates[price_consent].outcomes.accept``, ``policy.per_chain``.
+Elements are :class:`~chains.core.paths.ElementPath` values, named by id
+where there is one: ``actions[book]``, ``handles[search_id].staleness``,
+``verdict_table[D3]``, ``verdict_table[#4]``,
+``gates[price_consent].outcomes.accept``, ``policy.per_chain``. A finding
+keeps the path's text, so findings, SARIF and the API all write one spelling.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Literal
+
+from ..paths import ElementPath
 
 if TYPE_CHECKING:
     from ..model import ChainSpec
     from .context import LintContext
 
-__all__ = ["RULES", "Finding", "Rule", "Severity", "rule"]
+__all__ = ["RULES", "Finding", "Found", "Rule", "Severity", "rule"]
 
 Severity = Literal["error", "warning", "info"]
-Check = Callable[["ChainSpec", "LintContext"], Iterable[tuple[str, str]]]
+# What a rule yields: the element it concerns (a path, or its text) and the message.
+Found = Iterator[tuple[ElementPath | str, str]]
+Check = Callable[["ChainSpec", "LintContext"], Iterable[tuple[ElementPath | str, str]]]
 
 
 @dataclass(frozen=True)
@@ -34,7 +40,7 @@ class Finding:
 
     rule: str
     severity: Severity
-    element: str
+    element: str  # an ElementPath's text
     message: str
     hint: str
     ref: str
@@ -57,7 +63,7 @@ class Rule:
 
     def run(self, chain: ChainSpec, ctx: LintContext) -> list[Finding]:
         return [
-            Finding(self.id, self.severity, element, message, self.hint, self.ref)
+            Finding(self.id, self.severity, str(element), message, self.hint, self.ref)
             for element, message in self.check(chain, ctx)
         ]
 

@@ -27,34 +27,33 @@ from collections.abc import Container, Iterator
 
 from ..graph import action_verdicts, derivation_cycles
 from ..model import EFFECTS, ChainSpec, VerdictRow, is_external, row_ref
+from ..paths import ElementPath
 from ..verdicts import Verdict
 from .context import LintContext
-from .registry import rule
+from .registry import Found, rule
 
 __all__ = ["EXTERNAL", "row_element", "verdicts"]
 
 EXTERNAL = "external"
 
-Found = Iterator[tuple[str, str]]
 
-
-def row_element(row: VerdictRow, index: int) -> str:
+def row_element(row: VerdictRow, index: int) -> ElementPath:
     """``verdict_table[D3]`` for a row with an id, else ``verdict_table[#4]`` (:func:`row_ref`)."""
-    return f"verdict_table[{row_ref(row, index)}]"
+    return ElementPath.row(row_ref(row, index))
 
 
-def verdicts(chain: ChainSpec) -> Iterator[tuple[str, Verdict]]:
+def verdicts(chain: ChainSpec) -> Iterator[tuple[ElementPath, Verdict]]:
     """Every verdict written in ``chain``, with the element path where it was written."""
     for action in chain.actions:
         for path, verdict in action_verdicts(action):
-            yield f"actions[{action.id}].{path}", verdict
+            yield ElementPath.action(action.id).join(path), verdict
     for gate in chain.gates:
         for name, outcome in gate.outcomes.items():
-            yield f"gates[{gate.id}].outcomes.{name}", outcome.verdict
+            yield ElementPath.gate(gate.id).field("outcomes", name), outcome.verdict
         if gate.timeout is not None and gate.timeout.verdict is not None:
-            yield f"gates[{gate.id}].timeout", gate.timeout.verdict
+            yield ElementPath.gate(gate.id).field("timeout"), gate.timeout.verdict
         if gate.payload_expiry is not None:
-            yield f"gates[{gate.id}].payload_expiry", gate.payload_expiry.verdict
+            yield ElementPath.gate(gate.id).field("payload_expiry"), gate.payload_expiry.verdict
     for i, row in enumerate(chain.verdict_table, 1):
         yield row_element(row, i), row.verdict
 
@@ -105,49 +104,51 @@ def dangling_reference(chain: ChainSpec, ctx: LintContext) -> Found:
     repair names, variant values in ``only``, and the action ids in policy.
     """
 
-    def need(element: str, kind: str, name: str | None, known: Container[str]) -> Found:
+    def need(element: ElementPath, kind: str, name: str | None, known: Container[str]) -> Found:
         if name is not None and name not in known:
             yield element, f"{element} names {kind} {name!r}, which is not defined"
 
     actions, handles, gates = ctx.actions, ctx.handles, ctx.gates
     for h in chain.handles:
-        where = f"handles[{h.id}]"
+        where = ElementPath.handle(h.id)
         for parent in h.derived_from:
-            yield from need(f"{where}.derived_from", "handle", parent, handles)
+            yield from need(where.field("derived_from"), "handle", parent, handles)
         if not is_external(h):
-            yield from need(f"{where}.minted_by", "action", h.minted_by, actions)
+            yield from need(where.field("minted_by"), "action", h.minted_by, actions)
         if h.staleness is not None and h.staleness.refresh != "n/a":
-            yield from need(f"{where}.staleness.refresh", "action", h.staleness.refresh, actions)
+            refresh = where.field("staleness", "refresh")
+            yield from need(refresh, "action", h.staleness.refresh, actions)
 
     for a in chain.actions:
-        where = f"actions[{a.id}]"
+        where = ElementPath.action(a.id)
         for name in a.input.handles:
-            yield from need(f"{where}.input.handles", "handle", name, handles)
+            yield from need(where.field("input", "handles"), "handle", name, handles)
         for name in a.output.handles:
-            yield from need(f"{where}.output.handles", "handle", name, handles)
-        yield from need(f"{where}.mutates", "handle", a.mutates, handles)
-        yield from need(f"{where}.entry_gate", "gate", a.entry_gate, gates)
+            yield from need(where.field("output", "handles"), "handle", name, handles)
+        yield from need(where.field("mutates"), "handle", a.mutates, handles)
+        yield from need(where.field("entry_gate"), "gate", a.entry_gate, gates)
         if a.confirmation is not None:
             probe = a.confirmation.probe
-            yield from need(f"{where}.confirmation.probe", "action", probe, actions)
+            yield from need(where.field("confirmation", "probe"), "action", probe, actions)
         comp = a.compensation
         if comp is not None:
+            undo = where.field("compensation")
             if comp.action != "none":
-                yield from need(f"{where}.compensation.action", "action", comp.action, actions)
+                yield from need(undo.field("action"), "action", comp.action, actions)
             for step in comp.chain:
-                yield from need(f"{where}.compensation.chain", "action", step, actions)
+                yield from need(undo.field("chain"), "action", step, actions)
             for i, rung in enumerate(comp.ladder, 1):
                 for rung_step in [rung.action, *rung.chain]:
-                    rung_where = f"{where}.compensation.ladder[{i}]"
+                    rung_where = undo.field("ladder").item(i)
                     yield from need(rung_where, "action", rung_step, actions)
 
     for g in chain.gates:
         if g.timeout is not None:
             outcome = g.timeout.outcome
-            yield from need(f"gates[{g.id}].timeout", "outcome", outcome, g.outcomes)
+            yield from need(ElementPath.gate(g.id).field("timeout"), "outcome", outcome, g.outcomes)
 
     for i, row in enumerate(chain.verdict_table, 1):
-        where = f"{row_element(row, i)}.scope"
+        where = row_element(row, i).field("scope")
         if not any(step in actions for step in row.scope.steps):
             for step in row.scope.steps:
                 yield from need(where, "action", step, actions)
@@ -163,30 +164,31 @@ def dangling_reference(chain: ChainSpec, ctx: LintContext) -> Found:
     values = set(chain.variants.values) if chain.variants is not None else set()
     for element, only in _variant_scopes(chain):
         for value in only:
-            yield from need(f"{element}.only", "variant value", value, values)
+            yield from need(element.field("only"), "variant value", value, values)
 
     for key in chain.policy.per_step:
         if key not in EFFECTS and key not in actions:
+            place = ElementPath.root("policy", "per_step").field(key)
             yield (
-                f"policy.per_step.{key}",
-                f"policy.per_step.{key} is neither an effect class "
-                f"({', '.join(EFFECTS)}) nor an action id",
+                place,
+                f"{place} is neither an effect class ({', '.join(EFFECTS)}) nor an action id",
             )
     order = chain.policy.per_chain.compensation_order
     if isinstance(order, list):
+        place = ElementPath.root("policy", "per_chain", "compensation_order")
         for step in order:
-            yield from need("policy.per_chain.compensation_order", "action", step, actions)
+            yield from need(place, "action", step, actions)
 
 
-def _variant_scopes(chain: ChainSpec) -> Iterator[tuple[str, list[str]]]:
+def _variant_scopes(chain: ChainSpec) -> Iterator[tuple[ElementPath, list[str]]]:
     for h in chain.handles:
-        yield f"handles[{h.id}]", h.only
+        yield ElementPath.handle(h.id), h.only
     for a in chain.actions:
-        yield f"actions[{a.id}]", a.only
+        yield ElementPath.action(a.id), a.only
         for name, intent in a.input.intent.items():
-            yield f"actions[{a.id}].input.intent.{name}", intent.only
+            yield ElementPath.action(a.id).field("input", "intent", name), intent.only
     for g in chain.gates:
-        yield f"gates[{g.id}]", g.only
+        yield ElementPath.gate(g.id), g.only
     for i, row in enumerate(chain.verdict_table, 1):
         yield row_element(row, i), row.only
 
@@ -204,7 +206,7 @@ def scope_names_absent_steps(chain: ChainSpec, ctx: LintContext) -> Found:
         here = [s for s in row.scope.steps if s in ctx.actions]
         absent = [s for s in dict.fromkeys(row.scope.steps) if s not in ctx.actions]
         if here and absent:
-            where = f"{row_element(row, i)}.scope"
+            where = row_element(row, i).field("scope")
             yield (
                 where,
                 f"{where} names steps this chain lacks ({', '.join(absent)}); the row "
@@ -224,8 +226,9 @@ def external_handle(chain: ChainSpec, ctx: LintContext) -> Found:
     for h in chain.handles:
         if is_external(h):
             yield (
-                f"handles[{h.id}]",
-                f"handles[{h.id}] is minted outside this chain; nothing here re-mints it",
+                ElementPath.handle(h.id),
+                f"{ElementPath.handle(h.id)} is minted outside this chain; nothing here "
+                "re-mints it",
             )
 
 
@@ -239,8 +242,8 @@ def external_handle(chain: ChainSpec, ctx: LintContext) -> Found:
 def derivation_cycle(chain: ChainSpec, ctx: LintContext) -> Found:
     """The ``derived_from`` edges form a cycle, so invalidation has no order."""
     for cycle in derivation_cycles(chain):
-        text = " → ".join(f"handles[{h}]" for h in [*cycle, cycle[0]])
-        yield f"handles[{cycle[0]}]", f"derived_from cycle: {text}"
+        text = " → ".join(str(ElementPath.handle(h)) for h in [*cycle, cycle[0]])
+        yield ElementPath.handle(cycle[0]), f"derived_from cycle: {text}"
 
 
 @rule(
@@ -256,8 +259,8 @@ def minted_by_mismatch(chain: ChainSpec, ctx: LintContext) -> Found:
         minter = ctx.actions.get(h.minted_by or "")
         if minter is not None and h.id not in minter.output.handles:
             yield (
-                f"handles[{h.id}].minted_by",
-                f"handles[{h.id}] says it is minted by actions[{minter.id}], "
+                ElementPath.handle(h.id).field("minted_by"),
+                f"{ElementPath.handle(h.id)} says it is minted by {ElementPath.action(minter.id)}, "
                 f"which does not list it in output.handles",
             )
     for a in chain.actions:
@@ -269,8 +272,8 @@ def minted_by_mismatch(chain: ChainSpec, ctx: LintContext) -> Found:
                 and not is_external(declared)
             ):
                 yield (
-                    f"actions[{a.id}].output.handles",
-                    f"actions[{a.id}] outputs handles[{name}], "
+                    ElementPath.action(a.id).field("output", "handles"),
+                    f"{ElementPath.action(a.id)} outputs {ElementPath.handle(name)}, "
                     f"which says it is minted by {declared.minted_by!r}",
                 )
 
@@ -306,8 +309,9 @@ def consumed_before_minted(chain: ChainSpec, ctx: LintContext) -> Found:
             minter = _minter(ctx, name)
             if minter is not None and ctx.order[minter] > ctx.order[a.id]:
                 yield (
-                    f"actions[{a.id}].input.handles",
-                    f"actions[{a.id}] consumes handles[{name}] before actions[{minter}] mints it",
+                    ElementPath.action(a.id).field("input", "handles"),
+                    f"{ElementPath.action(a.id)} consumes {ElementPath.handle(name)} before "
+                    f"{ElementPath.action(minter)} mints it",
                 )
 
 
@@ -328,13 +332,14 @@ def refresh_does_not_remint(chain: ChainSpec, ctx: LintContext) -> Found:
         minter = _minter(ctx, h.id)
         if minter is None or ctx.order[action.id] > ctx.order[minter]:
             why = (
-                f"neither mints it nor comes before its minter actions[{minter}]"
+                f"neither mints it nor comes before its minter {ElementPath.action(minter)}"
                 if minter
                 else "does not mint it, and no action does"
             )
             yield (
-                f"handles[{h.id}].staleness.refresh",
-                f"handles[{h.id}] refreshes at actions[{action.id}], which {why}: "
+                ElementPath.handle(h.id).field("staleness", "refresh"),
+                f"{ElementPath.handle(h.id)} refreshes at {ElementPath.action(action.id)}, "
+                f"which {why}: "
                 f"replaying from there leaves it dead",
             )
 
@@ -353,7 +358,7 @@ def reselect_target_not_select(chain: ChainSpec, ctx: LintContext) -> Found:
         if verdict.type == "reselect" and target is not None and target.effect != "select":
             yield (
                 element,
-                f"reselect(to: {target.id}) targets actions[{target.id}], "
+                f"reselect(to: {target.id}) targets {ElementPath.action(target.id)}, "
                 f"whose effect is {target.effect}, not select",
             )
 
@@ -377,7 +382,8 @@ def empty_without_route(chain: ChainSpec, ctx: LintContext) -> Found:
         empty = action.output.empty
         if empty is not None and empty.valid and empty.route is None:
             yield (
-                f"actions[{action.id}].output.empty",
-                f"actions[{action.id}] declares a valid empty result but no route for it; "
+                ElementPath.action(action.id).field("output", "empty"),
+                f"{ElementPath.action(action.id)} declares a valid empty result but no route "
+                "for it; "
                 "the run dead-ends there instead of proceeding without the step's output",
             )

@@ -16,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 
 from ..model import Action, ChainSpec, VerdictRow
+from ..paths import ElementPath
 from ..signals import (
     atom_covers,
     atoms_overlap,
@@ -35,7 +36,7 @@ from ..signals import (
 from ..verdicts import Verdict
 from .context import LintContext, is_commit_class, is_unkeyed_commit
 from .handles import reads_as_signal
-from .registry import rule
+from .registry import Found, rule
 from .structure import row_element, verdicts
 
 __all__: list[str] = []
@@ -46,7 +47,7 @@ def _is(ctx: LintContext, step: str, test: Callable[[Action], bool]) -> bool:
     return action is not None and test(action)
 
 
-def _rows(chain: ChainSpec) -> Iterator[tuple[str, VerdictRow]]:
+def _rows(chain: ChainSpec) -> Iterator[tuple[ElementPath, VerdictRow]]:
     for i, row in enumerate(chain.verdict_table, 1):
         yield row_element(row, i), row
 
@@ -57,7 +58,7 @@ def _rows(chain: ChainSpec) -> Iterator[tuple[str, VerdictRow]]:
     "SPEC §3",
     hint="Move the narrower row above the one that catches its signal first, or delete it.",
 )
-def shadowed_row(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def shadowed_row(chain: ChainSpec, ctx: LintContext) -> Found:
     """A row can never match: earlier rows catch all of its signals for its whole scope.
 
     First match wins, so a later row is dead when every one of its atoms is
@@ -72,7 +73,7 @@ def shadowed_row(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]
     for j, (element, row) in enumerate(rows):
         caught = [_caught_by(rows, by_first_part, atom, row, chain) for atom in row.signal]
         if caught and all(caught):
-            names = ", ".join(dict.fromkeys(c for c in caught if c))
+            names = ", ".join(dict.fromkeys(str(c) for c in caught if c))
             yield element, f"{element} can never match: {names} already catches its signals."
         for atom in row.signal:
             for part in conjuncts(atom)[:1]:
@@ -80,12 +81,12 @@ def shadowed_row(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]
 
 
 def _caught_by(
-    rows: list[tuple[str, VerdictRow]],
+    rows: list[tuple[ElementPath, VerdictRow]],
     by_first_part: dict[str, list[int]],
     atom: str,
     row: VerdictRow,
     chain: ChainSpec,
-) -> str | None:
+) -> ElementPath | None:
     """The first earlier row that catches ``atom`` on all of ``row``'s steps and variants."""
     candidates = {
         i
@@ -112,7 +113,7 @@ def _caught_by(
     "webhook:x, or a payload predicate such as status == 'requires_action'); keep the prose "
     "as the row's description.",
 )
-def row_without_signal(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def row_without_signal(chain: ChainSpec, ctx: LintContext) -> Found:
     """A row has no machine-readable signal (at most prose), so it can never match.
 
     A warning, not an error: what the row meant to catch falls to the fixed
@@ -176,7 +177,7 @@ def _restates(row: VerdictRow, chain: ChainSpec, ctx: LintContext) -> bool:
     "SPEC §2.3",
     hint="Name the intent fields to repair, or use reselect(to: ...) or rewind(to: ...) instead.",
 )
-def repair_without_fields(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def repair_without_fields(chain: ChainSpec, ctx: LintContext) -> Found:
     """A repair verdict names no fields (a repair with nothing to repair)."""
     for element, verdict in verdicts(chain):
         if verdict.type == "repair" and not verdict.fields:
@@ -205,7 +206,7 @@ def _is_catch_all_row(row: VerdictRow) -> bool:
     "SPEC §3",
     hint="Delete the row: unmatched signals reconcile when a commit is in flight, else dead_end.",
 )
-def catch_all_row(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def catch_all_row(chain: ChainSpec, ctx: LintContext) -> Found:
     """A catch-all row routes unmatched signals anywhere but the fixed rows 11-12.
 
     A row whose signal is a catch-all (``*``, ``unmatched``, ``any other
@@ -254,7 +255,7 @@ def _says_model_decides(text: str | None) -> bool:
     "SPEC §5",
     hint="Classify the signal in code: a gate answered by a user or operator, or a repair.",
 )
-def model_classifies(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def model_classifies(chain: ChainSpec, ctx: LintContext) -> Found:
     """A row hands the classification of a signal to the model.
 
     Signal → verdict is code's job (SPEC §5). A row does hand it over when
@@ -295,7 +296,7 @@ def _prose_matched(row: VerdictRow) -> bool:
     "SPEC §3",
     hint="Mark the row fragile: prose-match and keep a known_unmatched fallback for its code.",
 )
-def prose_match_not_fragile(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def prose_match_not_fragile(chain: ChainSpec, ctx: LintContext) -> Found:
     """A row matches on message text but is not marked ``fragile``.
 
     Message text compared in an atom (``error.message contains '...'``), a
@@ -324,7 +325,7 @@ def _has_fallback(row: VerdictRow, chain: ChainSpec) -> bool:
     "SPEC §3",
     hint="List the row's error code in known_unmatched so other messages fall to the defaults.",
 )
-def fragile_without_fallback(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def fragile_without_fallback(chain: ChainSpec, ctx: LintContext) -> Found:
     """A fragile (prose-match) row has no ``known_unmatched`` fallback for its signal.
 
     The fallback is a known_unmatched entry overlapping the row's code or
@@ -351,7 +352,7 @@ def _is_success_row(row: VerdictRow) -> bool:
     "SPEC §3",
     hint="Move staleness and payload rows above the transport-success row.",
 )
-def payload_row_after_success(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def payload_row_after_success(chain: ChainSpec, ctx: LintContext) -> Found:
     """A staleness or payload row comes after an unconditional transport-success row.
 
     A 2xx can carry an expiry or error code; once a bare ``http:200`` /
@@ -376,7 +377,7 @@ def payload_row_after_success(chain: ChainSpec, ctx: LintContext) -> Iterator[tu
     "SPEC §3",
     hint="Route the signal to reconcile, or mark it no_side_effect: true on provider evidence.",
 )
-def retry_on_unkeyed_commit(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def retry_on_unkeyed_commit(chain: ChainSpec, ctx: LintContext) -> Found:
     """A row retries an unkeyed commit on a signal not declared ``no_side_effect``.
 
     An unkeyed commit (commit or compensate with idempotency none or
@@ -398,7 +399,7 @@ def retry_on_unkeyed_commit(chain: ChainSpec, ctx: LintContext) -> Iterator[tupl
     "SKILL Step 4",
     hint="Map the provider's documented error codes to verdicts, or list them in known_unmatched.",
 )
-def no_domain_rows(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def no_domain_rows(chain: ChainSpec, ctx: LintContext) -> Found:
     """A chain with a commit has an empty verdict table.
 
     Only the generic rows would classify its failures, so every provider
@@ -419,9 +420,7 @@ _AMBIGUOUS = re.compile(r"^(timeout|conn_reset|conn_drop|http:5xx|http:50[024])$
     hint="Drop no_side_effect: a timeout or dropped connection carries no response, so the "
     "commit may have landed; route it to reconcile and let the probe decide.",
 )
-def no_side_effect_on_ambiguous_signal(
-    chain: ChainSpec, ctx: LintContext
-) -> Iterator[tuple[str, str]]:
+def no_side_effect_on_ambiguous_signal(chain: ChainSpec, ctx: LintContext) -> Found:
     """A lost or ambiguous response is never declared free of side effects."""
     for where, row in _rows(chain):
         if not row.no_side_effect:
@@ -442,7 +441,7 @@ def no_side_effect_on_ambiguous_signal(
     hint="Add a verdict row in the action's scope for the signal (a status class such as "
     "http:4xx covers its statuses), or list it in known_unmatched with why no row needs it.",
 )
-def documented_error_uncovered(chain: ChainSpec, ctx: LintContext) -> Iterator[tuple[str, str]]:
+def documented_error_uncovered(chain: ChainSpec, ctx: LintContext) -> Found:
     """A provider-documented error of an action matches no row in its scope and no known_unmatched.
 
     SPEC §3: every error code the provider documents appears in the verdict
@@ -465,7 +464,7 @@ def documented_error_uncovered(chain: ChainSpec, ctx: LintContext) -> Iterator[t
         for documented in action.documented_errors:
             if not any(atom_covers(atom, documented) for atom in [*atoms, *known]):
                 yield (
-                    f"actions[{action.id}].documented_errors",
+                    ElementPath.action(action.id).field("documented_errors"),
                     f"{documented} is documented for {action.id} but no row in its scope and "
                     "no known_unmatched entry covers it",
                 )

@@ -24,11 +24,10 @@ from typing import Any
 from ..model import ChainSpec, Duration, Element, Rematch
 from ..verdicts import Verdict, format_verdict
 from .context import LintContext
-from .registry import rule
+from .registry import Found, rule
 
 __all__ = ["is_placeholder", "names_payload_field", "placeholders"]
 
-Found = Iterator[tuple[str, str]]
 
 _PLACEHOLDER = re.compile(
     r"\b(?:TODO|TBD|TBC|FIXME)\b"

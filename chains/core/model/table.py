@@ -22,6 +22,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
 
+from ..paths import item_ref
 from .actions import EFFECTS
 from .elements import Element, Variant
 from .fields import StrList, VerdictExpr
@@ -221,10 +222,12 @@ class VerdictRow(Variant):
 def row_ref(row: VerdictRow, n: int) -> str:
     """Domain row ``n`` (1-based, among the chain's own rows): its id, else ``#n``.
 
+    The rule is :func:`chains.core.paths.item_ref`, the one every element path uses.
+
     >>> row_ref(VerdictRow(id="D3", verdict="retry"), 3), row_ref(VerdictRow(verdict="retry"), 4)
     ('D3', '#4')
     """
-    return row.id or f"#{n}"
+    return item_ref(row.id, n)
 
 
 def trace_row_ref(row: VerdictRow, n: int) -> str:
@@ -247,18 +250,6 @@ def rows_by_ref(rows: Iterable[VerdictRow]) -> dict[str, VerdictRow]:
     for n, row in enumerate(rows, 1):
         found.setdefault(row_ref(row, n), row)
     return found
-
-
-def ref_position(ref: str) -> int | None:
-    """The 1-based position a ``#n`` reference names, or None for an id.
-
-    >>> ref_position("#4"), ref_position("D4"), ref_position("#0")
-    (4, None, None)
-    """
-    digits = ref.removeprefix("#")
-    if ref.startswith("#") and digits.isdigit() and digits.isascii() and int(digits) > 0:
-        return int(digits)
-    return None
 
 
 class KnownUnmatched(Element):

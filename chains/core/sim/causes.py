@@ -5,8 +5,9 @@ get there, in the chain's own terms, so the reader can change it: the
 decisions a run took off its good path (a row's retry or rewind, a
 precondition's reselect, a gate's answer, a spent budget), each with the
 step, the signal that step got, and the element of the chain document that
-decided (``verdict_table[F3]``, ``actions[get_order].preconditions[1]``,
-``gates[price_ok].outcomes.decline``), in lint findings' element form.
+decided, as an :class:`~chains.core.paths.ElementPath` (``verdict_table[F3]``,
+``actions[get_order].preconditions[#1]``, ``gates[price_ok].outcomes.decline``),
+the spelling lint findings use.
 
 A run's decisions are kept as a shared linked list (:data:`Line`) of the
 events that took them: copies of a run in the explorer share their common
@@ -21,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..paths import ElementPath
 from .state import Event
 
 __all__ = ["Cause", "Line", "decides", "decision", "since"]
@@ -103,40 +105,52 @@ def _signal(event: Event) -> str:
 
 def _rule(step: str, row: str) -> tuple[str, str | None]:
     """How a trace's row reads in a cause, and the element of the chain it points at."""
+    rule, place = _rule_and_place(step, row)
+    return rule, str(place) if place is not None else None
+
+
+def _rule_and_place(step: str, row: str) -> tuple[str, ElementPath | None]:
     if row.startswith("domain#"):
         n = row.removeprefix("domain#")
-        return f"row #{n}", f"verdict_table[#{n}]"
+        return f"row #{n}", ElementPath.row(f"#{n}")
     if row.startswith("#"):
         return f"generic row {row}", None  # SPEC §3's own rows: nothing in the chain to change
     if row.startswith("precondition#"):
         n = row.removeprefix("precondition#")
-        return f"precondition #{n}", f"actions[{step}].preconditions[{n}]"
+        return f"precondition #{n}", ElementPath.action(step).field("preconditions").item(f"#{n}")
     if row.startswith("gate:"):
         gate, _, outcome = row.removeprefix("gate:").rpartition(".")
-        where = "timeout" if outcome == "timeout" else f"outcomes.{outcome}"
-        return f"gate {gate}: {outcome}", f"gates[{gate}].{where}"
+        where = ElementPath.gate(gate)
+        place = where.field("timeout") if outcome == "timeout" else where.field("outcomes", outcome)
+        return f"gate {gate}: {outcome}", place
     if row.startswith("revocation:"):
         target = row.removeprefix("revocation:")
-        return f"revocation of {target}", f"actions[{target}].revocation"
+        return f"revocation of {target}", ElementPath.action(target).field("revocation")
     if row.startswith("reconcile:") or row == "P3:unresolved":
-        return row.replace(":", " ", 1).replace("_", " "), f"actions[{step}].confirmation"
+        rule = row.replace(":", " ", 1).replace("_", " ")
+        return rule, ElementPath.action(step).field("confirmation")
     if row in _PLACES:
-        rule, place = _PLACES[row]
-        return rule, place.format(step=step) if place else None
+        rule, fields = _PLACES[row]
+        if fields is None:
+            return rule, None
+        if fields.startswith("policy."):
+            return rule, ElementPath.root(fields)
+        return rule, ElementPath.action(step).field(fields)
     if row and ":" not in row and "." not in row:
-        return f"row {row}", f"verdict_table[{row}]"
+        return f"row {row}", ElementPath.row(row)
     return row or "the runtime", None
 
 
+# A runtime rule and the field it comes from: under ``policy``, or else under the step's action.
 _PLACES: dict[str, tuple[str, str | None]] = {
-    "empty.route": ("empty result's route", "actions[{step}].output.empty"),
+    "empty.route": ("empty result's route", "output.empty"),
     "retry_exhausted": ("attempt budget spent", "policy.per_step"),
-    "business_expiry": ("business expiry", "actions[{step}].output.business_expiry"),
+    "business_expiry": ("business expiry", "output.business_expiry"),
     "wall_clock": ("wall-clock budget spent", "policy.per_chain.wall_clock"),
-    "async.deadline": ("confirmation deadline", "actions[{step}].confirmation.async"),
-    "sweep.escalate_after": ("sweep escalation", "actions[{step}].confirmation.sweep"),
+    "async.deadline": ("confirmation deadline", "confirmation.async"),
+    "sweep.escalate_after": ("sweep escalation", "confirmation.sweep"),
     "I4:spent": ("spent handle (I4)", None),
     "rematch": ("rematch", None),
     "repair:proposal": ("repair proposal", None),
-    "compensation_failed": ("compensation failed", "actions[{step}].compensation"),
+    "compensation_failed": ("compensation failed", "compensation"),
 }

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..memo import remember
 from ..model import Action, ChainSpec, Gate
+from ..paths import ElementPath
 from ..signals import conjuncts, scope_applies_to
 from ..verdicts import format_verdict
 from .classifier import row_label, rows_for
@@ -138,8 +139,9 @@ def observation_choices(
     for hid in action.input.handles:
         handle = chain.handle(hid) if hid in snapshot.handles else None
         if handle is not None and handle.staleness is not None:
+            stale_at = str(ElementPath.handle(hid).field("staleness"))
             found += [
-                (_observation_for(atom), f"{hid} stale: {atom}", "stale", f"handles.{hid}")
+                (_observation_for(atom), f"{hid} stale: {atom}", "stale", stale_at)
                 for atom in handle.staleness.detect
             ]
     found += [

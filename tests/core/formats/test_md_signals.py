@@ -136,7 +136,7 @@ def test_an_auto_repair_written_in_prose_is_a_warning_at_its_line_not_a_silent_n
     result = formats.load(UNREADABLE, format="yaml")
     (warning,) = [p for p in result.problems if "auto-repair" in p.message]
     assert (warning.severity, warning.line) == ("warning", 6)
-    assert warning.path == "actions[0].auto_repairs[0].fields"
+    assert warning.path == "actions[search].auto_repairs[#1].fields"
 
 
 def test_a_probe_that_is_not_a_step_id_is_a_warning_at_its_line():

@@ -33,7 +33,7 @@ def with_precondition(verdict: str):
 def test_a_precondition_that_retries_is_an_error():
     doc = with_precondition("retry")
     assert elements(doc, "actions.precondition-verdict-not-allowed") == [
-        "actions[look].preconditions[1].verdict"
+        "actions[look].preconditions[#1].verdict"
     ]
 
 

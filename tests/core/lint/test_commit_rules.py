@@ -521,7 +521,7 @@ def test_an_unkeyed_commit_whose_precondition_sends_the_run_back_before_it_is_in
     order compile's "offer cannot be held" check written on the hold itself."""
     doc = chain(HOLD_WITH_PRECONDITION.replace("MODE", "none"))
     (finding,) = found(doc, "commit.precondition-replays-landed-commit")
-    assert finding.element == "actions[hold_seat].preconditions[1].verdict"
+    assert finding.element == "actions[hold_seat].preconditions[#1].verdict"
     assert "after hold_seat landed" in finding.message
     assert "dispatches it again" in finding.message
 

@@ -178,8 +178,8 @@ def test_action_references_to_missing_handles_gates_and_actions_are_dangling():
             "actions[book].confirmation.probe",
             "actions[book].compensation.action",
             "actions[book].compensation.chain",
-            "actions[book].compensation.ladder[1]",
-            "actions[book].compensation.ladder[2].else",
+            "actions[book].compensation.ladder[#1]",
+            "actions[book].compensation.ladder[#2].else",
         ]
     )
 
@@ -209,7 +209,7 @@ def test_verdicts_on_an_action_naming_missing_steps_or_gates_are_dangling():
         [
             "actions[search].output.empty.route",
             "actions[search].output.business_expiry.on_expiry",
-            "actions[search].preconditions[1].verdict",
+            "actions[search].preconditions[#1].verdict",
             "actions[search].revocation.route",
         ]
     )

@@ -31,7 +31,7 @@ def test_a_second_booking_is_explained_by_the_precondition_that_sent_the_run_bac
             "http:200 fare.refundable == false",
             "precondition #1",
             "reselect(to: choose)",
-            "actions[quote].preconditions[1]",
+            "actions[quote].preconditions[#1]",
         ),
     )
 

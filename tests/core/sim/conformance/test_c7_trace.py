@@ -494,8 +494,8 @@ def test_c7_2_a_continuation_rematching_a_sealed_pick_re_derives_with_and_withou
     ("declared", "where"),
     [
         ("safe_to_show: 5", "safe_to_show"),
-        ("safe_to_show: [status, '']", "safe_to_show[1]"),
-        ("safe_to_show: [order..status]", "safe_to_show[0]"),
+        ("safe_to_show: [status, '']", "safe_to_show[#2]"),
+        ("safe_to_show: [order..status]", "safe_to_show[#1]"),
     ],
 )
 def test_c7_3_a_malformed_safe_field_declaration_is_refused_at_its_path(declared, where):
