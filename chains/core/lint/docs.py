@@ -32,8 +32,9 @@ _INTRO = """\
 Generated from the rule registry (`chains/core/lint/`) by
 `python manage.py chain rules --markdown`; do not edit by hand.
 
-Every finding names the rule, its severity, the element it concerns (a path
-built from ids, such as `actions[book].confirmation`), a message and a fix
+Every finding names the rule, its severity, the element it concerns (an
+element path: ids in brackets, `#n` for an item without one, such as
+`actions[book].confirmation` or `verdict_table[#4]`), a message and a fix
 hint. A chain's status is the worst that applies:
 
 - **BLOCKED**: a rule marked *blocks* fired: a commit-safety question is
