@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chains.cli import LintedFile, sarif_log
+from chains.commandline.files import LintedFile, sarif_log
 from chains.core.edit import EditError, update_row
 from chains.core.lint import lint
 from chains.core.model import ChainSpec
