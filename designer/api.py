@@ -129,10 +129,10 @@ def invalid_request(request: HttpRequest, exc: ValidationError) -> HttpResponse:
         {"message": e.get("msg", ""), "location": ".".join(str(p) for p in e.get("loc", ()))}
         for e in exc.errors
     ]
-    first = problems[0] if problems else {"message": "invalid request", "location": None}
-    return error(
-        request, 422, "invalid_request", first["message"], first["location"], problems=problems
-    )
+    first = problems[0] if problems else None
+    message = first["message"] if first else "invalid request"
+    location = first["location"] if first else None
+    return error(request, 422, "invalid_request", message, location, problems=problems)
 
 
 @api.exception_handler(DocumentError)

@@ -78,6 +78,8 @@ def limits(name: str) -> tuple[int, int]:
     metadata = CampaignIn.model_fields[name].metadata
     low = next(m.ge for m in metadata if isinstance(m, Ge))
     high = next(m.le for m in metadata if isinstance(m, Le))
+    if not isinstance(low, int) or not isinstance(high, int):
+        raise TypeError(f"{name} is not bounded by whole numbers")
     return low, high
 
 

@@ -13,7 +13,7 @@ from typing import Literal
 from django.http import HttpResponse
 
 from chains.core.dot import to_png, to_svg
-from chains.core.export import export
+from chains.core.export import EXPORT_FORMATS, export
 from chains.core.render import flow_dot, handle_graph_dot
 from chains.models import Revision
 from chains.services.access import document_of
@@ -47,8 +47,10 @@ def download(revision: Revision, fmt: str, graph: Graph = "handles") -> HttpResp
         dot = (handle_graph_dot if graph == "handles" else flow_dot)(document)
         content = dot if fmt == "dot" else to_svg(dot) if fmt == "svg" else to_png(dot)
         name += f"-{graph}"
-    else:
+    elif fmt in EXPORT_FORMATS:
         content = export(document, fmt, drawn=True)  # md embeds the handle graph
+    else:
+        raise ValueError(f"no export format {fmt!r}; one of {', '.join(CONTENT_TYPES)}")
     response = HttpResponse(content, content_type=CONTENT_TYPES[fmt])
     response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
     response["X-Revision"] = str(revision.number)

@@ -235,8 +235,10 @@ _COVERED = {
 def _coverage(result: dict[str, Any] | None) -> list[dict[str, Any]]:
     """Each kind of the result's coverage as seen out of total, with its share."""
     coverage = result.get("coverage") if result else None
+    if not coverage:
+        return []
     out = []
-    for kind, label in _COVERED.items() if coverage else ():
+    for kind, label in _COVERED.items():
         block = coverage[kind]
         seen = len(next(v for k, v in block.items() if k != "total"))
         total = block["total"]

@@ -76,8 +76,8 @@ def invitation(request: HttpRequest, secret: str) -> HttpResponse:
         return _refused(request, str(exc), 404)
     if _answered_by(found, request.user):  # accepted already, by this person: nothing to do
         return redirect("chains:team", slug=found.team.slug)
-    if found.problem() is not None:
-        return _refused(request, found.problem(), 410, found)
+    if (problem := found.problem()) is not None:
+        return _refused(request, problem, 410, found)
     if request.method == "GET":
         return _link_page(request, found, secret, SignUpForm())
     if not request.user.is_authenticated:
@@ -94,8 +94,8 @@ def invitation_account(request: HttpRequest, secret: str) -> HttpResponse:
         found = invitations.open_link(secret)
     except UnknownInvitation as exc:
         return _refused(request, str(exc), 404)
-    if found.problem() is not None:
-        return _refused(request, found.problem(), 410, found)
+    if (problem := found.problem()) is not None:
+        return _refused(request, problem, 410, found)
     form = bound(request, SignUpForm)
     if not form.is_valid():
         return _link_page(request, found, secret, form, status=400)

@@ -44,7 +44,7 @@ from chains.views.common import get_access
 from chains.views.forms import SchemaForm, bound, posted
 from chains.views.limits import rate_limited
 
-ROLES = [role.value for role in Role]
+ROLES = list(Role.values)
 
 
 def _a_name(most: int, of: str) -> AfterValidator:
@@ -263,7 +263,7 @@ def chain_people(request: HttpRequest, key: str, team: str | None = None) -> Htt
 def tokens(request: HttpRequest) -> HttpResponse:
     """Your personal API tokens; a new one's secret is shown on this answer only."""
     form = posted(request, TokenIn)
-    context: dict[str, Any] = {"tokens": request.user.api_tokens.all(), "form": form}  # type: ignore[union-attr]
+    context: dict[str, Any] = {"tokens": request.user.api_tokens.all(), "form": form}
     if form.is_bound and not form.is_valid():
         return render(request, "chains/tokens.html", context, status=400)
     if form.is_bound:

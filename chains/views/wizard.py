@@ -32,8 +32,7 @@ TEMPLATE = "chains/wizard.html"
 
 # One field per fit question, taking one of its choices; None when unanswered.
 _ANSWERS: dict[str, Any] = {
-    q.id: (Literal[tuple(v for v, _ in q.choices)] | None, None)  # type: ignore[valid-type]
-    for q in QUESTIONS
+    q.id: (Literal[tuple(v for v, _ in q.choices)] | None, None) for q in QUESTIONS
 }
 FitAnswers = create_model("FitAnswers", **_ANSWERS)
 

@@ -32,7 +32,16 @@ from chains.core.fixes import fixes_for, may_fix
 from chains.core.keys import GraphKey, GraphKeyError, node_key
 from chains.core.lint import lint
 from chains.core.lint.registry import Severity
-from chains.core.model import EFFECTS, EVIDENCE_TAGS, ChainSpec, Gate, row_ref, rows_by_ref
+from chains.core.model import (
+    EFFECTS,
+    EVIDENCE_TAGS,
+    Action,
+    ChainSpec,
+    Gate,
+    Handle,
+    row_ref,
+    rows_by_ref,
+)
 from chains.core.paths import SECTIONS
 from chains.core.rebase import ABSENT, Rebase, Written
 from chains.core.recent import Recent
@@ -345,7 +354,8 @@ _EDGE_SAYS = {
 
 def _element(document: ChainSpec, text: str | None) -> dict | None:
     """The selected element and its document form, for the side panel's editor."""
-    names = {e.id for e in [*document.actions, *document.handles, *document.gates]}
+    elements: list[Action | Handle | Gate] = [*document.actions, *document.handles, *document.gates]
+    names = {e.id for e in elements}
     try:
         key = GraphKey.parse(text or "", names)
     except GraphKeyError:
