@@ -73,6 +73,8 @@
     pushing: null, // the URL to push to history once its workspace is in
   };
 
+  var renders = 0; // workspaces drawn on this page so far (see rendered)
+
   var requests = {
     current: null, // the request whose answer #workspace will show: { xhr, verb, push, url }
     asking: null, // what load() asks for, until htmx:beforeRequest names its xhr
@@ -415,8 +417,12 @@
     var ws = workspace();
     if (!ws) return;
     // htmx wires a swapped-in workspace's forms only as it settles: until this mark is
-    // set, a click submits the plain form (the whole page), so tests wait for it.
+    // set, a click submits the plain form (the whole page), so tests wait for it. The
+    // old workspace is ready too until it is replaced: a test that waits for an answer
+    // waits for a higher data-render count (one per workspace drawn on this page).
+    renders += 1;
     ws.setAttribute("data-ready", "");
+    ws.setAttribute("data-render", String(renders));
     prepareDrawing();
     showMode();
     var current = new URLSearchParams(location.search).get("select") || "";

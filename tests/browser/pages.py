@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from django.conf import settings
 from django.test import Client
 from playwright.sync_api import Page
@@ -21,6 +24,24 @@ def signed_in_context(browser, live_server, user, **options):
         [{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}]
     )
     return context
+
+
+@contextmanager
+def workspace_swap(page: Page) -> Iterator[None]:
+    """Wait, after the block, until #workspace was swapped for a new one and htmx wired it.
+
+    The old workspace is ``data-ready`` until the swap replaces it, so waiting for
+    that mark alone may pass before the answer arrives; static/js/workspace.js
+    numbers each workspace it draws (``data-render``, once htmx has settled it) and
+    this waits for a higher number: the swap itself, not a guess at how long it takes.
+    """
+    before = page.locator("#workspace").get_attribute("data-render")
+    assert before is not None, "the workspace is not drawn yet: wait for it to open first"
+    yield
+    page.wait_for_function(
+        "n => Number(document.getElementById('workspace')?.dataset.render) > n",
+        arg=int(before),
+    )
 
 
 RECORD_VIOLATIONS = """

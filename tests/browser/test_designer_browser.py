@@ -16,6 +16,7 @@ from playwright.sync_api import Page, expect
 
 from chains.core import formats
 from chains.models import Chain
+from tests.browser.pages import workspace_swap
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -74,18 +75,13 @@ def add_handle(page: Page, name: str) -> None:
         page.locator("details.adders > summary").click()  # it stays open after an add
     form = page.locator("#add-handle-form")
     form.get_by_label("Handle id").fill(name)
-    form.get_by_role("button", name="Add handle").click()
+    with workspace_swap(page):
+        form.get_by_role("button", name="Add handle").click()
     expect(node(page, f"handle:{name}")).to_have_count(1)
-    settled(page)
-
-
-def settled(page: Page) -> None:
-    """Wait until htmx has wired the swapped-in workspace: a click before that posts the page."""
-    expect(page.locator("#workspace[data-ready]")).to_have_count(1)
 
 
 def slow_settle(page: Page) -> None:
-    """Widen htmx's settle (20 ms) so a test that clicks before :func:`settled` always fails."""
+    """Widen htmx's settle (20 ms) so a test that clicks before the swap settles always fails."""
     page.evaluate("htmx.config.defaultSettleDelay = 400")
 
 
@@ -292,7 +288,8 @@ def test_saving_on_a_stale_revision_is_refused_and_keeps_the_other_edit(live_ser
     add_handle(page, "first_edit")
     other.locator("details.adders > summary").click()
     other.locator("#add-handle-form").get_by_label("Handle id").fill("second_edit")
-    other.get_by_role("button", name="Add handle").click()
+    with workspace_swap(other):
+        other.get_by_role("button", name="Add handle").click()
 
     error = other.locator("#edit-error")
     expect(error).to_contain_text("this edit was based on revision 1")
@@ -311,12 +308,13 @@ def test_undo_takes_an_edit_back_and_redo_restores_it(live_server, flight, page)
     slow_settle(page)
     add_handle(page, "scratch")
 
-    page.get_by_role("button", name="Undo").click()
+    with workspace_swap(page):
+        page.get_by_role("button", name="Undo").click()
 
     expect(node(page, "handle:scratch")).to_have_count(0)
     expect(page.locator("#saved-note")).to_contain_text("undo add handle scratch (r2)")
-    settled(page)
-    page.get_by_role("button", name="Redo").click()
+    with workspace_swap(page):
+        page.get_by_role("button", name="Redo").click()
     expect(node(page, "handle:scratch")).to_have_count(1)
     expect(page.locator("#saved-note")).to_contain_text("redo add handle scratch (r2)")
 
@@ -327,10 +325,11 @@ def test_ctrl_z_and_ctrl_shift_z_undo_and_redo_from_the_keyboard(live_server, fl
     add_handle(page, "scratch")
 
     page.locator("#canvas").focus()
-    page.keyboard.press("Control+z")
+    with workspace_swap(page):
+        page.keyboard.press("Control+z")
     expect(node(page, "handle:scratch")).to_have_count(0)
-    settled(page)
-    page.keyboard.press("Control+Shift+z")
+    with workspace_swap(page):
+        page.keyboard.press("Control+Shift+z")
     expect(node(page, "handle:scratch")).to_have_count(1)
     assert Chain.objects.get(key=flight).head().number == 4
 

@@ -19,7 +19,7 @@ from playwright.sync_api import Page, expect
 
 from chains.models import Chain
 from chains.views import workspace as workspace_views
-from tests.browser.pages import signed_in_context
+from tests.browser.pages import signed_in_context, workspace_swap
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -36,6 +36,31 @@ def screenshot(page: Page, name: str) -> None:
 def open_workspace(page: Page, live_server, chain: Chain, query: str = "") -> None:
     page.goto(f"{live_server.url}{chain.url()}{query}")
     expect(page.locator("#workspace[data-ready]")).to_be_visible()
+
+
+RECORD_ANSWERS = """() => {
+    window.answered = [];
+    document.addEventListener("htmx:afterRequest", (event) => {
+        const query = event.detail.pathInfo.requestPath.split("?")[1] || "";
+        window.answered.push(new URLSearchParams(query).get("select") || "");
+    });
+}"""
+
+
+def record_answers(page: Page) -> None:
+    """From now on, note the selection each answered request asked for (see :func:`answered`)."""
+    page.evaluate(RECORD_ANSWERS)
+
+
+def answered(page: Page, select: str) -> None:
+    """Wait until the answer to the request selecting ``select`` is in and handled.
+
+    htmx swaps an answer in (or workspace.js drops it) before it fires
+    ``htmx:afterRequest``, so once that is heard the page shows what it will
+    show: no need to guess how long the slow answer takes.
+    """
+    page.wait_for_function("key => window.answered.includes(key)", arg=select)
+    page.evaluate("window.answered = []")
 
 
 def node(page: Page, key: str):
@@ -110,13 +135,14 @@ def test_a_second_click_during_a_pending_selection_wins_ten_times_of_ten(
     errors = console_errors(page)
     for first, _ in PAIRS:
         slow_selections.add(first)
+    record_answers(page)
     for attempt in range(10):
         first, second = PAIRS[attempt % len(PAIRS)]
         a, b = centre(page, first), centre(page, second)
         page.mouse.click(*a)
         page.mouse.click(*b)  # well within the first one's SLOW seconds
         expect(page.locator("#workspace")).to_have_attribute("data-select", second)
-        page.wait_for_timeout(SLOW * 1000 + 200)  # the first answer would have landed by now
+        answered(page, first)  # the first answer is in: it must not have been drawn
         assert page.locator("#workspace").get_attribute("data-select") == second, attempt
         assert selected_in_address(page) == second, (attempt, page.url)
         expect(page.locator("#element-panel h2 code")).to_have_text(second.split(":", 1)[1])
@@ -130,10 +156,11 @@ def test_a_tab_clicked_during_a_pending_selection_is_the_tab_shown_and_in_the_ad
     page = wide
     open_workspace(page, live_server, flight)
     slow_selections.add("handle:search_token")
+    record_answers(page)
     page.mouse.click(*centre(page, "handle:search_token"))
     page.locator("nav.tabs").get_by_role("link", name="Gates").click()
     expect(page.locator("#workspace")).to_have_attribute("data-tab", "gates")
-    page.wait_for_timeout(SLOW * 1000 + 200)
+    answered(page, "handle:search_token")
     assert page.locator("#workspace").get_attribute("data-tab") == "gates"
     assert parse_qs(urlparse(page.url).query)["tab"] == ["gates"]
 
@@ -217,7 +244,8 @@ def describe(page: Page, text: str) -> None:
     panel = page.locator("#element-panel")
     field = panel.get_by_role("textbox", name=re.compile("^Description"))
     field.fill(text)
-    panel.locator("#element-fields").get_by_role("button", name="Save").click()
+    with workspace_swap(page):
+        panel.locator("#element-fields").get_by_role("button", name="Save").click()
 
 
 def test_a_stale_save_shows_yours_beside_theirs_and_applies_yours_in_one_click(
@@ -243,7 +271,8 @@ def test_a_stale_save_shows_yours_beside_theirs_and_applies_yours_in_one_click(
     expect(stale).to_be_in_viewport()
     screenshot(bob, "stale-save-1280")
 
-    stale.get_by_role("button", name="Apply yours over theirs").click()
+    with workspace_swap(bob):
+        stale.get_by_role("button", name="Apply yours over theirs").click()
 
     expect(bob.locator("#saved-note")).to_contain_text("Saved revision 3")
     expect(bob.locator("#stale-edit")).to_have_count(0)
@@ -269,7 +298,8 @@ def test_a_stale_save_that_clashes_with_nothing_keeps_both_changes(
     expect(stale.locator("#stale-clean")).to_be_visible()
     bob.set_viewport_size({"width": 1440, "height": 900})
     screenshot(bob, "stale-save-clean-1440")
-    stale.get_by_role("button", name="Apply yours on revision 2").click()
+    with workspace_swap(bob):
+        stale.get_by_role("button", name="Apply yours on revision 2").click()
 
     expect(bob.locator("#saved-note")).to_contain_text("Saved revision 3")
     described = {h["id"]: h.get("description") for h in flight.head().document["handles"]}
