@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from chains.core import formats
-from chains.models import ApiToken, Chain, Comment, Exploration, Review, SavedScenario
+from chains.models import ApiToken, Chain, Comment, Exploration, Review, Role, SavedScenario
+from chains.services import access
 from chains.tasks import explore_shard
 from designer.api import api
 
@@ -168,13 +170,72 @@ def test_every_error_an_operation_declares_is_the_one_error_shape(operation):
         assert schema == {"$ref": "#/components/schemas/ErrorOut"}, operation
 
 
-def test_the_api_reaches_chains_through_the_access_service_not_the_views():
-    """Pages, API and command line share ``services.access``; the API imports no view."""
-    source = "".join(path.read_text() for path in (ROOT / "chains" / "api").glob("*.py"))
-    commands = (ROOT / "chains" / "management" / "commands").glob("*.py")
-    for text in [source, *(path.read_text() for path in commands)]:
-        assert "chains.views" not in text
-        assert "from chains import views" not in text
+# The operations on one stored chain: each must reach it through the access service.
+KEYED = [(m, p, needed, b) for m, p, needed, b in API_ACCESS if p.startswith(f"/api/chains/{K}")]
+
+
+def replace_chain_access(monkeypatch, stand_in) -> None:
+    """Put ``stand_in`` for ``services.access.chain_access`` wherever a module of ours holds it."""
+    real = access.chain_access
+    for name, module in list(sys.modules.items()):
+        ours = name.split(".")[0] in ("chains", "designer")
+        if ours and vars(module).get("chain_access") is real:
+            monkeypatch.setattr(module, "chain_access", stand_in)
+
+
+@pytest.fixture
+def asked(monkeypatch) -> list[tuple[str, str, str]]:
+    """Every call of ``services.access.chain_access`` from now on: (username, key, role).
+
+    The spy answers as the service does (see :func:`replace_chain_access`), so
+    it hears the API however the API imports the service.
+    """
+    real = access.chain_access
+    calls: list[tuple[str, str, str]] = []
+
+    def spy(user, key, role=Role.VIEWER, team=None):
+        calls.append((user.username, key, role))
+        return real(user, key, role, team)
+
+    replace_chain_access(monkeypatch, spy)
+    return calls
+
+
+@pytest.mark.parametrize(("method", "path", "needed", "body"), KEYED)
+def test_every_operation_on_a_chain_asks_the_access_service_for_the_role_it_needs(
+    ids, people, asked, method, path, needed, body
+):
+    response = call(bearer(people[needed]), method, path.format(**ids), body)
+    # answered, not refused (undo at revision 1 has nothing to undo: a 400 of its own)
+    assert response.status_code not in (401, 403, 404), response.content[:300]
+    assert response.status_code < 500, response.content[:300]
+    assert asked, "the operation reached the chain without asking the access service"
+    assert {role for _, _, role in asked} == {needed}, asked
+    assert {(who, key) for who, key, _ in asked} == {(needed, K)}
+
+
+REFUSALS = {
+    "not_found": (404, lambda chain: access.ChainNotFound(f"no chain {chain.key!r}")),
+    "forbidden": (403, lambda chain: access.ChainForbidden(chain, Role.OWNER, Role.EDITOR)),
+}
+
+
+@pytest.mark.parametrize("refusal", sorted(REFUSALS))
+@pytest.mark.parametrize(("method", "path", "needed", "body"), KEYED)
+def test_when_the_access_service_refuses_the_owner_every_operation_refuses_and_changes_nothing(
+    ids, people, flight, monkeypatch, refusal, method, path, needed, body
+):
+    status, raised = REFUSALS[refusal]
+
+    def refuse(user, key, role=Role.VIEWER, team=None):
+        raise raised(flight)
+
+    replace_chain_access(monkeypatch, refuse)
+    before = (flight.revisions.count(), Comment.objects.count(), Review.objects.count())
+    response = call(bearer(people["owner"]), method, path.format(**ids), body)
+    assert response.status_code == status, response.content[:300]
+    assert response.json()["error"]["code"] == refusal
+    assert (flight.revisions.count(), Comment.objects.count(), Review.objects.count()) == before
 
 
 def cases():

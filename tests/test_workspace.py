@@ -58,9 +58,37 @@ def test_the_workspace_draws_the_handle_graph_with_a_node_per_handle(client, fli
     assert 'id="action:book_trip"' in body
 
 
+# The flight's main line: its steps in chain order but the probe and the compensation
+# steps, which hang off book_trip (fixtures/flight-roundtrip.yaml).
+FLIGHT_MAIN_LINE = [
+    "outbound_search",
+    "select_outbound",
+    "return_search",
+    "select_return",
+    "price_quote",
+    "seat_map",
+    "initiate_hold",
+    "revalidate",
+    "book_trip",
+]
+
+
 def test_the_flow_view_draws_the_steps_in_order(client, flight):
     body = client.get(f"{flight.url()}?view=flow").content.decode()
     assert 'id="flow&#45;graph"' in body  # Graphviz writes '-' as a character reference
+    flows = re.findall(
+        r'<g id="edge:flow:[^"]*" class="edge flow"[^>]*'
+        r'data-source="([^"]*)" data-target="([^"]*)"',
+        body,
+    )
+    then = dict(flows)
+    assert len(then) == len(flows), f"a step is followed twice: {flows}"
+    first = set(then) - set(then.values())
+    assert len(first) == 1, f"the main line has no single start: {flows}"
+    line = [first.pop()]
+    while line[-1] in then and len(line) <= len(flows):
+        line.append(then[line[-1]])
+    assert line == FLIGHT_MAIN_LINE
 
 
 def test_the_graph_has_the_layout_time_the_settings_give(client, flight, settings, layout_timeouts):
@@ -84,11 +112,41 @@ def test_a_graph_past_its_layout_time_leaves_the_page_with_its_tabs(client, flig
     assert "search_token" in body  # the Handles tab still lists it
 
 
-def test_every_tab_renders(client, flight):
+# What only each tab shows of the flight chain (a tab's body, not the page around it).
+TAB_CONTENT = {
+    "actions": ['<ol class="steps">', "Search outbound itineraries"],
+    "handles": ['<ul class="handles">', "minted by outbound_search"],
+    "gates": ["<code>manual_cancel_review</code>", "<small>operator</small>"],
+    "table": ['id="verdict-table"', 'data-row="F1"'],
+    "coverage": ['id="coverage"', "stale: code:SEARCH_TOKEN_EXPIRED"],
+    "policy": ["Max rewinds", "12m"],
+    "evidence": ["No UNKNOWNs."],
+    "history": ["r1 (head)", "<td>import</td>"],
+}
+
+
+def tab_body(client, chain: Chain, tab: str) -> str:
+    response = client.get(f"{chain.url()}?tab={tab}")
+    assert response.status_code == 200, tab
+    body = response.content.decode()
+    assert f'<div class="tab-body" id="tab-{tab}">' in body, tab
+    return body.split(f'id="tab-{tab}">', 1)[1].split("</aside>", 1)[0]
+
+
+def test_every_tab_has_content_of_its_own_listed_here():
     from chains.views.workspace import TABS
 
-    for tab in TABS:
-        assert client.get(f"{flight.url()}?tab={tab}").status_code == 200, tab
+    assert sorted(TAB_CONTENT) == sorted(TABS)
+
+
+@pytest.mark.parametrize("tab", sorted(TAB_CONTENT))
+def test_every_tab_shows_its_own_content_and_no_other_tabs(client, flight, tab):
+    body = tab_body(client, flight, tab)
+    for marker in TAB_CONTENT[tab]:
+        assert marker in body, (tab, marker)
+    for other, markers in TAB_CONTENT.items():
+        if other != tab:
+            assert not [m for m in markers if m in body], (tab, other)
 
 
 def test_selecting_a_handle_lists_its_cascade_and_marks_it_on_the_graph(client, flight):
