@@ -65,13 +65,16 @@ test-fast: $(VENV)/.installed-test $(HTMX) $(SARIF_SCHEMA) graphviz
 
 static: $(HTMX)
 
-# A mutation check of the simulator's runtime against tests/core/sim/conformance/ alone
-# (bench/mutate.py, docs/benchmarks.md): the nine named safety mutants, then GENERIC
-# operator mutants sampled with SEED; each in a temporary copy of the tree. Not in CI.
+# A mutation check of a part of the core against the tests that own it (bench/mutate.py,
+# docs/benchmarks.md): TARGET runtime (the default: the simulator's runtime against
+# tests/core/sim/conformance/ alone, the nine named safety mutants first), graph,
+# invariants or lint-commit; GENERIC operator mutants sampled with SEED; each in a
+# temporary copy of the tree. Not in CI.
+TARGET ?= runtime
 GENERIC ?= 30
 SEED ?= 0
 mutate: $(VENV)/.installed-test
-	$(BIN)/python bench/mutate.py --generic $(GENERIC) --seed $(SEED)
+	$(BIN)/python bench/mutate.py --target $(TARGET) --generic $(GENERIC) --seed $(SEED)
 
 # The production setup against this machine's PostgreSQL and Redis: deploy/entrypoint.sh
 # (migrations, gunicorn, WhiteNoise, a Celery worker) with DEBUG off, then sign-in, one

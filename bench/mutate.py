@@ -1,25 +1,36 @@
-"""A mutation check of the simulator's runtime against its conformance tests alone.
+"""A mutation check of a part of the core against the tests that own it.
 
-Each mutant changes ``chains/core/sim`` in one place, in a temporary copy of the
-tree (the work tree is never touched: others edit it at the same time), and runs
-``tests/core/sim/conformance/`` against it. A mutant the tests fail on is
+Each mutant changes the target's modules in one place, in a temporary copy of
+the tree (the work tree is never touched: others edit it at the same time), and
+runs the target's own tests against it. A mutant the tests fail on is
 *killed*; one they pass on *survives*, and is either a gap in the tests or a
 change that does not alter behaviour (each survivor kept is argued in
 docs/benchmarks.md).
 
+Targets (``--target``), each a set of modules and the tests that own them:
+
+- ``runtime`` (the default): the simulator's runtime (``chains/core/sim``)
+  against ``tests/core/sim/conformance/`` alone;
+- ``graph``: ``chains/core/graph.py`` against ``tests/core/test_graph*.py``;
+- ``invariants``: ``chains/core/sim/invariants.py`` against
+  ``tests/core/sim/test_invariants*.py`` and ``test_explorer*.py``;
+- ``lint-commit``: ``chains/core/lint/commit.py`` against
+  ``tests/core/lint/test_commit*.py``.
+
 Two kinds of mutant:
 
-- **named**: the nine safety rules the conformance folder must guard on its
-  own (issue 36), each as (file, old text, new text) edits. A named mutation
+- **named** (runtime only): the nine safety rules the conformance folder must
+  guard on its own (issue 36), each as (file, old text, new text) edits. A named mutation
   whose old text is no longer in the file is reported ``stale``, never
   silently skipped: the rule moved and its mutation must follow it.
 - **generic**: operator swaps (``==``/``!=``, ``<``/``<=``, ``and``/``or``,
   ``True``/``False``, ``is``/``is not``, ``in``/``not in``, ``+=``/``-=``, a
-  dropped ``not``) sampled with a seed over the runtime's modules.
+  dropped ``not``) sampled with a seed over the target's modules.
 
     .venv/bin/python bench/mutate.py                 # the nine named mutants
     .venv/bin/python bench/mutate.py --generic 40 --seed 7
     .venv/bin/python bench/mutate.py --only persist_after_kill_point --show
+    .venv/bin/python bench/mutate.py --target graph --generic 30 --seed 1 --workers 1
 
 Exit status 1 when a named mutant survives (or is stale).
 """
@@ -27,6 +38,7 @@ Exit status 1 when a named mutant survives (or is stale).
 from __future__ import annotations
 
 import argparse
+import glob
 import io
 import os
 import random
@@ -42,8 +54,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = "chains/core/sim"
-TESTS = "tests/core/sim/conformance/"
-# What a conformance run needs of the tree (it imports Django settings through conftest).
+# What a test run needs of the tree (it imports Django settings through conftest).
 COPIED = ("chains", "designer", "tests", "fixtures", "pyproject.toml", "manage.py")
 # The runtime behind Run (docs/simulator.md): the generic sampler mutates these.
 RUNTIME = (
@@ -64,9 +75,28 @@ RUNTIME = (
 
 
 @dataclass(frozen=True)
+class Target:
+    folder: str  # the mutated modules' folder
+    modules: tuple[str, ...]  # the modules the generic sampler mutates, in ``folder``
+    tests: tuple[str, ...]  # the owning tests: paths or globs, relative to the tree
+
+
+TARGETS = {
+    "runtime": Target(SIM, RUNTIME, ("tests/core/sim/conformance/",)),
+    "graph": Target("chains/core", ("graph.py",), ("tests/core/test_graph*.py",)),
+    "invariants": Target(
+        SIM,
+        ("invariants.py",),
+        ("tests/core/sim/test_invariants*.py", "tests/core/sim/test_explorer*.py"),
+    ),
+    "lint-commit": Target("chains/core/lint", ("commit.py",), ("tests/core/lint/test_commit*.py",)),
+}
+
+
+@dataclass(frozen=True)
 class Mutant:
     name: str
-    file: str  # relative to chains/core/sim
+    file: str  # relative to the target's folder (chains/core/sim for the named ones)
     edits: tuple[tuple[str, str], ...]  # (old text, new text), each old text unique
     what: str
     line: int | None = None  # a generic mutant: its one edit is of this line (1-based)
@@ -198,11 +228,11 @@ SWAPS = {
 }
 
 
-def generic_candidates(root: Path) -> list[Mutant]:
-    """Every operator swap in the runtime's modules, as one-edit mutants (whole-line context)."""
+def generic_candidates(root: Path, target: Target = TARGETS["runtime"]) -> list[Mutant]:
+    """Every operator swap in the target's modules, as one-edit mutants (whole-line context)."""
     out: list[Mutant] = []
-    for name in RUNTIME:
-        path = root / SIM / name
+    for name in target.modules:
+        path = root / target.folder / name
         text = path.read_text()
         lines = text.splitlines(keepends=True)
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
@@ -278,10 +308,26 @@ def apply(mutant: Mutant, text: str) -> str | None:
     return text
 
 
-def pytest(tree: Path, timeout: float, *extra: str) -> tuple[int | None, str, float]:
-    """Run the conformance folder in ``tree``: exit code (None on timeout), output, seconds."""
+def test_paths(tree: Path, target: Target) -> list[str]:
+    """The target's test files in ``tree`` (globs expanded), relative to it."""
+    found: list[str] = []
+    for pattern in target.tests:
+        if "*" not in pattern:
+            found.append(pattern)
+            continue
+        found += sorted(str(Path(p).relative_to(tree)) for p in glob.glob(str(tree / pattern)))
+    if not found:
+        raise SystemExit(f"no tests match {target.tests}")
+    return found
+
+
+def pytest(
+    tree: Path, timeout: float, *extra: str, target: Target = TARGETS["runtime"]
+) -> tuple[int | None, str, float]:
+    """Run the target's tests in ``tree``: exit code (None on timeout), output, seconds."""
     env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1", "DEBUG": "1"}
-    cmd = [sys.executable, "-m", "pytest", TESTS, "-q", "-p", "no:cacheprovider", *extra]
+    tests = test_paths(tree, target)
+    cmd = [sys.executable, "-m", "pytest", *tests, "-q", "-p", "no:cacheprovider", *extra]
     began = time.monotonic()
     try:
         done = subprocess.run(
@@ -292,31 +338,39 @@ def pytest(tree: Path, timeout: float, *extra: str) -> tuple[int | None, str, fl
     return done.returncode, done.stdout, time.monotonic() - began
 
 
-def baseline_failures(tree: Path, timeout: float) -> tuple[list[str], float]:
+def baseline_failures(
+    tree: Path, timeout: float, target: Target = TARGETS["runtime"]
+) -> tuple[list[str], float]:
     """The tests that fail on the unmutated copy (a test written first, before its fix)."""
-    code, out, took = pytest(tree, timeout, "-rf")
+    code, out, took = pytest(tree, timeout, "-rf", target=target)
     if code is None:
-        raise SystemExit("the unmutated copy's conformance run timed out")
+        raise SystemExit("the unmutated copy's test run timed out")
     failed = [line.split()[1] for line in out.splitlines() if line.startswith("FAILED ")]
     if code != 0 and not failed:
-        raise SystemExit(f"the unmutated copy's conformance run broke:\n{out[-2000:]}")
+        raise SystemExit(f"the unmutated copy's test run broke:\n{out[-2000:]}")
     return failed, took
 
 
-def run_tests(tree: Path, timeout: float, skip: tuple[str, ...] = ()) -> tuple[str, float, str]:
+def run_tests(
+    tree: Path, timeout: float, skip: tuple[str, ...] = (), target: Target = TARGETS["runtime"]
+) -> tuple[str, float, str]:
     """killed | survived | killed (timeout), the seconds it took, and the test that failed."""
     deselect = [arg for node in skip for arg in ("--deselect", node)]
-    code, out, took = pytest(tree, timeout, "-x", "-rf", *deselect)
+    code, out, took = pytest(tree, timeout, "-x", "-rf", *deselect, target=target)
     if code is None:
         return "killed (timeout)", took, ""
     killer = next((line.split()[1] for line in out.splitlines() if line.startswith("FAILED ")), "")
-    return ("survived" if code == 0 else "killed"), took, killer.removeprefix(TESTS)
+    return ("survived" if code == 0 else "killed"), took, killer.removeprefix("tests/")
 
 
 def check(
-    mutant: Mutant, tree: Path, timeout: float, skip: tuple[str, ...] = ()
+    mutant: Mutant,
+    tree: Path,
+    timeout: float,
+    skip: tuple[str, ...] = (),
+    target: Target = TARGETS["runtime"],
 ) -> tuple[str, float, str]:
-    path = tree / SIM / mutant.file
+    path = tree / target.folder / mutant.file
     original = path.read_text()
     mutated = apply(mutant, original)
     if mutated is None:
@@ -327,13 +381,16 @@ def check(
         return "invalid", 0.0, ""
     path.write_text(mutated)
     try:
-        return run_tests(tree, timeout, skip)
+        return run_tests(tree, timeout, skip, target)
     finally:
         path.write_text(original)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument(
+        "--target", choices=sorted(TARGETS), default="runtime", help="what to mutate (see above)"
+    )
     ap.add_argument("--generic", type=int, default=0, help="how many generic mutants to sample")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-named", action="store_true", help="skip the nine named mutants")
@@ -342,6 +399,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("--show", action="store_true", help="print each mutant's edit")
     args = ap.parse_args(argv)
+    target = TARGETS[args.target]
+    if args.target != "runtime" and (args.only or not args.generic):
+        ap.error("the named mutants are the runtime's: another target needs --generic N")
 
     with tempfile.TemporaryDirectory(prefix="mutate-") as tmp:
         trees = []
@@ -351,25 +411,27 @@ def main(argv: list[str] | None = None) -> int:
             copy_tree(tree)
             trees.append(tree)
         mutants: list[Mutant] = []
-        if not args.no_named:
+        if not args.no_named and args.target == "runtime":
             mutants += [m for m in NAMED if not args.only or m.name in args.only]
         if args.generic:
-            pool = generic_candidates(trees[0])  # the copy: the work tree may change meanwhile
+            # the copy: the work tree may change meanwhile
+            pool = generic_candidates(trees[0], target)
             rng = random.Random(args.seed)
             mutants += rng.sample(pool, min(args.generic, len(pool)))
             print(
                 f"generic pool: {len(pool)} operator mutants; "
                 f"{args.generic} sampled, seed {args.seed}"
             )
-        failing, took = baseline_failures(trees[0], args.timeout)
+        failing, took = baseline_failures(trees[0], args.timeout, target)
         skip = tuple(failing)
-        print(f"baseline: conformance run in {took:.1f}s; {len(mutants)} mutants")
+        tests = " ".join(target.tests)
+        print(f"baseline: {args.target}: {tests} in {took:.1f}s; {len(mutants)} mutants")
         for node in failing:
             print(f"  deselected, failing before any mutation: {node}")
 
         def work(i: int) -> tuple[Mutant, str, float, str]:
             m = mutants[i]
-            status, secs, killer = check(m, trees[i % len(trees)], args.timeout, skip)
+            status, secs, killer = check(m, trees[i % len(trees)], args.timeout, skip, target)
             print(f"  [{i + 1}/{len(mutants)}] {status} {m.name}", flush=True)
             return m, status, secs, killer
 
