@@ -165,6 +165,24 @@ def test_the_flow_graph_takes_compensators_from_sub_chains_and_ladders():
     assert _kinds(doc, "compensates") == [("force_stop", "create"), ("terminate", "create")]
 
 
+def test_the_flow_graph_marks_what_the_chain_declares_defined_and_what_it_only_names_not():
+    doc = chain("""
+        id: c
+        handles: [{id: hold, minted_by: reserve}]
+        actions:
+          - {id: reserve, effect: mint, output: {handles: [hold]}}
+          - {id: book, effect: commit, entry_gate: consent, input: {handles: [hold, ghost]}}
+        gates: [{id: consent, audience: user, outcomes: {ok: ok}}]
+    """)
+    assert dict(flow_graph(doc).nodes(data="defined")) == {
+        ("action", "reserve"): True,
+        ("action", "book"): True,
+        ("handle", "hold"): True,
+        ("gate", "consent"): True,
+        ("handle", "ghost"): False,
+    }
+
+
 # --- cascade (I1, I5) ------------------------------------------------------
 
 
@@ -329,6 +347,20 @@ def test_a_repair_never_invalidates_a_landed_commit():
 def test_a_repair_of_an_unknown_step_raises():
     with pytest.raises(GraphError, match="unknown step 'nowhere'"):
         repair_scope(chain(ROUND_TRIP), "nowhere", ["dates"])
+
+
+def test_a_repair_whose_invalidated_handles_hold_a_cycle_raises_naming_the_cycle():
+    doc = chain("""
+        id: c
+        handles:
+          - {id: quote, minted_by: price}
+          - {id: hold, derived_from: [quote, lock]}
+          - {id: lock, derived_from: [hold]}
+        actions:
+          - {id: price, effect: mint, input: {intent: [dates]}, output: {handles: [quote]}}
+    """)
+    with pytest.raises(GraphError, match="cycle: hold → lock → hold"):
+        repair_scope(doc, "price", ["dates"])
 
 
 def test_a_repair_of_a_field_no_action_takes_raises_naming_it():

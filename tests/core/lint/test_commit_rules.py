@@ -539,6 +539,12 @@ def test_a_precondition_that_ends_the_run_after_the_commit_passes():
     assert found(doc, "commit.precondition-replays-landed-commit") == []
 
 
+def test_a_precondition_sending_the_run_back_to_a_step_the_chain_lacks_is_left_to_other_rules():
+    """No step to replay from, so no replay to report (the dangling name is reported apart)."""
+    doc = chain(HOLD_WITH_PRECONDITION.replace("MODE", "none").replace("to: choose", "to: nowhere"))
+    assert found(doc, "commit.precondition-replays-landed-commit") == []
+
+
 AFTER_THE_BOOKING = """
     id: c
     handles:
@@ -578,6 +584,34 @@ def test_a_probe_only_read_after_the_booking_is_not_a_step_of_the_run():
 def test_the_death_of_what_the_booking_made_may_send_the_run_back_for_a_new_one():
     """When the booking itself is gone, booking again is the point (SPEC §7 P4's shape)."""
     doc = chain(AFTER_THE_BOOKING.replace("PROBE_ONLY ", "").replace("INPUT", "booking"))
+    assert found(doc, "commit.rewind-past-landed-commit") == []
+
+
+def test_a_precondition_of_a_read_after_the_booking_that_rewinds_before_it_is_warned_about():
+    text = AFTER_THE_BOOKING.replace("PROBE_ONLY ", "").replace("INPUT", "booking")
+    doc = chain(
+        text.replace(
+            "input: {handles: [booking]}}",
+            "input: {handles: [booking]},\n"
+            "         preconditions: [{when: \"booking.status == 'lost'\", "
+            'verdict: "rewind(to: search)"}]}',
+        )
+    )
+    (finding,) = found(doc, "commit.rewind-past-landed-commit")
+    assert finding.element == "actions[find_by_offer].preconditions[1].verdict"
+
+
+def test_a_row_for_the_consumers_of_what_the_booking_made_may_send_the_run_back_for_a_new_one():
+    """The row fires when the booking itself is gone: booking again is the point (SPEC §7 P4)."""
+    text = AFTER_THE_BOOKING.replace("PROBE_ONLY ", "").replace("INPUT", "booking")
+    doc = chain(
+        text
+        + """
+    verdict_table:
+      - {id: X1, signal: [code:GONE], scope: {consumers_of: [booking]},
+         verdict: "rewind(to: search)"}
+"""
+    )
     assert found(doc, "commit.rewind-past-landed-commit") == []
 
 
