@@ -354,13 +354,26 @@ def baseline_failures(
 def run_tests(
     tree: Path, timeout: float, skip: tuple[str, ...] = (), target: Target = TARGETS["runtime"]
 ) -> tuple[str, float, str]:
-    """killed | survived | killed (timeout), the seconds it took, and the test that failed."""
+    """killed | survived | killed (timeout) | killed (error) | broken, the seconds it
+    took, and the test that failed.
+
+    A run that fails naming no test and no mutated module (a tool crashing, a
+    package missing while someone reinstalls the virtualenv) is ``broken``:
+    not the mutant's doing, so not scored as a kill.
+    """
     deselect = [arg for node in skip for arg in ("--deselect", node)]
-    code, out, took = pytest(tree, timeout, "-x", "-rf", *deselect, target=target)
+    code, out, took = pytest(tree, timeout, "-x", "-rfE", *deselect, target=target)
     if code is None:
         return "killed (timeout)", took, ""
-    killer = next((line.split()[1] for line in out.splitlines() if line.startswith("FAILED ")), "")
-    return ("survived" if code == 0 else "killed"), took, killer.removeprefix("tests/")
+    if code == 0:
+        return "survived", took, ""
+    named = (line.split()[1] for line in out.splitlines() if line.startswith(("FAILED ", "ERROR ")))
+    killer = next(named, "")
+    if code == 1 and killer:
+        return "killed", took, killer.removeprefix("tests/")
+    if code in (1, 2) and target.folder in out:  # the mutated module does not import
+        return "killed (error)", took, killer.removeprefix("tests/")
+    return "broken", took, (out.strip().splitlines() or [""])[-1][:200]
 
 
 def check(
@@ -450,7 +463,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.show:
             for old, new in m.edits:
                 print(f"    - {old.rstrip()}\n    + {new.rstrip()}")
-    scored = [r for r in results if r[1] not in ("stale", "invalid")]
+    scored = [r for r in results if r[1] not in ("stale", "invalid", "broken")]
+    broken = len(results) - len(scored) - sum(r[1] in ("stale", "invalid") for r in results)
+    if broken:
+        print(f"{broken} runs broke without naming a test or the mutant: not scored, run again")
     killed = sum(1 for r in scored if r[1].startswith("killed"))
     print(f"score: {killed}/{len(scored)} killed", end="")
     named = [r for r in results if r[0] in NAMED]
@@ -458,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
         named_killed = sum(1 for r in named if r[1].startswith("killed"))
         print(f"; named {named_killed}/{len(named)}", end="")
     print()
-    return 1 if any(not r[1].startswith("killed") for r in named) else 0
+    return 1 if broken or any(not r[1].startswith("killed") for r in named) else 0
 
 
 if __name__ == "__main__":
