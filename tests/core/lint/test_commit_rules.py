@@ -598,7 +598,7 @@ def test_a_precondition_of_a_read_after_the_booking_that_rewinds_before_it_is_wa
         )
     )
     (finding,) = found(doc, "commit.rewind-past-landed-commit")
-    assert finding.element == "actions[find_by_offer].preconditions[1].verdict"
+    assert finding.element == "actions[find_by_offer].preconditions[#1].verdict"
 
 
 def test_a_row_for_the_consumers_of_what_the_booking_made_may_send_the_run_back_for_a_new_one():
