@@ -8,6 +8,7 @@ import sys
 import tracemalloc
 
 import pytest
+from pydantic import ValidationError
 
 from chains.core import formats
 from chains.core.lint import lint
@@ -62,3 +63,14 @@ def test_a_kept_status_weighs_no_more_than_its_estimate():
         tracemalloc.stop()
     measured += sys.getsizeof(digests[0])  # the hash strings were made before measuring
     assert chains_models.STATUS_BYTES / 2 <= measured <= chains_models.STATUS_BYTES
+
+
+def test_a_spec_taken_from_the_parse_cache_twice_is_one_object_no_holder_can_change(
+    flight, monkeypatch
+):
+    monkeypatch.setattr(access, "_PARSED", access.Recent(budget=10**9))
+    first, second = document_of(flight.head()), document_of(flight.head())
+    assert first is second
+    with pytest.raises(ValidationError, match="frozen"):
+        first.actions[0].effect = "compensate"
+    assert second.actions[0].effect == flight.head().document["actions"][0]["effect"]

@@ -2,9 +2,10 @@
 
 :class:`Element` is the base of every document element: its fields are strict,
 but a key the grammar does not know is moved into ``extras`` rather than
-rejected, so nothing written against another grammar version is lost.
-:class:`Variant` adds what top-level elements share (``only:`` variant scoping,
-SPEC §2.7, and the authors' notes). Evidence (``source``, a :class:`Source`
+rejected, so nothing written against another grammar version is lost; it is
+frozen, because a parsed spec is shared by identity. :class:`Variant` adds
+what top-level elements share (``only:`` variant scoping, SPEC §2.7, and the
+authors' notes). Evidence (``source``, a :class:`Source`
 with one of the :data:`EVIDENCE_TAGS`) may sit on any element and is read from
 free text by :func:`source_from_text`.
 """
@@ -36,7 +37,7 @@ _URL = re.compile(r"https?://[^\s)>\]`'\"]+")
 class Source(BaseModel):
     """Evidence for a claim: a tag, the citations, and what was said."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     tag: str | None = None
     urls: list[str] = Field(default_factory=list)
@@ -79,14 +80,20 @@ def source_from_text(text: str) -> dict[str, Any]:
 
 
 class Element(BaseModel):
-    """Base of every document element: strict fields, unknown keys kept.
+    """Base of every document element: strict fields, unknown keys kept, frozen.
 
     Unknown keys are moved into ``extras`` instead of being rejected or
     dropped, so a document written against a newer or older grammar loses
     nothing; the import report lists them.
+
+    Frozen: a parsed spec is shared by identity (the parse cache, the answers
+    :mod:`chains.core.memo` keeps beside it), so assigning an attribute
+    raises; a changed element is a new one (``model_copy(update=...)``, or an
+    edit of :mod:`chains.core.edit`). The lists and mappings inside are plain
+    ones, which pydantic does not freeze: a holder must not change them either.
     """
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
 
     source: Source | None = None
     extras: dict[str, Any] = Field(default_factory=dict)

@@ -476,5 +476,6 @@ def test_a_consent_gate_raised_on_a_field_the_response_carries_is_not():
 
 def test_a_consent_gate_that_is_also_an_entry_gate_is_always_asked():
     doc = refund_consent("quote returned")
-    doc.actions[1].entry_gate = "refund_consent"
+    entered = doc.actions[1].model_copy(update={"entry_gate": "refund_consent"})
+    doc = doc.model_copy(update={"actions": [doc.actions[0], entered, *doc.actions[2:]]})
     assert elements(doc, RULE) == []

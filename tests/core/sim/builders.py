@@ -125,6 +125,22 @@ OPTIONS = [
 ]
 
 
+def altered(doc: ChainSpec, path: str, value: object) -> ChainSpec:
+    """A copy of ``doc`` with the value at a dotted ``path`` (``gates.0.timeout``) replaced.
+
+    Specs are frozen, so a test that needs a variant of a literal chain builds a
+    new one: the document is dumped, changed and validated again, so ``value``
+    is written as a document would write it (``"30m"``, ``None``, a list).
+    """
+    document = formats.to_document(doc)
+    *parents, last = [int(part) if part.isdigit() else part for part in path.split(".")]
+    holder = document
+    for part in parents:
+        holder = holder[part] if isinstance(part, int) else holder.setdefault(part, {})
+    holder[last] = value
+    return formats.from_document(document)
+
+
 def booking(**changes) -> ChainSpec:
     doc = chain(BOOKING)
     return doc.model_copy(update=changes) if changes else doc

@@ -182,10 +182,10 @@ def test_the_memo_sees_which_handles_are_live():
 def test_the_memo_of_one_chain_never_answers_for_an_edited_copy():
     doc = chain(TWO_HANDLES)
     assert run_classify(doc, "use", obs("http:409", "LOCKED")).row == "#12"
-    edited = doc.model_copy(deep=True)
-    edited.verdict_table = chain(
+    table = chain(
         TWO_HANDLES + "verdict_table:\n  - {id: L1, signal: [code:LOCKED], verdict: retry}\n"
     ).verdict_table
+    edited = doc.model_copy(update={"verdict_table": table})
     assert run_classify(edited, "use", obs("http:409", "LOCKED")).row == "L1"
 
 

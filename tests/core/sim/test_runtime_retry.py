@@ -7,7 +7,7 @@ import pytest
 from chains.core.policy import step_limits
 from chains.core.sim.runtime import Run
 
-from .builders import KEYED, OK, TWO_HANDLES, booking, chain, events, obs, start_booking
+from .builders import KEYED, OK, TWO_HANDLES, altered, booking, chain, events, obs, start_booking
 
 
 def clock_after_retries(seed: int, n: int = 2) -> float:
@@ -53,8 +53,7 @@ def test_read_exhaustion_rewinds_to_the_newest_input_handles_refresh():
 
 
 def test_read_exhaustion_without_rewinds_left_dead_ends():
-    doc = chain(TWO_HANDLES)
-    doc.policy.per_chain.max_rewinds = 0
+    doc = altered(chain(TWO_HANDLES), "policy.per_chain.max_rewinds", 0)
     run = Run.start(doc)
     run.observe(OK)
     run.observe(OK)

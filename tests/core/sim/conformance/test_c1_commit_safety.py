@@ -13,6 +13,7 @@ from ..builders import (
     KEYED,
     OK,
     OPTIONS,
+    altered,
     booking,
     chain,
     drive_to_book,
@@ -140,10 +141,7 @@ def test_c1_7_a_second_reconcile_of_the_same_attempt_cannot_refeed():
 
 @pytest.mark.parametrize("safe_rejects", [0, 1, 2, 3])
 def test_c1_8_safe_rejects_do_not_consume_the_exactly_once_attempt(safe_rejects):
-    doc = booking()
-    unkeyed = doc.policy.per_step["commit"].unkeyed
-    assert unkeyed is not None
-    unkeyed.safe_reject_redispatch = safe_rejects
+    doc = altered(booking(), "policy.per_step.commit.unkeyed.safe_reject_redispatch", safe_rejects)
     run = drive_to_book(start_booking(doc))
     for _ in range(safe_rejects):
         run.observe(obs("http:429"))
@@ -156,8 +154,7 @@ def test_c1_8_safe_rejects_do_not_consume_the_exactly_once_attempt(safe_rejects)
 
 
 def test_c1_8_a_safe_reject_past_the_allowance_does_not_redispatch():
-    doc = booking()
-    doc.policy.per_step["commit"].unkeyed.safe_reject_redispatch = 1  # type: ignore[union-attr]
+    doc = altered(booking(), "policy.per_step.commit.unkeyed.safe_reject_redispatch", 1)
     run = drive_to_book(start_booking(doc))
     run.observe(obs("http:429"))
     run.observe(obs("http:429"))
@@ -409,7 +406,8 @@ def test_c1_5_a_cancelled_run_and_its_sweeps_replay_from_the_trace_alone():
 def not_landed_rewind(single_use: bool) -> str | None:
     """Where a booking the probe found not landed sends the run (its lock spent or not)."""
     doc = booking()
-    doc.handle("lock").single_use = single_use
+    lock = [h.id for h in doc.handles].index("lock")
+    doc = altered(doc, f"handles.{lock}.single_use", single_use)
     run = drive_to_book(start_booking(doc))
     run.observe(obs("timeout"))
     run.probe("not_landed")

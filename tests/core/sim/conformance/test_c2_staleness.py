@@ -11,6 +11,7 @@ from ..builders import (
     OK,
     OPTIONS,
     TWO_HANDLES,
+    altered,
     booking,
     chain,
     drive_to_book,
@@ -43,8 +44,7 @@ gates:
 
 
 def test_c2_1_discovered_not_scheduled():
-    doc = booking()
-    doc.policy.per_chain.wall_clock = None
+    doc = altered(booking(), "policy.per_chain.wall_clock", None)
     run = start_booking(doc)
     run.observe(obs(options=OPTIONS))
     run.wait(10 * 3600)  # far past search_id's ttl_hint

@@ -17,6 +17,7 @@ from ..builders import (
     OK,
     OPTIONS,
     TWO_COMMITS,
+    altered,
     booking,
     chain,
     drive_to_book,
@@ -28,8 +29,7 @@ from ..builders import (
 
 @pytest.mark.parametrize("attempts", [1, 2, 3, 5])
 def test_c4_1_step_attempts_exhaustion_dead_ends_with_every_attempt_traced(attempts):
-    doc = booking()
-    doc.policy.per_step["read"].attempts = attempts
+    doc = altered(booking(), "policy.per_step.read.attempts", attempts)
     run = start_booking(doc)
     for _ in range(attempts):
         run.observe(obs("http:503"))
@@ -42,8 +42,7 @@ def test_c4_1_step_attempts_exhaustion_dead_ends_with_every_attempt_traced(attem
 
 @pytest.mark.parametrize("max_rewinds", [0, 1, 2, 4])
 def test_c4_1_max_rewinds_exhaustion_names_the_budget(max_rewinds):
-    doc = booking()
-    doc.policy.per_chain.max_rewinds = max_rewinds
+    doc = altered(booking(), "policy.per_chain.max_rewinds", max_rewinds)
     run = start_booking(doc)
     run.observe(obs(options=OPTIONS))
     run.select("o1")
@@ -102,8 +101,7 @@ def test_c4_2_the_model_cannot_move_the_fence():
 
 
 def test_c4_3_wall_clock_excludes_parked_states():
-    doc = booking()
-    doc.gates[0].timeout = None  # the chain default (30m) governs
+    doc = altered(booking(), "gates.0.timeout", None)  # the chain default (30m) governs
     run = start_booking(doc)
     run.observe(obs(options=OPTIONS))
     run.select("o1")
@@ -199,8 +197,7 @@ def test_c4_5_a_start_with_a_store_but_no_run_key_is_refused():
 
 
 def external_at_lock_price(max_rewinds: int = 3) -> Run:
-    doc = booking()
-    doc.policy.per_chain.max_rewinds = max_rewinds
+    doc = altered(booking(), "policy.per_chain.max_rewinds", max_rewinds)
     run = start_booking(doc, mode="external", run_key="trip-7")
     run.observe(obs(options=OPTIONS))
     run.select("o1")
@@ -275,8 +272,8 @@ def test_c4_5_an_external_continuation_takes_over_its_trips_run_key():
 
 
 def test_c4_3_a_booking_answered_after_a_park_longer_than_wall_clock_goes_on_to_book():
-    doc = booking()
-    doc.gates[0].timeout = None  # the chain's gate_timeout (30m) governs, not wall_clock (10m)
+    # the chain's gate_timeout (30m) governs, not wall_clock (10m)
+    doc = altered(booking(), "gates.0.timeout", None)
     run = start_booking(doc)
     run.observe(obs(options=OPTIONS))
     run.select("o1")

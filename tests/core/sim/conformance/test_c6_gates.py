@@ -11,6 +11,7 @@ from chains.core.sim.state import Proposal
 from ..builders import (
     OPTIONS,
     REFUNDS,
+    altered,
     booking,
     chain,
     events,
@@ -47,7 +48,7 @@ def test_c6_1_park_survives_restart():
 def test_c6_2_timeout_verdict_per_gate_over_per_chain(own, waited, fires):
     doc = booking()
     if not own:
-        doc.gates[0].timeout = None  # per-chain gate_timeout (30m) applies
+        doc = altered(doc, "gates.0.timeout", None)  # per-chain gate_timeout (30m) applies
     run = at_consent(doc)
     run.wait(waited * 60)
     assert (run.snapshot.state == "dead_end") is fires
@@ -250,8 +251,7 @@ def test_c6_5_a_consent_gate_configured_for_the_model_is_still_refused_to_it(rel
 
 
 def test_c6_5_an_operator_s_gate_is_not_answered_by_the_user():
-    doc = booking()
-    doc.gates[0].audience = "operator"
+    doc = altered(booking(), "gates.0.audience", "operator")
     run = at_consent(doc)
     with pytest.raises(SimulationError, match="the user may not answer it"):
         run.answer("accept", by="user")

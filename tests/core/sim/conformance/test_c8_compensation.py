@@ -7,7 +7,17 @@ import pytest
 from chains.core.sim.runtime import Run, SimulationError
 from chains.core.sim.state import Observation, Proposal
 
-from ..builders import GROW, OK, REFUNDS, TWO_COMMITS, chain, events, obs, unwinding_cancel_flow
+from ..builders import (
+    GROW,
+    OK,
+    REFUNDS,
+    TWO_COMMITS,
+    altered,
+    chain,
+    events,
+    obs,
+    unwinding_cancel_flow,
+)
 
 REBOOK = """
 id: rebook
@@ -87,8 +97,7 @@ gates:
 
 
 def two_landed(order=None) -> Run:
-    doc = chain(TWO_COMMITS)
-    doc.policy.per_chain.compensation_order = order
+    doc = altered(chain(TWO_COMMITS), "policy.per_chain.compensation_order", order)
     run = Run.start(doc)
     run.observe(OK)
     run.observe(OK)
@@ -167,7 +176,7 @@ def test_c8_2_a_later_dead_end_that_undoes_the_replacement_keeps_the_original():
 
 def test_c8_2_an_order_that_unwinds_the_original_first_keeps_it_while_its_replacement_waits():
     doc = chain(UPGRADE.replace("SUITE_UNDO", REFUNDABLE_SUITE))
-    doc.policy.per_chain.compensation_order = ["book_standard", "book_suite"]
+    doc = altered(doc, "policy.per_chain.compensation_order", ["book_standard", "book_suite"])
     run = Run.start(doc)
     for _ in range(3):  # book_standard, charge_upgrade_fee, book_suite
         run.observe(OK)
