@@ -3,13 +3,14 @@
 The simulator and the explorer ask the same questions of one chain
 thousands of times (which rows apply to a step, its policy limits, its main
 steps), and the answers depend on the document alone. :func:`per_chain`
-gives each chain object a dictionary for them. It assumes what the rest of
-the code keeps true: a loaded chain document is never changed in place (an
-edit builds a new one). The table holds a weak reference to each chain,
-checked on every look-up, so an id in it can never belong to another chain,
-and the answers go when their chain does: they never keep a parsed document
-(tens of megabytes at the upload limit) alive past the caches that bound
-those by bytes. The oldest of a few chains gives way too.
+gives each chain object a dictionary for them. That is sound because a
+:class:`~chains.core.model.ChainSpec` and every element in it are frozen
+(assigning an attribute raises; an edit builds a new spec). The table
+holds a weak reference to each chain, checked on every look-up, so an id in
+it can never belong to another chain, and the answers go when their chain
+does: they never keep a parsed document (tens of megabytes at the upload
+limit) alive past the caches that bound those by bytes. The oldest of a few
+chains gives way too.
 
 The answers a search asks for at every input (a chain's indexes by id,
 its keyed commits, its step limits) also keep the last chain's answer at

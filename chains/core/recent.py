@@ -1,9 +1,10 @@
 """A small bounded memory of values derived from content, by content hash.
 
-Revisions are immutable and core functions never change a document in place,
-so what is derived from one content (its parse, its lint status, its findings
-with their fixes) stays true; the pages and the store reuse it instead of
-computing it again. Thread-safe: one process serves many requests.
+Revisions are immutable and a parsed spec is frozen (one cached parse is
+shared by every request that reads its content), so what is derived from one
+content (its parse, its lint status, its findings with their fixes) stays true;
+the pages and the store reuse it instead of computing it again. Thread-safe:
+one process serves many requests.
 
 Bounded twice: by a count of entries, and by a budget of bytes that each
 entry's caller estimates (``weight``), because one parsed document at the

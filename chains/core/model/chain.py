@@ -94,7 +94,7 @@ class ChainSpec(Element):
         return {} if value is None else value
 
     # Lookups used by every later layer, the simulator's hot path among them: an
-    # index per list, built once (chains.core.memo; a loaded chain never changes). The
+    # index per list, built once (chains.core.memo; a spec is frozen, so they hold). The
     # last chain's indexes are also kept at hand: a search asks one chain thousands of
     # times an input, and the memo's table costs two calls more than this check.
     def handle(self, handle_id: str) -> Handle | None:
