@@ -48,7 +48,7 @@ def test_the_short_address_opens_the_one_chain_of_that_key_the_person_may_see(
 def test_an_edit_posted_to_the_short_address_changes_the_chain_the_person_may_see(
     flight, theirs, people, signed_in
 ):
-    form = {"op": "add_handle", "arg.id": "mine", "base": "1"}
+    form = {"op": "add_handle", "form": "add-handle", "id": "mine", "base": "1"}
     response = signed_in(people["outsider"]).post("/chains/flight_roundtrip/edit", form)
     assert response.status_code == 302
     assert (theirs.revisions.count(), flight.revisions.count()) == (2, 1)

@@ -39,7 +39,8 @@ def post_edit(client, chain: Chain, op: str, base: int, htmx: bool = True, **fie
 
 
 def describe(client, chain: Chain, text: str, base: int = 1, **more):
-    fields = {"arg.id": "search_id", "set.fields.description": text, "select": "handle:search_id"}
+    args = json.dumps({"id": "search_id", "fields": {"description": text}})
+    fields = {"args": args, "select": "handle:search_id"}
     return post_edit(client, chain, "update_handle", base, **fields, **more)
 
 
@@ -83,7 +84,7 @@ def test_a_field_both_changed_is_named_and_the_button_says_it_overwrites_theirs(
 
 
 def test_a_stale_save_that_clashes_with_nothing_offers_to_apply_it_on_the_new_head(client, small):
-    post_edit(client, small, "add_handle", 1, **{"arg.id": "quote"})
+    post_edit(client, small, "add_handle", 1, **{"form": "add-handle", "id": "quote"})
     body = describe(client, small, "My careful words.").content.decode()
     assert 'id="stale-clean"' in body
     assert "Apply yours on revision 2" in body
@@ -91,9 +92,10 @@ def test_a_stale_save_that_clashes_with_nothing_offers_to_apply_it_on_the_new_he
 
 
 def test_the_yaml_a_person_typed_is_kept_in_the_editor_after_a_stale_save(client, small):
-    post_edit(client, small, "add_handle", 1, **{"arg.id": "quote"})
+    post_edit(client, small, "add_handle", 1, **{"form": "add-handle", "id": "quote"})
     typed = "description: my long careful text\nsingle_use: true"
-    fields = {"arg.id": "search_id", "yaml.fields": typed, "select": "handle:search_id"}
+    fields = {"form": "element-yaml", "target": "search_id", "fields": typed}
+    fields["select"] = "handle:search_id"
     body = post_edit(client, small, "update_handle", 1, **fields).content.decode()
     textarea = part(body, 'id="element-yaml"', "</textarea>")
     assert "my long careful text" in html.unescape(textarea)
@@ -112,9 +114,9 @@ def test_a_plain_form_post_gets_the_same_answer_as_a_whole_page(client, small):
 
 
 def test_a_stale_policy_edit_names_the_setting_it_writes(client, small):
-    post_edit(client, small, "update_policy", 1, **{"yaml.fields": "per_chain: {max_rewinds: 5}"})
+    post_edit(client, small, "update_policy", 1, **{"form": "policy-yaml", "fields": "per_chain: {max_rewinds: 5}"})
     body = post_edit(
-        client, small, "update_policy", 1, **{"yaml.fields": "per_chain: {max_rewinds: 2}"}
+        client, small, "update_policy", 1, **{"form": "policy-yaml", "fields": "per_chain: {max_rewinds: 2}"}
     )
     row = part(body.content.decode(), 'class="stale-sides"', "</table>")
     assert "<td>policy</td><td><code>per_chain.max_rewinds</code></td>" in row
@@ -126,7 +128,7 @@ def test_a_stale_policy_edit_names_the_setting_it_writes(client, small):
 
 
 def test_the_reapply_form_posts_the_same_edit_on_the_new_head(client, small):
-    post_edit(client, small, "add_handle", 1, **{"arg.id": "quote"})
+    post_edit(client, small, "add_handle", 1, **{"form": "add-handle", "id": "quote"})
     body = describe(client, small, "My careful words.").content.decode()
     fields = reapply_fields(body)
     assert fields["base"] == "2" and fields["op"] == "update_handle"
@@ -143,9 +145,9 @@ def test_the_reapply_form_posts_the_same_edit_on_the_new_head(client, small):
 
 
 def test_a_reapply_is_refused_again_when_the_head_moved_once_more(client, small):
-    post_edit(client, small, "add_handle", 1, **{"arg.id": "quote"})
+    post_edit(client, small, "add_handle", 1, **{"form": "add-handle", "id": "quote"})
     fields = reapply_fields(describe(client, small, "My careful words.").content.decode())
-    post_edit(client, small, "update_action", 2, **{"arg.id": "search", "set.fields.timeout": "5s"})
+    post_edit(client, small, "update_action", 2, args='{"id": "search", "fields": {"timeout": "5s"}}')
     response = client.post(f"{small.url()}edit", fields, **HTMX)
     body = response.content.decode()
     assert response.status_code == 409

@@ -245,7 +245,7 @@ def test_user_text_is_escaped_in_the_page_and_the_graph(client):
 
 
 def test_adding_a_handle_stores_a_new_revision_and_redirects_back(client, small):
-    fields = {"arg.id": "quote", "arg.minted_by": "choose"}
+    fields = {"form": "add-handle", "id": "quote", "minted_by": "choose"}
     response = post_edit(client, small, "add_handle", **fields)
     assert response.status_code == 302
     assert response["Location"] == f"{small.url()}"
@@ -256,7 +256,7 @@ def test_adding_a_handle_stores_a_new_revision_and_redirects_back(client, small)
 
 def test_an_htmx_edit_answers_with_the_workspace_showing_the_new_revision(client, small):
     response = post_edit(
-        client, small, "add_handle", htmx=True, **{"arg.id": "quote", "select": "handle:quote"}
+        client, small, "add_handle", htmx=True, **{"form": "add-handle", "id": "quote", "select": "handle:quote"}
     )
     body = response.content.decode()
     assert response.status_code == 200
@@ -271,9 +271,10 @@ def test_adding_an_edge_with_json_args(client, small):
     assert "pick" in head(small)["actions"][0]["input"]["handles"]
 
 
-def test_updating_an_element_from_its_yaml(client, small):
-    fields = "description: The search result set.\nstaleness: {detect: [http:410], refresh: search}"
-    post_edit(client, small, "update_handle", **{"arg.id": "search_id", "yaml.fields": fields})
+def test_updating_an_element_with_json_args_keeps_the_keys_it_does_not_name(client, small):
+    fields = {"description": "The search result set.", "staleness": {"detect": ["http:410"]}}
+    args = json.dumps({"id": "search_id", "fields": fields})
+    post_edit(client, small, "update_handle", args=args)
     handle = head(small)["handles"][0]
     assert handle["description"] == "The search result set."
     assert handle["staleness"]["detect"] == ["http:410"]
@@ -285,11 +286,12 @@ def test_a_row_is_added_with_the_verdict_builder(client, small):
         small,
         "add_row",
         **{
-            "arg.fields.id": "R3",
-            "yaml.fields.signal": "[code:SOLD_OUT]",
-            "list.fields.scope.steps": ["choose"],
-            "verdict.type": "reselect",
-            "verdict.to": "choose",
+            "form": "add-row",
+            "id": "R3",
+            "signal": "code:SOLD_OUT",
+            "scope__steps": ["choose"],
+            "verdict_type": "reselect",
+            "verdict_to": "choose",
         },
     )
     row = head(small)["verdict_table"][-1]
@@ -299,7 +301,7 @@ def test_a_row_is_added_with_the_verdict_builder(client, small):
 
 
 def test_moving_a_row_reorders_the_table(client, small):
-    post_edit(client, small, "move_row", **{"arg.id": "R2", "args": '{"index": 0}'})
+    post_edit(client, small, "move_row", args='{"id": "R2", "index": 0}')
     assert [r["id"] for r in head(small)["verdict_table"]] == ["R2", "R1"]
 
 
@@ -430,7 +432,7 @@ def test_an_outsider_cannot_load_the_quick_fixes_of_a_chain(signed_in, people, f
 
 
 def test_undo_and_redo_walk_the_history_as_new_revisions(client, small):
-    post_edit(client, small, "delete_row", **{"arg.id": "R2"})
+    post_edit(client, small, "delete_row", args='{"id": "R2"}')
     client.post(f"{small.url()}undo", {"base": "2"})
     assert [r["id"] for r in head(small)["verdict_table"]] == ["R1", "R2"]
     client.post(f"{small.url()}redo", {"base": "3"})
@@ -442,8 +444,8 @@ def test_undo_and_redo_walk_the_history_as_new_revisions(client, small):
 
 
 def test_an_edit_on_a_stale_base_is_refused_with_409_and_changes_nothing(client, small):
-    post_edit(client, small, "add_handle", **{"arg.id": "theirs"})
-    response = post_edit(client, small, "add_handle", base=1, htmx=True, **{"arg.id": "mine"})
+    post_edit(client, small, "add_handle", args='{"id": "theirs"}')
+    response = post_edit(client, small, "add_handle", base=1, htmx=True, args='{"id": "mine"}')
     body = response.content.decode()
     assert response.status_code == 409
     assert "based on revision 1" in body and "Reload revision 2" in body
@@ -452,7 +454,7 @@ def test_an_edit_on_a_stale_base_is_refused_with_409_and_changes_nothing(client,
 
 
 def test_an_edit_naming_an_unknown_element_is_a_400_naming_it(client, small):
-    response = post_edit(client, small, "delete_handle", **{"arg.id": "nope"})
+    response = post_edit(client, small, "delete_handle", args='{"id": "nope"}')
     assert response.status_code == 400
     assert "nope" in response.content.decode()
     assert small.head().number == 1
@@ -464,15 +466,16 @@ def test_an_edit_naming_an_unknown_element_is_a_400_naming_it(client, small):
         ({"op": "fly"}, "fly"),
         ({"op": "add_edge", "args": "{not json"}, "args: not valid JSON"),
         ({"op": "add_edge", "args": "[1, 2]"}, "expected a JSON object"),
-        ({"op": "update_handle", "arg.id": "pick", "yaml.fields": "a: [1"}, "not valid YAML"),
-        ({"op": "add_row", "arg.fields.id": "R9", "verdict.type": "rewind"}, "needs a target"),
-        ({"op": "add_handle", "arg.id": "x", "base": "latest"}, "base"),
+        ({"op": "update_handle", "form": "element-yaml", "target": "pick", "fields": "a: [1"}, "not valid YAML"),
+        ({"op": "add_row", "form": "add-row", "id": "R9", "verdict_type": "rewind"}, "needs a target"),
+        ({"op": "add_handle", "args": '{"id": "x"}', "base": "latest"}, "base"),
         ({"op": "add_edge", "args": "[" * 5000 + "]" * 5000}, "nesting deeper"),
-        ({"op": "update_handle", "arg.id": "pick", "yaml.fields": "a: " + "[" * 5000}, "YAML"),
+        ({"op": "update_handle", "form": "element-yaml", "target": "pick", "fields": "a: " + "[" * 5000}, "YAML"),
         (
             {
                 "op": "update_chain",
-                "yaml.fields": "a: &a [x, x]\n"
+                "form": "settings-yaml",
+                "fields": "a: &a [x, x]\n"
                 + "".join(
                     f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}]\n"
                     for p, c in zip("abcdefgh", "bcdefghi", strict=True)
@@ -509,7 +512,7 @@ def test_editing_an_unknown_chain_is_not_found(client):
 
 
 def test_the_diff_page_lists_what_changed_and_marks_it_on_the_graph(client, small):
-    post_edit(client, small, "add_handle", **{"arg.id": "quote", "arg.minted_by": "choose"})
+    post_edit(client, small, "add_handle", form="add-handle", id="quote", minted_by="choose")
     body = client.get(f"{small.url()}diff").content.decode()
     assert "Revision 1 → 2" in body
     assert 'class="change change-added"' in body and "quote" in body
@@ -522,9 +525,9 @@ def test_a_diff_of_a_revision_that_does_not_exist_is_not_found(client, small):
 
 
 def test_chain_settings_are_edited_as_yaml_but_the_id_cannot_change(client, small):
-    post_edit(client, small, "update_chain", **{"yaml.fields": "title: Small one"})
+    post_edit(client, small, "update_chain", form="settings-yaml", fields="title: Small one")
     assert head(small)["title"] == "Small one"
-    response = post_edit(client, small, "update_chain", base=2, **{"yaml.fields": "id: other"})
+    response = post_edit(client, small, "update_chain", 2, form="settings-yaml", fields="id: other")
     assert response.status_code == 400
     assert not Chain.objects.filter(key="other").exists()
 
@@ -536,7 +539,8 @@ def test_a_refused_element_edit_keeps_what_was_typed_and_says_why_beside_it(clie
         small,
         "update_handle",
         htmx=True,
-        **{"arg.id": "search_id", "yaml.fields": typed, "select": "handle:search_id"},
+        **{"form": "element-yaml", "target": "search_id", "fields": typed},
+        select="handle:search_id",
     )
     body = response.content.decode()
     assert response.status_code == 400
@@ -551,14 +555,15 @@ def test_a_row_can_be_scoped_to_consumers_flagged_fragile_and_given_evidence(cli
         small,
         "add_row",
         **{
-            "arg.fields.id": "R3",
-            "yaml.fields.signal": "[code:GONE]",
-            "list.fields.scope.consumers_of": ["search_id"],
-            "arg.fields.fragile": "prose-match",
-            "arg.fields.source.tag": "documented",
-            "list.fields.source.urls": ["https://docs.example.com/errors"],
-            "verdict.type": "rewind",
-            "verdict.to": "search",
+            "form": "add-row",
+            "id": "R3",
+            "signal": "code:GONE",
+            "scope__consumers_of": ["search_id"],
+            "fragile": "on",
+            "source__tag": "documented",
+            "source__urls": "https://docs.example.com/errors",
+            "verdict_type": "rewind",
+            "verdict_to": "search",
         },
     )
     row = head(small)["verdict_table"][-1]
@@ -578,6 +583,9 @@ def form_fields(body: str, form_id: str) -> dict[str, list[str]]:
         name = re.search(r'name="([^"]+)"', tag)
         if not name or ('type="checkbox"' in tag and "checked" not in tag):
             continue
+        if 'type="checkbox"' in tag and "value=" not in tag:
+            fields.setdefault(name.group(1), []).append("on")  # as a browser posts a tick
+            continue
         if tag.startswith("<select"):
             continue
         value = re.search(r'value="([^"]*)"', tag)
@@ -590,19 +598,19 @@ def form_fields(body: str, form_id: str) -> dict[str, list[str]]:
             html.unescape(text if text is not None else value.group(1) if value else "")
         )
     for name, options in re.findall(r'<select name="([^"]+)"[^>]*>(.*?)</select>', form, re.S):
-        chosen = re.findall(r"<option(?: value=\"([^\"]*)\")? selected>([^<]*)", options)
-        fields.setdefault(name, []).extend(v or text for v, text in chosen)
+        chosen = re.findall(r'<option value="([^"]*)" selected>', options)
+        fields.setdefault(name, []).extend(chosen)
     return fields
 
 
 def test_the_common_fields_form_of_a_handle_shows_and_saves_its_values(client, small):
     body = client.get(f"{small.url()}?select=handle:pick").content.decode()
     fields = form_fields(body, "element-fields")
-    assert fields["set.fields.minted_by"] == ["choose"]
-    assert fields["setlist.fields.derived_from"] == ["", "search_id"]
-    fields["setlist.fields.derived_from"] = [""]  # deselect every parent
-    fields["set.fields.description"] = ["The chosen result."]
-    fields["yaml.fields.single_use"] = ["false", "true"]  # the box ticked
+    assert fields["minted_by"] == ["choose"]
+    assert fields["derived_from"] == ["search_id"]
+    del fields["derived_from"]  # deselect every parent
+    fields["description"] = ["The chosen result."]
+    fields["single_use"] = ["on"]  # the box ticked
     response = client.post(f"{small.url()}edit", fields)
     assert response.status_code == 302
     pick = next(h for h in head(small)["handles"] if h["id"] == "pick")
@@ -612,18 +620,23 @@ def test_the_common_fields_form_of_a_handle_shows_and_saves_its_values(client, s
 
 
 def test_clearing_a_field_in_the_common_form_removes_it(client, small):
-    post_edit(client, small, "update_action", **{"arg.id": "search", "set.fields.timeout": "30s"})
+    body = client.get(f"{small.url()}?select=action:search").content.decode()
+    fields = form_fields(body, "element-fields")
+    fields["timeout"] = ["30s"]
+    client.post(f"{small.url()}edit", fields)
     assert head(small)["actions"][0]["timeout"] == "30s"
-    post_edit(
-        client, small, "update_action", base=2, **{"arg.id": "search", "set.fields.timeout": ""}
-    )
+    body = client.get(f"{small.url()}?select=action:search").content.decode()
+    fields = form_fields(body, "element-fields")
+    assert fields["timeout"] == ["30s"]
+    fields["timeout"] = [""]
+    client.post(f"{small.url()}edit", fields)
     assert "timeout" not in head(small)["actions"][0]
 
 
 def test_a_row_is_edited_from_its_common_fields(client, small):
     body = client.get(f"{small.url()}?select=row:R2&tab=table").content.decode()
     fields = form_fields(body, "element-fields")
-    assert fields["set.fields.verdict"] == ["dead_end"]
-    fields["set.fields.verdict"] = ["rewind(to: search)"]
+    assert fields["verdict"] == ["dead_end"]
+    fields["verdict"] = ["rewind(to: search)"]
     assert client.post(f"{small.url()}edit", fields).status_code == 302
     assert head(small)["verdict_table"][1]["verdict"] == "rewind(to: search)"

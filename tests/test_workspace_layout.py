@@ -94,8 +94,7 @@ def test_a_plain_edit_from_the_wide_table_comes_back_to_it(client, unsafe):
         {
             "base": "1",
             "op": "move_row",
-            "arg.id": "U3",
-            "args": '{"index": 0}',
+            "args": '{"id": "U3", "index": 0}',
             "tab": "table",
             "view": "handles",
             "wide": "1",

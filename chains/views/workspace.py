@@ -1,7 +1,9 @@
 """The workspace of one chain: the graph, the side panel, the lint panel and every edit.
 
 Every edit is one POST naming a core edit operation (``chains.core.edit``)
-and the revision it was based on, read by ``edit_form.read_edit``. The
+and the revision it was based on, from one of the workspace's Django forms
+(``workspace_forms``: the form turns its cleaned data into the edit's
+arguments) or, for a post naming no form, as ``op`` and JSON ``args``. The
 ``services.editing`` service applies it to the head and stores the result as
 a new revision; the view renders the workspace again (the ``workspace``
 partial for htmx, a redirect otherwise). An edit on a stale base is refused
@@ -27,6 +29,7 @@ from chains.core import edit, formats
 from chains.core.coverage import coverage
 from chains.core.dot import RenderError
 from chains.core.drawing import Canvas, Drawing, start_drawing
+from chains.core.edit import EditError
 from chains.core.errors import ChainError, DocumentError
 from chains.core.fixes import fixes_for, may_fix
 from chains.core.keys import GraphKey, GraphKeyError, node_key
@@ -40,7 +43,6 @@ from chains.core.model import (
     Gate,
     Handle,
     row_ref,
-    rows_by_ref,
 )
 from chains.core.paths import SECTIONS
 from chains.core.rebase import ABSENT, Rebase, Written
@@ -59,11 +61,19 @@ from chains.services import editing
 from chains.services.access import ChainAccess, document_of, get_head
 from chains.services.editing import EditIn, UndoIn
 from chains.views.common import get_access
-from chains.views.edit_form import read_edit, renamed_selection
-from chains.views.forms import plain_number, read_form
+from chains.views.element_forms import DocumentForm
+from chains.views.forms import FormError, plain_number, read_form
+from chains.views.workspace_forms import (
+    NAMES,
+    SECTIONS,
+    EditForm,
+    chain_data,
+    element_data,
+    element_model,
+    page_forms,
+    posted_form,
+)
 
-# Parts of a chain document with edits of their own (the rest is "chain settings").
-CHAIN_SECTIONS = {"id", *SECTIONS.values(), "policy"}
 AUDIENCES = get_args(Gate.model_fields["audience"].annotation)
 ADDERS = ("action", "handle", "gate", "row")  # add forms kept open after an add
 TABS = ("actions", "handles", "gates", "table", "coverage", "policy", "evidence", "history")
@@ -88,8 +98,9 @@ def workspace(request: HttpRequest, key: str, team: str | None = None) -> HttpRe
 def edit_chain(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
     access = get_access(request, team, key, Role.EDITOR)
     chain = access.chain
+    form = posted_form(request.POST, _head_spec(chain))
     try:
-        posted = read_edit(request.POST)
+        posted = _read_edit(request.POST, form)
         saved = editing.save_edit(
             chain,
             posted.op,
@@ -101,9 +112,13 @@ def edit_chain(request: HttpRequest, key: str, team: str | None = None) -> HttpR
             else None,
         )
     except StaleRevision as exc:
-        return _stale(request, access, exc, posted)
+        return _stale(request, access, exc, posted, form)
+    except EditError as exc:
+        if form is not None:
+            form.refuse(exc)
+        return _refused(request, access, str(exc), 400, exc, form)
     except ChainError as exc:
-        return _refused(request, access, str(exc), 400, exc)
+        return _refused(request, access, str(exc), 400, exc, form)
     known = {"document": saved.spec, "report": saved.report, "drawing": saved.drawing}
     return _saved(request, access, saved.revision, posted, **known)
 
@@ -122,6 +137,31 @@ def undo_redo(request: HttpRequest, key: str, action: str, team: str | None = No
     return _saved(request, access, revision)
 
 
+def _head_spec(chain: Chain) -> ChainSpec | None:
+    try:
+        return document_of(get_head(chain))
+    except DocumentError:
+        return None  # the edit is refused as the head no longer validates
+
+
+def _read_edit(post: Any, form: DocumentForm | None) -> EditIn:
+    """The edit a post asks for: from the workspace form it came from, or as ``op`` and JSON ``args``.
+
+    A form that refuses a value raises ``FormError`` naming its fields; the
+    bound form keeps them for the page to show again.
+    """
+    base = read_form(UndoIn, post).base
+    if form is not None:
+        if not form.is_valid():
+            raise FormError(form.summary(), tuple(form.errors))
+        return EditIn(op=form.op, base=base, args=form.args())
+    plain = EditForm(post)
+    if not plain.is_valid():
+        said = "; ".join(f"{k}: {' '.join(v)}" for k, v in plain.errors.items())
+        raise FormError(said, tuple(plain.errors))
+    return EditIn(op=plain.cleaned_data["op"], base=base, args=plain.cleaned_data["args"])
+
+
 # --- what the workspace shows -----------------------------------------------------
 
 
@@ -132,6 +172,7 @@ def workspace_context(
     document: ChainSpec | None = None,
     report: Any = None,
     drawing: Drawing | None = None,
+    refused_form: DocumentForm | None = None,
     **extra: Any,
 ) -> dict:
     tab = params.get("tab") if params.get("tab") in TABS else "actions"
@@ -181,6 +222,12 @@ def workspace_context(
     )
     for item in context["rows"]:
         item["comments"] = commented.get(item["key"], 0)
+    context["forms"] = page_forms(document, tab, context["element"])
+    context["error_in_form"] = _shows(context["forms"], refused_form)
+    for kind in ADDERS:  # the adder kept open, or refused, has the cursor in its id box
+        adder = context["forms"].get(f"add_{kind}")
+        if adder is not None and (context["adding"] == kind or adder.is_bound):
+            adder.fields["id"].widget.attrs["autofocus"] = True
     context["scenario_checks"] = scenario_checks(chain, document)
     if tab == "coverage":
         m = _COVERAGE.get(head.content_hash)
@@ -281,6 +328,24 @@ def _findings(
     return items
 
 
+def _shows(forms: dict[str, Any], refused: DocumentForm | None) -> bool:
+    """Put the ``refused`` form, bound, in place of its unbound self; whether the page has it.
+
+    The page has it when it shows that form for the same element (the
+    selected one, on the tab the post came from).
+    """
+    if refused is None:
+        return False
+    name = NAMES[refused.form_id]
+    shown = forms.get(name)
+    same = type(shown) is type(refused) and shown.initial.get("target") == refused.initial.get(
+        "target"
+    )
+    if same:
+        forms[name] = refused
+    return same
+
+
 def _linted(head: Revision, document: ChainSpec) -> Any:
     """The lint report of ``head``, kept per content: it is most of a large chain's render."""
     known = _REPORTS.get(head.content_hash)
@@ -372,34 +437,26 @@ def _element(document: ChainSpec, text: str | None) -> dict | None:
             "edge_args": json.dumps(args),
         }
     section = SECTIONS.get(kind)
-    value = _model_of(document, kind, name) if section else None
+    value = element_model(document, kind, name) if section else None
     if section is None or value is None:
         return {"kind": kind, "id": name, "key": shown}
-    models = getattr(document, section)
-    position = next(i for i, item in enumerate(models) if item is value)
-    found = formats.to_document(document)[section][position]  # same order as the model's
+    found = element_data(document, kind, value)
     return {
         "kind": kind,
         "op": kind,
         "id": name,
         "key": shown,
         "yaml": _yaml(found),
+        "delete_args": json.dumps({"id": name}),
         "value": value,
         "data": found,
     }
 
 
-def _model_of(document: ChainSpec, kind: str, name: str) -> Any:
-    """The element ``kind:name``; a row is named by :func:`~chains.core.model.row_ref`."""
-    if kind == "row":
-        return rows_by_ref(document.verdict_table).get(name)
-    return {"action": document.action, "handle": document.handle, "gate": document.gate}[kind](name)
-
-
 def _settings(document: ChainSpec) -> dict[str, str]:
     """The policy, and the chain's own fields, as YAML for the Policy tab's two editors."""
     data = formats.to_document(document)
-    own = {k: v for k, v in data.items() if k not in CHAIN_SECTIONS}
+    own = chain_data(document)
     return {
         "policy_yaml": _yaml(data.get("policy", {})),
         "settings_yaml": _yaml(own),
@@ -429,6 +486,20 @@ def _state(request: HttpRequest, saved: EditIn | None = None) -> dict[str, str]:
     if saved is not None and state.get("select"):
         state["select"] = renamed_selection(saved, state["select"])
     return state
+
+
+def renamed_selection(posted: EditIn, select: str) -> str:
+    """The selection once ``posted`` is saved: a renamed selected element keeps its panel.
+
+    An update with a new ``fields.id`` (the form's Id box, or the YAML editor)
+    renames the element; the workspace's ``select`` still names the old id.
+    """
+    kind = posted.op.removeprefix("update_")
+    old, fields = posted.args.get("id"), posted.args.get("fields")
+    new = fields.get("id") if isinstance(fields, dict) else None
+    if kind not in SECTIONS or not isinstance(new, str) or not new or select != f"{kind}:{old}":
+        return select
+    return f"{kind}:{new}"
 
 
 def render_workspace(request: HttpRequest, context: dict, status: int = 200) -> HttpResponse:
@@ -463,65 +534,43 @@ def _refused(
     message: str,
     status: int,
     exc: Exception | None = None,
+    form: DocumentForm | None = None,
 ) -> HttpResponse:
     """The workspace again with the reason, and what the user typed kept in its form.
 
-    ``typed`` gives the posting form (its ``form`` field) every value posted
-    and the place the refusal names, so it shows them next to its fields.
+    The posting ``form`` is rendered bound, as posted, each refusal beside its
+    field (a refusal it could not place, above it); the page's banner says it
+    only when that form is not on the page (a script's post, another tab).
     """
-    context = workspace_context(access, get_head(access.chain), _state(request), error=message)
+    if form is not None and not form.errors and not form.has_row_errors:
+        form.add_error(None, message)
+    context = workspace_context(
+        access, get_head(access.chain), _state(request), error=message, refused_form=form
+    )
     context["stale"] = status == 409
-    fields = getattr(exc, "fields", None)
-    context["typed"] = {
-        "op": request.POST.get("op", ""),
-        "yaml": request.POST.get("yaml.fields"),
-        "form": request.POST.get("form", ""),
-        "post": request.POST,
-        "error": message,
-        "path": getattr(exc, "path", None) or (fields[0] if fields else ""),
-    }
-    context["error_in_form"] = _form_shows(context, context["typed"])
     return render_workspace(request, context, status)
 
 
-_ADDERS = ("add-action", "add-handle", "add-gate")  # always on the page, above the canvas
-
-
-def _form_shows(context: dict, typed: dict) -> bool:
-    """Whether the re-rendered page has the form that posted, showing the refusal itself.
-
-    Then the page-level banner stays away (one message, beside the field);
-    a refusal no form on the page owns (a script's post, a form on another
-    tab) still gets the banner.
-    """
-    form, op, tab = typed["form"], typed["op"], context["tab"]
-    element = context.get("element") or {}
-    if context.get("problems"):
-        return False
-    if form in _ADDERS:
-        return True
-    if form == "add-row" or (not form and op == "add_row"):
-        return tab == "table"
-    if op in ("update_policy", "update_chain"):  # the policy forms or their YAML editors
-        return tab == "policy"
-    # The element form, or the element's YAML editor below it.
-    return bool(element.get("yaml")) and op == f"update_{element.get('op')}"
-
-
 def _stale(
-    request: HttpRequest, access: ChainAccess, exc: StaleRevision, posted: EditIn
+    request: HttpRequest,
+    access: ChainAccess,
+    exc: StaleRevision,
+    posted: EditIn,
+    form: DocumentForm | None = None,
 ) -> HttpResponse:
     """The head, with the refused edit beside its values and a form that posts it again on it.
 
     The re-apply form carries the same op and arguments with the head as base,
     so it is refused again (and measured again) if the head moves once more.
+    A YAML editor that posted keeps what was typed in it.
     """
     check: Rebase | None = getattr(exc, "rebase", None)
     message = getattr(exc, "plain", str(exc))
-    context = workspace_context(access, exc.head, _state(request), error=message, stale=True)
-    typed_yaml = request.POST.get("yaml.fields")
-    # The YAML editor opens with the refusal only when it is where the person typed.
-    context["typed"] = {"op": posted.op if typed_yaml is not None else "", "yaml": typed_yaml}
+    typed = form if form is not None and form.form_id.endswith("-yaml") else None
+    context = workspace_context(
+        access, exc.head, _state(request), error=message, stale=True, refused_form=typed
+    )
+    context["error_in_form"] = False
     context["stale_edit"] = {
         "base": posted.base,
         "op": posted.op,

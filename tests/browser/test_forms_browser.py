@@ -232,7 +232,7 @@ def test_the_hotel_chain_is_built_to_valid_through_the_forms(hand, capsys):
     hand.choose(form.get_by_label("Entry gate"), "book_consent")
     hand.choose(form.get_by_label("Mode"), "none")
     hand.choose(form.get_by_label("Probe action"), "find_by_label")
-    hand.choose(form.locator('[name="set.fields.compensation.action"]'), "cancel_reservation")
+    hand.choose(form.locator('[name="compensation__action"]'), "cancel_reservation")
     hand.type(form.get_by_label("Description"), P3)
     hand.save(form.get_by_role("button", name="Save"))
     form = hand.select("actions", "cancel_reservation")
@@ -287,7 +287,7 @@ def test_a_rename_from_the_id_box_keeps_the_element_selected_and_a_refusal_keeps
 
     form = page.locator("#element-fields")
     error = form.locator(
-        '[name="set.fields.id"] + .field-error, label:has([name="set.fields.id"]) + .field-error'
+        '[name="id"] + .field-error, label:has([name="id"]) + .field-error'
     )
     expect(error).to_contain_text("already exists")
     expect(error).to_be_in_viewport()
@@ -355,8 +355,8 @@ def test_a_compensation_ladder_and_a_per_action_backoff_are_set_through_the_form
     hand.choose(rung.get_by_label("Action"), "cancel")
     hand.save(form.get_by_role("button", name="Save"))
     form = page.locator("#element-fields")
-    hand.type(form.locator('[name="set.fields.compensation.ladder.1.else"]'), "escalate(operator)")
-    hand.choose(form.locator('[name="set.fields.compensation.chain.0"]'), "release")
+    hand.type(form.locator('[name="compensation__ladder-1-else"]'), "escalate(operator)")
+    hand.choose(form.locator('[name="compensation__chain-0-step"]'), "release")
     hand.save(form.get_by_role("button", name="Save"))
     assert element("hotel", "actions", "reserve")["compensation"] == {
         "chain": ["release"],

@@ -114,7 +114,7 @@ def test_a_lost_booking_after_a_fare_expiry_and_a_price_consent_is_walked_throug
 
     page.goto(f"{live_server.url}/chains/{flight}/?select=row:F17&tab=table")
     form = page.locator("#element-fields")
-    form.locator("input[name='set.fields.verdict']").fill(
+    form.locator("input[name='verdict']").fill(
         "dead_end(reason: booking_unknown, permanent: false)"
     )
     form.get_by_role("button", name="Save").click()

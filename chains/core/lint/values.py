@@ -26,7 +26,7 @@ from ..verdicts import Verdict, format_verdict
 from .context import LintContext
 from .registry import Found, rule
 
-__all__ = ["is_placeholder", "names_payload_field", "placeholders"]
+__all__ = ["is_placeholder", "names_payload_field", "placeholders", "unreadable"]
 
 
 _PLACEHOLDER = re.compile(
@@ -175,7 +175,7 @@ def names_payload_field(duration: Duration) -> bool:
     return duration.seconds is None and bool(_PAYLOAD_PATH.match(duration.text.strip()))
 
 
-def _unreadable(duration: Duration) -> bool:
+def unreadable(duration: Duration) -> bool:
     """True when ``duration`` states neither a number nor one of the no-number words."""
     if duration.seconds is not None:
         return False
@@ -193,7 +193,7 @@ def _durations(ctx: LintContext) -> Iterator[tuple[str, str, Duration]]:
     for path, element in ctx.elements:
         for name, field in type(element).model_fields.items():
             value = getattr(element, name)
-            if isinstance(value, Duration) and _unreadable(value):
+            if isinstance(value, Duration) and unreadable(value):
                 yield _where(path, field.alias or name), name, value
 
 
