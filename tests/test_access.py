@@ -119,7 +119,8 @@ def test_an_edit_racing_the_editors_removal_is_a_403_not_a_500(
 
     monkeypatch.setattr(ChainQuerySet, "store", removed_meanwhile)
     response = signed_in(people["editor"]).post(
-        f"/chains/{flight.key}/edit", {"op": "add_handle", "base": "1", "form": "add-handle", "id": "late"}
+        f"/chains/{flight.key}/edit",
+        {"op": "add_handle", "base": "1", "form": "add-handle", "id": "late"},
     )
     assert response.status_code == 403
     assert flight.revisions.count() == 1

@@ -56,8 +56,18 @@ def test_of_two_editors_posting_on_the_same_base_one_saves_and_the_other_gets_40
     for n in range(ROUNDS):
         base = str(flight.head().number)
         statuses = race(
-            partial(post, editors[0], url, {"op": "add_handle", "base": base, "form": "add-handle", "id": f"a{n}"}),
-            partial(post, editors[1], url, {"op": "add_handle", "base": base, "form": "add-handle", "id": f"b{n}"}),
+            partial(
+                post,
+                editors[0],
+                url,
+                {"op": "add_handle", "base": base, "form": "add-handle", "id": f"a{n}"},
+            ),
+            partial(
+                post,
+                editors[1],
+                url,
+                {"op": "add_handle", "base": base, "form": "add-handle", "id": f"b{n}"},
+            ),
         )
         assert sorted(statuses) == [302, 409], statuses
     assert flight.revisions.count() == ROUNDS + 1

@@ -79,7 +79,8 @@ def unsafe(team) -> Chain:
 def test_with_the_queue_down_editing_goes_on(unsafe, people, signed_in, broker_down):
     editor = signed_in(people["editor"])
     response = editor.post(
-        f"/chains/{unsafe.key}/edit", {"op": "add_handle", "base": "1", "form": "add-handle", "id": "fresh"}
+        f"/chains/{unsafe.key}/edit",
+        {"op": "add_handle", "base": "1", "form": "add-handle", "id": "fresh"},
     )
     assert response.status_code == 302
     assert unsafe.head().number == 2

@@ -72,7 +72,6 @@ FRAMEWORKS = ("django", "ninja", "celery", "kombu", "redis")
 # Imports that break a rule today and are being removed by the part of issue 37
 # named beside them. When one goes, delete its entry: a stale entry fails.
 PENDING = {
-    ("chains.templatetags", "chains.views"): "real forms: form_values goes (issue 37, item 2)",
 }
 
 

@@ -192,7 +192,8 @@ def test_sign_in_and_sign_up_need_no_account(urls, anonymous, name):
 def test_a_refusal_names_the_role_needed_and_changes_nothing(flight, people, signed_in):
     head = flight.head().number
     response = signed_in(people["viewer"]).post(
-        f"/chains/{flight.key}/edit", {"op": "add_handle", "base": head, "form": "add-handle", "id": "x"}
+        f"/chains/{flight.key}/edit",
+        {"op": "add_handle", "base": head, "form": "add-handle", "id": "x"},
     )
     assert response.status_code == 403
     assert (

@@ -114,9 +114,19 @@ def test_a_plain_form_post_gets_the_same_answer_as_a_whole_page(client, small):
 
 
 def test_a_stale_policy_edit_names_the_setting_it_writes(client, small):
-    post_edit(client, small, "update_policy", 1, **{"form": "policy-yaml", "fields": "per_chain: {max_rewinds: 5}"})
+    post_edit(
+        client,
+        small,
+        "update_policy",
+        1,
+        **{"form": "policy-yaml", "fields": "per_chain: {max_rewinds: 5}"},
+    )
     body = post_edit(
-        client, small, "update_policy", 1, **{"form": "policy-yaml", "fields": "per_chain: {max_rewinds: 2}"}
+        client,
+        small,
+        "update_policy",
+        1,
+        **{"form": "policy-yaml", "fields": "per_chain: {max_rewinds: 2}"},
     )
     row = part(body.content.decode(), 'class="stale-sides"', "</table>")
     assert "<td>policy</td><td><code>per_chain.max_rewinds</code></td>" in row
@@ -147,7 +157,9 @@ def test_the_reapply_form_posts_the_same_edit_on_the_new_head(client, small):
 def test_a_reapply_is_refused_again_when_the_head_moved_once_more(client, small):
     post_edit(client, small, "add_handle", 1, **{"form": "add-handle", "id": "quote"})
     fields = reapply_fields(describe(client, small, "My careful words.").content.decode())
-    post_edit(client, small, "update_action", 2, args='{"id": "search", "fields": {"timeout": "5s"}}')
+    post_edit(
+        client, small, "update_action", 2, args='{"id": "search", "fields": {"timeout": "5s"}}'
+    )
     response = client.post(f"{small.url()}edit", fields, **HTMX)
     body = response.content.decode()
     assert response.status_code == 409

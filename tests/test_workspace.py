@@ -256,7 +256,11 @@ def test_adding_a_handle_stores_a_new_revision_and_redirects_back(client, small)
 
 def test_an_htmx_edit_answers_with_the_workspace_showing_the_new_revision(client, small):
     response = post_edit(
-        client, small, "add_handle", htmx=True, **{"form": "add-handle", "id": "quote", "select": "handle:quote"}
+        client,
+        small,
+        "add_handle",
+        htmx=True,
+        **{"form": "add-handle", "id": "quote", "select": "handle:quote"},
     )
     body = response.content.decode()
     assert response.status_code == 200
@@ -466,11 +470,25 @@ def test_an_edit_naming_an_unknown_element_is_a_400_naming_it(client, small):
         ({"op": "fly"}, "fly"),
         ({"op": "add_edge", "args": "{not json"}, "args: not valid JSON"),
         ({"op": "add_edge", "args": "[1, 2]"}, "expected a JSON object"),
-        ({"op": "update_handle", "form": "element-yaml", "target": "pick", "fields": "a: [1"}, "not valid YAML"),
-        ({"op": "add_row", "form": "add-row", "id": "R9", "verdict_type": "rewind"}, "needs a target"),
+        (
+            {"op": "update_handle", "form": "element-yaml", "target": "pick", "fields": "a: [1"},
+            "not valid YAML",
+        ),
+        (
+            {"op": "add_row", "form": "add-row", "id": "R9", "verdict_type": "rewind"},
+            "needs a target",
+        ),
         ({"op": "add_handle", "args": '{"id": "x"}', "base": "latest"}, "base"),
         ({"op": "add_edge", "args": "[" * 5000 + "]" * 5000}, "nesting deeper"),
-        ({"op": "update_handle", "form": "element-yaml", "target": "pick", "fields": "a: " + "[" * 5000}, "YAML"),
+        (
+            {
+                "op": "update_handle",
+                "form": "element-yaml",
+                "target": "pick",
+                "fields": "a: " + "[" * 5000,
+            },
+            "YAML",
+        ),
         (
             {
                 "op": "update_chain",

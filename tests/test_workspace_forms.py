@@ -7,7 +7,6 @@ tested is what a browser without JavaScript sends.
 
 from __future__ import annotations
 
-import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -197,9 +196,7 @@ def test_the_gate_form_edits_an_outcome_and_keeps_the_evidence_it_does_not_show(
     shown = fields_of(body, "element-fields")
     assert shown["outcomes-0-name"] == "accept"
     posted = browser_post(body, "element-fields")
-    posted.update(
-        {"outcomes-0-verdict": "rewind(to: quote)", "timeout__after": "5m"}
-    )
+    posted.update({"outcomes-0-verdict": "rewind(to: quote)", "timeout__after": "5m"})
     response = post(editor, hotel, "element-form", "update_gate", **posted)
     assert response.status_code == 200
     gate = element(hotel, "gates", "book_consent")
@@ -293,7 +290,6 @@ def test_the_action_form_keeps_the_compensation_keys_it_does_not_change(editor, 
 def test_an_empty_section_removes_it_from_the_action(editor, hotel):
     posted = action_form(editor, hotel, "reserve")
     posted.update({"compensation__ordering_note": ""})
-    posted["keep.fields.compensation"] = json.dumps({"action": "cancel_reservation"})
     posted["compensation__action"] = ""
     post(editor, hotel, "element-form", "update_action", **posted)
     assert "compensation" not in element(hotel, "actions", "reserve")
@@ -553,7 +549,7 @@ def test_a_refused_row_edit_keeps_the_typed_verdict(editor, hotel):
 
 
 def test_a_refused_variants_save_keeps_the_typed_values(editor, hotel):
-    fields = {"keep.fields.variants": "null", "variants__values": "NDC, EDIFACT"}
+    fields = {"variants__values": "NDC, EDIFACT"}
     response = post(editor, hotel, "variants-form", "update_chain", tab="policy", **fields)
     assert response.status_code == 400
     form = form_in(response, "variants-form")
@@ -589,7 +585,7 @@ def test_the_row_form_sets_the_scope(editor, hotel):
 
 
 def test_an_element_is_scoped_to_a_variant_when_the_chain_has_variants(editor, hotel):
-    variants = {"keep.fields.variants": "null", "variants__axis": "rail"}
+    variants = {"variants__axis": "rail"}
     post(
         editor,
         hotel,
@@ -997,9 +993,7 @@ def test_the_fixtures_new_fields_are_in_the_forms_saved_unchanged(editor, team):
     actions = chain.head().document["actions"]
     revoked = next(a["id"] for a in actions if "revocation" in a)
     pinned = next(a for a in actions if "request_invariants" in a)
-    assert action_form(editor, chain, revoked)["revocation__watch"] == [
-        "webhook:refund.failed"
-    ]
+    assert action_form(editor, chain, revoked)["revocation__watch"] == ["webhook:refund.failed"]
     posted = action_form(editor, chain, pinned["id"])
     assert posted["request_invariants"] == ["{capture_method: manual}"]
     assert posted["latency_hint"] == [pinned["latency_hint"]]

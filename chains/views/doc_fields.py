@@ -46,11 +46,16 @@ __all__ = [
 ]
 
 
-
 class FieldErrors(ErrorList):
     """A field's errors as the workspace shows them: a ``field-error`` paragraph each."""
 
     def render(self, *args: Any, **kw: Any) -> SafeString:
+        # The id is the one Django names in the field's aria-describedby.
+        at = getattr(self, "field_id", None)
+        if at:
+            return format_html_join(
+                "", '<p class="field-error" id="{}_error">{}</p>', ((at, e) for e in self)
+            )
         return format_html_join("", '<p class="field-error">{}</p>', ((e,) for e in self))
 
     __str__ = as_ul = render
@@ -153,7 +158,9 @@ class Yaml(Text):
         if text is None:
             return None
         if len(text) > MAX_FIELD:
-            raise ValidationError(f"{len(text):,} characters is more than the {MAX_FIELD:,} allowed")
+            raise ValidationError(
+                f"{len(text):,} characters is more than the {MAX_FIELD:,} allowed"
+            )
         try:
             return parse_yaml(text)[0]
         except DocumentError as exc:
@@ -182,8 +189,15 @@ class Number(forms.FloatField):
         )
 
     def clean(self, value: Any) -> Any:
-        number = super().clean(value)
-        return int(number) if number is not None and number.is_integer() else number
+        return _whole(super().clean(value))
+
+    def prepare_value(self, value: Any) -> Any:
+        return _whole(value)
+
+
+def _whole(number: Any) -> Any:
+    """``2.0`` as ``2``: a factor typed as 2 is stored and shown as 2."""
+    return int(number) if isinstance(number, float) and number.is_integer() else number
 
 
 class Tick(forms.BooleanField):

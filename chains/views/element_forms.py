@@ -82,7 +82,7 @@ def _at(data: Any, parts: list[str]) -> Any:
 
 
 def _put(data: dict[str, Any], parts: list[str], value: Any, keep_none: bool = False) -> None:
-    """Set ``value`` at ``parts``; None removes the key (or, ``keep_none``, is set: a merge's removal)."""
+    """Set ``value`` at ``parts``; None removes it (``keep_none``: is set, a merge's removal)."""
     for part in parts[:-1]:
         if not isinstance(data.get(part), dict):
             data[part] = {}
@@ -229,7 +229,9 @@ def rows_of(form: type[ListRow], named: bool = False, least: int = 1) -> type[Ro
 
 def _stored_rows(value: Any, named: bool) -> list[dict[str, Any]]:
     if named and isinstance(value, dict):
-        return [{"stored": {"name": k, **(v if isinstance(v, dict) else {})}} for k, v in value.items()]
+        return [
+            {"stored": {"name": k, **(v if isinstance(v, dict) else {})}} for k, v in value.items()
+        ]
     if isinstance(value, list):
         return [{"stored": v} if isinstance(v, dict) else {"step": v} for v in value]
     return []
@@ -252,8 +254,8 @@ class DocumentForm(forms.Form):
     """
 
     form_id: ClassVar[str] = "element-form"
-    op: ClassVar[str]
-    kind: ClassVar[str] = ""
+    op: str  # the edit, one per class but the YAML editor's (``update_<kind>``)
+    kind: str = ""
     targeted: ClassVar[bool] = False
     shape: ClassVar[str] = "replace"
     rows: ClassVar[dict[str, type[Rows]]] = {}
@@ -261,7 +263,11 @@ class DocumentForm(forms.Form):
     target = forms.CharField(widget=forms.HiddenInput, required=False)
 
     def __init__(
-        self, spec: ChainSpec, stored: dict[str, Any] | None = None, target: str = "", data: Any = None
+        self,
+        spec: ChainSpec,
+        stored: dict[str, Any] | None = None,
+        target: str = "",
+        data: Any = None,
     ):
         self.spec, self.stored = spec, stored or {}
         initial: dict[str, Any] = {"target": target}
@@ -334,9 +340,11 @@ class DocumentForm(forms.Form):
         fields = {k: document.get(k) for k in dict.fromkeys(p[0] for p in places)}
         if self.shape == "flat":
             return {k: v for k, v in fields.items() if v is not None}
-        return {"id": self.cleaned_data["target"], "fields": fields} if self.targeted else {
-            "fields": fields
-        }
+        return (
+            {"id": self.cleaned_data["target"], "fields": fields}
+            if self.targeted
+            else {"fields": fields}
+        )
 
     def value_of(self, name: str) -> Any:
         return self.cleaned_data.get(name)
@@ -463,7 +471,9 @@ class HandleForm(ElementForm):
     only = Ids("variants")
     description = Text(widget=forms.Textarea(attrs={"rows": 3}))
 
-    def __init__(self, spec: ChainSpec, stored: dict[str, Any] | None, target: str, data: Any = None):
+    def __init__(
+        self, spec: ChainSpec, stored: dict[str, Any] | None, target: str, data: Any = None
+    ):
         super().__init__(spec, stored, target, data)
         self.fields["derived_from"].choices = [
             c for c in self.fields["derived_from"].choices if c[0] != target
@@ -506,7 +516,9 @@ class AddGateForm(GateForm):
 
 
 for _gate in (GateForm, AddGateForm):
-    _gate.base_fields["timeout__outcome"] = outcome = copy.deepcopy(GateForm.base_fields["timeout__outcome"])
+    _gate.base_fields["timeout__outcome"] = outcome = copy.deepcopy(
+        GateForm.base_fields["timeout__outcome"]
+    )
     outcome.widget.attrs["list"] = f"{_gate.form_id}-outcomes"
 
 

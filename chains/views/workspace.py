@@ -65,7 +65,6 @@ from chains.views.element_forms import DocumentForm
 from chains.views.forms import FormError, plain_number, read_form
 from chains.views.workspace_forms import (
     NAMES,
-    SECTIONS,
     EditForm,
     chain_data,
     element_data,
@@ -100,7 +99,7 @@ def edit_chain(request: HttpRequest, key: str, team: str | None = None) -> HttpR
     chain = access.chain
     form = posted_form(request.POST, _head_spec(chain))
     try:
-        posted = _read_edit(request.POST, form)
+        posted = _edit_of(request.POST, form)
         saved = editing.save_edit(
             chain,
             posted.op,
@@ -144,8 +143,8 @@ def _head_spec(chain: Chain) -> ChainSpec | None:
         return None  # the edit is refused as the head no longer validates
 
 
-def _read_edit(post: Any, form: DocumentForm | None) -> EditIn:
-    """The edit a post asks for: from the workspace form it came from, or as ``op`` and JSON ``args``.
+def _edit_of(post: Any, form: DocumentForm | None) -> EditIn:
+    """The edit a post asks for: from the workspace form it names, or ``op`` and JSON ``args``.
 
     A form that refuses a value raises ``FormError`` naming its fields; the
     bound form keeps them for the page to show again.
@@ -338,8 +337,10 @@ def _shows(forms: dict[str, Any], refused: DocumentForm | None) -> bool:
         return False
     name = NAMES[refused.form_id]
     shown = forms.get(name)
-    same = type(shown) is type(refused) and shown.initial.get("target") == refused.initial.get(
-        "target"
+    same = (
+        shown is not None
+        and type(shown) is type(refused)
+        and shown.initial.get("target") == refused.initial.get("target")
     )
     if same:
         forms[name] = refused

@@ -184,7 +184,10 @@ STEPS = [
     )
 ]
 BACKOFF = ("base", "factor", "jitter", "max")
-_ORDER = [("", "the steps listed above (none: not set)"), ("reverse", "reverse (undo the latest commit first)")]
+_ORDER = [
+    ("", "the steps listed above (none: not set)"),
+    ("reverse", "reverse (undo the latest commit first)"),
+]
 
 
 def _backoff(part: str) -> forms.Field:
@@ -212,15 +215,19 @@ class PolicyForm(DocumentForm):
     per_chain__gate_timeout = Duration(size=8, placeholder="24h")
     order = forms.ChoiceField(choices=_ORDER, required=False)
 
-    def __init__(self, spec: ChainSpec, stored: dict[str, Any] | None = None, *args: Any, **kw: Any):
+    def __init__(
+        self, spec: ChainSpec, stored: dict[str, Any] | None = None, *args: Any, **kw: Any
+    ):
         stored = stored or {}
         # Entries keyed by an action id override its effect class for that one step.
         self.entries = [k for k in stored.get("per_step") or {} if k not in EFFECTS]
-        self.base_fields = dict(self.base_fields)  # this form's own copy: the entries vary
+        fields = dict(PolicyForm.base_fields)  # this form's own copy: the entries vary
         for place in [p for _, p in STEPS] + self.entries:
             self.base_fields[f"per_step__{place}__attempts"] = Whole()
             if place in self.entries:
-                self.base_fields[f"per_step__{place}__timeout"] = Duration(size=6, placeholder="30s")
+                self.base_fields[f"per_step__{place}__timeout"] = Duration(
+                    size=6, placeholder="30s"
+                )
             for part in BACKOFF:
                 self.base_fields[f"per_step__{place}__backoff__{part}"] = _backoff(part)
         super().__init__(spec, stored, *args, **kw)
@@ -266,7 +273,9 @@ class PerActionForm(DocumentForm):
     attempts = Whole()
     timeout = Duration(size=6, placeholder="30s")
 
-    def __init__(self, spec: ChainSpec, stored: dict[str, Any] | None = None, *args: Any, **kw: Any):
+    def __init__(
+        self, spec: ChainSpec, stored: dict[str, Any] | None = None, *args: Any, **kw: Any
+    ):
         super().__init__(spec, None, *args, **kw)
         taken = (stored or {}).get("per_step") or {}
         field = self.fields["action"]
@@ -305,7 +314,9 @@ class YamlText(Yaml):
 class YamlForm(DocumentForm):
     """Every field of a part as YAML: what the editor shows is the whole part."""
 
-    def __init__(self, spec: ChainSpec, stored: dict[str, Any] | None = None, *args: Any, **kw: Any):
+    def __init__(
+        self, spec: ChainSpec, stored: dict[str, Any] | None = None, *args: Any, **kw: Any
+    ):
         super().__init__(spec, {"fields": stored or {}}, *args, **kw)
 
     def args(self) -> dict[str, Any]:
@@ -317,13 +328,22 @@ class YamlForm(DocumentForm):
 
 
 def _yaml_box(editor: str, rows: int) -> YamlText:
-    return YamlText(widget=forms.Textarea(attrs={"rows": rows, "spellcheck": "false", "id": editor}))
+    return YamlText(
+        widget=forms.Textarea(attrs={"rows": rows, "spellcheck": "false", "id": editor})
+    )
 
 
 class ElementYamlForm(YamlForm):
     form_id, targeted = "element-yaml", True
 
-    def __init__(self, spec: ChainSpec, stored: dict[str, Any] | None, target: str = "", data: Any = None, kind: str = "action"):
+    def __init__(
+        self,
+        spec: ChainSpec,
+        stored: dict[str, Any] | None,
+        target: str = "",
+        data: Any = None,
+        kind: str = "action",
+    ):
         self.op, self.kind = f"update_{kind}", kind
         super().__init__(spec, stored, target, data)
 

@@ -286,9 +286,7 @@ def test_a_rename_from_the_id_box_keeps_the_element_selected_and_a_refusal_keeps
     form.get_by_role("button", name="Save").click()
 
     form = page.locator("#element-fields")
-    error = form.locator(
-        '[name="id"] + .field-error, label:has([name="id"]) + .field-error'
-    )
+    error = form.locator('[name="id"] + .field-error, label:has([name="id"]) + .field-error')
     expect(error).to_contain_text("already exists")
     expect(error).to_be_in_viewport()
     expect(form.get_by_label("Id", exact=True)).to_have_value("search")
@@ -309,10 +307,10 @@ def test_a_long_gate_verdict_is_shown_whole_in_its_box(hand, width):
     add_action(hand, "select_return", "select")
     add_gate(hand)
     form = hand.select("gates", "book_consent")
-    verdict = form.locator('[name="set.fields.outcomes.1.verdict"]')
+    verdict = form.locator('[name="outcomes-1-verdict"]')
     hand.type(verdict, "reselect(to: select_return)")
     hand.save(form.get_by_role("button", name="Save"))
-    verdict = page.locator('#element-fields [name="set.fields.outcomes.1.verdict"]')
+    verdict = page.locator('#element-fields [name="outcomes-1-verdict"]')
     expect(verdict).to_have_value("reselect(to: select_return)")
     fits = verdict.evaluate("box => box.scrollWidth <= box.clientWidth")
     assert fits, "the verdict is cut off in its box"
@@ -324,13 +322,13 @@ def test_the_escalation_ladder_and_a_backoff_are_set_in_the_policy_tab(hand):
     page = hand.page
     hand.click(page.locator("nav.tabs a", has_text="Policy"))
     budgets = page.locator("#policy-form")
-    hand.choose(budgets.locator('[name="set.fields.escalation.0.audience"]'), "user")
-    hand.type(budgets.locator('[name="csv.fields.escalation.0.may"]'), "approve a new price")
-    hand.type(budgets.locator('[name="set.fields.per_step.read.backoff.base"]'), "500ms")
+    hand.choose(budgets.locator('[name="escalation-0-audience"]'), "user")
+    hand.type(budgets.locator('[name="escalation-0-may"]'), "approve a new price")
+    hand.type(budgets.locator('[name="per_step__read__backoff__base"]'), "500ms")
     hand.save(budgets.get_by_role("button", name="Save budgets"))
     budgets = page.locator("#policy-form")
-    hand.choose(budgets.locator('[name="set.fields.escalation.1.audience"]'), "operator")
-    hand.type(budgets.locator('[name="csv.fields.escalation.1.may"]'), "resolve a lost booking")
+    hand.choose(budgets.locator('[name="escalation-1-audience"]'), "operator")
+    hand.type(budgets.locator('[name="escalation-1-may"]'), "resolve a lost booking")
     hand.save(budgets.get_by_role("button", name="Save budgets"))
     assert head("hotel")["policy"] == {
         "per_step": {"read": {"backoff": {"base": "500ms"}}},
@@ -370,7 +368,7 @@ def test_a_compensation_ladder_and_a_per_action_backoff_are_set_through_the_form
     hand.type(adder.get_by_label("Attempts"), "2")
     hand.save(adder.get_by_role("button", name="Add entry"))
     budgets = page.locator("#policy-form")
-    hand.type(budgets.locator('[name="set.fields.per_step.reserve.backoff.base"]'), "1s")
+    hand.type(budgets.locator('[name="per_step__reserve__backoff__base"]'), "1s")
     hand.save(budgets.get_by_role("button", name="Save budgets"))
     assert head("hotel")["policy"]["per_step"] == {
         "reserve": {"attempts": 2, "backoff": {"base": "1s"}}
