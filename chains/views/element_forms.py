@@ -291,6 +291,7 @@ class DocumentForm(forms.Form):
                 initial=_stored_rows(_at(self.stored, path_of(prefix)), rows.named),
                 form_kwargs={"spec": spec, "own": target},
                 error_class=FieldErrors,
+                auto_id=auto_id,  # unique on a page with several forms
             )
             for prefix, rows in self.rows.items()
         }

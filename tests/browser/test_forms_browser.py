@@ -112,12 +112,12 @@ def add_gate(hand: Hand) -> None:
     expect(form.get_by_label("Gate id")).to_be_focused()  # opening the adder puts the caret there
     hand.type(form.get_by_label("Gate id"), "book_consent")
     hand.choose(form.get_by_label("Audience"), "user")
-    hand.type(form.locator('[name="set.outcomes.0.name"]'), "accept", tab=True)
-    hand.type(form.locator('[name="set.outcomes.0.verdict"]'), "ok", tab=True)
-    hand.type(form.locator('[name="set.outcomes.1.name"]'), "decline", tab=True)
-    hand.type(form.locator('[name="set.outcomes.1.verdict"]'), "dead_end", tab=True)
+    hand.type(form.locator('[name="outcomes-0-name"]'), "accept", tab=True)
+    hand.type(form.locator('[name="outcomes-0-verdict"]'), "ok", tab=True)
+    hand.type(form.locator('[name="outcomes-1-name"]'), "decline", tab=True)
+    hand.type(form.locator('[name="outcomes-1-verdict"]'), "dead_end", tab=True)
     hand.type(form.get_by_label("After"), "10m", tab=True)
-    hand.type(form.locator('[name="set.timeout.outcome"]'), "decline", tab=True)
+    hand.type(form.locator('[name="timeout__outcome"]'), "decline", tab=True)
     hand.save(form.get_by_role("button", name="Add gate"))
 
 
