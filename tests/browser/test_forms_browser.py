@@ -185,7 +185,7 @@ def test_a_refused_idempotency_keeps_what_was_typed_beside_the_field(hand):
     form.get_by_role("button", name="Save").click()
 
     section = page.locator("#idempotency-fields")
-    expect(section.locator(".field-error")).to_contain_text("mode")
+    expect(section.locator("#element-idempotency__mode_error")).to_contain_text("required")
     expect(section.locator(".field-error")).to_be_in_viewport()
     expect(section.get_by_label("Key scope")).to_have_value("run")
     expect(page.locator("#element-fields").get_by_label("Timeout")).to_have_value("45s")
