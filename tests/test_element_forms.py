@@ -464,3 +464,11 @@ def test_a_bad_value_in_a_typed_field_is_refused_beside_it_and_nothing_is_saved(
     if not isinstance(_field(FORM_CLASSES[op], op, name), (django_forms.ChoiceField,)):
         assert bad.replace("'", "&#x27;") in shown.split(f'name="{name}"')[1][:300]
     assert hotel.head().number == 1
+
+
+def test_a_per_action_entry_of_one_policy_is_no_field_of_another():
+    with_entry = PolicyForm(SPEC, {"per_step": {"reserve": {"attempts": 2}}})
+    without = PolicyForm(SPEC, {})
+    assert "per_step__reserve__attempts" in with_entry.fields
+    assert "per_step__reserve__attempts" not in without.fields
+    assert "per_step__reserve__attempts" not in PolicyForm.base_fields

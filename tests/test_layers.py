@@ -71,8 +71,7 @@ FRAMEWORKS = ("django", "ninja", "celery", "kombu", "redis")
 
 # Imports that break a rule today and are being removed by the part of issue 37
 # named beside them. When one goes, delete its entry: a stale entry fails.
-PENDING = {
-}
+PENDING = {}
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ from chains.core.recent import Recent
 from chains.core.selection import finding_key, intent_fields
 from chains.core.verdicts import GENERIC_ROWS, VERDICT_TYPES
 from chains.models import (
+    Chain,
     Comment,
     NothingToUndo,
     Revision,

@@ -221,15 +221,14 @@ class PolicyForm(DocumentForm):
         stored = stored or {}
         # Entries keyed by an action id override its effect class for that one step.
         self.entries = [k for k in stored.get("per_step") or {} if k not in EFFECTS]
-        fields = dict(PolicyForm.base_fields)  # this form's own copy: the entries vary
+        fields = dict(PolicyForm.declared_fields)  # this form's own copy: the entries vary
         for place in [p for _, p in STEPS] + self.entries:
-            self.base_fields[f"per_step__{place}__attempts"] = Whole()
+            fields[f"per_step__{place}__attempts"] = Whole()
             if place in self.entries:
-                self.base_fields[f"per_step__{place}__timeout"] = Duration(
-                    size=6, placeholder="30s"
-                )
+                fields[f"per_step__{place}__timeout"] = Duration(size=6, placeholder="30s")
             for part in BACKOFF:
-                self.base_fields[f"per_step__{place}__backoff__{part}"] = _backoff(part)
+                fields[f"per_step__{place}__backoff__{part}"] = _backoff(part)
+        self.base_fields = fields
         super().__init__(spec, stored, *args, **kw)
         if _at_order(stored) == "reverse":
             self.initial["order"] = "reverse"
