@@ -14,7 +14,7 @@ from django.test import Client
 
 from chains.core.sim.runtime import Run
 from chains.models import ApiToken, KeptRun
-from chains.services.access import document_of, get_head
+from chains.services.access import get_head, spec_of
 from chains.services.runs import DatabaseRuns
 
 pytestmark = pytest.mark.django_db
@@ -65,14 +65,14 @@ def test_a_viewer_may_not_start_a_kept_run(flight, people):
 
 
 def test_a_kept_run_outlives_the_store_that_started_it(flight):
-    document = document_of(get_head(flight))
+    document = spec_of(get_head(flight))
     run = Run.start(document, run_key="trip-9", runs=DatabaseRuns(flight))
     again = Run.start(document, run_key="trip-9", runs=DatabaseRuns(flight))
     assert again.snapshot == run.snapshot and again.trace == run.trace
 
 
 def test_a_start_that_loses_the_insert_returns_the_run_that_won_it(flight):
-    document = document_of(get_head(flight))
+    document = spec_of(get_head(flight))
     winner = []
 
     def build_while_another_start_keeps_the_key() -> Run:

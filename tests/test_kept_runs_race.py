@@ -14,7 +14,7 @@ import pytest
 
 from chains.core.sim.runtime import Run
 from chains.models import KeptRun
-from chains.services.access import document_of, get_head
+from chains.services.access import get_head, spec_of
 from chains.services.runs import DatabaseRuns
 from tests.races import needs_postgresql, race
 
@@ -25,7 +25,7 @@ STARTS = 6
 
 
 def test_starts_of_one_trip_at_the_same_moment_make_one_run(flight):
-    document = document_of(get_head(flight))
+    document = spec_of(get_head(flight))
     for n in range(ROUNDS):
         key = f"trip-{n}"
         start = partial(Run.start_once, document, DatabaseRuns(flight), run_key=key)

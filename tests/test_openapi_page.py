@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from chains.core import formats, openapi
 from chains.core.lint import lint
 from chains.models import Chain
-from chains.services.access import document_of
+from chains.services.access import spec_of
 from tests.core.sim.builders import fixture
 from tests.core.test_openapi import recording_listener, self_referring, with_error_schema
 
@@ -52,7 +52,7 @@ def test_the_ticked_operations_are_added_as_one_revision_with_their_documented_e
     answer = client.post(chain.url("openapi"), form)
     assert answer.status_code == 302
     head = chain.head()
-    doc = document_of(head)
+    doc = spec_of(head)
     added = {a.id: a for a in doc.actions if a.id in ("book_order", "refund_payment")}
     assert head.number == 2 and added["refund_payment"].effect == "compensate"
     assert "http:409 && code:HOLD_EXPIRED" in added["book_order"].documented_errors
@@ -155,7 +155,7 @@ def test_ticks_on_other_pages_are_kept_and_added(client, chain):
     assert '<input type="hidden" name="effect-make_thing3" value="read">' in page_two
     form = {**ticked, "pick": ["make_thing3", "make_thing150"], "add": "1", "base": "1"}
     assert client.post(chain.url("openapi"), form).status_code == 302
-    added = {a.id: a.effect for a in document_of(chain.head()).actions}
+    added = {a.id: a.effect for a in spec_of(chain.head()).actions}
     assert added["make_thing3"] == "read" and added["make_thing150"] == "commit"
 
 

@@ -16,7 +16,7 @@ from chains.core.recent import PARSED_FACTOR, Recent
 from chains.models import chains as chains_models
 from chains.models.chains import document_status
 from chains.services import access
-from chains.services.access import document_of
+from chains.services.access import spec_of
 
 pytestmark = pytest.mark.django_db
 
@@ -24,14 +24,14 @@ pytestmark = pytest.mark.django_db
 def test_a_parsed_document_is_weighed_by_its_size(flight, monkeypatch):
     monkeypatch.setattr(access, "_PARSED", access.Recent(budget=10**9))
     revision = flight.head()
-    document_of(revision)
+    spec_of(revision)
     size = len(json.dumps(revision.document, separators=(",", ":")))
     assert access._PARSED.weight == size * PARSED_FACTOR
 
 
 def test_a_document_heavier_than_the_budget_is_parsed_but_not_kept(flight, monkeypatch):
     monkeypatch.setattr(access, "_PARSED", access.Recent(budget=1000))
-    parsed = document_of(flight.head())
+    parsed = spec_of(flight.head())
     assert parsed.id == flight.head().document["id"]
     assert access._PARSED.get(flight.head().content_hash) is None
 
@@ -69,7 +69,7 @@ def test_a_spec_taken_from_the_parse_cache_twice_is_one_object_no_holder_can_cha
     flight, monkeypatch
 ):
     monkeypatch.setattr(access, "_PARSED", access.Recent(budget=10**9))
-    first, second = document_of(flight.head()), document_of(flight.head())
+    first, second = spec_of(flight.head()), spec_of(flight.head())
     assert first is second
     with pytest.raises(ValidationError, match="frozen"):
         first.actions[0].effect = "compensate"

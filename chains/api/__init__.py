@@ -74,9 +74,9 @@ from chains.services.access import (
     NoTeam,
     chain_access,
     creating_team,
-    document_of,
     get_head,
     get_revision,
+    spec_of,
 )
 from chains.services.campaigns import CampaignIn
 from chains.services.editing import EditIn, UndoIn
@@ -199,7 +199,7 @@ def revision_diff(
     chain = _chain(request, key, team)
     new = get_revision(chain, to)
     old = get_revision(chain, from_)
-    changes = diff(document_of(old), document_of(new))
+    changes = diff(spec_of(old), spec_of(new))
     return {"from": old.number, "to": new.number, "changes": [asdict(c) for c in changes]}
 
 
@@ -259,7 +259,7 @@ def lint_revision(
     request: HttpRequest, key: str, revision: int | None = None, team: TeamQuery = None
 ) -> dict[str, Any]:
     stored = get_revision(_chain(request, key, team), revision)
-    return {"revision": stored.number, **lint(document_of(stored)).as_dict()}
+    return {"revision": stored.number, **lint(spec_of(stored)).as_dict()}
 
 
 @router.get(
@@ -270,10 +270,10 @@ def lint_revision(
 def handle_cascade(
     request: HttpRequest, key: str, handle: str, revision: int | None = None, team: TeamQuery = None
 ) -> dict[str, Any]:
-    document = document_of(get_revision(_chain(request, key, team), revision))
-    if document.handle(handle) is None:
+    spec = spec_of(get_revision(_chain(request, key, team), revision))
+    if spec.handle(handle) is None:
         raise Refused("unknown_handle", f"the chain has no handle {handle!r}", "handle", 404)
-    return asdict(cascade(document, handle))
+    return asdict(cascade(spec, handle))
 
 
 @router.get(
@@ -289,11 +289,11 @@ def repair(
     revision: int | None = None,
     team: TeamQuery = None,
 ) -> dict[str, Any]:
-    document = document_of(get_revision(_chain(request, key, team), revision))
-    if document.action(step) is None:
+    spec = spec_of(get_revision(_chain(request, key, team), revision))
+    if spec.action(step) is None:
         raise Refused("unknown_step", f"the chain has no action {step!r}", "step", 404)
     names = [f.strip() for f in fields.split(",") if f.strip()]
-    return asdict(repair_scope(document, step, names))
+    return asdict(repair_scope(spec, step, names))
 
 
 @router.post(
@@ -305,8 +305,8 @@ def run_scenario(
     request: HttpRequest, key: str, body: ScenarioIn, team: TeamQuery = None
 ) -> dict[str, Any]:
     spend("simulate", user=request.user)
-    document = document_of(get_revision(_chain(request, key, team), body.revision))
-    return simulate(document, _scenario(body.scenario)).as_dict()
+    spec = spec_of(get_revision(_chain(request, key, team), body.revision))
+    return simulate(spec, _scenario(body.scenario)).as_dict()
 
 
 @router.post(
@@ -319,8 +319,8 @@ def start_run(
 ) -> dict[str, Any]:
     spend("simulate", user=request.user)
     chain = _chain(request, key, team, Role.EDITOR)
-    document = document_of(get_revision(chain, body.revision))
-    return runs.start_run(chain, document, _scenario(body.scenario)).as_dict()
+    spec = spec_of(get_revision(chain, body.revision))
+    return runs.start_run(chain, spec, _scenario(body.scenario)).as_dict()
 
 
 # --- scenarios --------------------------------------------------------------------------
@@ -333,7 +333,7 @@ def start_run(
 )
 def list_scenarios(request: HttpRequest, key: str, team: TeamQuery = None) -> list[dict[str, Any]]:
     chain = _chain(request, key, team)
-    return [c.as_dict() for c in scenario_checks(chain, document_of(get_head(chain)))]
+    return [c.as_dict() for c in scenario_checks(chain, spec_of(get_head(chain)))]
 
 
 @router.post(
@@ -362,7 +362,7 @@ def save_scenario(
 def vectors(request: HttpRequest, key: str, team: TeamQuery = None) -> dict[str, Any]:
     chain = _chain(request, key, team)
     head = get_head(chain)
-    return {**test_vectors(document_of(head), saved_scenarios(chain)), "revision": head.number}
+    return {**test_vectors(spec_of(head), saved_scenarios(chain)), "revision": head.number}
 
 
 # --- campaigns --------------------------------------------------------------------------

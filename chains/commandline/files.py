@@ -264,14 +264,14 @@ def write_counterexamples(folder: Path, chain_id: str, result: ExploreResult) ->
     return written
 
 
-def audit_trace(chain: ChainSpec, path: Path) -> AuditResult:
+def audit_trace(spec: ChainSpec, path: Path) -> AuditResult:
     """Audit the trace file ``path`` (JSON lines, docs/trace-audit.md) against ``chain``."""
     try:
         events = read_trace(formats.decode(read_limited(path)))
     except DocumentError as exc:
         lines = "\n".join(f"  {p}" for p in exc.problems)
         raise Failed(f"bad trace {path}:\n{lines}") from None
-    return audit(chain, events)
+    return audit(spec, events)
 
 
 def exploration_status(result: ExploreResult, allow_incomplete: bool) -> int:

@@ -38,7 +38,7 @@ class UnknownAnchor(ChainError):
     """A comment names an element the revision does not have."""
 
 
-def anchors(doc: ChainSpec) -> set[str]:
+def anchors(spec: ChainSpec) -> set[str]:
     """Every key a comment on ``doc`` may be anchored to, ``chain`` included.
 
     >>> doc = ChainSpec.model_validate({"id": "c",
@@ -48,12 +48,12 @@ def anchors(doc: ChainSpec) -> set[str]:
     ['edge:derived_from:b:a', 'edge:mints:s:a']
     """
     keys = {CHAIN}
-    keys |= {node_key("action", a.id) for a in doc.actions}
-    keys |= {node_key("handle", h.id) for h in doc.handles}
-    keys |= {node_key("gate", g.id) for g in doc.gates}
-    keys |= {node_key("row", ref) for ref in rows_by_ref(doc.verdict_table)}
-    keys |= {node_key("intent", name) for name in intent_fields(doc)}
-    for dot in (handle_graph_dot(doc), flow_dot(doc)):
+    keys |= {node_key("action", a.id) for a in spec.actions}
+    keys |= {node_key("handle", h.id) for h in spec.handles}
+    keys |= {node_key("gate", g.id) for g in spec.gates}
+    keys |= {node_key("row", ref) for ref in rows_by_ref(spec.verdict_table)}
+    keys |= {node_key("intent", name) for name in intent_fields(spec)}
+    for dot in (handle_graph_dot(spec), flow_dot(spec)):
         for match in _DOT_ID.finditer(dot):
             key = _DOT_ESCAPE.sub(r"\1", match.group(1)).replace("&amp;", "&")
             if key not in _GRAPH_IDS:
@@ -61,10 +61,10 @@ def anchors(doc: ChainSpec) -> set[str]:
     return keys
 
 
-def check_anchor(doc: ChainSpec, key: str) -> str:
+def check_anchor(spec: ChainSpec, key: str) -> str:
     """``key`` when ``doc`` has that element; :class:`UnknownAnchor` naming it otherwise."""
-    if key not in anchors(doc):
-        raise UnknownAnchor(f"anchor: {doc.id} has no element {key!r} in this revision")
+    if key not in anchors(spec):
+        raise UnknownAnchor(f"anchor: {spec.id} has no element {key!r} in this revision")
     return key
 
 

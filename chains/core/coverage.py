@@ -102,7 +102,7 @@ class Matrix:
         ]
 
 
-def coverage(doc: ChainSpec, variant: str | None = None) -> Matrix:
+def coverage(spec: ChainSpec, variant: str | None = None) -> Matrix:
     """The coverage matrix of ``doc``, optionally in one variant.
 
     Steps are the chain's actions in order, probe-only reads left out.
@@ -116,14 +116,14 @@ def coverage(doc: ChainSpec, variant: str | None = None) -> Matrix:
     >>> m.cells[("book", "unknown_code")].row, m.cells[("book", "unknown_code")].source
     ('#11', 'default')
     """
-    _check_variant(doc, variant)
-    steps = _steps(doc, variant)
-    stale = _stale_atoms(doc)
-    unlisted = _unlisted_code(doc)
+    _check_variant(spec, variant)
+    steps = _steps(spec, variant)
+    stale = _stale_atoms(spec)
+    unlisted = _unlisted_code(spec)
     columns = _columns(stale, unlisted)
-    live = _live(doc)
-    detects = _detects(doc)
-    scoped = _rows_in_scope(doc, steps, variant)
+    live = _live(spec)
+    detects = _detects(spec)
+    scoped = _rows_in_scope(spec, steps, variant)
     cells: dict[tuple[str, str], Cell | None] = {}
     for step in steps:
         ctx = ClassifyContext(variant=variant, commit_in_flight=is_commit_class(step), live=live)
@@ -137,28 +137,28 @@ def coverage(doc: ChainSpec, variant: str | None = None) -> Matrix:
                 # handle, so skipping them without a lookup keeps the matrix linear work.
                 cells[(step.id, column.key)] = None
             else:
-                cells[(step.id, column.key)] = _cell(doc, ctx, step, column, unlisted, rows)
+                cells[(step.id, column.key)] = _cell(spec, ctx, step, column, unlisted, rows)
     return Matrix(steps=[s.id for s in steps], columns=columns, cells=cells)
 
 
 # --- preconditions and layout ------------------------------------------------
 
 
-def _check_variant(doc: ChainSpec, variant: str | None) -> None:
+def _check_variant(spec: ChainSpec, variant: str | None) -> None:
     if variant is None:
         return
-    if doc.variants is None:
-        raise CoverageError(f"chain {doc.id!r} declares no variants; got variant {variant!r}")
-    if variant not in doc.variants.values:
+    if spec.variants is None:
+        raise CoverageError(f"chain {spec.id!r} declares no variants; got variant {variant!r}")
+    if variant not in spec.variants.values:
         raise CoverageError(
-            f"variant must be one of {doc.variants.values} ({doc.variants.axis}); got {variant!r}"
+            f"variant must be one of {spec.variants.values} ({spec.variants.axis}); got {variant!r}"
         )
 
 
-def _steps(doc: ChainSpec, variant: str | None) -> list[Action]:
+def _steps(spec: ChainSpec, variant: str | None) -> list[Action]:
     seen: set[str] = set()
     steps = []
-    for action in doc.actions:
+    for action in spec.actions:
         if action.probe_only or action.id in seen:
             continue
         if variant is not None and action.only and variant not in action.only:
@@ -168,16 +168,16 @@ def _steps(doc: ChainSpec, variant: str | None) -> list[Action]:
     return steps
 
 
-def _stale_atoms(doc: ChainSpec) -> list[str]:
+def _stale_atoms(spec: ChainSpec) -> list[str]:
     atoms: dict[str, None] = {}
-    for handle in doc.handles:
+    for handle in spec.handles:
         if handle.staleness is not None:
             atoms.update((normalize_atom(a), None) for a in handle.staleness.detect)
     return list(atoms)
 
 
-def _unlisted_code(doc: ChainSpec) -> str:
-    text = json.dumps(to_document(doc))
+def _unlisted_code(spec: ChainSpec) -> str:
+    text = json.dumps(to_document(spec))
     code, n = "UNLISTED_CODE", 1
     while code in text:
         n += 1
@@ -208,13 +208,13 @@ def _columns(stale: list[str], unlisted: str) -> list[Column]:
     ]
 
 
-def _live(doc: ChainSpec) -> dict[str, int]:
+def _live(spec: ChainSpec) -> dict[str, int]:
     """Every handle live, numbered in mint order (the order the steps mint them)."""
-    position = {a.id: i for i, a in reversed(list(enumerate(doc.actions)))}
-    minted = minters(doc)
+    position = {a.id: i for i, a in reversed(list(enumerate(spec.actions)))}
+    minted = minters(spec)
     ranked = sorted(
-        enumerate(doc.handles),
-        key=lambda ih: (position.get(minted.get(ih[1].id, ""), len(doc.actions)), ih[0]),
+        enumerate(spec.handles),
+        key=lambda ih: (position.get(minted.get(ih[1].id, ""), len(spec.actions)), ih[0]),
     )
     live: dict[str, int] = {}
     for seq, (_, handle) in enumerate(ranked, 1):
@@ -226,7 +226,7 @@ def _live(doc: ChainSpec) -> dict[str, int]:
 
 
 def _cell(
-    doc: ChainSpec,
+    spec: ChainSpec,
     ctx: ClassifyContext,
     step: Action,
     column: Column,
@@ -235,13 +235,13 @@ def _cell(
 ) -> Cell | None:
     key = column.key
     if key == "valid_empty":
-        return _valid_empty(doc, ctx, step, rows)
+        return _valid_empty(spec, ctx, step, rows)
     if key.startswith("stale:"):  # only on steps consuming a handle that detects it
-        return _classified(doc, ctx, step, rows, _observation(column.signal))
+        return _classified(spec, ctx, step, rows, _observation(column.signal))
     if key == "terms_changed":
-        return _per_config(doc, ctx, step, rows, "gate", unlisted)
+        return _per_config(spec, ctx, step, rows, "gate", unlisted)
     if key == "deterministic_reject":
-        return _per_config(doc, ctx, step, rows, "dead_end", unlisted)
+        return _per_config(spec, ctx, step, rows, "dead_end", unlisted)
     fixed = {
         "success": Observation(),
         "timeout": Observation(transport="timeout"),
@@ -249,31 +249,31 @@ def _cell(
         "http_429": Observation(transport="http:429"),
         "unknown_code": _unknown(unlisted),
     }
-    return _classified(doc, ctx, step, rows, fixed[key])
+    return _classified(spec, ctx, step, rows, fixed[key])
 
 
 def _classified(
-    doc: ChainSpec,
+    spec: ChainSpec,
     ctx: ClassifyContext,
     step: Action,
     rows: list[VerdictRow],
     obs: Observation,
     note: str = "",
 ) -> Cell:
-    c: Classification = classify(doc, ctx, step, obs, rows)
+    c: Classification = classify(spec, ctx, step, obs, rows)
     return Cell(verdict=str(c.verdict), row=c.row, source=c.source, reason=note + c.reason)
 
 
 def _valid_empty(
-    doc: ChainSpec, ctx: ClassifyContext, step: Action, rows: list[VerdictRow]
+    spec: ChainSpec, ctx: ClassifyContext, step: Action, rows: list[VerdictRow]
 ) -> Cell | None:
     empty = step.output.empty
     if empty is None or not empty.valid:
         return None
     if not empty.detect:
         note = "no empty.detect declared, so an empty answer looks like any success: "
-        return _classified(doc, ctx, step, rows, Observation(), note)
-    cell = _classified(doc, ctx, step, rows, _observation(empty.detect, as_predicate=True))
+        return _classified(spec, ctx, step, rows, Observation(), note)
+    cell = _classified(spec, ctx, step, rows, _observation(empty.detect, as_predicate=True))
     if cell.row == "#2" and empty.route is not None:
         return Cell(cell.verdict, cell.row, cell.source, f"{cell.reason}; routed to {empty.route}")
     if cell.row == "#2":
@@ -283,7 +283,7 @@ def _valid_empty(
 
 
 def _rows_in_scope(
-    doc: ChainSpec, steps: list[Action], variant: str | None
+    spec: ChainSpec, steps: list[Action], variant: str | None
 ) -> dict[str, list[VerdictRow]]:
     """Step id → the domain rows in scope for it (and the variant), in table order.
 
@@ -295,7 +295,7 @@ def _rows_in_scope(
     broad: list[int] = []
     by_step: dict[str, list[int]] = {}
     by_handle: dict[str, list[int]] = {}
-    for i, row in enumerate(doc.verdict_table):
+    for i, row in enumerate(spec.verdict_table):
         scope = row.scope
         if scope.any or scope.effects or not (scope.steps or scope.consumers_of):
             broad.append(i)
@@ -309,22 +309,22 @@ def _rows_in_scope(
         found = {*broad, *by_step.get(step.id, [])}
         for handle in step.input.handles:
             found.update(by_handle.get(handle, []))
-        rows = (doc.verdict_table[i] for i in sorted(found))
+        rows = (spec.verdict_table[i] for i in sorted(found))
         scoped[step.id] = [row for row in rows if _row_in_scope(row, step, variant)]
     return scoped
 
 
-def _detects(doc: ChainSpec) -> dict[str, set[str]]:
+def _detects(spec: ChainSpec) -> dict[str, set[str]]:
     """Handle id → the normalised staleness atoms it detects (the first handle of an id)."""
     detects: dict[str, set[str]] = {}
-    for handle in doc.handles:
+    for handle in spec.handles:
         atoms = handle.staleness.detect if handle.staleness else []
         detects.setdefault(handle.id, {normalize_atom(a) for a in atoms})
     return detects
 
 
 def _per_config(
-    doc: ChainSpec,
+    spec: ChainSpec,
     ctx: ClassifyContext,
     step: Action,
     rows: list[VerdictRow],
@@ -340,12 +340,12 @@ def _per_config(
                 candidates.append((row, atom))
     if not candidates:
         note = f"no {verdict} row in scope; the class arrives as an unlisted code: "
-        return _classified(doc, ctx, step, rows, _unknown(unlisted), note)
+        return _classified(spec, ctx, step, rows, _unknown(unlisted), note)
     row, atom = candidates[0]
-    others = sorted({row_label(doc, r) for r, _ in candidates} - {row_label(doc, row)})
+    others = sorted({row_label(spec, r) for r, _ in candidates} - {row_label(spec, row)})
     also = f" (also {', '.join(others)})" if others else ""
-    note = f"{atom} from row {row_label(doc, row)}{also}: "
-    return _classified(doc, ctx, step, rows, _observation(atom), note)
+    note = f"{atom} from row {row_label(spec, row)}{also}: "
+    return _classified(spec, ctx, step, rows, _observation(atom), note)
 
 
 def _row_in_scope(row: VerdictRow, step: Action, variant: str | None) -> bool:

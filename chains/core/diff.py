@@ -298,18 +298,18 @@ def _moves(old: list[str], new: list[str]) -> dict[str, tuple[int, int]]:
 # --- edges -------------------------------------------------------------------
 
 
-def _edge_list(chain: ChainSpec) -> dict[GraphKey, str]:
+def _edge_list(spec: ChainSpec) -> dict[GraphKey, str]:
     """Graph key → summary text of every edge, in document order."""
     out: dict[GraphKey, str] = {}
-    for handle in chain.handles:
+    for handle in spec.handles:
         for parent in handle.derived_from:
             key = GraphKey.edge("derived_from", handle.id, parent)
             out.setdefault(key, f"edge derived_from {parent} → {handle.id}")
-    for action in chain.actions:
+    for action in spec.actions:
         for h in action.input.handles:
             key = GraphKey.edge("consumes", action.id, h)
             out.setdefault(key, f"edge consumes {h} → {action.id}")
-    for action in chain.actions:
+    for action in spec.actions:
         for h in action.output.handles:
             out.setdefault(GraphKey.edge("mints", action.id, h), f"edge mints {action.id} → {h}")
     return out

@@ -1,4 +1,4 @@
-"""Edits of a chain document: small pure functions ``doc -> doc``, and one dispatcher.
+"""Edits of a chain document: small pure functions ``spec -> spec``, and one dispatcher.
 
 This module owns every change the designer makes to a chain: adding,
 updating, renaming and deleting actions, handles, gates and verdict rows,
@@ -304,9 +304,9 @@ def _refuse_new_cycles(before: ChainSpec, after: ChainSpec, path: ElementPath) -
 # --- actions -----------------------------------------------------------------
 
 
-def add_action(doc: ChainSpec, id: str, effect: str = "read", **fields: Any) -> ChainSpec:
+def add_action(spec: ChainSpec, id: str, effect: str = "read", **fields: Any) -> ChainSpec:
     """Append an action; ``fields`` are other keys of its document form."""
-    data = _document(doc)
+    data = _document(spec)
     _check_new_id(data, "actions", id, "id")
     _need_str("effect", effect)
     action = {"id": id, "effect": effect, **_need_fields(fields, Action, _at("actions", id))}
@@ -336,7 +336,7 @@ def _rename_action(data: Data, old: str, new: str) -> None:
 
 
 def update_action(
-    doc: ChainSpec, id: str, fields: dict[str, Any], replace: bool = False
+    spec: ChainSpec, id: str, fields: dict[str, Any], replace: bool = False
 ) -> ChainSpec:
     """Replace top-level keys of an action; a new ``id`` renames it everywhere.
 
@@ -348,7 +348,7 @@ def update_action(
     >>> update_action(doc, "get", {"id": "lookup"}).action("book").confirmation.probe
     'lookup'
     """
-    data = _document(doc)
+    data = _document(spec)
     changes = _changes(data, "actions", id, fields, Action)
     action = _element(data, "actions", changes.pop("id"))
     before = set((action.get("output") or {}).get("handles") or [])
@@ -367,13 +367,13 @@ def _sync_minters(data: Data, action: Data, before: set[str]) -> None:
             handle.pop("minted_by")
 
 
-def delete_action(doc: ChainSpec, id: str) -> ChainSpec:
+def delete_action(spec: ChainSpec, id: str) -> ChainSpec:
     """Remove an action nothing else names; otherwise list every place that does.
 
     The handles it mints name it too (``minted_by``): they are listed, not
     silently orphaned.
     """
-    data = _document(doc)
+    data = _document(spec)
     at = _position(data, "actions", id)
     uses = places_using(action_slots(data), id, _at("actions", id))
     per_step = (data.get("policy") or {}).get("per_step") or {}
@@ -413,21 +413,21 @@ def _set_minter(data: Data, handle: Data, minter: str | None) -> None:
             outputs.append(hid)
 
 
-def add_handle(doc: ChainSpec, id: str, minted_by: str | None = None, **fields: Any) -> ChainSpec:
+def add_handle(spec: ChainSpec, id: str, minted_by: str | None = None, **fields: Any) -> ChainSpec:
     """Append a handle; when ``minted_by`` names an action, that action outputs it."""
-    data = _document(doc)
+    data = _document(spec)
     _check_new_id(data, "handles", id, "id")
     handle = {"id": id, **_need_fields(fields, Handle, _at("handles", id))}
     _list_at(data, "handles").append(handle)
     if minted_by is not None:
         _set_minter(data, handle, minted_by)
     after = _validated(data)
-    _refuse_new_cycles(doc, after, _at("handles", id).field("derived_from"))
+    _refuse_new_cycles(spec, after, _at("handles", id).field("derived_from"))
     return after
 
 
 def update_handle(
-    doc: ChainSpec, id: str, fields: dict[str, Any], replace: bool = False
+    spec: ChainSpec, id: str, fields: dict[str, Any], replace: bool = False
 ) -> ChainSpec:
     """Replace top-level keys of a handle; a new ``id`` renames it everywhere.
 
@@ -435,7 +435,7 @@ def update_handle(
     (``None`` or ``external``: out of every action's). With ``replace`` the
     keys left out of ``fields`` are removed too (no ``minted_by``: no minter).
     """
-    data = _document(doc)
+    data = _document(spec)
     changes = _changes(data, "handles", id, fields, Handle)
     new_id = changes.pop("id")
     handle = _element(data, "handles", new_id)
@@ -445,11 +445,11 @@ def update_handle(
         _set_minter(data, handle, changes.pop("minted_by"))
     _replace(handle, changes, replace)
     after = _validated(data)
-    _refuse_new_cycles(doc, after, _at("handles", new_id).field("derived_from"))
+    _refuse_new_cycles(spec, after, _at("handles", new_id).field("derived_from"))
     return after
 
 
-def delete_handle(doc: ChainSpec, id: str) -> ChainSpec:
+def delete_handle(spec: ChainSpec, id: str) -> ChainSpec:
     """Remove a handle and the edges to it; refuse while a scope or ``mutates`` names it.
 
     Other handles' ``derived_from``, actions' input and output handles and
@@ -457,7 +457,7 @@ def delete_handle(doc: ChainSpec, id: str) -> ChainSpec:
     ``consumers_of`` or an action's ``mutates`` would change meaning, so those
     must be edited first.
     """
-    data = _document(doc)
+    data = _document(spec)
     at = _position(data, "handles", id)
     own = _at("handles", id)
     blocking = [s for s in places_using(handle_slots(data), id, own) if not s.cleanable]
@@ -487,29 +487,29 @@ def _need_kind(kind: Any) -> str:
     return kind
 
 
-def _cycle_text(doc: ChainSpec, child: str, parent: str) -> str | None:
+def _cycle_text(spec: ChainSpec, child: str, parent: str) -> str | None:
     """The cycle ``child derived_from parent`` would close, parent to child, or ``None``."""
-    graph = derivation_graph(doc)
+    graph = derivation_graph(spec)
     if child not in graph or parent not in graph or not nx.has_path(graph, child, parent):
         return None
     path = nx.shortest_path(graph, child, parent)
     return " → ".join([parent, *path])
 
 
-def add_edge(doc: ChainSpec, kind: str, source: str, target: str) -> ChainSpec:
+def add_edge(spec: ChainSpec, kind: str, source: str, target: str) -> ChainSpec:
     """Add one graph edge: ``derived_from`` (child → parent), ``consumes`` or ``mints``.
 
     ``consumes`` and ``mints`` go from an action to a handle; minting a
     handle another action minted moves it to ``source``.
 
-    >>> doc = ChainSpec.model_validate({"id": "c", "handles": [
+    >>> spec = ChainSpec.model_validate({"id": "c", "handles": [
     ...     {"id": "a"}, {"id": "b", "derived_from": ["a"]}]})
-    >>> add_edge(doc, "derived_from", "a", "b")
+    >>> add_edge(spec, "derived_from", "a", "b")
     Traceback (most recent call last):
     ...
     chains.core.edit.EditError: handles[a].derived_from: a cannot derive from b: that would make a derived_from cycle b → a → b
     """  # noqa: E501
-    data = _document(doc)
+    data = _document(spec)
     _need_kind(kind)
     if kind == "derived_from":
         child = _element(data, "handles", source, "source")
@@ -520,7 +520,7 @@ def add_edge(doc: ChainSpec, kind: str, source: str, target: str) -> ChainSpec:
         parents = _list_at(child, "derived_from")
         if target in parents:
             raise EditError(path, f"edge already exists: {source} derives from {target}")
-        cycle = _cycle_text(doc, source, target)
+        cycle = _cycle_text(spec, source, target)
         if cycle:
             raise EditError(
                 path,
@@ -550,9 +550,9 @@ def add_edge(doc: ChainSpec, kind: str, source: str, target: str) -> ChainSpec:
     return _validated(data)
 
 
-def remove_edge(doc: ChainSpec, kind: str, source: str, target: str) -> ChainSpec:
+def remove_edge(spec: ChainSpec, kind: str, source: str, target: str) -> ChainSpec:
     """Remove one graph edge added by :func:`add_edge` (or written in the document)."""
-    data = _document(doc)
+    data = _document(spec)
     _need_kind(kind)
     _need_str("target", target)
     section = "handles" if kind == "derived_from" else "actions"
@@ -596,9 +596,9 @@ def _need_position(name: str, index: Any, size: int) -> int:
     return int(index)
 
 
-def add_row(doc: ChainSpec, fields: dict[str, Any], index: int | None = None) -> ChainSpec:
+def add_row(spec: ChainSpec, fields: dict[str, Any], index: int | None = None) -> ChainSpec:
     """Insert a verdict row at ``index`` (appended when ``None``); ``fields`` needs an ``id``."""
-    data = _document(doc)
+    data = _document(spec)
     if isinstance(fields, dict) and "id" not in fields:
         raise EditError("fields.id", "a new verdict row needs an id")
     row = _row_fields(data, fields, ElementPath.root("verdict_table"))
@@ -608,9 +608,11 @@ def add_row(doc: ChainSpec, fields: dict[str, Any], index: int | None = None) ->
     return _validated(data)
 
 
-def update_row(doc: ChainSpec, id: str, fields: dict[str, Any], replace: bool = False) -> ChainSpec:
+def update_row(
+    spec: ChainSpec, id: str, fields: dict[str, Any], replace: bool = False
+) -> ChainSpec:
     """Replace top-level keys of a verdict row (``id`` or ``#n``); ``replace``: all of them."""
-    data = _document(doc)
+    data = _document(spec)
     at = _position(data, "verdict_table", id)
     row = data["verdict_table"][at]
     where = ElementPath.root("verdict_table").item_at(at, row)
@@ -628,12 +630,12 @@ def _fresh_row_id(data: Data, base: str) -> str:
     return candidate
 
 
-def duplicate_row(doc: ChainSpec, id: str, new_id: str | None = None) -> ChainSpec:
+def duplicate_row(spec: ChainSpec, id: str, new_id: str | None = None) -> ChainSpec:
     """Copy a verdict row right after itself, as ``new_id`` or ``<id>_copy``, ``<id>_copy2`` ...
 
     A row without an id is copied without one unless ``new_id`` is given.
     """
-    data = _document(doc)
+    data = _document(spec)
     at = _position(data, "verdict_table", id)
     row = copy.deepcopy(data["verdict_table"][at])
     if new_id is not None:
@@ -644,15 +646,15 @@ def duplicate_row(doc: ChainSpec, id: str, new_id: str | None = None) -> ChainSp
     return _validated(data)
 
 
-def delete_row(doc: ChainSpec, id: str) -> ChainSpec:
+def delete_row(spec: ChainSpec, id: str) -> ChainSpec:
     """Remove a verdict row (``id`` or ``#n``); nothing else refers to rows."""
-    data = _document(doc)
+    data = _document(spec)
     at = _position(data, "verdict_table", id)
     del data["verdict_table"][at]
     return _validated(data)
 
 
-def move_row(doc: ChainSpec, id: str, index: int) -> ChainSpec:
+def move_row(spec: ChainSpec, id: str, index: int) -> ChainSpec:
     """Move a verdict row so that it ends up at ``index`` (counted once it is taken out).
 
     >>> doc = ChainSpec.model_validate({"id": "c", "verdict_table": [
@@ -661,7 +663,7 @@ def move_row(doc: ChainSpec, id: str, index: int) -> ChainSpec:
     >>> [r.id for r in move_row(doc, "A", 2).verdict_table]
     ['B', 'C', 'A']
     """
-    data = _document(doc)
+    data = _document(spec)
     rows = data.get("verdict_table", [])
     row = rows.pop(_position(data, "verdict_table", id))
     rows.insert(_need_position("index", index, len(rows)), row)
@@ -671,30 +673,30 @@ def move_row(doc: ChainSpec, id: str, index: int) -> ChainSpec:
 # --- gates -------------------------------------------------------------------
 
 
-def add_gate(doc: ChainSpec, id: str, **fields: Any) -> ChainSpec:
+def add_gate(spec: ChainSpec, id: str, **fields: Any) -> ChainSpec:
     """Append a gate; ``fields`` are other keys of its document form (``audience`` is required)."""
-    data = _document(doc)
+    data = _document(spec)
     _check_new_id(data, "gates", id, "id")
     _list_at(data, "gates").append({"id": id, **_need_fields(fields, Gate, _at("gates", id))})
     return _validated(data)
 
 
 def update_gate(
-    doc: ChainSpec, id: str, fields: dict[str, Any], replace: bool = False
+    spec: ChainSpec, id: str, fields: dict[str, Any], replace: bool = False
 ) -> ChainSpec:
     """Replace top-level keys of a gate; a new ``id`` renames its ``gate(...)`` verdicts too.
 
     With ``replace`` the keys left out of ``fields`` are removed too.
     """
-    data = _document(doc)
+    data = _document(spec)
     changes = _changes(data, "gates", id, fields, Gate)
     _replace(_element(data, "gates", changes.pop("id")), changes, _need_flag(replace))
     return _validated(data)
 
 
-def delete_gate(doc: ChainSpec, id: str) -> ChainSpec:
+def delete_gate(spec: ChainSpec, id: str) -> ChainSpec:
     """Remove a gate nothing raises; otherwise list every place that does."""
-    data = _document(doc)
+    data = _document(spec)
     at = _position(data, "gates", id)
     uses = places_using(gate_slots(data), id, _at("gates", id))
     if uses:
@@ -724,7 +726,7 @@ def _merge(base: Data, patch: Data) -> None:
             base[key] = value
 
 
-def update_policy(doc: ChainSpec, fields: dict[str, Any]) -> ChainSpec:
+def update_policy(spec: ChainSpec, fields: dict[str, Any]) -> ChainSpec:
     """Deep-merge ``fields`` into the policy; a ``None`` value removes its key.
 
     >>> doc = ChainSpec.model_validate({"id": "c", "policy": {"per_step": {
@@ -733,14 +735,14 @@ def update_policy(doc: ChainSpec, fields: dict[str, Any]) -> ChainSpec:
     >>> new.policy.per_step["commit"].keyed is None, new.policy.per_step["commit"].attempts
     (True, 1)
     """  # noqa: E501
-    data = _document(doc)
+    data = _document(spec)
     patch = _need_fields(fields, Policy, ElementPath.root("policy"))
     policy = data.setdefault("policy", {})
     _merge(policy, patch)
     return _validated(data)
 
 
-def update_chain(doc: ChainSpec, fields: dict[str, Any]) -> ChainSpec:
+def update_chain(spec: ChainSpec, fields: dict[str, Any]) -> ChainSpec:
     """Replace the chain's own fields (title, description, run_key, known_unmatched ...).
 
     Handles, actions, gates, verdict rows and the policy have edits of their own.
@@ -749,7 +751,7 @@ def update_chain(doc: ChainSpec, fields: dict[str, Any]) -> ChainSpec:
         for key, ops in _EDITED_ELSEWHERE.items():
             if key in fields:
                 raise EditError(key, f"{key} cannot be replaced wholesale; use {ops}")
-    data = _document(doc)
+    data = _document(spec)
     _replace(data, _need_fields(fields, ChainSpec, ElementPath.root("chain")))
     return _validated(data)
 
@@ -788,7 +790,7 @@ OPS: dict[str, Callable[..., ChainSpec]] = {
 }
 
 
-def apply(doc: ChainSpec, op: str, args: dict[str, Any]) -> ChainSpec:
+def apply(spec: ChainSpec, op: str, args: dict[str, Any]) -> ChainSpec:
     """Run the edit ``op`` with ``args`` (decoded JSON): the one entry point for the web.
 
     >>> apply(ChainSpec(id="c"), "add_action", {"id": "search", "colour": "red"})  # doctest: +ELLIPSIS
@@ -813,4 +815,4 @@ def apply(doc: ChainSpec, op: str, args: dict[str, Any]) -> ChainSpec:
     missing = [name for name in missing if name not in args]
     if missing:
         raise EditError(missing[0], f"{op} needs {', '.join(missing)}")
-    return func(doc, **args)
+    return func(spec, **args)

@@ -40,7 +40,7 @@ REMATCH_NOTE = (
 
 @dataclass(frozen=True)
 class Fix:
-    """One mechanical fix of a finding: ``edit.apply(doc, op, args)``, titled for a button."""
+    """One mechanical fix of a finding: ``edit.apply(spec, op, args)``, titled for a button."""
 
     rule: str
     element: str
@@ -72,7 +72,7 @@ def may_fix(finding: Finding) -> bool:
     return finding.rule in _FIXERS
 
 
-def fixes_for(doc: ChainSpec, finding: Finding) -> list[Fix]:
+def fixes_for(spec: ChainSpec, finding: Finding) -> list[Fix]:
     """The fixes for ``finding`` on ``doc``; empty when no mechanical fix exists.
 
     >>> from chains.core.lint import lint
@@ -85,18 +85,18 @@ def fixes_for(doc: ChainSpec, finding: Finding) -> list[Fix]:
     fixer = _FIXERS.get(finding.rule)
     if fixer is None:
         return []
-    return [fix for fix in fixer(doc, finding) if _applies(doc, fix)]
+    return [fix for fix in fixer(spec, finding) if _applies(spec, fix)]
 
 
-def apply_fix(doc: ChainSpec, fix: Fix) -> ChainSpec:
+def apply_fix(spec: ChainSpec, fix: Fix) -> ChainSpec:
     """``doc`` with ``fix`` applied; :class:`~chains.core.edit.EditError` if it no longer fits."""
-    return edit.apply(doc, fix.op, fix.args)
+    return edit.apply(spec, fix.op, fix.args)
 
 
-def _applies(doc: ChainSpec, fix: Fix) -> bool:
+def _applies(spec: ChainSpec, fix: Fix) -> bool:
     # A fix that the edit would refuse (say, an edge closing a cycle) is no fix.
     try:
-        apply_fix(doc, fix)
+        apply_fix(spec, fix)
     except edit.EditError:
         return False
     return True
@@ -137,15 +137,15 @@ def _edge_fixes(
 
 
 @_fixes("edges.missing-derivation")
-def _missing_derivation(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
-    picks = selection_handles(doc)
-    gaps = [(g.minted, g.consumed) for g in missing_edges(doc) if g.consumed not in picks]
+def _missing_derivation(spec: ChainSpec, finding: Finding) -> Iterator[Fix]:
+    picks = selection_handles(spec)
+    gaps = [(g.minted, g.consumed) for g in missing_edges(spec) if g.consumed not in picks]
     return _edge_fixes(finding, gaps, lambda c: f"from {ElementPath.handle(c)} ")
 
 
 @_fixes("edges.selection-coupling")
-def _selection_coupling(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
-    gaps = [(g.minted, g.selection) for g in selection_coupling_gaps(doc)]
+def _selection_coupling(spec: ChainSpec, finding: Finding) -> Iterator[Fix]:
+    gaps = [(g.minted, g.selection) for g in selection_coupling_gaps(spec)]
     return _edge_fixes(finding, gaps, lambda c: f"the selection {ElementPath.handle(c)} ")
 
 
@@ -162,11 +162,11 @@ def _one_attempt(finding: Finding, path: list[str], title: str) -> Fix:
 
 
 @_fixes("commit.unkeyed-retried")
-def _unkeyed_retried(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
-    action = doc.action(_named(finding.element, "action") or "")
+def _unkeyed_retried(spec: ChainSpec, finding: Finding) -> Iterator[Fix]:
+    action = spec.action(_named(finding.element, "action") or "")
     if action is None:
         return
-    override = doc.policy.per_step.get(action.id)
+    override = spec.policy.per_step.get(action.id)
     if override is not None and override.attempts is not None:
         yield _one_attempt(finding, [action.id], f"Set policy.per_step.{action.id}.attempts to 1")
     else:
@@ -176,32 +176,32 @@ def _unkeyed_retried(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
 
 
 @_fixes("policy.unkeyed-commit-retried")
-def _policy_unkeyed_retried(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
+def _policy_unkeyed_retried(spec: ChainSpec, finding: Finding) -> Iterator[Fix]:
     key = finding.element.removeprefix("policy.per_step.")
     bucket = key.removesuffix(".unkeyed")
     if bucket in COMMIT_CLASS_EFFECTS:
         # The bucket speaks for every unkeyed commit of the class, all of which need 1.
         where = f"policy.per_step.{bucket}.unkeyed"
         yield _one_attempt(finding, [bucket, "unkeyed"], f"Set {where}.attempts to 1")
-    elif key in doc.policy.per_step:
+    elif key in spec.policy.per_step:
         yield _one_attempt(finding, [key], f"Set policy.per_step.{key}.attempts to 1")
 
 
 # --- the verdict table ---------------------------------------------------------
 
 
-def _row(doc: ChainSpec, element: str) -> tuple[str, VerdictRow] | None:
+def _row(spec: ChainSpec, element: str) -> tuple[str, VerdictRow] | None:
     """The row an element path names, by id or as ``#n``, with the id the edits take."""
     name = _named(element, "row")
     if name is None:
         return None
-    row = rows_by_ref(doc.verdict_table).get(name)
+    row = rows_by_ref(spec.verdict_table).get(name)
     return (name, row) if row is not None else None
 
 
 @_fixes("table.fragile-without-fallback")
-def _fragile_without_fallback(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
-    found = _row(doc, finding.element)
+def _fragile_without_fallback(spec: ChainSpec, finding: Finding) -> Iterator[Fix]:
+    found = _row(spec, finding.element)
     if found is None:
         return
     name, row = found
@@ -211,7 +211,7 @@ def _fragile_without_fallback(doc: ChainSpec, finding: Finding) -> Iterator[Fix]
         "signal": signal,
         "note": f"fallback for the fragile row {name}: other messages fall to the default rows",
     }
-    known = to_document(doc).get("known_unmatched", [])
+    known = to_document(spec).get("known_unmatched", [])
     yield Fix(
         finding.rule,
         finding.element,
@@ -222,8 +222,8 @@ def _fragile_without_fallback(doc: ChainSpec, finding: Finding) -> Iterator[Fix]
 
 
 @_fixes("table.prose-match-not-fragile")
-def _prose_match_not_fragile(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
-    found = _row(doc, finding.element)
+def _prose_match_not_fragile(spec: ChainSpec, finding: Finding) -> Iterator[Fix]:
+    found = _row(spec, finding.element)
     if found is not None:
         name = found[0]
         yield Fix(
@@ -239,11 +239,11 @@ def _prose_match_not_fragile(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
 
 
 @_fixes("handles.selection-without-rematch")
-def _selection_without_rematch(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
-    handle = doc.handle(_named(finding.element, "handle") or "")
+def _selection_without_rematch(spec: ChainSpec, finding: Finding) -> Iterator[Fix]:
+    handle = spec.handle(_named(finding.element, "handle") or "")
     if handle is None:
         return
-    picker = doc.action(minters(doc).get(handle.id, ""))
+    picker = spec.action(minters(spec).get(handle.id, ""))
     key = list(picker.input.intent) if picker is not None else []
     yield Fix(
         finding.rule,
@@ -261,12 +261,12 @@ def _selection_without_rematch(doc: ChainSpec, finding: Finding) -> Iterator[Fix
 
 
 @_fixes("commit.probe-before-commit")
-def _probe_before_commit(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
+def _probe_before_commit(spec: ChainSpec, finding: Finding) -> Iterator[Fix]:
     # Offered only where nothing in the chain needs the read as a step (SPEC §2.1: a
     # probe_only read takes no preconditions and feeds no step); else the user moves it.
-    read = doc.action(_named(finding.element, "action") or "")
-    if read is not None and may_be_probe_only(doc, read):
-        commits = ", ".join(confirmed_by(doc, read.id))
+    read = spec.action(_named(finding.element, "action") or "")
+    if read is not None and may_be_probe_only(spec, read):
+        commits = ", ".join(confirmed_by(spec, read.id))
         yield Fix(
             finding.rule,
             finding.element,
@@ -277,8 +277,8 @@ def _probe_before_commit(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
 
 
 @_fixes("gates.no-timeout")
-def _gate_no_timeout(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
-    gate = doc.gate(_named(finding.element, "gate") or "")
+def _gate_no_timeout(spec: ChainSpec, finding: Finding) -> Iterator[Fix]:
+    gate = spec.gate(_named(finding.element, "gate") or "")
     if gate is not None:
         yield Fix(
             finding.rule,
@@ -290,8 +290,8 @@ def _gate_no_timeout(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
 
 
 @_fixes("policy.repairs-exceed-rewinds")
-def _repairs_exceed_rewinds(doc: ChainSpec, finding: Finding) -> Iterator[Fix]:
-    rewinds = doc.policy.per_chain.max_rewinds
+def _repairs_exceed_rewinds(spec: ChainSpec, finding: Finding) -> Iterator[Fix]:
+    rewinds = spec.policy.per_chain.max_rewinds
     if rewinds is not None:
         yield Fix(
             finding.rule,

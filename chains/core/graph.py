@@ -63,7 +63,7 @@ class GraphError(ChainError):
 # --- building blocks -------------------------------------------------------
 
 
-def minters(chain: ChainSpec) -> dict[str, str]:
+def minters(spec: ChainSpec) -> dict[str, str]:
     """Handle id → id of the action that mints it.
 
     ``minted_by`` wins when it names an action of the chain; otherwise the
@@ -76,24 +76,24 @@ def minters(chain: ChainSpec) -> dict[str, str]:
     >>> minters(doc)
     {'h': 'a'}
     """
-    actions = first_by_id(chain.actions)
+    actions = first_by_id(spec.actions)
     out: dict[str, str] = {}
-    for action in chain.actions:
+    for action in spec.actions:
         for handle_id in action.output.handles:
             out.setdefault(handle_id, action.id)
-    for handle in chain.handles:
+    for handle in spec.handles:
         if handle.minted_by in actions:
             out[handle.id] = handle.minted_by
     return out
 
 
-def selection_handles(chain: ChainSpec) -> set[str]:
+def selection_handles(spec: ChainSpec) -> set[str]:
     """Ids of the selection pseudo-handles: handles minted by an ``effect: select`` action."""
-    actions = first_by_id(chain.actions)
-    return {h for h, a in minters(chain).items() if actions[a].effect == "select"}
+    actions = first_by_id(spec.actions)
+    return {h for h, a in minters(spec).items() if actions[a].effect == "select"}
 
 
-def derivation_graph(chain: ChainSpec) -> nx.DiGraph:
+def derivation_graph(spec: ChainSpec) -> nx.DiGraph:
     """The invalidation graph: an edge parent → child for every ``derived_from`` entry.
 
     Every defined handle is a node with ``defined=True``, its ``minted_by``
@@ -108,10 +108,10 @@ def derivation_graph(chain: ChainSpec) -> nx.DiGraph:
     >>> sorted(g.edges), g.nodes["ghost"]["defined"]
     ([('ghost', 'pick'), ('search_id', 'pick')], False)
     """
-    actions = first_by_id(chain.actions)
-    minted = minters(chain)
+    actions = first_by_id(spec.actions)
+    minted = minters(spec)
     graph = nx.DiGraph()
-    for handle in chain.handles:
+    for handle in spec.handles:
         if handle.id in graph:
             continue
         minter = actions.get(minted.get(handle.id, ""))
@@ -122,7 +122,7 @@ def derivation_graph(chain: ChainSpec) -> nx.DiGraph:
             fact=minter is not None and is_commit_class(minter),
         )
     seen: set[str] = set()
-    for handle in chain.handles:
+    for handle in spec.handles:
         if handle.id in seen:
             continue
         seen.add(handle.id)
@@ -153,7 +153,7 @@ def action_verdicts(action: Action) -> list[tuple[ElementPath, Verdict]]:
     return [(path, v) for path, v in out if v is not None]
 
 
-def flow_graph(chain: ChainSpec) -> nx.MultiDiGraph:
+def flow_graph(spec: ChainSpec) -> nx.MultiDiGraph:
     """Actions, handles and gates with every relation between them, for drawing.
 
     Nodes are ``("action", id)`` (with ``order``, the chain position, and
@@ -175,12 +175,12 @@ def flow_graph(chain: ChainSpec) -> nx.MultiDiGraph:
     [('a', 'b', 'next'), ('a', 'h', 'mints'), ('h', 'b', 'consumes')]
     """
     graph = nx.MultiDiGraph()
-    ordered = list(first_by_id(chain.actions).values())
+    ordered = list(first_by_id(spec.actions).values())
     for i, action in enumerate(ordered):
         graph.add_node(("action", action.id), defined=True, order=i, effect=action.effect)
-    for handle in chain.handles:
+    for handle in spec.handles:
         graph.add_node(("handle", handle.id), defined=True)
-    for gate in chain.gates:
+    for gate in spec.gates:
         graph.add_node(("gate", gate.id), defined=True)
 
     def link(u: tuple[str, str], v: tuple[str, str], kind: str) -> None:
@@ -189,7 +189,7 @@ def flow_graph(chain: ChainSpec) -> nx.MultiDiGraph:
                 graph.add_node(node, defined=False)
         graph.add_edge(u, v, kind=kind)
 
-    derivation = derivation_graph(chain)
+    derivation = derivation_graph(spec)
     for parent, child in derivation.edges:
         link(("handle", parent), ("handle", child), "derived_from")
     for i, action in enumerate(ordered):
@@ -207,7 +207,7 @@ def flow_graph(chain: ChainSpec) -> nx.MultiDiGraph:
         raised = [v.gate for _, v in action_verdicts(action) if v.gate]
         raised += [
             r.verdict.gate
-            for r in chain.verdict_table
+            for r in spec.verdict_table
             if r.verdict.gate and scope_applies_to(r.scope, action) is True
         ]
         for gate_id in dict.fromkeys(raised):
@@ -297,7 +297,7 @@ def _cycle_text(cycle: list[str]) -> str:
     return " → ".join([*cycle, cycle[0]])
 
 
-def cascade(chain: ChainSpec, handle_id: str) -> Cascade:
+def cascade(spec: ChainSpec, handle_id: str) -> Cascade:
     """What dies when ``handle_id`` is re-minted: SPEC §4 I1, bounded by I5.
 
     ``invalidated`` lists, in topological order, every handle with a
@@ -329,10 +329,10 @@ def cascade(chain: ChainSpec, handle_id: str) -> Cascade:
     >>> c.facts
     ['pnr_id']
     """
-    return _Lineage(derivation_graph(chain)).cascade(handle_id)
+    return _Lineage(derivation_graph(spec)).cascade(handle_id)
 
 
-def cascades(chain: ChainSpec) -> dict[str, Cascade]:
+def cascades(spec: ChainSpec) -> dict[str, Cascade]:
     """:func:`cascade` for every defined handle, in one topological pass.
 
     Each handle's descendants are a bit set over the topological order,
@@ -340,7 +340,7 @@ def cascades(chain: ChainSpec) -> dict[str, Cascade]:
     than one graph walk per handle. Raises :class:`GraphError` naming a
     cycle if the derivation graph has one.
     """
-    lineage = _Lineage(derivation_graph(chain))
+    lineage = _Lineage(derivation_graph(spec))
     if lineage.position is None:
         raise GraphError(f"derived_from cycle: {_cycle_text(_first_cycle(lineage.graph))}")
     topo = sorted(lineage.position, key=lineage.position.__getitem__)
@@ -370,7 +370,7 @@ def cascades(chain: ChainSpec) -> dict[str, Cascade]:
 
     return {
         h: Cascade(h, names(invalidated[h]), names(facts[h]))
-        for h in dict.fromkeys(h.id for h in chain.handles)
+        for h in dict.fromkeys(h.id for h in spec.handles)
     }
 
 
@@ -390,7 +390,7 @@ class RepairScope:
     survives: list[str] = field(default_factory=list)
 
 
-def repair_scope(chain: ChainSpec, step: str, fields: Iterable[str]) -> RepairScope:
+def repair_scope(spec: ChainSpec, step: str, fields: Iterable[str]) -> RepairScope:
     """Which handles a repair of intent ``fields`` at ``step`` invalidates: SPEC §4 I6.
 
     Invalidated: every handle ``step`` mints, every handle minted by an
@@ -418,15 +418,15 @@ def repair_scope(chain: ChainSpec, step: str, fields: Iterable[str]) -> RepairSc
     (['hold', 'lock'], ['search_id'])
     """
     fields = list(fields)
-    actions = first_by_id(chain.actions)
+    actions = first_by_id(spec.actions)
     if step not in actions:
         raise GraphError(f"unknown step {step!r}")
-    intent_fields = {f for a in chain.actions for f in a.input.intent}
+    intent_fields = {f for a in spec.actions for f in a.input.intent}
     unknown = [f for f in fields if f not in intent_fields]
     if unknown:
         raise GraphError(f"not an intent field of any action: {', '.join(map(repr, unknown))}")
-    lineage = _Lineage(derivation_graph(chain))
-    minted = minters(chain)
+    lineage = _Lineage(derivation_graph(spec))
+    minted = minters(spec)
     repaired = set(fields)
     dead: set[str] = {h for h, a in minted.items() if a == step}
     dead |= {
@@ -439,7 +439,7 @@ def repair_scope(chain: ChainSpec, step: str, fields: Iterable[str]) -> RepairSc
     dead |= downstream
     if lineage.position is None and not nx.is_directed_acyclic_graph(lineage.graph.subgraph(dead)):
         raise GraphError(f"derived_from cycle: {_cycle_text(_first_cycle(lineage.graph, dead))}")
-    handles = list(dict.fromkeys(h.id for h in chain.handles))
+    handles = list(dict.fromkeys(h.id for h in spec.handles))
     return RepairScope(
         step,
         fields,
@@ -501,7 +501,7 @@ class Ancestry:
 _BITSET_LIMIT = 20_000
 
 
-def missing_edges(chain: ChainSpec) -> list[MissingEdge]:
+def missing_edges(spec: ChainSpec) -> list[MissingEdge]:
     """Minted handles that do not derive from what their action consumed (SKILL Step 2).
 
     When an action consumes A and mints C, C's validity almost always
@@ -520,9 +520,9 @@ def missing_edges(chain: ChainSpec) -> list[MissingEdge]:
     >>> missing_edges(doc)
     [MissingEdge(action='initiate', consumed='seats', minted='hold')]
     """
-    ancestry = Ancestry(derivation_graph(chain))
+    ancestry = Ancestry(derivation_graph(spec))
     out: list[MissingEdge] = []
-    for action in first_by_id(chain.actions).values():
+    for action in first_by_id(spec.actions).values():
         for minted in dict.fromkeys(action.output.handles):
             for consumed in dict.fromkeys(action.input.handles):
                 if consumed != minted and not ancestry.derives_from(minted, consumed):
@@ -538,17 +538,17 @@ class SelectionGap(NamedTuple):
     minted: str
 
 
-def selection_coupling_gaps(chain: ChainSpec) -> list[SelectionGap]:
+def selection_coupling_gaps(spec: ChainSpec) -> list[SelectionGap]:
     """Results coupled to a selection that do not derive from it (SPEC §4 I3).
 
     A subset of :func:`missing_edges`: those where the consumed handle is a
     selection pseudo-handle, so a fresh pick would leave the old results
     (priced against the old pick) alive.
     """
-    picks = selection_handles(chain)
+    picks = selection_handles(spec)
     return [
         SelectionGap(m.action, m.consumed, m.minted)
-        for m in missing_edges(chain)
+        for m in missing_edges(spec)
         if m.consumed in picks
     ]
 
@@ -564,7 +564,7 @@ class IndependenceQuestion(NamedTuple):
     answered: Independence | None = None
 
 
-def independence_questions(chain: ChainSpec) -> list[IndependenceQuestion]:
+def independence_questions(spec: ChainSpec) -> list[IndependenceQuestion]:
     """Pairs of handles some action consumes together, unrelated by any derivation path.
 
     Only co-consumed pairs are asked about (never all pairs of the chain);
@@ -581,15 +581,15 @@ def independence_questions(chain: ChainSpec) -> list[IndependenceQuestion]:
     >>> q.handles, q.actions, q.answered
     (('address', 'instance'), ['bind'], None)
     """
-    graph = derivation_graph(chain)
+    graph = derivation_graph(spec)
     ancestry = Ancestry(graph)
     pairs: dict[tuple[str, str], list[str]] = {}
-    for action in first_by_id(chain.actions).values():
+    for action in first_by_id(spec.actions).values():
         consumed = sorted(set(action.input.handles))
         for a, b in itertools.combinations(consumed, 2):
             pairs.setdefault((a, b), []).append(action.id)
     answers: dict[frozenset[str], Independence] = {}
-    for answer in chain.independence:
+    for answer in spec.independence:
         answers.setdefault(frozenset(answer.handles), answer)
     return [
         IndependenceQuestion(pair, acting, answers.get(frozenset(pair)))
@@ -601,7 +601,7 @@ def independence_questions(chain: ChainSpec) -> list[IndependenceQuestion]:
 # --- cycles ----------------------------------------------------------------
 
 
-def derivation_cycles(chain: ChainSpec) -> list[list[str]]:
+def derivation_cycles(spec: ChainSpec) -> list[list[str]]:
     """The ``derived_from`` cycles (at most ``MAX_CYCLES``), parent to child, smallest id first.
 
     >>> from chains.core.model import ChainSpec
@@ -610,7 +610,7 @@ def derivation_cycles(chain: ChainSpec) -> list[list[str]]:
     >>> derivation_cycles(doc)
     [['a', 'b']]
     """
-    graph = derivation_graph(chain)
+    graph = derivation_graph(spec)
     if nx.is_directed_acyclic_graph(graph):
         return []
     found = []

@@ -81,9 +81,9 @@ def effect_class(action: Action) -> str:
     return action.effect
 
 
-def _layers(chain: ChainSpec, action: Action) -> list[StepPolicy]:
+def _layers(spec: ChainSpec, action: Action) -> list[StepPolicy]:
     """Policy entries that speak for ``action``, most specific first."""
-    per_step = chain.policy.per_step
+    per_step = spec.policy.per_step
     layers = []
     if (override := per_step.get(action.id)) is not None:
         layers.append(override)
@@ -97,9 +97,9 @@ def _layers(chain: ChainSpec, action: Action) -> list[StepPolicy]:
     return layers
 
 
-def attempts(chain: ChainSpec, action: Action) -> int:
+def attempts(spec: ChainSpec, action: Action) -> int:
     """Attempts the policy gives ``action``: override, then class, then SPEC default."""
-    for layer in _layers(chain, action):
+    for layer in _layers(spec, action):
         if layer.attempts is not None:
             return layer.attempts
     return DEFAULT_ATTEMPTS.get(effect_class(action), 1)
@@ -116,7 +116,7 @@ def _backoff(layers: list[StepPolicy], default: BackoffPolicy) -> BackoffPolicy:
     return BackoffPolicy(base, factor, top, jitter)
 
 
-def step_limits(chain: ChainSpec, action: Action) -> StepLimits:
+def step_limits(spec: ChainSpec, action: Action) -> StepLimits:
     """Everything the runtime needs to pace one action's attempts.
 
     >>> from chains.core.model import ChainSpec
@@ -125,21 +125,21 @@ def step_limits(chain: ChainSpec, action: Action) -> StepLimits:
     >>> step_limits(doc, doc.actions[0]).attempts
     5
     """
-    if chain.action(action.id) is not action:  # not the chain's own: nothing to keep it by
-        return _step_limits(chain, action)
+    if spec.action(action.id) is not action:  # not the chain's own: nothing to keep it by
+        return _step_limits(spec, action)
     last = _last_limits
-    kept = last[1] if last[0] is chain else _kept_limits(chain)
+    kept = last[1] if last[0] is spec else _kept_limits(spec)
     found = kept.get(action.id)
     if found is None:
-        found = kept[action.id] = _step_limits(chain, action)
+        found = kept[action.id] = _step_limits(spec, action)
     return found
 
 
-def _kept_limits(chain: ChainSpec) -> dict[str, StepLimits]:
+def _kept_limits(spec: ChainSpec) -> dict[str, StepLimits]:
     """What :func:`step_limits` keeps for ``chain``, by action id; kept at hand as the last."""
     global _last_limits
-    kept: dict[str, StepLimits] = remember(chain, "step limits", dict)
-    _last_limits = (chain, kept)
+    kept: dict[str, StepLimits] = remember(spec, "step limits", dict)
+    _last_limits = (spec, kept)
     return kept
 
 
@@ -148,15 +148,15 @@ def _kept_limits(chain: ChainSpec) -> dict[str, StepLimits]:
 _last_limits: tuple[ChainSpec | None, dict[str, StepLimits]] = (None, {})
 
 
-def _step_limits(chain: ChainSpec, action: Action) -> StepLimits:
-    layers = _layers(chain, action)
+def _step_limits(spec: ChainSpec, action: Action) -> StepLimits:
+    layers = _layers(spec, action)
     kind = effect_class(action)
     safe = next(
         (la.safe_reject_redispatch for la in layers if la.safe_reject_redispatch is not None),
         DEFAULT_SAFE_REJECT_REDISPATCH,
     )
     return StepLimits(
-        attempts=attempts(chain, action),
+        attempts=attempts(spec, action),
         backoff=_backoff(layers, DEFAULT_BACKOFF.get(kind, DEFAULT_BACKOFF["read"])),
         safe_reject_redispatch=safe,
     )

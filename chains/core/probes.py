@@ -18,7 +18,7 @@ from .model import Action, ChainSpec, is_commit_class
 __all__ = ["acts_on_its_answer", "confirmed_by", "fed_steps", "may_be_probe_only"]
 
 
-def confirmed_by(chain: ChainSpec, read_id: str) -> list[str]:
+def confirmed_by(spec: ChainSpec, read_id: str) -> list[str]:
     """The commit-class steps whose ``confirmation.probe`` is ``read_id``, in chain order.
 
     >>> doc = ChainSpec.model_validate({"id": "c", "actions": [
@@ -29,18 +29,18 @@ def confirmed_by(chain: ChainSpec, read_id: str) -> list[str]:
     """
     return [
         a.id
-        for a in chain.actions
+        for a in spec.actions
         if is_commit_class(a) and a.confirmation is not None and a.confirmation.probe == read_id
     ]
 
 
-def fed_steps(chain: ChainSpec, action: Action) -> list[str]:
+def fed_steps(spec: ChainSpec, action: Action) -> list[str]:
     """The other steps that consume (or mutate) a handle ``action`` mints, in chain order."""
-    made = {h for h, minter in minters(chain).items() if minter == action.id}
+    made = {h for h, minter in minters(spec).items() if minter == action.id}
     made |= set(action.output.handles)
     return [
         a.id
-        for a in chain.actions
+        for a in spec.actions
         if a.id != action.id and (made & set(a.input.handles) or a.mutates in made)
     ]
 
@@ -57,7 +57,7 @@ def acts_on_its_answer(action: Action) -> bool:
     return bool(action.preconditions or action.auto_repairs or routed)
 
 
-def may_be_probe_only(chain: ChainSpec, action: Action) -> bool:
+def may_be_probe_only(spec: ChainSpec, action: Action) -> bool:
     """Whether ``action`` could be ``probe_only`` by the chain's own data.
 
     It must be a read some commit names as its probe, feed no other step
@@ -76,7 +76,7 @@ def may_be_probe_only(chain: ChainSpec, action: Action) -> bool:
     """
     return (
         action.effect == "read"
-        and bool(confirmed_by(chain, action.id))
-        and not fed_steps(chain, action)
+        and bool(confirmed_by(spec, action.id))
+        and not fed_steps(spec, action)
         and not acts_on_its_answer(action)
     )

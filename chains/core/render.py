@@ -320,7 +320,7 @@ def _action_node(
 # --- the handle graph -------------------------------------------------------------
 
 
-def handle_graph_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
+def handle_graph_dot(spec: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
     """The handle graph of ``doc`` as DOT: who mints, consumes and derives from what.
 
     Handles are ovals, actions boxes filled by effect class, laid out top
@@ -337,8 +337,8 @@ def handle_graph_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> 
     (True, True)
     """
     d = _Drawing("handle-graph", check_marks(marks), **_LAYOUT)
-    actions = first_by_id(doc.actions)
-    handles = first_by_id(doc.handles)
+    actions = first_by_id(spec.actions)
+    handles = first_by_id(spec.handles)
 
     def handle_node(handle_id: str) -> str:
         key = node_key("handle", handle_id)
@@ -471,7 +471,7 @@ def _compensator(d: _Drawing, commit_id: str, step_key: str, label: str | None =
 # --- the flow ---------------------------------------------------------------------
 
 
-def flow_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
+def flow_dot(spec: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
     """The chain as a flow, as DOT: steps in order, gates, routes back, probes, compensation.
 
     The main line holds the steps that are neither ``probe_only`` nor part
@@ -490,8 +490,8 @@ def flow_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
     (True, True)
     """
     d = _Drawing("flow-graph", check_marks(marks), **_LAYOUT)
-    actions = first_by_id(doc.actions)
-    gates = first_by_id(doc.gates)
+    actions = first_by_id(spec.actions)
+    gates = first_by_id(spec.gates)
     compensating = {c for action in actions.values() for c in compensators(action)}
     main = [a for a in actions.values() if not a.probe_only and a.id not in compensating]
     entry_gates = {a.entry_gate for a in actions.values() if a.entry_gate}
@@ -549,7 +549,7 @@ def flow_dot(doc: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
         written = action_verdicts(action)
         written += [
             (row_element(row, i), row.verdict)
-            for i, row in enumerate(doc.verdict_table, 1)
+            for i, row in enumerate(spec.verdict_table, 1)
             if scope_applies_to(row.scope, action) is True
         ]
         for where, verdict in written:
@@ -658,12 +658,12 @@ def _route(
 
 
 def handle_graph_svg(
-    doc: ChainSpec, marks: Mapping[str, str] | None = None, timeout: float = 10.0
+    spec: ChainSpec, marks: Mapping[str, str] | None = None, timeout: float = 10.0
 ) -> str:
     """:func:`handle_graph_dot` laid out as an inline ``<svg>`` element (see :func:`start_svg`)."""
-    return start_svg(handle_graph_dot(doc), timeout, marks).result()
+    return start_svg(handle_graph_dot(spec), timeout, marks).result()
 
 
-def flow_svg(doc: ChainSpec, marks: Mapping[str, str] | None = None, timeout: float = 10.0) -> str:
+def flow_svg(spec: ChainSpec, marks: Mapping[str, str] | None = None, timeout: float = 10.0) -> str:
     """:func:`flow_dot` laid out as an inline ``<svg>`` element (see :func:`start_svg`)."""
-    return start_svg(flow_dot(doc), timeout, marks).result()
+    return start_svg(flow_dot(spec), timeout, marks).result()

@@ -45,16 +45,16 @@ def finding_key(element: str) -> str | None:
     return str(key) if key else None
 
 
-def intent_fields(doc: ChainSpec) -> dict[str, str]:
+def intent_fields(spec: ChainSpec) -> dict[str, str]:
     """Each intent field and the first action that takes it (where a repair of it starts)."""
     fields: dict[str, str] = {}
-    for action in doc.actions:
+    for action in spec.actions:
         for name in action.input.intent:
             fields.setdefault(name, action.id)
     return fields
 
 
-def select(doc: ChainSpec, key: str | None) -> Selection:
+def select(spec: ChainSpec, key: str | None) -> Selection:
     """Marks for ``key``: a handle shows what dies if it is re-minted (I1, facts kept by I5);
     an intent field shows its repair scope (I6); anything else is marked selected.
 
@@ -73,7 +73,7 @@ def select(doc: ChainSpec, key: str | None) -> Selection:
     kind, name = parsed.kind, parsed.name
     if kind == "handle":
         try:
-            c = cascade(doc, name)
+            c = cascade(spec, name)
         except GraphError as exc:
             return Selection(key, {key: "selected"}, problem=str(exc))
         marks = {key: "selected"}
@@ -81,11 +81,11 @@ def select(doc: ChainSpec, key: str | None) -> Selection:
         marks.update({node_key("handle", h): "fact" for h in c.facts})
         return Selection(key, marks, list(c.invalidated), list(c.facts))
     if kind == "intent":
-        step = intent_fields(doc).get(name)
+        step = intent_fields(spec).get(name)
         if step is None:
             return Selection(key, problem=f"no action takes intent field {name!r}")
         try:
-            scope = repair_scope(doc, step, [name])
+            scope = repair_scope(spec, step, [name])
         except GraphError as exc:
             return Selection(key, problem=str(exc))
         marks = {node_key("action", step): "selected"}

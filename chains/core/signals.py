@@ -321,7 +321,7 @@ def scope_applies_to(scope: Scope, action: Action) -> bool | None:
     )
 
 
-def scope_actions(scope: Scope, chain: ChainSpec) -> frozenset[str] | None:
+def scope_actions(scope: Scope, spec: ChainSpec) -> frozenset[str] | None:
     """The ids of the actions a scope applies to; ``None`` when it is prose.
 
     Ids in ``steps`` that name no action are kept, so a scope naming a
@@ -329,7 +329,7 @@ def scope_actions(scope: Scope, chain: ChainSpec) -> frozenset[str] | None:
     """
     if _is_prose(scope):
         return None
-    return frozenset({a.id for a in chain.actions if scope_applies_to(scope, a)} | set(scope.steps))
+    return frozenset({a.id for a in spec.actions if scope_applies_to(scope, a)} | set(scope.steps))
 
 
 def _is_prose(scope: Scope) -> bool:
@@ -342,7 +342,7 @@ def _applies_to_any(scope: Scope) -> bool:
     return scope.any or not (scope.steps or scope.consumers_of or scope.effects or scope.text)
 
 
-def scope_covers(wider: Scope, narrower: Scope, chain: ChainSpec) -> bool:
+def scope_covers(wider: Scope, narrower: Scope, spec: ChainSpec) -> bool:
     """Does ``wider`` apply to every step ``narrower`` applies to?
 
     Prose scopes and scopes that resolve to no step cannot be judged (False),
@@ -350,15 +350,15 @@ def scope_covers(wider: Scope, narrower: Scope, chain: ChainSpec) -> bool:
     """
     if _applies_to_any(wider) or wider.model_dump() == narrower.model_dump():
         return True
-    w, n = scope_actions(wider, chain), scope_actions(narrower, chain)
+    w, n = scope_actions(wider, spec), scope_actions(narrower, spec)
     if w is None or not n:
         return False
     return n <= w
 
 
-def scopes_overlap(a: Scope, b: Scope, chain: ChainSpec) -> bool:
+def scopes_overlap(a: Scope, b: Scope, spec: ChainSpec) -> bool:
     """Is there a step both scopes apply to? False when either cannot be judged."""
-    sa, sb = scope_actions(a, chain), scope_actions(b, chain)
+    sa, sb = scope_actions(a, spec), scope_actions(b, spec)
     return bool(sa and sb and sa & sb)
 
 

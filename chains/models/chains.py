@@ -441,10 +441,10 @@ class Revision(models.Model):
                 f"its lint status is {status}; only a VALID or WARNINGS revision can be approved"
             )
         try:
-            document = formats.from_document(self.document)
+            spec = formats.from_document(self.document)
         except DocumentError:
             return problems
-        for check in scenario_checks(self.chain, document):
+        for check in scenario_checks(self.chain, spec):
             if not check.held:
                 why = "; ".join(check.changes) or check.error or "it no longer replays"
                 problems.append(f"saved scenario {check.name!r} no longer holds: {why}")
@@ -546,7 +546,7 @@ def _authored(person: Any, number: int, approving: int) -> str:
 
 
 def store_all(
-    chains: list, message: str, author: Any = None, team: Team | None = None
+    specs: list, message: str, author: Any = None, team: Team | None = None
 ) -> list[dict[str, Any]]:
     """Store every chain of one import into ``team``, all or none; says which added a revision.
 
@@ -555,8 +555,8 @@ def store_all(
     """
     stored = []
     with transaction.atomic():
-        for chain in chains:
-            document = formats.to_document(chain)
+        for spec in specs:
+            document = formats.to_document(spec)
             before = Revision.objects.filter(chain__team=team, chain__key=document["id"]).aggregate(
                 n=Max("number")
             )

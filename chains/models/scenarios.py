@@ -93,10 +93,10 @@ def saved_scenarios(chain: Chain) -> dict[str, Scenario]:
     return _load_saved(chain)[0]
 
 
-def scenario_checks(chain: Chain, document: Any) -> list[ScenarioCheck]:
+def scenario_checks(chain: Chain, spec: Any) -> list[ScenarioCheck]:
     """Replay every saved scenario of ``chain`` against ``document`` (a revision's chain)."""
     loaded, broken = _load_saved(chain)
-    checks = check_all(document, loaded)
+    checks = check_all(spec, loaded)
     checks += [ScenarioCheck(name, False, (), why) for name, why in broken.items()]
     return sorted(checks, key=lambda c: c.name)
 

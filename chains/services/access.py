@@ -39,7 +39,7 @@ __all__ = [
     "chain_access",
     "chain_owners",
     "creating_team",
-    "document_of",
+    "spec_of",
     "find_revision",
     "get_head",
     "get_revision",
@@ -179,7 +179,7 @@ def get_revision(chain: Chain, number: int | None = None) -> Revision:
 _PARSED = Recent(budget=settings.PARSE_CACHE_BYTES)
 
 
-def document_of(revision: Revision, known: ChainSpec | None = None) -> ChainSpec:
+def spec_of(revision: Revision, known: ChainSpec | None = None) -> ChainSpec:
     """The validated document of ``revision``, parsed once per content hash.
 
     ``known`` primes the cache with a document just saved. Raises
@@ -189,5 +189,5 @@ def document_of(revision: Revision, known: ChainSpec | None = None) -> ChainSpec
     cached = _PARSED.get(key)
     if cached is not None and known is None:
         return cached
-    document = known or formats.from_document(revision.document)
-    return _PARSED.put(key, document, weight=parsed_weight(revision.document))
+    spec = known or formats.from_document(revision.document)
+    return _PARSED.put(key, spec, weight=parsed_weight(revision.document))

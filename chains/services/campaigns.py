@@ -33,7 +33,7 @@ from pydantic import (
 from chains.core.errors import ChainError, DocumentError
 from chains.core.sim.explorer import Bounds
 from chains.models import Chain, Exploration, Revision
-from chains.services.access import document_of, find_revision, get_head
+from chains.services.access import find_revision, get_head, spec_of
 
 __all__ = [
     "BadCampaign",
@@ -102,7 +102,7 @@ def launch_campaign(chain: Chain, campaign: CampaignIn, *, by: Any) -> Explorati
     """
     revision = _revision(chain, campaign.revision)
     try:
-        document_of(revision)
+        spec_of(revision)
     except DocumentError as exc:
         message = f"revision {revision.number} no longer validates: {exc}"
         raise BadCampaign("revision", message) from None

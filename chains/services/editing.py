@@ -29,7 +29,7 @@ from chains.core.lint import LintReport, lint
 from chains.core.model import ChainSpec
 from chains.core.rebase import Rebase, rebase
 from chains.models import Chain, Revision, StaleRevision
-from chains.services.access import document_of, get_head
+from chains.services.access import get_head, spec_of
 
 __all__ = [
     "MAX_FIELD",
@@ -132,7 +132,7 @@ def save_edit(
         )
     except StaleRevision as exc:
         raise StaleEdit(exc.head, base, stale_check(chain, op, args, base, exc.head)) from None
-    document_of(revision, known=changed)
+    spec_of(revision, known=changed)
     return Saved(revision, changed, report, drawing)
 
 
@@ -160,7 +160,7 @@ def add_actions(
         )
     except StaleRevision as exc:
         raise StaleEdit(exc.head, base, None) from None
-    document_of(revision, known=changed)
+    spec_of(revision, known=changed)
     return Saved(revision, changed, report, None)
 
 
@@ -174,8 +174,8 @@ def stale_check(
     """
     known = chain.revisions.filter(number=base).first()
     try:
-        before = document_of(known) if known is not None else None
-        after = document_of(head)
+        before = spec_of(known) if known is not None else None
+        after = spec_of(head)
     except DocumentError:
         return None
     return rebase(before, after, op, args) if before is not None else None
@@ -215,7 +215,7 @@ def parse_args(text: str, name: str = "args") -> dict[str, Any]:
 
 def _head_spec(head: Revision) -> ChainSpec:
     try:
-        return document_of(head)
+        return spec_of(head)
     except DocumentError as exc:
         raise EditError(
             "", f"the head revision no longer validates, so it cannot be edited: {exc}"

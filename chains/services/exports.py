@@ -16,7 +16,7 @@ from chains.core.dot import to_png, to_svg
 from chains.core.export import EXPORT_FORMATS, export
 from chains.core.render import flow_dot, handle_graph_dot
 from chains.models import Revision
-from chains.services.access import document_of
+from chains.services.access import spec_of
 
 __all__ = ["CONTENT_TYPES", "DRAWINGS", "GRAPHS", "Graph", "download"]
 
@@ -40,15 +40,15 @@ def download(revision: Revision, fmt: str, graph: Graph = "handles") -> HttpResp
     ``RenderError`` when Graphviz cannot draw it; the callers say so in
     their own terms.
     """
-    document = document_of(revision)
+    spec = spec_of(revision)
     content: str | bytes
     name = f"{revision.chain.key}-r{revision.number}"
     if fmt in DRAWINGS:
-        dot = (handle_graph_dot if graph == "handles" else flow_dot)(document)
+        dot = (handle_graph_dot if graph == "handles" else flow_dot)(spec)
         content = dot if fmt == "dot" else to_svg(dot) if fmt == "svg" else to_png(dot)
         name += f"-{graph}"
     elif fmt in EXPORT_FORMATS:
-        content = export(document, fmt, drawn=True)  # md embeds the handle graph
+        content = export(spec, fmt, drawn=True)  # md embeds the handle graph
     else:
         raise ValueError(f"no export format {fmt!r}; one of {', '.join(CONTENT_TYPES)}")
     response = HttpResponse(content, content_type=CONTENT_TYPES[fmt])

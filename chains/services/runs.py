@@ -33,18 +33,18 @@ class DatabaseRuns:
         self.chain = chain
 
     def get_or_create(
-        self, document: ChainSpec, run_key: str, make: Callable[[], Run]
+        self, spec: ChainSpec, run_key: str, make: Callable[[], Run]
     ) -> tuple[Run, bool]:
         kept = KeptRun.objects.filter(chain=self.chain, run_key=run_key).first()
         if kept is not None:
-            return _run_of(document, kept), False
+            return _run_of(spec, kept), False
         run = make()
         try:
             with transaction.atomic():
                 KeptRun.objects.create(chain=self.chain, run_key=run_key, **_fields(run))
         except IntegrityError:
             kept = KeptRun.objects.get(chain=self.chain, run_key=run_key)
-            return _run_of(document, kept), False
+            return _run_of(spec, kept), False
         return run, True
 
     def save(self, run: Run) -> None:
@@ -54,13 +54,13 @@ class DatabaseRuns:
         KeptRun.objects.update_or_create(chain=self.chain, run_key=key, defaults=_fields(run))
 
 
-def start_run(chain: Chain, document: ChainSpec, scenario: Scenario) -> SimulationResult:
+def start_run(chain: Chain, spec: ChainSpec, scenario: Scenario) -> SimulationResult:
     """Start ``scenario``'s run on ``chain`` (``document`` is the revision it runs on), or
     return the run its ``run_key`` already started, applying none of its events.
 
     Raises ``ScenarioMismatch`` when the scenario has no run_key or does not fit.
     """
-    return simulate(document, scenario, runs=DatabaseRuns(chain))
+    return simulate(spec, scenario, runs=DatabaseRuns(chain))
 
 
 def _fields(run: Run) -> dict:
@@ -71,6 +71,6 @@ def _fields(run: Run) -> dict:
     }
 
 
-def _run_of(document: ChainSpec, kept: KeptRun) -> Run:
+def _run_of(spec: ChainSpec, kept: KeptRun) -> Run:
     snapshot = Snapshot.model_validate(kept.snapshot)
-    return rebuild(document, snapshot, _TRACE.validate_python(kept.trace))
+    return rebuild(spec, snapshot, _TRACE.validate_python(kept.trace))

@@ -19,7 +19,7 @@ from chains.core.errors import ChainError, DocumentError
 from chains.core.sim.regression import recorded
 from chains.core.sim.scenario import Scenario
 from chains.models import Chain, SavedScenario
-from chains.services.access import document_of, get_revision
+from chains.services.access import get_revision, spec_of
 
 __all__ = ["BadScenario", "ScenarioName", "save_scenario"]
 
@@ -66,7 +66,7 @@ def save_scenario(
     if record:
         kept_on = get_revision(chain, revision)
         try:
-            document = document_of(kept_on)
+            document = spec_of(kept_on)
         except DocumentError as exc:
             why = f"revision: revision {kept_on.number} no longer validates: {exc}"
             raise BadScenario(why) from None

@@ -29,7 +29,7 @@ from chains.core.sim.palette import default_intent
 from chains.core.sim.session import encode
 from chains.core.sim.state import Event
 from chains.models import Chain, Revision
-from chains.services.access import document_of, get_revision
+from chains.services.access import get_revision, spec_of
 from chains.views.common import get_chain
 from chains.views.forms import plain_number, posted, uploaded_text
 from chains.views.limits import rate_limited
@@ -56,34 +56,34 @@ def audit_trace(request: HttpRequest, key: str, team: str | None = None) -> Http
     if request.method == "GET":
         return render(request, "chains/audit.html", context)
     try:
-        document = document_of(revision)
+        spec = spec_of(revision)
         text = uploaded_text(request, "trace", "trace")[0]
         events = read_trace(text)
         if form.sent("simulate"):  # a button of the listing; any other value is refused
-            url = _simulator_at(chain, revision, document, events, form.text("simulate"))
+            url = _simulator_at(chain, revision, spec, events, form.text("simulate"))
             return HttpResponseRedirect(url, status=303)
     except DocumentError as exc:
         context["problems"] = exc.problems
         return render(request, "chains/audit.html", context, status=400)
-    result = audit(document, events)
+    result = audit(spec, events)
     context.update(result=result, trace=text, divergences=result.divergences[:LISTED])
     context["unlisted"] = len(result.divergences) - len(context["divergences"])
     try:
         marks = {node_key("action", d.step): "audit-diverged" for d in result.divergences if d.step}
-        context["svg"] = handle_graph_svg(document, marks, settings.GRAPH_LAYOUT_SECONDS)
+        context["svg"] = handle_graph_svg(spec, marks, settings.GRAPH_LAYOUT_SECONDS)
     except RenderError as exc:
         context["render_error"] = str(exc)
     return render(request, "chains/audit.html", context)
 
 
 def _simulator_at(
-    chain: Chain, revision: Revision, document: ChainSpec, events: list[Event], raw: str
+    chain: Chain, revision: Revision, spec: ChainSpec, events: list[Event], raw: str
 ) -> str:
     """The simulator's address of the run as it stood at event ``raw`` (a seq) of the trace."""
     seq = plain_number(raw)
     if seq is None or all(e.seq != seq for e in events):
         raise DocumentError([Problem(f"simulate: the trace has no event of seq {raw!r}")])
     scenario = scenario_until(events, seq).model_copy(
-        update={"chain": document.id, "intent": default_intent(document)}
+        update={"chain": spec.id, "intent": default_intent(spec)}
     )
     return f"{chain.url('simulate')}?{urlencode({'r': revision.number, 's': encode(scenario)})}"

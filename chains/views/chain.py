@@ -50,11 +50,11 @@ def test_vectors_export(request: HttpRequest, key: str, team: str | None = None)
     chain = get_chain(request, team, key)
     head = get_head(chain)
     try:
-        document = formats.from_document(head.document)
+        spec = formats.from_document(head.document)
     except DocumentError as exc:
         message = f"revision {head.number} no longer validates: {exc}\n"
         return HttpResponse(message, status=409, content_type="text/plain; charset=utf-8")
-    vectors = {**test_vectors(document, saved_scenarios(chain)), "revision": head.number}
+    vectors = {**test_vectors(spec, saved_scenarios(chain)), "revision": head.number}
     response = JsonResponse(vectors, json_dumps_params={"indent": 2})
     response["Content-Disposition"] = (
         f'attachment; filename="{chain.key}-r{head.number}-vectors.json"'

@@ -29,7 +29,7 @@ from chains.core.comments import CHAIN, anchors
 from chains.core.errors import DocumentError
 from chains.models import Chain, Comment, Review, ReviewError, Role, at_least
 from chains.services import review as reviewing
-from chains.services.access import ChainAccess, document_of, get_head
+from chains.services.access import ChainAccess, get_head, spec_of
 from chains.services.review import CommentIn, ReviewIn, VoteIn
 from chains.views.common import get_access
 from chains.views.forms import FormError, SchemaForm, posted, read_form, read_post
@@ -186,7 +186,7 @@ def _comments_page(
     except FormError as exc:
         listing, status, extra = Listing(), 400, {**extra, "comment_error": str(exc)}
     try:
-        known = sorted(anchors(document_of(head)))
+        known = sorted(anchors(spec_of(head)))
     except DocumentError:
         known = [CHAIN]
     context = {

@@ -48,7 +48,7 @@ from chains.core.sim.session import (
 from chains.core.verdicts import GENERIC_ROWS, format_verdict
 from chains.models import Chain, DuplicateScenario, Revision, Role
 from chains.services import scenarios
-from chains.services.access import ChainAccess, document_of, get_revision
+from chains.services.access import ChainAccess, get_revision, spec_of
 from chains.services.scenarios import ScenarioName
 from chains.views.common import get_access
 from chains.views.forms import FormError, Prefixed, plain_number, read_form, read_post
@@ -104,20 +104,20 @@ def simulate(request: HttpRequest, key: str, team: str | None = None) -> HttpRes
     post = request.method == "POST"
     given = read_post(request, InputForm) if post else read_form(InputForm, request.GET)
     try:
-        revision, document = _opened(chain, given.r)
+        revision, spec = _opened(chain, given.r)
     except Unrunnable as exc:
         return _conflict(exc)
-    page = partial(_page, request, access, revision, document)
+    page = partial(_page, request, access, revision, spec)
     try:
-        scenario = _scenario(document, given.s)
+        scenario = _scenario(spec, given.s)
     except SessionError as exc:
-        return page(_fresh(document), error=str(exc), status=400)
+        return page(_fresh(spec), error=str(exc), status=400)
     if not post:
         if request.GET.get("format") == "json":
-            return _json(document, scenario)
+            return _json(spec, scenario)
         return page(scenario, violation=request.GET.get("violation"))
     try:
-        session = _with_input(document, scenario, given)
+        session = _with_input(spec, scenario, given)
     except (BadInput, SessionError, ScenarioMismatch) as exc:
         return page(scenario, error=str(exc), status=400)
     return _answer(request, page, _url(chain, revision, session.scenario), session)
@@ -140,14 +140,14 @@ def save_scenario(request: HttpRequest, key: str, team: str | None = None) -> Ht
     chain = access.chain
     address = read_post(request, RunAddress)
     try:
-        revision, document = _opened(chain, address.r)
+        revision, spec = _opened(chain, address.r)
     except Unrunnable as exc:
         return _conflict(exc)
-    page = partial(_page, request, access, revision, document)
+    page = partial(_page, request, access, revision, spec)
     try:
-        scenario = _scenario(document, address.s)
+        scenario = _scenario(spec, address.s)
     except SessionError as exc:
-        return page(_fresh(document), error=str(exc), status=400)
+        return page(_fresh(spec), error=str(exc), status=400)
     try:
         name = _save(request, chain, revision, scenario)
     except (FormError, ScenarioMismatch, DuplicateScenario) as exc:
@@ -181,48 +181,48 @@ def _opened(chain: Chain, raw: str) -> tuple[Revision, ChainSpec]:
     """
     revision = get_revision(chain, plain_number(raw))
     try:
-        return revision, document_of(revision)
+        return revision, spec_of(revision)
     except DocumentError as exc:
         raise Unrunnable(f"revision {revision.number} no longer validates: {exc}") from None
 
 
-def _fresh(document: ChainSpec) -> Scenario:
-    return Scenario(chain=document.id, intent=default_intent(document))
+def _fresh(spec: ChainSpec) -> Scenario:
+    return Scenario(chain=spec.id, intent=default_intent(spec))
 
 
-def _scenario(document: ChainSpec, token: str) -> Scenario:
+def _scenario(spec: ChainSpec, token: str) -> Scenario:
     if not token:
-        return _fresh(document)
+        return _fresh(spec)
     scenario = decode(token)
-    if scenario.chain not in (None, document.id):
-        raise SessionError(f"simulation token: it is for chain {scenario.chain}, not {document.id}")
+    if scenario.chain not in (None, spec.id):
+        raise SessionError(f"simulation token: it is for chain {scenario.chain}, not {spec.id}")
     return scenario
 
 
-def _with_input(document: ChainSpec, scenario: Scenario, post: InputForm) -> Session:
+def _with_input(spec: ChainSpec, scenario: Scenario, post: InputForm) -> Session:
     """The run of ``scenario`` with the posted input added after the first ``at`` events.
 
     ``kind=restart`` is the exception: a new run from the posted ``intent``.
     """
     if post.kind == "restart":
-        return _restarted(document, post.intent)
+        return _restarted(spec, post.intent)
     at = post.at
     if at and plain_number(at) is None:
         raise BadInput(f"at: the checkpoint is a number of events, got {at!r}")
     event = _event(post)
-    result = play_branch(document, scenario, event, plain_number(at))  # one replay
+    result = play_branch(spec, scenario, event, plain_number(at))  # one replay
     if result.refused:
         raise BadInput(result.refused)
     return result
 
 
-def _restarted(document: ChainSpec, text: str) -> Session:
+def _restarted(spec: ChainSpec, text: str) -> Session:
     """A run with no input yet, from the intent typed as a JSON object."""
     intent = _json_field(text, "intent")
     if not isinstance(intent, dict):
         raise BadInput('intent: expected a JSON object such as {"origin": "LHR"}')
     try:
-        return play(document, Scenario(chain=document.id, intent=intent))
+        return play(spec, Scenario(chain=spec.id, intent=intent))
     except ScenarioMismatch as exc:  # a run that cannot even start says why
         raise BadInput(f"intent: {exc}") from None
 
@@ -296,8 +296,8 @@ def _url(chain: Chain, revision: Revision, scenario: Scenario) -> str:
     return f"{chain.url('simulate')}?{query}"
 
 
-def _json(document: ChainSpec, scenario: Scenario) -> JsonResponse:
-    run = play(document, scenario).run
+def _json(spec: ChainSpec, scenario: Scenario) -> JsonResponse:
+    run = play(spec, scenario).run
     data = {
         "snapshot": run.snapshot.model_dump(mode="json"),
         "trace": [e.model_dump(mode="json") for e in run.trace],
@@ -309,34 +309,34 @@ def _page(
     request: HttpRequest,
     access: ChainAccess,
     revision: Revision,
-    document: ChainSpec,
+    spec: ChainSpec,
     run: Scenario | Session,
     status: int = 200,
     **extra: Any,
 ) -> HttpResponse:
     """The page of ``run``: a scenario to replay, or a session replayed already."""
     try:
-        session = run if isinstance(run, Session) else play(document, run)
+        session = run if isinstance(run, Session) else play(spec, run)
     except ScenarioMismatch as exc:  # e.g. a token for a variant this revision lacks
-        session, status = play(document, _fresh(document)), 400
+        session, status = play(spec, _fresh(spec)), 400
         extra["error"] = f"the simulation cannot start on this revision: {exc}"
-    context = simulator_context(access.chain, revision, document, session, **extra)
+    context = simulator_context(access.chain, revision, spec, session, **extra)
     context.update(access=access, can_save=access.may(Role.EDITOR))
     template = "chains/simulator.html#sim" if request.htmx else "chains/simulator.html"
     return render(request, template, context, status=status)
 
 
 def simulator_context(
-    chain: Chain, revision: Revision, document: ChainSpec, session: Session, **extra: Any
+    chain: Chain, revision: Revision, spec: ChainSpec, session: Session, **extra: Any
 ) -> dict[str, Any]:
     """Everything the page shows about the run ``session`` replayed."""
     run = session.run
     s = run.snapshot
     last = session.steps[-1] if session.steps else None
     caused = run.trace[last.first : last.last] if last else run.trace
-    rows = _rows(document)
+    rows = _rows(spec)
     decided = _decision(caused, rows)
-    monitor = Monitor(document)
+    monitor = Monitor(spec)
     findings = monitor.feed(run.trace) + monitor.state_findings(s)
     context = {
         "chain": chain,
@@ -349,10 +349,10 @@ def simulator_context(
         "caused": caused,
         "decided": decided,
         "invalidated": sorted({h for e in caused for h in e.handles_invalidated}),
-        "palette": _palette(document, session),
-        "answers": _answers(document, session),
-        "proposal_example": _proposal_example(document, session),
-        "gauges": gauges(document, run),
+        "palette": _palette(spec, session),
+        "answers": _answers(spec, session),
+        "proposal_example": _proposal_example(spec, session),
+        "gauges": gauges(spec, run),
         "findings": findings,
         "timeline": _timeline(chain, revision, session),
         "rows": [{**r, "matched": decided and r["id"] == decided["row"]} for r in rows],
@@ -364,21 +364,19 @@ def simulator_context(
         **extra,
     }
     try:
-        context["svg"] = handle_graph_svg(
-            document, run_marks(document, run), settings.GRAPH_LAYOUT_SECONDS
-        )
+        context["svg"] = handle_graph_svg(spec, run_marks(spec, run), settings.GRAPH_LAYOUT_SECONDS)
     except RenderError as exc:
         context["render_error"] = str(exc)
     return context
 
 
-def _palette(document: ChainSpec, session: Session) -> list[dict[str, Any]]:
+def _palette(spec: ChainSpec, session: Session) -> list[dict[str, Any]]:
     """The choices grouped for the page, each with its event as JSON for its button.
 
     Gate outcomes are left to their own forms (:func:`_answers`), where params are typed.
     """
     groups: dict[str, list[dict[str, Any]]] = {}
-    for c in choices(document, session.run):
+    for c in choices(spec, session.run):
         if c.group == "outcome":
             continue
         title = GROUPS.get(c.group, c.group)
@@ -386,14 +384,14 @@ def _palette(document: ChainSpec, session: Session) -> list[dict[str, Any]]:
     return [{"title": t, "items": items} for t, items in groups.items()]
 
 
-def _answers(document: ChainSpec, session: Session) -> list[dict[str, Any]]:
+def _answers(spec: ChainSpec, session: Session) -> list[dict[str, Any]]:
     """One form per outcome of the gate the run waits at, params filled with a valid guess."""
     w = session.run.snapshot.waiting
-    gate = document.gate(w.gate) if w.kind == "answer" and w.gate else None
+    gate = spec.gate(w.gate) if w.kind == "answer" and w.gate else None
     if gate is None:
         return []
     guesses: dict[str, dict[str, Any]] = {}
-    for c in choices(document, session.run):
+    for c in choices(spec, session.run):
         if c.group == "outcome":
             answer = c.event["answer"]
             guesses.setdefault(answer["outcome"], answer.get("params") or {})
@@ -410,7 +408,7 @@ def _answers(document: ChainSpec, session: Session) -> list[dict[str, Any]]:
     ]
 
 
-def _proposal_example(document: ChainSpec, session: Session) -> str:
+def _proposal_example(spec: ChainSpec, session: Session) -> str:
     """A proposal that fits what the run waits for, to edit in the proposal box."""
     w = session.run.snapshot.waiting
     if w.kind == "answer" and w.outcomes:
@@ -436,15 +434,15 @@ def _timeline(chain: Chain, revision: Revision, session: Session) -> list[dict[s
     ]
 
 
-def _rows(document: ChainSpec) -> list[dict[str, Any]]:
+def _rows(spec: ChainSpec) -> list[dict[str, Any]]:
     """The verdict table as the run reads it: domain rows, then the generic ones."""
     rows = [
         {
-            "id": row_label(document, row),
+            "id": row_label(spec, row),
             "signal": " | ".join(row.signal),
             "verdict": format_verdict(row.verdict),
         }
-        for row in document.verdict_table
+        for row in spec.verdict_table
     ]
     rows += [
         {"id": generic_row_ref(n), "signal": signal, "verdict": verdict}

@@ -59,7 +59,7 @@ from chains.models import (
     scenario_checks,
 )
 from chains.services import editing
-from chains.services.access import ChainAccess, document_of, get_head
+from chains.services.access import ChainAccess, get_head, spec_of
 from chains.services.editing import EditIn, UndoIn
 from chains.views.common import get_access
 from chains.views.element_forms import DocumentForm
@@ -119,7 +119,7 @@ def edit_chain(request: HttpRequest, key: str, team: str | None = None) -> HttpR
         return _refused(request, access, str(exc), 400, exc, form)
     except ChainError as exc:
         return _refused(request, access, str(exc), 400, exc, form)
-    known = {"document": saved.spec, "report": saved.report, "drawing": saved.drawing}
+    known = {"spec": saved.spec, "report": saved.report, "drawing": saved.drawing}
     return _saved(request, access, saved.revision, posted, **known)
 
 
@@ -139,7 +139,7 @@ def undo_redo(request: HttpRequest, key: str, action: str, team: str | None = No
 
 def _head_spec(chain: Chain) -> ChainSpec | None:
     try:
-        return document_of(get_head(chain))
+        return spec_of(get_head(chain))
     except DocumentError:
         return None  # the edit is refused as the head no longer validates
 
@@ -169,7 +169,7 @@ def workspace_context(
     access: ChainAccess,
     head: Revision,
     params: Any,
-    document: ChainSpec | None = None,
+    spec: ChainSpec | None = None,
     report: Any = None,
     drawing: Drawing | None = None,
     refused_form: DocumentForm | None = None,
@@ -198,41 +198,41 @@ def workspace_context(
         **extra,
     }
     commented = Comment.objects.open_counts(chain)
-    if document is None:
+    if spec is None:
         try:
-            document = document_of(head)
+            spec = spec_of(head)
         except DocumentError as exc:
             context.update(problems=exc.problems, raw=json.dumps(head.document, indent=2))
             return context
-    selection, svg = drawing or start_drawing(document, _canvas(params, commented))
-    report = report or _linted(head, document)
+    selection, svg = drawing or start_drawing(spec, _canvas(params, commented))
+    report = report or _linted(head, spec)
     context.update(
-        document=document,
+        spec=spec,
         report=report,
         selection=selection,
-        element=_element(document, selection.key),
-        **_lint_lists(head, document, report, params.get("fixes"), context["severity"]),
-        rows=_rows(document, report),
+        element=_element(spec, selection.key),
+        **_lint_lists(head, spec, report, params.get("fixes"), context["severity"]),
+        rows=_rows(spec, report),
         generic_rows=GENERIC_ROWS,
         verdict_types=VERDICT_TYPES,
-        intents=intent_fields(document),
+        intents=intent_fields(spec),
         evidence_tags=EVIDENCE_TAGS,
         audiences=AUDIENCES,
-        **(_settings(document) if tab == "policy" else {}),
+        **(_settings(spec) if tab == "policy" else {}),
     )
     for item in context["rows"]:
         item["comments"] = commented.get(item["key"], 0)
-    context["forms"] = page_forms(document, tab, context["element"])
+    context["forms"] = page_forms(spec, tab, context["element"])
     context["error_in_form"] = _shows(context["forms"], refused_form)
     for kind in ADDERS:  # the adder kept open, or refused, has the cursor in its id box
         adder = context["forms"].get(f"add_{kind}")
         if adder is not None and (context["adding"] == kind or adder.is_bound):
             adder.fields["id"].widget.attrs["autofocus"] = True
-    context["scenario_checks"] = scenario_checks(chain, document)
+    context["scenario_checks"] = scenario_checks(chain, spec)
     if tab == "coverage":
         m = _COVERAGE.get(head.content_hash)
         if m is None:
-            m = coverage(document)  # a cell (mostly None) costs about 150 bytes kept
+            m = coverage(spec)  # a cell (mostly None) costs about 150 bytes kept
             _COVERAGE.put(head.content_hash, m, weight=150 * len(m.cells))
         context["matrix"] = m
         context["matrix_rows"] = [
@@ -273,13 +273,13 @@ def layout_state(params: Any, tab: str) -> dict[str, Any]:
 
 
 def _lint_lists(
-    head: Revision, document: ChainSpec, report: Any, opened: Any, severity: str
+    head: Revision, spec: ChainSpec, report: Any, opened: Any, severity: str
 ) -> dict[str, Any]:
     """What the lint summary and panel show: counts by severity, then the findings of one."""
     counts = {s: 0 for s in SEVERITIES}
     for f in report.findings:
         counts[f.severity] += 1
-    findings = _findings(head, document, report, opened, severity)
+    findings = _findings(head, spec, report, opened, severity)
     matching = counts[severity] if severity else len(report.findings)
     return {
         "severity_counts": counts,
@@ -291,7 +291,7 @@ def _lint_lists(
 
 
 def _findings(
-    head: Revision, document: ChainSpec, report: Any, opened: Any = None, severity: str = ""
+    head: Revision, spec: ChainSpec, report: Any, opened: Any = None, severity: str = ""
 ) -> list[dict]:
     """Each finding with the element it points at and, for the first few, its quick fixes.
 
@@ -322,7 +322,7 @@ def _findings(
                 "index": index,
                 "key": finding_key(f.element),
                 "fixable": fixable,
-                "fixes": _fixes(head, document, f, index) if shown else None,
+                "fixes": _fixes(head, spec, f, index) if shown else None,
             }
         )
     return items
@@ -348,16 +348,16 @@ def _shows(forms: dict[str, Any], refused: DocumentForm | None) -> bool:
     return same
 
 
-def _linted(head: Revision, document: ChainSpec) -> Any:
+def _linted(head: Revision, spec: ChainSpec) -> Any:
     """The lint report of ``head``, kept per content: it is most of a large chain's render."""
     known = _REPORTS.get(head.content_hash)
     if known is None:
-        known = lint(document)  # a finding kept weighs about half a kilobyte
+        known = lint(spec)  # a finding kept weighs about half a kilobyte
         _REPORTS.put(head.content_hash, known, weight=512 * (1 + len(known.findings)))
     return known
 
 
-def _fixes(head: Revision, document: ChainSpec, finding: Any, index: int) -> list[dict]:
+def _fixes(head: Revision, spec: ChainSpec, finding: Any, index: int) -> list[dict]:
     """The quick fixes of one finding, kept per content so a click around the page reuses them."""
     key = f"{head.content_hash}#{index}"
     known = _FIXES.get(key)
@@ -365,7 +365,7 @@ def _fixes(head: Revision, document: ChainSpec, finding: Any, index: int) -> lis
         return known
     fixes = [
         {"op": fix.op, "title": fix.title, "args_json": json.dumps(fix.args)}
-        for fix in fixes_for(document, finding)
+        for fix in fixes_for(spec, finding)
     ]
     return _FIXES.put(key, fixes, weight=len(json.dumps(fixes)) * 2)  # str: ~2 bytes a char
 
@@ -378,17 +378,17 @@ def finding_fixes(request: HttpRequest, key: str, team: str | None = None) -> Ht
     revision = access.chain.revisions.filter(number=number).first()
     index = plain_number(request.GET.get("finding"))
     try:
-        document = document_of(revision) if revision is not None else None
+        spec = spec_of(revision) if revision is not None else None
     except DocumentError:
-        document = None
-    findings = _linted(revision, document).findings if document is not None else []
+        spec = None
+    findings = _linted(revision, spec).findings if spec is not None else []
     if index is None or not 0 <= index < len(findings):
         return HttpResponseBadRequest(
             f"finding: no finding {request.GET.get('finding')!r} on revision "
             f"{request.GET.get('revision')!r}; reload the workspace"
         )
-    assert revision is not None and document is not None
-    item = {"index": index, "fixes": _fixes(revision, document, findings[index], index)}
+    assert revision is not None and spec is not None
+    item = {"index": index, "fixes": _fixes(revision, spec, findings[index], index)}
     state = {k: request.GET.get(k, "") for k in ("tab", "view", "select")}
     state.update(layout_state(request.GET, state["tab"]))
     context = {"chain": access.chain, "access": access, "head": revision, "item": item, **state}
@@ -396,7 +396,7 @@ def finding_fixes(request: HttpRequest, key: str, team: str | None = None) -> Ht
     return render(request, "chains/workspace.html#fixes", context)
 
 
-def _rows(document: ChainSpec, report: Any) -> list[dict]:
+def _rows(spec: ChainSpec, report: Any) -> list[dict]:
     """Domain rows with the findings about each, by :func:`~chains.core.model.row_ref`."""
     marks: dict[str, list[Any]] = {}
     for f in report.findings:
@@ -404,7 +404,7 @@ def _rows(document: ChainSpec, report: Any) -> list[dict]:
         if key:
             marks.setdefault(key, []).append(f)
     rows = []
-    for n, row in enumerate(document.verdict_table, 1):
+    for n, row in enumerate(spec.verdict_table, 1):
         ref = row_ref(row, n)
         key = node_key("row", ref)
         rows.append({"row": row, "ref": ref, "key": key, "findings": marks.get(key, [])})
@@ -419,9 +419,9 @@ _EDGE_SAYS = {
 }
 
 
-def _element(document: ChainSpec, text: str | None) -> dict | None:
+def _element(spec: ChainSpec, text: str | None) -> dict | None:
     """The selected element and its document form, for the side panel's editor."""
-    elements: list[Action | Handle | Gate] = [*document.actions, *document.handles, *document.gates]
+    elements: list[Action | Handle | Gate] = [*spec.actions, *spec.handles, *spec.gates]
     names = {e.id for e in elements}
     try:
         key = GraphKey.parse(text or "", names)
@@ -439,10 +439,10 @@ def _element(document: ChainSpec, text: str | None) -> dict | None:
             "edge_args": json.dumps(args),
         }
     section = SECTIONS.get(kind)
-    value = element_model(document, kind, name) if section else None
+    value = element_model(spec, kind, name) if section else None
     if section is None or value is None:
         return {"kind": kind, "id": name, "key": shown}
-    found = element_data(document, kind, value)
+    found = element_data(spec, kind, value)
     return {
         "kind": kind,
         "op": kind,
@@ -455,10 +455,10 @@ def _element(document: ChainSpec, text: str | None) -> dict | None:
     }
 
 
-def _settings(document: ChainSpec) -> dict[str, str]:
+def _settings(spec: ChainSpec) -> dict[str, str]:
     """The policy, and the chain's own fields, as YAML for the Policy tab's two editors."""
-    data = formats.to_document(document)
-    own = chain_data(document)
+    data = formats.to_document(spec)
+    own = chain_data(spec)
     return {
         "policy_yaml": _yaml(data.get("policy", {})),
         "settings_yaml": _yaml(own),
@@ -519,7 +519,7 @@ def _saved(
 ) -> HttpResponse:
     """After a save: redirect a plain post, re-render the workspace for htmx.
 
-    ``known`` may carry the saved ``document`` and its lint ``report``, so
+    ``known`` may carry the saved ``spec`` and its lint ``report``, so
     the re-render neither validates nor lints it again.
     """
     state = _state(request, posted)

@@ -67,15 +67,15 @@ def _reorder(value: Any, data: Any) -> Any:
     return data
 
 
-def canonical_document(chain: ChainSpec) -> dict[str, Any]:
+def canonical_document(spec: ChainSpec) -> dict[str, Any]:
     """The JSON-ready document of ``chain`` in canonical key order.
 
     >>> chain = ChainSpec(id="c", handles=[{"id": "h", "source": "assumed", "minted_by": "a"}])
     >>> list(canonical_document(chain)["handles"][0])
     ['id', 'minted_by', 'source']
     """
-    data = chain.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-    return _ordered(chain, data)
+    data = spec.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    return _ordered(spec, data)
 
 
 # --- YAML --------------------------------------------------------------------
@@ -173,9 +173,9 @@ def _flow_lists(data: Any) -> Any:
     return data
 
 
-def dump_yaml(chain: ChainSpec) -> str:
+def dump_yaml(spec: ChainSpec) -> str:
     """Canonical YAML of ``chain``."""
-    document = {key: _flow_lists(value) for key, value in canonical_document(chain).items()}
+    document = {key: _flow_lists(value) for key, value in canonical_document(spec).items()}
     return yaml.dump(
         document,
         Dumper=_Dumper,
@@ -189,6 +189,6 @@ def dump_yaml(chain: ChainSpec) -> str:
 # --- JSON --------------------------------------------------------------------
 
 
-def dump_json(chain: ChainSpec) -> str:
+def dump_json(spec: ChainSpec) -> str:
     """Canonical JSON of ``chain``: two-space indent, non-ASCII kept as is."""
-    return json.dumps(canonical_document(chain), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(canonical_document(spec), indent=2, ensure_ascii=False) + "\n"

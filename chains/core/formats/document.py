@@ -19,12 +19,12 @@ from .validation import validate_chain
 __all__ = ["dump", "from_document", "json_schema", "to_document"]
 
 
-def to_document(chain: ChainSpec) -> dict[str, Any]:
+def to_document(spec: ChainSpec) -> dict[str, Any]:
     """The JSON-ready document of ``chain`` (what is stored and exported).
 
     Canonical: key order fixed, defaults left out (see :mod:`.canonical`).
     """
-    return canonical_document(chain)
+    return canonical_document(spec)
 
 
 def from_document(document: dict[str, Any]) -> ChainSpec:
@@ -32,12 +32,12 @@ def from_document(document: dict[str, Any]) -> ChainSpec:
     return validate_chain(document)
 
 
-def dump(chain: ChainSpec, format: Literal["yaml", "json"] = "yaml") -> str:
+def dump(spec: ChainSpec, format: Literal["yaml", "json"] = "yaml") -> str:
     """Write ``chain`` as canonical YAML or JSON; re-importing it gives an equal chain."""
     if format == "json":
-        return dump_json(chain)
+        return dump_json(spec)
     if format == "yaml":
-        return dump_yaml(chain)
+        return dump_yaml(spec)
     raise ValueError(f"cannot dump to {format!r}; expected yaml or json")
 
 

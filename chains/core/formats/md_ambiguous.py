@@ -26,16 +26,16 @@ _AMBIGUOUS = re.compile(r"\bambiguous\s+(?:http\s+)?([1-5])xx\b", re.I)
 
 
 def unambiguous_first(
-    chain: ChainSpec, lines: list[int | None], problem: Callable[..., None]
+    spec: ChainSpec, lines: list[int | None], problem: Callable[..., None]
 ) -> ChainSpec:
     """``chain`` with each row documented as no side effect for a status of an
     "ambiguous" class placed before the row of that class above it.
 
     ``lines`` are the rows' lines in the document, in table order.
     """
-    if len(lines) != len(chain.verdict_table):
-        return chain
-    rows = list(zip(chain.verdict_table, lines, strict=True))
+    if len(lines) != len(spec.verdict_table):
+        return spec
+    rows = list(zip(spec.verdict_table, lines, strict=True))
     k = 0
     moved_any = False
     while k < len(rows):
@@ -44,7 +44,7 @@ def unambiguous_first(
         if m is None or f"http:{m[1]}xx" not in row.signal:
             k += 1
             continue
-        later = [j for j in range(k + 1, len(rows)) if _documented(rows[j][0], m[1], row, chain)]
+        later = [j for j in range(k + 1, len(rows)) if _documented(rows[j][0], m[1], row, spec)]
         if later:
             picked = [rows[j] for j in later]
             rest = [r for j, r in enumerate(rows) if j not in later]
@@ -61,18 +61,18 @@ def unambiguous_first(
             k += len(picked)
         k += 1
     if not moved_any:
-        return chain
-    return chain.model_copy(update={"verdict_table": [r for r, _ in rows]})
+        return spec
+    return spec.model_copy(update={"verdict_table": [r for r, _ in rows]})
 
 
-def _documented(row: VerdictRow, klass: str, ambiguous: VerdictRow, chain: ChainSpec) -> bool:
+def _documented(row: VerdictRow, klass: str, ambiguous: VerdictRow, spec: ChainSpec) -> bool:
     """Is ``row`` a status of ``klass`` documented as no side effect, within the
     ambiguous row's scope and variants?"""
     return (
         row.no_side_effect
         and bool(row.signal)
         and all(re.fullmatch(rf"http:{klass}\d\d", atom) for atom in row.signal)
-        and scope_covers(ambiguous.scope, row.scope, chain)
+        and scope_covers(ambiguous.scope, row.scope, spec)
         and variants_cover(ambiguous.only, row.only)
     )
 

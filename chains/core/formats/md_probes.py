@@ -55,16 +55,16 @@ def called_a_probe(action: Action, section: str = "") -> bool:
     return any(_PROBE.search(t) for t in texts)
 
 
-def runs_only_after_an_unwind(chain: ChainSpec, action: Action) -> bool:
+def runs_only_after_an_unwind(spec: ChainSpec, action: Action) -> bool:
     """Whether ``action`` confirms only compensators and needs a handle only they make.
 
     Such a read cannot be a forward step whatever the words: on the way
     forward nothing has made what it reads (a refund lookup by the refund's
     id, where the refund is the capture's compensation).
     """
-    commits = confirmed_by(chain, action.id)
-    undo = {name for a in chain.actions for name in compensators(a)}
-    made = minters(chain)
+    commits = confirmed_by(spec, action.id)
+    undo = {name for a in spec.actions for name in compensators(a)}
+    made = minters(spec)
     return (
         bool(commits)
         and all(c in undo for c in commits)
@@ -73,7 +73,7 @@ def runs_only_after_an_unwind(chain: ChainSpec, action: Action) -> bool:
 
 
 def mark_probe_reads(
-    chain: ChainSpec,
+    spec: ChainSpec,
     lines: Mapping[str, int | None],
     report: Callable[..., None],
     sections: Mapping[str, str] | None = None,
@@ -88,31 +88,31 @@ def mark_probe_reads(
     """
     why: dict[str, str] = {}
     headed = sections or {}
-    for action in chain.actions:
-        if action.probe_only or action.id in why or not may_be_probe_only(chain, action):
+    for action in spec.actions:
+        if action.probe_only or action.id in why or not may_be_probe_only(spec, action):
             continue
         if called_a_probe(action):
             why[action.id] = "the source calls it a probe"
         elif called_a_probe(action, headed.get(action.id, "")):
             why[action.id] = "its section of the source is headed as probes"
-        elif runs_only_after_an_unwind(chain, action):
+        elif runs_only_after_an_unwind(spec, action):
             needs = ", ".join(action.input.handles)
             why[action.id] = f"it needs {needs}, which only that compensation makes"
     if not why:
-        return chain
+        return spec
     actions = [
-        a.model_copy(update={"probe_only": True}) if a.id in why else a for a in chain.actions
+        a.model_copy(update={"probe_only": True}) if a.id in why else a for a in spec.actions
     ]
-    for action in chain.actions:
+    for action in spec.actions:
         if action.id not in why:
             continue
-        commits = ", ".join(confirmed_by(chain, action.id))
+        commits = ", ".join(confirmed_by(spec, action.id))
         report(
-            f"chain {chain.id!r}: {action.id} is read as probe_only: {commits} names it as "
+            f"chain {spec.id!r}: {action.id} is read as probe_only: {commits} names it as "
             f"its confirmation probe, {why.pop(action.id)}, and no step consumes what it "
             "makes or acts on its answer; it runs only to confirm, never as a step",
             lines.get(action.id),
             "info",
             path=str(ElementPath.action(action.id).field("probe_only")),
         )
-    return chain.model_copy(update={"actions": actions})
+    return spec.model_copy(update={"actions": actions})

@@ -46,11 +46,11 @@ class Statement:
     context: Context
     names: frozenset[str] = frozenset()  # empty: every unkeyed commit
 
-    def covers(self, chain: ChainSpec) -> list[str]:
+    def covers(self, spec: ChainSpec) -> list[str]:
         """The actions of ``chain`` this statement speaks of."""
         if self.names:
-            return [a.id for a in chain.actions if a.id in self.names]
-        return [a.id for a in chain.actions if is_unkeyed_commit(a)]
+            return [a.id for a in spec.actions if a.id in self.names]
+        return [a.id for a in spec.actions if is_unkeyed_commit(a)]
 
     def note(self) -> str:
         where = f"line {self.line}" + (f", {self.section}" if self.section else "")
@@ -97,7 +97,7 @@ def _section(layout: Layout, line: int) -> str:
 
 
 def carry_statements(
-    chain: ChainSpec,
+    spec: ChainSpec,
     statements: list[Statement],
     problem: Callable[..., None],
 ) -> ChainSpec:
@@ -107,22 +107,22 @@ def carry_statements(
     """
     notes: dict[str, list[str]] = {}
     for statement in statements:
-        covered = statement.covers(chain)
+        covered = statement.covers(spec)
         if not covered:
             continue
         for action_id in covered:
             notes.setdefault(action_id, []).append(statement.note())
         problem(
-            f"chain {chain.id!r}: the statement at this line about "
+            f"chain {spec.id!r}: the statement at this line about "
             + ("the steps it names" if statement.names else "every unkeyed commit")
             + f" is carried into the notes of {', '.join(covered)}",
             statement.line,
             "info",
         )
     if not notes:
-        return chain
+        return spec
     actions = [
         a.model_copy(update={"notes": [*a.notes, *notes[a.id]]}) if a.id in notes else a
-        for a in chain.actions
+        for a in spec.actions
     ]
-    return chain.model_copy(update={"actions": actions})
+    return spec.model_copy(update={"actions": actions})

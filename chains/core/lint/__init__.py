@@ -57,20 +57,20 @@ class LintReport:
         }
 
 
-def lint(chain: ChainSpec) -> LintReport:
+def lint(spec: ChainSpec) -> LintReport:
     """Run every rule on ``chain``; findings sorted by severity, then rule, then element."""
-    ctx = LintContext(chain)
+    ctx = LintContext(spec)
     findings: list[Finding] = []
     blocked = False
     unknowns: list[Finding] = []
     for rule in RULES.values():
-        found = rule.run(chain, ctx)
+        found = rule.run(spec, ctx)
         findings.extend(found)
         blocked = blocked or (rule.blocks and bool(found))
         if rule.unknown:
             unknowns.extend(found)
     findings.sort(key=lambda f: (SEVERITY_ORDER[f.severity], f.rule, f.element))
-    return LintReport(_status(findings, blocked), findings, unknowns, _cascades(chain))
+    return LintReport(_status(findings, blocked), findings, unknowns, _cascades(spec))
 
 
 def worst_status(statuses: list[str]) -> Status:
@@ -95,10 +95,10 @@ def _status(findings: list[Finding], blocked: bool) -> Status:
     return "VALID"
 
 
-def _cascades(chain: ChainSpec) -> dict[str, list[str]]:
+def _cascades(spec: ChainSpec) -> dict[str, list[str]]:
     from ..graph import GraphError, cascades
 
     try:
-        return {handle: c.invalidated for handle, c in cascades(chain).items()}
+        return {handle: c.invalidated for handle, c in cascades(spec).items()}
     except GraphError:  # a cycle; the structure rules report it
         return {}

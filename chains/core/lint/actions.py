@@ -38,9 +38,9 @@ PRECONDITION_VERDICTS = ("ok", "gate", "dead_end", "repair", "reselect")
     "still settling is the read's own verdict row (retry); a dead handle is its staleness "
     "signal, which rewinds to its refresh.",
 )
-def precondition_verdict_not_allowed(chain: ChainSpec, ctx: LintContext) -> Found:
+def precondition_verdict_not_allowed(spec: ChainSpec, ctx: LintContext) -> Found:
     """A precondition answers with a verdict SPEC §2.1 does not allow (retry, rewind ...)."""
-    for action in chain.actions:
+    for action in spec.actions:
         for n, pre in enumerate(action.preconditions, 1):
             verdict = pre.verdict
             if verdict.type not in PRECONDITION_VERDICTS:
@@ -102,13 +102,13 @@ def deadline_names(action: Action) -> list[str]:
     return list(dict.fromkeys(n for n in names if _is_deadline(n)))
 
 
-def _read_as_staleness(chain: ChainSpec, action: Action, name: str) -> bool:
+def _read_as_staleness(spec: ChainSpec, action: Action, name: str) -> bool:
     """True when a handle the commit mints already reads ``name`` as its staleness.
 
     SPEC §7 models a card authorization's capture deadline this way: the hold
     handle's ``ttl_hint`` names the field and its ``detect`` signals rewind.
     """
-    for handle in chain.handles:
+    for handle in spec.handles:
         if handle.id in action.output.handles and handle.staleness is not None:
             said = " ".join([str(handle.staleness.ttl_hint or ""), *handle.staleness.detect])
             if name.lower() in said.lower():
@@ -124,7 +124,7 @@ def _read_as_staleness(chain: ChainSpec, action: Action, name: str) -> bool:
     "<verdict>} (usually dead_end(permanent: false) or a gate), so every later step and every "
     "gate resume checks the deadline before acting on the landed commit.",
 )
-def business_expiry_undeclared(chain: ChainSpec, ctx: LintContext) -> Found:
+def business_expiry_undeclared(spec: ChainSpec, ctx: LintContext) -> Found:
     """A commit's response names a deadline on what it landed, but declares no business_expiry.
 
     A held booking the airline releases at its payment time limit is still a
@@ -133,10 +133,10 @@ def business_expiry_undeclared(chain: ChainSpec, ctx: LintContext) -> Found:
     resumes check it. A deadline a handle the commit mints already reads as
     its staleness (SPEC §7's card hold) is left alone.
     """
-    for action in chain.actions:
+    for action in spec.actions:
         if action.effect != "commit" or action.output.business_expiry is not None:
             continue
-        names = [n for n in deadline_names(action) if not _read_as_staleness(chain, action, n)]
+        names = [n for n in deadline_names(action) if not _read_as_staleness(spec, action, n)]
         if names:
             yield (
                 ElementPath.action(action.id).field("output"),
@@ -193,7 +193,7 @@ def _said_reversal(text: str) -> str | None:
     return None
 
 
-def reversal_evidence(chain: ChainSpec, action: Action) -> str | None:
+def reversal_evidence(spec: ChainSpec, action: Action) -> str | None:
     """What the chain says about ``action`` being reversed after ok, quoted; else None.
 
     Read: the commit's description, notes and evidence (not its compensation,
@@ -209,7 +209,7 @@ def reversal_evidence(chain: ChainSpec, action: Action) -> str | None:
         if said:
             return said
     minted = set(action.output.handles)
-    for read in chain.actions:
+    for read in spec.actions:
         if read.effect != "read" or not minted & set(read.input.handles):
             continue
         seen = [*_texts(read.output.payload), *(p.when for p in read.preconditions)]
@@ -227,7 +227,7 @@ def reversal_evidence(chain: ChainSpec, action: Action) -> str | None:
     hint="Declare revocation: {watch: [the webhook or probe signal that reports it], window: "
     "<how long after ok it can come>, route: gate(<id>) or escalate(operator)}.",
 )
-def revocation_undeclared(chain: ChainSpec, ctx: LintContext) -> Found:
+def revocation_undeclared(spec: ChainSpec, ctx: LintContext) -> Found:
     """A commit its source says can be reversed after ok declares no revocation watch.
 
     A warning, not an error: the run itself is still safe up to ok, and
@@ -235,10 +235,10 @@ def revocation_undeclared(chain: ChainSpec, ctx: LintContext) -> Found:
     the reversal reaches nobody, and SPEC §2.1 calls silently dropping a
     revocation event non-conforming.
     """
-    for action in chain.actions:
+    for action in spec.actions:
         if action.effect != "commit" or action.revocation is not None:
             continue
-        said = reversal_evidence(chain, action)
+        said = reversal_evidence(spec, action)
         if said:
             yield (
                 ElementPath.action(action.id),

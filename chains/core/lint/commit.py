@@ -41,8 +41,8 @@ from .structure import row_element
 __all__: list[str] = []
 
 
-def _commits(chain: ChainSpec) -> Iterator[Action]:
-    return (a for a in chain.actions if is_commit_class(a))
+def _commits(spec: ChainSpec) -> Iterator[Action]:
+    return (a for a in spec.actions if is_commit_class(a))
 
 
 def _kind(action: Action) -> str:
@@ -64,9 +64,9 @@ def _no_stance(comp: Compensation | None) -> bool:
     "and its signal, or by_key_replay with its justification for a keyed synchronous commit.",
     blocks=True,
 )
-def missing_confirmation(chain: ChainSpec, ctx: LintContext) -> Found:
+def missing_confirmation(spec: ChainSpec, ctx: LintContext) -> Found:
     """Every commit and compensator declares how to learn whether it landed."""
-    for a in _commits(chain):
+    for a in _commits(spec):
         if a.confirmation is None:
             yield (
                 ElementPath.action(a.id),
@@ -84,9 +84,9 @@ def missing_confirmation(chain: ChainSpec, ctx: LintContext) -> Found:
     "by_key_replay alone is enough only for keyed synchronous commits.",
     blocks=True,
 )
-def missing_probe(chain: ChainSpec, ctx: LintContext) -> Found:
+def missing_probe(spec: ChainSpec, ctx: LintContext) -> Found:
     """Unkeyed and async-finality commits declare a probe; key replay suffices only when keyed."""
-    for a in _commits(chain):
+    for a in _commits(spec):
         conf = a.confirmation
         if conf is None or conf.probe:
             continue
@@ -114,9 +114,9 @@ def missing_probe(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="Point confirmation.probe at a read-class action (effect: read); a probe must be "
     "free to repeat.",
 )
-def probe_not_read(chain: ChainSpec, ctx: LintContext) -> Found:
+def probe_not_read(spec: ChainSpec, ctx: LintContext) -> Found:
     """A confirmation probe is a read-class action."""
-    for a in _commits(chain):
+    for a in _commits(spec):
         probe = ctx.actions.get(a.confirmation.probe or "") if a.confirmation else None
         if probe is not None and probe.effect != "read":
             yield (
@@ -188,8 +188,8 @@ def documented_lookup(
     return None
 
 
-def _lookup(action: Action, probe: str, chain: ChainSpec, ctx: LintContext) -> str | None:
-    rows = (row for row in chain.verdict_table if action.id in row.scope.steps)
+def _lookup(action: Action, probe: str, spec: ChainSpec, ctx: LintContext) -> str | None:
+    rows = (row for row in spec.verdict_table if action.id in row.scope.steps)
     return documented_lookup(action, ctx.actions[probe], rows)
 
 
@@ -202,16 +202,16 @@ def _lookup(action: Action, probe: str, chain: ChainSpec, ctx: LintContext) -> s
     "the chain cannot be made safe.",
     blocks=True,
 )
-def probe_needs_commit_output(chain: ChainSpec, ctx: LintContext) -> Found:
+def probe_needs_commit_output(spec: ChainSpec, ctx: LintContext) -> Found:
     """An unkeyed commit's probe needs its lost output, and no lookup is documented.
 
     SPEC §2.1 blocks only "if neither exists": a keyed commit recovers its
     response by replaying its key, and a documented correlation lookup lets
     a probe find the result; both get ``commit.probe-lookup-undeclared``.
     """
-    for a in _commits(chain):
+    for a in _commits(spec):
         needs = _outputs_probe_needs(a, ctx)
-        if needs is None or is_keyed(a) or _lookup(a, needs[0], chain, ctx):
+        if needs is None or is_keyed(a) or _lookup(a, needs[0], spec, ctx):
             continue
         probe, needed = needs
         yield (
@@ -231,14 +231,14 @@ def probe_needs_commit_output(chain: ChainSpec, ctx: LintContext) -> Found:
     "in the correlation record, or a list over the dispatch window) and name it in "
     "confirmation.probe; an async-finality commit still needs that probe.",
 )
-def probe_lookup_undeclared(chain: ChainSpec, ctx: LintContext) -> Found:
+def probe_lookup_undeclared(spec: ChainSpec, ctx: LintContext) -> Found:
     """A keyed or lookup-documented commit's probe still needs the commit's output."""
-    for a in _commits(chain):
+    for a in _commits(spec):
         needs = _outputs_probe_needs(a, ctx)
         if needs is None:
             continue
         probe, needed = needs
-        lookup = _lookup(a, probe, chain, ctx)
+        lookup = _lookup(a, probe, spec, ctx)
         if not is_keyed(a) and lookup is None:
             continue  # commit.probe-needs-commit-output blocks it
         why = (
@@ -266,7 +266,7 @@ def probe_lookup_undeclared(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="Mark the read probe_only if it exists only to confirm the commit (a probe runs "
     "only in the reconcile procedure), or move it after the commit it confirms.",
 )
-def probe_before_commit(chain: ChainSpec, ctx: LintContext) -> Found:
+def probe_before_commit(spec: ChainSpec, ctx: LintContext) -> Found:
     """A commit's probe that runs as a step before the commit it confirms.
 
     A read without ``probe_only`` is a step of the run (SPEC §2.1). Placed
@@ -279,16 +279,16 @@ def probe_before_commit(chain: ChainSpec, ctx: LintContext) -> Found:
     what the commit or compensator ``mutates`` (it exists before; reading it
     first is the point).
     """
-    variants: list[str | None] = [*chain.variants.values] if chain.variants else [None]
+    variants: list[str | None] = [*spec.variants.values] if spec.variants else [None]
     reported: set[tuple[str, str]] = set()
     for variant in variants:
-        steps = main_steps(chain, variant)
+        steps = main_steps(spec, variant)
         at = {step: i for i, step in enumerate(steps)}
         for commit in (ctx.actions[s] for s in steps if ctx.actions[s].effect == "commit"):
             probe = commit.confirmation.probe if commit.confirmation else None
             if probe not in at or at[probe] > at[commit.id] or (probe, commit.id) in reported:
                 continue
-            if commit.mutates or not may_be_probe_only(chain, ctx.actions[probe]):
+            if commit.mutates or not may_be_probe_only(spec, ctx.actions[probe]):
                 continue
             reported.add((probe, commit.id))
             yield (
@@ -299,11 +299,11 @@ def probe_before_commit(chain: ChainSpec, ctx: LintContext) -> Found:
                 f"looks for what {commit.id} has not made yet, and its answer routes the run; "
                 f"mark it probe_only, or move it after {commit.id}.",
             )
-        yield from _compensator_probes_as_steps(chain, ctx, steps, reported)
+        yield from _compensator_probes_as_steps(spec, ctx, steps, reported)
 
 
 def _compensator_probes_as_steps(
-    chain: ChainSpec, ctx: LintContext, steps: list[str], reported: set[tuple[str, str]]
+    spec: ChainSpec, ctx: LintContext, steps: list[str], reported: set[tuple[str, str]]
 ) -> Found:
     """Probes of the compensators of each commit, run as steps before that commit."""
     at = {step: i for i, step in enumerate(steps)}
@@ -312,7 +312,7 @@ def _compensator_probes_as_steps(
             probe = undoer.confirmation.probe if undoer.confirmation else None
             if probe not in at or at[probe] > at[commit.id] or (probe, undoer.id) in reported:
                 continue
-            if undoer.mutates or not may_be_probe_only(chain, ctx.actions[probe]):
+            if undoer.mutates or not may_be_probe_only(spec, ctx.actions[probe]):
                 continue
             reported.add((probe, undoer.id))
             yield (
@@ -333,9 +333,9 @@ def _compensator_probes_as_steps(
     hint="Give unkeyed commits attempts: 1 (policy.per_step.commit.unkeyed and any per-step "
     "override); only no_side_effect signals may re-dispatch, via safe_reject_redispatch.",
 )
-def unkeyed_retried(chain: ChainSpec, ctx: LintContext) -> Found:
+def unkeyed_retried(spec: ChainSpec, ctx: LintContext) -> Found:
     """An unkeyed commit gets exactly one attempt."""
-    for a in _commits(chain):
+    for a in _commits(spec):
         attempts = ctx.attempts(a)
         if is_unkeyed_commit(a) and attempts > 1:
             yield (
@@ -354,14 +354,14 @@ def unkeyed_retried(chain: ChainSpec, ctx: LintContext) -> Found:
     "that returns the data (or an entry gate), since a commit's own preconditions run only "
     "after it landed; or make the precondition end the run (dead_end, a gate) instead.",
 )
-def precondition_replays_landed_commit(chain: ChainSpec, ctx: LintContext) -> Found:
+def precondition_replays_landed_commit(spec: ChainSpec, ctx: LintContext) -> Found:
     """An unkeyed commit's precondition sends the run back to a step at or before it.
 
     Preconditions are evaluated after ``ok`` (SPEC §2.1), so the commit has
     landed; the replay reaches the commit again and dispatches it a second
     time without a key to deduplicate it (P3, §2.4: one uncertain dispatch).
     """
-    for a in _commits(chain):
+    for a in _commits(spec):
         if not is_unkeyed_commit(a) or a.id not in ctx.order:
             continue
         for i, pre in enumerate(a.preconditions, 1):
@@ -386,7 +386,7 @@ def precondition_replays_landed_commit(chain: ChainSpec, ctx: LintContext) -> Fo
     "booking it cancels), or mint the handle it needs in an earlier step of its "
     "compensation chain.",
 )
-def compensation_without_target(chain: ChainSpec, ctx: LintContext) -> Found:
+def compensation_without_target(spec: ChainSpec, ctx: LintContext) -> Found:
     """A compensator needs a handle that neither its commit nor any step before it mints.
 
     A compensator acts on what the landed commit it undoes presented and
@@ -398,12 +398,12 @@ def compensation_without_target(chain: ChainSpec, ctx: LintContext) -> Found:
     commit compensated.
     """
     missing: dict[tuple[str, str], list[str]] = {}  # (compensator, handle) -> commits
-    for a in _commits(chain):
+    for a in _commits(spec):
         if a.effect != "commit" or a.id not in ctx.order:
             continue
         before = {
             h
-            for x in chain.actions
+            for x in spec.actions
             if ctx.order.get(x.id, len(ctx.order)) < ctx.order[a.id] and not x.probe_only
             for h in _mints(x, ctx)
         }
@@ -465,7 +465,7 @@ def _compensation_paths(action: Action) -> list[list[str]]:
     "that exists only to confirm the commit probe_only, or point the verdict at a step after "
     "the commit.",
 )
-def rewind_past_landed_commit(chain: ChainSpec, ctx: LintContext) -> Found:
+def rewind_past_landed_commit(spec: ChainSpec, ctx: LintContext) -> Found:
     """A verdict that can fire after an unkeyed commit landed sends the run back before it.
 
     The replay reaches the commit again and dispatches it with no key to
@@ -478,9 +478,9 @@ def rewind_past_landed_commit(chain: ChainSpec, ctx: LintContext) -> Found:
     later step they apply to (SPEC §3 "Applies to"); a row in prose scope
     cannot be placed and is left out.
     """
-    main = set(main_steps(chain))
+    main = set(main_steps(spec))
     flagged: set[ElementPath] = set()
-    rows = _rows_naming(chain)
+    rows = _rows_naming(spec)
     # How far back any verdict at each step can send the run, whatever the commit made
     # (made only removes verdicts): a step that cannot reach before a commit is skipped
     # without reading its verdicts again, which kept the rule from costing
@@ -489,21 +489,21 @@ def rewind_past_landed_commit(chain: ChainSpec, ctx: LintContext) -> Found:
         min(
             (
                 ctx.order[b]
-                for _, v in _verdicts_at(chain, ctx, a, set(), rows.get(a.id, []))
+                for _, v in _verdicts_at(spec, ctx, a, set(), rows.get(a.id, []))
                 if (b := _back(v)) in ctx.order
             ),
-            default=len(chain.actions),
+            default=len(spec.actions),
         )
-        for a in chain.actions
+        for a in spec.actions
     ]
-    for commit in (a for a in chain.actions if is_unkeyed_commit(a) and a.id in main):
+    for commit in (a for a in spec.actions if is_unkeyed_commit(a) and a.id in main):
         at = ctx.order[commit.id]
         made = set(commit.output.handles) | ({commit.mutates} if commit.mutates else set())
-        later = range(at + 1, len(chain.actions))
-        for step in (chain.actions[i] for i in later if reach[i] <= at):
+        later = range(at + 1, len(spec.actions))
+        for step in (spec.actions[i] for i in later if reach[i] <= at):
             if step.id not in main:
                 continue
-            for where, verdict in _verdicts_at(chain, ctx, step, made, rows.get(step.id, [])):
+            for where, verdict in _verdicts_at(spec, ctx, step, made, rows.get(step.id, [])):
                 back = _back(verdict)
                 if where in flagged or back not in ctx.order or ctx.order[back] > at:
                     continue
@@ -521,7 +521,7 @@ def _back(verdict: Verdict) -> str | None:
     return verdict.to if verdict.type in ("rewind", "repair", "reselect") else None
 
 
-def _rows_naming(chain: ChainSpec) -> dict[str, list[int]]:
+def _rows_naming(spec: ChainSpec) -> dict[str, list[int]]:
     """Step id → the (1-based) rows whose scope names it or a handle it consumes, in order.
 
     Read once per lint: scanning the whole table for every (commit, later step)
@@ -529,15 +529,15 @@ def _rows_naming(chain: ChainSpec) -> dict[str, list[int]]:
     """
     by_handle: dict[str, list[int]] = {}
     by_step: dict[str, list[int]] = {}
-    for i, row in enumerate(chain.verdict_table, 1):
+    for i, row in enumerate(spec.verdict_table, 1):
         for step_id in row.scope.steps:
             by_step.setdefault(step_id, []).append(i)
         for handle in row.scope.consumers_of:
             by_handle.setdefault(handle, []).append(i)
-    broad = [i for i, row in enumerate(chain.verdict_table, 1) if _broad(row.scope)]
+    broad = [i for i, row in enumerate(spec.verdict_table, 1) if _broad(row.scope)]
     # A superset is harmless (the caller checks each row); duplicate ids share one.
     found: dict[str, set[int]] = {}
-    for a in chain.actions:
+    for a in spec.actions:
         mine = found.setdefault(a.id, set(by_step.get(a.id, [])))
         for handle in a.input.handles:
             mine.update(by_handle.get(handle, []))
@@ -563,7 +563,7 @@ _EXPIRY = ElementPath.root("output", "business_expiry")
 
 
 def _verdicts_at(
-    chain: ChainSpec, ctx: LintContext, step: Action, made: set[str], rows: list[int]
+    spec: ChainSpec, ctx: LintContext, step: Action, made: set[str], rows: list[int]
 ) -> Iterator[tuple[ElementPath, Verdict]]:
     """Verdicts that can fire at ``step`` for a reason other than the death of ``made``.
 
@@ -577,7 +577,7 @@ def _verdicts_at(
         if not path.is_within(_EXPIRY):
             yield ElementPath.action(step.id).join(path), verdict
     for i in rows:
-        row = chain.verdict_table[i - 1]
+        row = spec.verdict_table[i - 1]
         named = (
             step.id in row.scope.steps
             or any(h in step.input.handles and not of_commit(h) for h in row.scope.consumers_of)
@@ -607,11 +607,11 @@ _SHIELD = re.compile(r"cancell?ation[\s_-]+shield", re.IGNORECASE)
     "record is persisted before dispatch, so it survives process death, and that the "
     "in-flight attempt runs under a cancellation shield.",
 )
-def unkeyed_without_p3_mechanics(chain: ChainSpec, ctx: LintContext) -> Found:
+def unkeyed_without_p3_mechanics(spec: ChainSpec, ctx: LintContext) -> Found:
     """Unkeyed commits note a correlation record and a cancellation shield."""
     # The grammar has no field for either, so look for them in every text the
     # action carries (description, notes, unknown keys kept in extras).
-    for a in _commits(chain):
+    for a in _commits(spec):
         if not is_unkeyed_commit(a):
             continue
         text = json.dumps(a.model_dump(mode="json", by_alias=True))
@@ -661,9 +661,9 @@ def _existence_only(signal: str) -> bool:
     hint="Make confirmation.signal compare the mutated content (new size, status, amount) "
     "with what was requested; the object existed before the commit.",
 )
-def mutates_existence_signal(chain: ChainSpec, ctx: LintContext) -> Found:
+def mutates_existence_signal(spec: ChainSpec, ctx: LintContext) -> Found:
     """An in-place commit is confirmed by content, not by existence."""
-    for a in chain.actions:
+    for a in spec.actions:
         if not a.mutates or not is_commit_class(a):
             continue
         signal = a.confirmation.signal if a.confirmation else None
@@ -689,9 +689,9 @@ def mutates_existence_signal(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="Declare compensation: an action, a chain or a ladder that undoes the change, or "
     "action: none with the pre-commit safety named in ordering_note.",
 )
-def mutates_without_compensation_stance(chain: ChainSpec, ctx: LintContext) -> Found:
+def mutates_without_compensation_stance(spec: ChainSpec, ctx: LintContext) -> Found:
     """An in-place commit states how it is undone, or that it cannot be."""
-    for a in chain.actions:
+    for a in spec.actions:
         if a.mutates and is_commit_class(a) and _no_stance(a.compensation):
             yield (
                 ElementPath.action(a.id),
@@ -707,9 +707,9 @@ def mutates_without_compensation_stance(chain: ChainSpec, ctx: LintContext) -> F
     hint="Put the protection before the commit: an entry_gate (usually consent) and an "
     "ordering_note naming it.",
 )
-def irreversible_mutation_unprotected(chain: ChainSpec, ctx: LintContext) -> Found:
+def irreversible_mutation_unprotected(spec: ChainSpec, ctx: LintContext) -> Found:
     """An in-place commit with no undo names its pre-commit safety."""
-    for a in chain.actions:
+    for a in spec.actions:
         comp = a.compensation
         if not a.mutates or comp is None or comp.action != "none" or comp.chain or comp.ladder:
             continue
@@ -722,9 +722,9 @@ def irreversible_mutation_unprotected(chain: ChainSpec, ctx: LintContext) -> Fou
             )
 
 
-def _keyed_without(chain: ChainSpec, field: str) -> Found:
+def _keyed_without(spec: ChainSpec, field: str) -> Found:
     """Keyed commits whose idempotency block leaves ``field`` out."""
-    for a in _commits(chain):
+    for a in _commits(spec):
         if is_keyed(a) and a.idempotency and getattr(a.idempotency, field) is None:
             yield (
                 ElementPath.action(a.id).field("idempotency"),
@@ -739,9 +739,9 @@ def _keyed_without(chain: ChainSpec, field: str) -> Found:
     hint="Declare idempotency.key_retention from the provider's docs (often ~24h); past it "
     "the commit is effectively unkeyed and must be probed, not replayed.",
 )
-def keyed_without_retention(chain: ChainSpec, ctx: LintContext) -> Found:
+def keyed_without_retention(spec: ChainSpec, ctx: LintContext) -> Found:
     """A keyed commit says how long the provider keeps its key."""
-    yield from _keyed_without(chain, "key_retention")
+    yield from _keyed_without(spec, "key_retention")
 
 
 @rule(
@@ -751,9 +751,9 @@ def keyed_without_retention(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="Declare idempotency.replay_semantics: returns_cached (a replay returns the stored "
     "response, errors included) or reexecutes.",
 )
-def keyed_without_replay_semantics(chain: ChainSpec, ctx: LintContext) -> Found:
+def keyed_without_replay_semantics(spec: ChainSpec, ctx: LintContext) -> Found:
     """A keyed commit says what replaying its key does."""
-    yield from _keyed_without(chain, "replay_semantics")
+    yield from _keyed_without(spec, "replay_semantics")
 
 
 @rule(
@@ -763,12 +763,12 @@ def keyed_without_replay_semantics(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="Drop no_side_effect, or scope the row to the unkeyed commits it protects; the flag "
     "only ever permits re-dispatching an unkeyed commit.",
 )
-def no_side_effect_outside_unkeyed(chain: ChainSpec, ctx: LintContext) -> Found:
+def no_side_effect_outside_unkeyed(spec: ChainSpec, ctx: LintContext) -> Found:
     """A no_side_effect row applies to at least one unkeyed commit."""
-    for n, row in enumerate(chain.verdict_table, 1):
+    for n, row in enumerate(spec.verdict_table, 1):
         if not row.no_side_effect:
             continue
-        covered = scope_actions(row.scope, chain)
+        covered = scope_actions(row.scope, spec)
         if covered is None:  # prose scope: cannot tell
             continue
         if not any(is_unkeyed_commit(ctx.actions[a]) for a in covered if a in ctx.actions):
@@ -783,7 +783,7 @@ def no_side_effect_outside_unkeyed(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="Name in replaced_by the commit that books the replacement, a step the run reaches "
     "after this one, or remove replaced_by if nothing in this chain replaces this commit.",
 )
-def replaced_by_not_a_later_commit(chain: ChainSpec, ctx: LintContext) -> Found:
+def replaced_by_not_a_later_commit(spec: ChainSpec, ctx: LintContext) -> Found:
     """``compensation.replaced_by`` names another commit the run reaches after this one.
 
     A dead end leaves a commit with ``replaced_by`` standing until a later
@@ -791,7 +791,7 @@ def replaced_by_not_a_later_commit(chain: ChainSpec, ctx: LintContext) -> Found:
     A name that is no later commit of the run can never land after it, so
     every dead end would leave this booking standing and never undo it.
     """
-    for a in _commits(chain):
+    for a in _commits(spec):
         target = a.compensation.replaced_by if a.compensation else None
         if not target:
             continue
@@ -822,10 +822,10 @@ def replaced_by_not_a_later_commit(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="Declare compensation: the undoing action, chain or ladder, or action: none with "
     "the reason in ordering_note.",
 )
-def compensation_not_declared(chain: ChainSpec, ctx: LintContext) -> Found:
+def compensation_not_declared(spec: ChainSpec, ctx: LintContext) -> Found:
     """A commit states its compensation stance; `none` must be explicit."""
     # In-place commits get the stronger error from mutates-without-compensation-stance.
-    for a in chain.actions:
+    for a in spec.actions:
         if a.effect == "commit" and not a.mutates and _no_stance(a.compensation):
             yield (
                 ElementPath.action(a.id),

@@ -78,12 +78,12 @@ def _walk_value(value: Any, path: ElementPath) -> Iterator[tuple[ElementPath, El
 class LintContext:
     """Indexes over one chain, built lazily."""
 
-    def __init__(self, chain: ChainSpec):
-        self.chain = chain
-        self.actions = first_by_id(chain.actions)
-        self.handles = first_by_id(chain.handles)
-        self.gates = first_by_id(chain.gates)
-        self.order = {a.id: i for i, a in reversed(list(enumerate(chain.actions)))}
+    def __init__(self, spec: ChainSpec):
+        self.chain = spec
+        self.actions = first_by_id(spec.actions)
+        self.handles = first_by_id(spec.handles)
+        self.gates = first_by_id(spec.gates)
+        self.order = {a.id: i for i, a in reversed(list(enumerate(spec.actions)))}
 
     @cached_property
     def consumers(self) -> dict[str, list[str]]:

@@ -40,10 +40,10 @@ __all__: list[str] = []
     hint="Add the consumed handle to the minted handle's derived_from (or derive it from a "
     "handle that does), so re-minting the input invalidates the output (SPEC §4 I1).",
 )
-def missing_derivation(chain: ChainSpec, ctx: LintContext) -> Found:
+def missing_derivation(spec: ChainSpec, ctx: LintContext) -> Found:
     """A handle is minted from an input it does not derive from (commit outputs excepted)."""
-    picks = _selection_handles(chain)
-    for gap in missing_edges(chain):
+    picks = _selection_handles(spec)
+    for gap in missing_edges(spec):
         if gap.consumed in picks:
             continue  # edges.selection-coupling says it, with the I3 reason
         if is_commit_class(ctx.actions[gap.action]):
@@ -62,9 +62,9 @@ def missing_derivation(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="Results coupled to a selection must list the selection pseudo-handle in "
     "derived_from, so a fresh pick invalidates them.",
 )
-def selection_coupling(chain: ChainSpec, ctx: LintContext) -> Found:
+def selection_coupling(spec: ChainSpec, ctx: LintContext) -> Found:
     """A result is computed from a selection but does not derive from it."""
-    for gap in selection_coupling_gaps(chain):
+    for gap in selection_coupling_gaps(spec):
         if is_commit_class(ctx.actions[gap.action]):
             continue  # a landed fact (I5) describes the pick it was made from, rightly
         yield (
@@ -84,16 +84,16 @@ def selection_coupling(chain: ChainSpec, ctx: LintContext) -> Found:
     "chain: independence: [{handles: [A, B], independent: confirmed, note: why}]; "
     "otherwise add the missing derived_from edge.",
 )
-def unverified_independence(chain: ChainSpec, ctx: LintContext) -> Found:
+def unverified_independence(spec: ChainSpec, ctx: LintContext) -> Found:
     """Two handles consumed together have no derivation path between them.
 
     Not asked about: a handle taken from another chain that no step of this
     one mints. Nothing here re-mints it, and it was made before anything
     this chain mints, so no edge either way could change what dies.
     """
-    minted = minters(chain)
-    outside = {h.id for h in chain.handles if is_external(h) and h.id not in minted}
-    for question in independence_questions(chain):
+    minted = minters(spec)
+    outside = {h.id for h in spec.handles if is_external(h) and h.id not in minted}
+    for question in independence_questions(spec):
         if question.answered is not None or outside & set(question.handles):
             continue
         a, b = question.handles
@@ -113,22 +113,22 @@ def unverified_independence(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="Repair from the earliest step whose intent includes the field, or give the two "
     "inputs different names if they are different things.",
 )
-def repair_skips_upstream_minter(chain: ChainSpec, ctx: LintContext) -> Found:
+def repair_skips_upstream_minter(spec: ChainSpec, ctx: LintContext) -> Found:
     """A repair resumes after a step that also takes a repaired field and mints a handle.
 
     I6 invalidates every handle whose minting inputs include a repaired field,
     wherever it stands; resuming at a later step leaves that earlier step's
     handle dead with nothing to re-mint it.
     """
-    for where, verdict in verdicts(chain):
+    for where, verdict in verdicts(spec):
         if verdict.type != "repair" or verdict.to not in ctx.order:
             continue
-        if _replay_gaps(chain, ctx, verdict):
+        if _replay_gaps(spec, ctx, verdict):
             continue  # reported as an error by edges.repair-kills-replayed-input
         fields = set(verdict.fields)
         earlier = [
             a
-            for a in chain.actions
+            for a in spec.actions
             if ctx.order.get(a.id, 0) < ctx.order[verdict.to]
             and fields & set(a.input.intent)
             and a.output.handles
@@ -152,7 +152,7 @@ def repair_skips_upstream_minter(chain: ChainSpec, ctx: LintContext) -> Found:
     "repaired field); if the two steps' fields of that name are different things (passenger "
     "counts at the search, passport details at the booking), give them different names.",
 )
-def repair_kills_replayed_input(chain: ChainSpec, ctx: LintContext) -> Found:
+def repair_kills_replayed_input(spec: ChainSpec, ctx: LintContext) -> Found:
     """A repair kills a handle that its own replay consumes before anything re-mints it.
 
     I6 invalidates every handle whose minting inputs include a repaired field
@@ -162,10 +162,10 @@ def repair_kills_replayed_input(chain: ChainSpec, ctx: LintContext) -> Found:
     handle). A warning, not an error: the text cannot tell whether two
     steps' fields of one name are one thing; when they are, this is a bug.
     """
-    for where, verdict in verdicts(chain):
+    for where, verdict in verdicts(spec):
         if verdict.type != "repair" or verdict.to not in ctx.order:
             continue
-        for step, handle in _replay_gaps(chain, ctx, verdict):
+        for step, handle in _replay_gaps(spec, ctx, verdict):
             fields = ", ".join(verdict.fields)
             yield (
                 where,
@@ -176,7 +176,7 @@ def repair_kills_replayed_input(chain: ChainSpec, ctx: LintContext) -> Found:
             )
 
 
-def _replay_gaps(chain: ChainSpec, ctx: LintContext, verdict: Verdict) -> list[tuple[str, str]]:
+def _replay_gaps(spec: ChainSpec, ctx: LintContext, verdict: Verdict) -> list[tuple[str, str]]:
     """(step, handle) pairs where the replay of a repair consumes a handle the repair killed.
 
     The replay is the main path from the repair's target on, in any variant;
@@ -186,13 +186,13 @@ def _replay_gaps(chain: ChainSpec, ctx: LintContext, verdict: Verdict) -> list[t
     if target is None or target not in ctx.order:
         return []
     try:
-        dead = _killed(chain, ctx, target, verdict.fields)
+        dead = _killed(spec, ctx, target, verdict.fields)
     except GraphError:
         return []  # unknown fields or step: the structure rules say so
-    variants: list[str | None] = [*chain.variants.values] if chain.variants else []
-    main = {s for v in (variants or [None]) for s in main_steps(chain, v)}
+    variants: list[str | None] = [*spec.variants.values] if spec.variants else []
+    main = {s for v in (variants or [None]) for s in main_steps(spec, v)}
     gaps = []
-    for action in chain.actions[ctx.order[target] :]:
+    for action in spec.actions[ctx.order[target] :]:
         if action.id not in main:
             continue
         gaps += [(action.id, h) for h in dict.fromkeys(action.input.handles) if h in dead]
@@ -200,7 +200,7 @@ def _replay_gaps(chain: ChainSpec, ctx: LintContext, verdict: Verdict) -> list[t
     return gaps
 
 
-def _killed(chain: ChainSpec, ctx: LintContext, target: str, fields: list[str]) -> set[str]:
+def _killed(spec: ChainSpec, ctx: LintContext, target: str, fields: list[str]) -> set[str]:
     """The handles a repair invalidates, less what dies only through a landed fact.
 
     What a commit mints is a landed fact (I5), even when the repaired commit
@@ -208,15 +208,15 @@ def _killed(chain: ChainSpec, ctx: LintContext, target: str, fields: list[str]) 
     from it: an exchange re-issuing tickets taken from the chain that first
     issued them leaves the options shopped from those tickets alive.
     """
-    dead = set(repair_scope(chain, target, fields).invalidated)
-    graph = derivation_graph(chain)
+    dead = set(repair_scope(spec, target, fields).invalidated)
+    graph = derivation_graph(spec)
     facts = {h for h in dead if graph.nodes[h].get("fact")}
     if not facts:
         return dead
     repaired = set(fields)
     seeds = [
         h
-        for h, step in minters(chain).items()
+        for h, step in minters(spec).items()
         if h in dead
         and h not in facts
         and (step == target or repaired & set(ctx.actions[step].input.intent))

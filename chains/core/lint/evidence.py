@@ -51,7 +51,7 @@ def _questions(ctx: LintContext, *tags: str) -> Found:
     "the behaviour, then change its source tag to documented or observed.",
     unknown=True,
 )
-def assumed(chain: ChainSpec, ctx: LintContext) -> Found:
+def assumed(spec: ChainSpec, ctx: LintContext) -> Found:
     """An assumed or search-snippet claim is a question, not evidence."""
     yield from _questions(ctx, "assumed", "documented(search-snippet)")
 
@@ -64,7 +64,7 @@ def assumed(chain: ChainSpec, ctx: LintContext) -> Found:
     "the signals in known_unmatched.",
     unknown=True,
 )
-def spec_example(chain: ChainSpec, ctx: LintContext) -> Found:
+def spec_example(spec: ChainSpec, ctx: LintContext) -> Found:
     """A claim taken from the SPEC's worked examples is never evidence."""
     yield from _questions(ctx, "spec-example")
 
@@ -77,9 +77,9 @@ def spec_example(chain: ChainSpec, ctx: LintContext) -> Found:
     "it) in compensation.ordering_note.",
     unknown=True,
 )
-def no_compensation(chain: ChainSpec, ctx: LintContext) -> Found:
+def no_compensation(spec: ChainSpec, ctx: LintContext) -> Found:
     """A commit with compensation none needs someone to accept that it is final."""
-    for a in chain.actions:
+    for a in spec.actions:
         comp = a.compensation
         final = comp is not None and comp.action == "none" and not (comp.chain or comp.ladder)
         if a.effect == "commit" and final:

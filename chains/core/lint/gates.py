@@ -28,8 +28,8 @@ __all__: list[str] = []
 OUTCOME_VERDICTS = ("ok", "repair", "rewind", "reselect", "dead_end")
 
 
-def _outcomes(chain: ChainSpec) -> Iterator[tuple[ElementPath, Gate, str]]:
-    for gate in chain.gates:
+def _outcomes(spec: ChainSpec) -> Iterator[tuple[ElementPath, Gate, str]]:
+    for gate in spec.gates:
         for name in gate.outcomes:
             yield ElementPath.gate(gate.id).field("outcomes", name), gate, name
 
@@ -40,9 +40,9 @@ def _outcomes(chain: ChainSpec) -> Iterator[tuple[ElementPath, Gate, str]]:
     "SPEC §2.6",
     hint="Declare the answers the gate accepts, each with its verdict (approve: ok, ...).",
 )
-def no_outcomes(chain: ChainSpec, ctx: LintContext) -> Found:
+def no_outcomes(spec: ChainSpec, ctx: LintContext) -> Found:
     """A gate declares no outcome, so a parked run can never resume."""
-    for gate in chain.gates:
+    for gate in spec.gates:
         if not gate.outcomes:
             yield ElementPath.gate(gate.id), f"{ElementPath.gate(gate.id)} declares no outcomes."
 
@@ -53,9 +53,9 @@ def no_outcomes(chain: ChainSpec, ctx: LintContext) -> Found:
     "SPEC §2.6",
     hint="Use ok, repair(...), rewind(...), reselect(...) or dead_end as the outcome's verdict.",
 )
-def outcome_verdict_not_allowed(chain: ChainSpec, ctx: LintContext) -> Found:
+def outcome_verdict_not_allowed(spec: ChainSpec, ctx: LintContext) -> Found:
     """An outcome maps to a verdict a resumed gate may not take (retry, reconcile, gate ...)."""
-    for element, gate, name in _outcomes(chain):
+    for element, gate, name in _outcomes(spec):
         verdict = gate.outcomes[name].verdict
         if verdict.type not in OUTCOME_VERDICTS:
             yield element, f"{element} resumes with {verdict}, which an outcome may not do."
@@ -67,14 +67,14 @@ def outcome_verdict_not_allowed(chain: ChainSpec, ctx: LintContext) -> Found:
     "SKILL Step 7",
     hint="Add timeout: {after: <duration>, outcome: <name>} or {after: ..., verdict: ...}.",
 )
-def no_timeout(chain: ChainSpec, ctx: LintContext) -> Found:
+def no_timeout(spec: ChainSpec, ctx: LintContext) -> Found:
     """A gate has no timeout and the policy sets no ``per_chain.gate_timeout``.
 
     The run could stay parked forever.
     """
-    if chain.policy.per_chain.gate_timeout is not None:
+    if spec.policy.per_chain.gate_timeout is not None:
         return
-    for gate in chain.gates:
+    for gate in spec.gates:
         if gate.timeout is None:
             yield (
                 ElementPath.gate(gate.id),
@@ -88,16 +88,16 @@ def no_timeout(chain: ChainSpec, ctx: LintContext) -> Found:
     "SPEC §2.6",
     hint="Give the gate its own timeout naming the outcome or verdict that fires.",
 )
-def default_timeout_only(chain: ChainSpec, ctx: LintContext) -> Found:
+def default_timeout_only(spec: ChainSpec, ctx: LintContext) -> Found:
     """A gate relies on ``policy.per_chain.gate_timeout`` alone.
 
     The chain default bounds how long the run parks but declares no outcome,
     so what happens at expiry is left to the runtime.
     """
-    default = chain.policy.per_chain.gate_timeout
+    default = spec.policy.per_chain.gate_timeout
     if default is None:
         return
-    for gate in chain.gates:
+    for gate in spec.gates:
         if gate.timeout is None:
             yield (
                 ElementPath.gate(gate.id),
@@ -113,14 +113,14 @@ def default_timeout_only(chain: ChainSpec, ctx: LintContext) -> Found:
     "SPEC §2.6",
     hint="Give the timeout exactly one of outcome: <declared name> or verdict: <verdict>.",
 )
-def timeout_unresolved(chain: ChainSpec, ctx: LintContext) -> Found:
+def timeout_unresolved(spec: ChainSpec, ctx: LintContext) -> Found:
     """A gate timeout names no outcome or verdict, both, or an outcome that needs an answer.
 
     Nobody answers at a timeout, so an outcome that carries ``params`` has no
     values to bind. A timeout naming an undeclared outcome is a dangling
     reference, reported by the structure rules.
     """
-    for gate in chain.gates:
+    for gate in spec.gates:
         timeout = gate.timeout
         if timeout is None:
             continue
@@ -145,7 +145,7 @@ def timeout_unresolved(chain: ChainSpec, ctx: LintContext) -> Found:
     "payload_expiry: {field: <its path>, verdict: <verdict>}, which refuses an answer that "
     "arrives after it.",
 )
-def timeout_not_duration(chain: ChainSpec, ctx: LintContext) -> Found:
+def timeout_not_duration(spec: ChainSpec, ctx: LintContext) -> Found:
     """A gate's timeout ``after`` names a payload field instead of a duration.
 
     The runtime counts a parked gate's timeout from when it parked, so it
@@ -153,7 +153,7 @@ def timeout_not_duration(chain: ChainSpec, ctx: LintContext) -> Found:
     ``payload_expiry`` is for. (A duration that is neither is reported by
     ``values.duration-unparsed``.)
     """
-    for gate in chain.gates:
+    for gate in spec.gates:
         if gate.timeout is not None and names_payload_field(gate.timeout.after):
             element = ElementPath.gate(gate.id).field("timeout", "after")
             yield (
@@ -169,7 +169,7 @@ def timeout_not_duration(chain: ChainSpec, ctx: LintContext) -> Found:
     "SPEC §2.6",
     hint="Set audience: user (or operator); money and consent are never model-answerable.",
 )
-def model_answers_money_or_consent(chain: ChainSpec, ctx: LintContext) -> Found:
+def model_answers_money_or_consent(spec: ChainSpec, ctx: LintContext) -> Found:
     """A gate about money or consent is answered by the model.
 
     A gate is about money or consent when it is some action's ``entry_gate``
@@ -177,8 +177,8 @@ def model_answers_money_or_consent(chain: ChainSpec, ctx: LintContext) -> Found:
     payload or outcome names speak of consent, price, amount, money, payment,
     refund, charge, fee, approval, cost, spend, billing or purchase.
     """
-    for gate in chain.gates:
-        why = money_or_consent(chain, gate) if gate.audience == "model" else None
+    for gate in spec.gates:
+        why = money_or_consent(spec, gate) if gate.audience == "model" else None
         if why:
             yield (
                 ElementPath.gate(gate.id),
@@ -193,22 +193,22 @@ def model_answers_money_or_consent(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="Make the gate the entry_gate of the step it guards, so it is asked on every arrival, "
     "or write the precondition over fields the response carries.",
 )
-def consent_behind_unreadable_precondition(chain: ChainSpec, ctx: LintContext) -> Found:
+def consent_behind_unreadable_precondition(spec: ChainSpec, ctx: LintContext) -> Found:
     """A money or consent gate is raised only by preconditions no response can be read to match.
 
     Such a condition ("quote returned", "unwind in progress") is never true of a
     response the runtime reads, so the run goes on past the gate unasked: the
     consent the author meant to collect before the next step is skipped.
     """
-    for gate in chain.gates:
-        if money_or_consent(chain, gate) is None:
+    for gate in spec.gates:
+        if money_or_consent(spec, gate) is None:
             continue  # an entry gate is money or consent, and always asked
-        if any(a.entry_gate == gate.id for a in chain.actions):
+        if any(a.entry_gate == gate.id for a in spec.actions):
             continue
-        raisers = [path for path, v in verdicts(chain) if v.type == "gate" and v.gate == gate.id]
+        raisers = [path for path, v in verdicts(spec) if v.type == "gate" and v.gate == gate.id]
         pres = [
             (ElementPath.action(a.id).field("preconditions").item(n), pre.when)
-            for a in chain.actions
+            for a in spec.actions
             for n, pre in enumerate(a.preconditions, 1)
             if pre.verdict.type == "gate" and pre.verdict.gate == gate.id
         ]
@@ -227,7 +227,7 @@ def consent_behind_unreadable_precondition(chain: ChainSpec, ctx: LintContext) -
             )
 
 
-def raising_steps(chain: ChainSpec, gate_id: str) -> set[str]:
+def raising_steps(spec: ChainSpec, gate_id: str) -> set[str]:
     """Ids of the actions that can park the run at ``gate_id``.
 
     An action raises a gate that is its ``entry_gate`` or that one of its own
@@ -236,21 +236,21 @@ def raising_steps(chain: ChainSpec, gate_id: str) -> set[str]:
     only by other gates' outcomes, or by rows with a prose scope, add nothing.
     """
     out: set[str] = set()
-    for action in chain.actions:
+    for action in spec.actions:
         own = action_verdicts(action)
         if action.entry_gate == gate_id or any(v.gate == gate_id for _, v in own):
             out.add(action.id)
-    for row in chain.verdict_table:
+    for row in spec.verdict_table:
         if row.verdict.type == "gate" and row.verdict.gate == gate_id:
-            out |= scope_actions(row.scope, chain) or set()
+            out |= scope_actions(row.scope, spec) or set()
     return out
 
 
-def _readers_after(chain: ChainSpec, ctx: LintContext, steps: set[str]) -> set[str]:
+def _readers_after(spec: ChainSpec, ctx: LintContext, steps: set[str]) -> set[str]:
     """Intent fields read by ``steps`` or by any action listed after the first of them."""
     known = [ctx.order[s] for s in steps if s in ctx.order]
     first = min(known) if known else 0
-    return {f for a in chain.actions[first:] for f in a.input.intent}
+    return {f for a in spec.actions[first:] for f in a.input.intent}
 
 
 @rule(
@@ -259,7 +259,7 @@ def _readers_after(chain: ChainSpec, ctx: LintContext, steps: set[str]) -> set[s
     "SPEC §2.6",
     hint="Bind the answer into an intent field the raising step or a later step reads.",
 )
-def bind_not_intent(chain: ChainSpec, ctx: LintContext) -> Found:
+def bind_not_intent(spec: ChainSpec, ctx: LintContext) -> Found:
     """An outcome binds into something that is not an intent field the run still reads.
 
     ``bind`` targets must be intent fields of a step that runs after the
@@ -271,13 +271,13 @@ def bind_not_intent(chain: ChainSpec, ctx: LintContext) -> Found:
     determined, any intent field of the chain is accepted. Handles are
     never a target: they are code-owned.
     """
-    for element, gate, name in _outcomes(chain):
+    for element, gate, name in _outcomes(spec):
         outcome = gate.outcomes[name]
         if not outcome.bind:
             continue
-        steps = raising_steps(chain, gate.id)
+        steps = raising_steps(spec, gate.id)
         target = {outcome.verdict.to} if outcome.verdict.to else set()
-        allowed = _readers_after(chain, ctx, steps | target) if steps else ctx.intent_fields
+        allowed = _readers_after(spec, ctx, steps | target) if steps else ctx.intent_fields
         for field in outcome.bind:
             if field in ctx.handles:
                 yield element, f"{element} binds {field}, which is a handle, not an intent field."
@@ -295,13 +295,13 @@ def bind_not_intent(chain: ChainSpec, ctx: LintContext) -> Found:
     "SPEC §2.6",
     hint="Make the outcome's verdict repair(to: <step>, fields: [<the set fields>]).",
 )
-def set_without_repair(chain: ChainSpec, ctx: LintContext) -> Found:
+def set_without_repair(spec: ChainSpec, ctx: LintContext) -> Found:
     """An outcome with ``set`` does not resume with a repair.
 
     Declared constant assignments are a config-proposed repair; any other
     verdict would change intent without invalidating what was derived from it.
     """
-    for element, gate, name in _outcomes(chain):
+    for element, gate, name in _outcomes(spec):
         outcome = gate.outcomes[name]
         if outcome.set and outcome.verdict.type != "repair":
             yield (
@@ -316,14 +316,14 @@ def set_without_repair(chain: ChainSpec, ctx: LintContext) -> Found:
     "SPEC §2.6",
     hint="List exactly the set and bound fields in the repair's fields.",
 )
-def repair_fields_mismatch(chain: ChainSpec, ctx: LintContext) -> Found:
+def repair_fields_mismatch(spec: ChainSpec, ctx: LintContext) -> Found:
     """An outcome's repair fields differ from the fields it sets and binds.
 
     With ``set``, the repair covers exactly the set and bound fields; with
     ``bind`` alone, every bound field must be among the repair's fields (a
     repair may touch only listed fields).
     """
-    for element, gate, name in _outcomes(chain):
+    for element, gate, name in _outcomes(spec):
         outcome = gate.outcomes[name]
         verdict = outcome.verdict
         if verdict.type != "repair" or not (outcome.set or outcome.bind):
@@ -344,9 +344,9 @@ def repair_fields_mismatch(chain: ChainSpec, ctx: LintContext) -> Found:
     "SPEC §2.6",
     hint="Add bind: [<intent field>] so the answer's values reach the run.",
 )
-def params_without_bind(chain: ChainSpec, ctx: LintContext) -> Found:
+def params_without_bind(spec: ChainSpec, ctx: LintContext) -> Found:
     """An outcome declares params but binds them nowhere, so the answer's values are dropped."""
-    for element, gate, name in _outcomes(chain):
+    for element, gate, name in _outcomes(spec):
         outcome = gate.outcomes[name]
         if outcome.params and not outcome.bind:
             yield element, f"{element} takes params {', '.join(outcome.params)} but binds none."
@@ -358,11 +358,11 @@ def params_without_bind(chain: ChainSpec, ctx: LintContext) -> Found:
     "SPEC §2.6",
     hint="Raise the gate from a verdict row, precondition, empty route or entry_gate; or drop it.",
 )
-def unreachable(chain: ChainSpec, ctx: LintContext) -> Found:
+def unreachable(spec: ChainSpec, ctx: LintContext) -> Found:
     """A gate is never raised: no verdict anywhere names it and no action enters through it."""
-    raised = {v.gate for _, v in verdicts(chain) if v.type == "gate"}
-    raised |= {a.entry_gate for a in chain.actions if a.entry_gate}
-    for gate in chain.gates:
+    raised = {v.gate for _, v in verdicts(spec) if v.type == "gate"}
+    raised |= {a.entry_gate for a in spec.actions if a.entry_gate}
+    for gate in spec.gates:
         if gate.id not in raised:
             yield ElementPath.gate(gate.id), f"{ElementPath.gate(gate.id)} is never raised."
 
@@ -382,7 +382,7 @@ _RE_ARRIVING = ("repair", "rewind", "reselect")
     "that change what the gate asks next time. An entry gate parks the run on every arrival, "
     "so it is never 'already satisfied this pass'.",
 )
-def entry_outcome_loops(chain: ChainSpec, ctx: LintContext) -> Found:
+def entry_outcome_loops(spec: ChainSpec, ctx: LintContext) -> Found:
     """An entry gate's outcome re-enters its own gated step, and no answer lets it dispatch.
 
     A repair back into the gated step is fine beside an ``ok`` answer (change
@@ -390,7 +390,7 @@ def entry_outcome_loops(chain: ChainSpec, ctx: LintContext) -> Found:
     goes on arrives at the step again, parks at the gate again, and loops
     until the budget runs out.
     """
-    for action in chain.actions:
+    for action in spec.actions:
         gate = ctx.gates.get(action.entry_gate or "")
         if gate is None or any(o.verdict.type == "ok" for o in gate.outcomes.values()):
             continue

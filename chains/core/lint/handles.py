@@ -100,9 +100,9 @@ def _detectable(handle: Handle) -> bool:
     hint="Add rematch.key: the intent-level fields (carrier, flight numbers, times, fare "
     "brand), never the provider's option id, and on_ambiguous: model or gate.",
 )
-def selection_without_rematch(chain: ChainSpec, ctx: LintContext) -> Found:
+def selection_without_rematch(spec: ChainSpec, ctx: LintContext) -> Found:
     """A selection pseudo-handle says how to re-find the pick after a rewind."""
-    for h in chain.handles:
+    for h in spec.handles:
         if _is_selection(h, ctx) and h.rematch is None:
             yield (
                 ElementPath.handle(h.id),
@@ -118,9 +118,9 @@ def selection_without_rematch(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="Name the intent-level fields that identify the pick (carrier, flight numbers, "
     "times, fare brand), never a placeholder and never the provider's option id.",
 )
-def rematch_key_placeholder(chain: ChainSpec, ctx: LintContext) -> Found:
+def rematch_key_placeholder(spec: ChainSpec, ctx: LintContext) -> Found:
     """A rematch key is empty or only placeholders, so no re-selection can ever match."""
-    for h in chain.handles:
+    for h in spec.handles:
         if h.rematch is None:
             continue
         keys = h.rematch.key
@@ -141,9 +141,9 @@ def rematch_key_placeholder(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="List the signals a call with an expired handle returns in staleness.detect, or "
     "mark the handle durable with ttl_hint: n/a if it never expires.",
 )
-def commit_input_undetectable(chain: ChainSpec, ctx: LintContext) -> Found:
+def commit_input_undetectable(spec: ChainSpec, ctx: LintContext) -> Found:
     """A handle a commit consumes is durable or has staleness signals."""
-    for h in chain.handles:
+    for h in spec.handles:
         commits = [
             a
             for a in ctx.consumers.get(h.id, [])
@@ -172,9 +172,9 @@ def _spenders(h: Handle, ctx: LintContext) -> list[str]:
     hint="Let exactly one commit consume a single_use handle; a second commit must work from "
     "a freshly minted one.",
 )
-def single_use_spent_twice(chain: ChainSpec, ctx: LintContext) -> Found:
+def single_use_spent_twice(spec: ChainSpec, ctx: LintContext) -> Found:
     """A single_use handle is spent by at most one commit."""
-    for h in chain.handles:
+    for h in spec.handles:
         spenders = _spenders(h, ctx)
         if len(spenders) > 1:
             yield (
@@ -191,9 +191,9 @@ def single_use_spent_twice(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="single_use means a commit spends the handle; drop the flag or name the commit that "
     "consumes it.",
 )
-def single_use_never_spent(chain: ChainSpec, ctx: LintContext) -> Found:
+def single_use_never_spent(spec: ChainSpec, ctx: LintContext) -> Found:
     """A single_use handle is consumed by a commit; otherwise the flag means nothing."""
-    for h in chain.handles:
+    for h in spec.handles:
         if h.single_use and not _spenders(h, ctx):
             yield (
                 ElementPath.handle(h.id),
@@ -208,9 +208,9 @@ def single_use_never_spent(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="After the commit that spends it, re-mint the handle (rewind) instead of presenting it "
     "again; only the commit's confirmation probe may still name it.",
 )
-def spent_handle_reused(chain: ChainSpec, ctx: LintContext) -> Found:
+def spent_handle_reused(spec: ChainSpec, ctx: LintContext) -> Found:
     """No step after the spending commit presents a spent single_use handle again."""
-    for h in chain.handles:
+    for h in spec.handles:
         spenders = _spenders(h, ctx)
         if len(spenders) != 1:
             continue
@@ -237,9 +237,9 @@ def spent_handle_reused(chain: ChainSpec, ctx: LintContext) -> Found:
     "returns and list it in staleness.detect; if it never expires, set ttl_hint: n/a.",
     unknown=True,
 )
-def staleness_undetectable(chain: ChainSpec, ctx: LintContext) -> Found:
+def staleness_undetectable(spec: ChainSpec, ctx: LintContext) -> Found:
     """A handle that can expire has staleness signals (UNKNOWN otherwise)."""
-    for h in chain.handles:
+    for h in spec.handles:
         if _exempt(h, ctx) or _detectable(h):
             continue
         yield (
@@ -286,14 +286,14 @@ def reads_as_signal(atom: str) -> bool:
     "payload predicate such as error.message contains 'token', marked fragile) and keep the "
     "words as the handle's description.",
 )
-def staleness_detect_not_signal(chain: ChainSpec, ctx: LintContext) -> Found:
+def staleness_detect_not_signal(spec: ChainSpec, ctx: LintContext) -> Found:
     """A ``staleness.detect`` entry is a name or prose, not a signal code can match.
 
     A warning, not an error, like a verdict row without a signal: the stale
     handle's error then falls to the unmatched rows 11-12, which fail closed;
     but the rewind to the refresh this entry designs never runs.
     """
-    for h in chain.handles:
+    for h in spec.handles:
         if h.staleness is None:
             continue
         for atom in h.staleness.detect:
@@ -341,12 +341,12 @@ def is_ttl_timer(predicate: str) -> bool:
     return bool(_AGE.search(predicate) and timed)
 
 
-def _predicates(chain: ChainSpec) -> Iterator[tuple[ElementPath, str]]:
+def _predicates(spec: ChainSpec) -> Iterator[tuple[ElementPath, str]]:
     """Every condition a runtime evaluates, with where it is written."""
-    for h in chain.handles:
+    for h in spec.handles:
         for signal in h.staleness.detect if h.staleness else []:
             yield ElementPath.handle(h.id).field("staleness"), signal
-    for a in chain.actions:
+    for a in spec.actions:
         where = ElementPath.action(a.id)
         for n, pre in enumerate(a.preconditions, 1):
             yield where.field("preconditions").item(n), pre.when
@@ -359,7 +359,7 @@ def _predicates(chain: ChainSpec) -> Iterator[tuple[ElementPath, str]]:
                 yield where.field("compensation", "ladder").item(n), rung.when
         for signal in a.revocation.watch if a.revocation else []:
             yield where.field("revocation"), signal
-    for n, row in enumerate(chain.verdict_table, 1):
+    for n, row in enumerate(spec.verdict_table, 1):
         name = row_element(row, n)
         for text in [*row.signal, row.description or ""]:
             yield name, text
@@ -373,9 +373,9 @@ def _predicates(chain: ChainSpec) -> Iterator[tuple[ElementPath, str]]:
     "and a rewind row); keep ttl_hint for planning only. Deadlines the provider returns in a "
     "response (expires_at) may be compared.",
 )
-def ttl_enforced(chain: ChainSpec, ctx: LintContext) -> Found:
+def ttl_enforced(spec: ChainSpec, ctx: LintContext) -> Found:
     """No TTL is used as an enforcement timer: expiry is discovered, not scheduled."""
-    for where, text in _predicates(chain):
+    for where, text in _predicates(spec):
         if is_ttl_timer(text):
             yield where, f"{where} treats a handle's age as expiry ({text!r}); TTLs are hints."
 
@@ -387,7 +387,7 @@ def ttl_enforced(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="Rewind to the dead handle's staleness.refresh, or to any step before it (coarser "
     "is allowed); never to a step whose replay presents the handle before re-minting it.",
 )
-def rewind_presents_dead_handle(chain: ChainSpec, ctx: LintContext) -> Found:
+def rewind_presents_dead_handle(spec: ChainSpec, ctx: LintContext) -> Found:
     """A row answers a handle's own staleness signal with a rewind that skips its re-mint.
 
     The row's signal reports a handle the step presents stale (one of its
@@ -401,14 +401,14 @@ def rewind_presents_dead_handle(chain: ChainSpec, ctx: LintContext) -> Found:
     lists (a bare ``http:410``) attributes nothing and is left alone, as
     is a row in prose scope or a handle nothing in this chain re-mints.
     """
-    variants: list[str | None] = [*chain.variants.values] if chain.variants else [None]
-    mains = {v: main_steps(chain, v) for v in variants}
-    for i, row in enumerate(chain.verdict_table, 1):
+    variants: list[str | None] = [*spec.variants.values] if spec.variants else [None]
+    mains = {v: main_steps(spec, v) for v in variants}
+    for i, row in enumerate(spec.verdict_table, 1):
         v = row.verdict
         if v.type != "rewind" or not v.to:
             continue
         flagged: set[str] = set()
-        for step in chain.actions:
+        for step in spec.actions:
             if scope_applies_to(row.scope, step) is not True:
                 continue
             for atom in row.signal:

@@ -28,9 +28,9 @@ __all__: list[str] = []
     hint="Set policy.per_chain.max_rewinds and max_repairs; the SPEC's defaults (3 and 2) "
     "are unreviewed placeholders, and a budget nobody chose is not reviewed.",
 )
-def missing_budget(chain: ChainSpec, ctx: LintContext) -> Found:
+def missing_budget(spec: ChainSpec, ctx: LintContext) -> Found:
     """The run's rewind and repair budgets are declared."""
-    per_chain = chain.policy.per_chain
+    per_chain = spec.policy.per_chain
     for name in ("max_rewinds", "max_repairs"):
         if getattr(per_chain, name) is None:
             yield "policy.per_chain", f"policy.per_chain declares no {name}."
@@ -42,9 +42,9 @@ def missing_budget(chain: ChainSpec, ctx: LintContext) -> Found:
     "SPEC §2.4",
     hint="Lower max_repairs to at most max_rewinds: every repair also spends a rewind.",
 )
-def repairs_exceed_rewinds(chain: ChainSpec, ctx: LintContext) -> Found:
+def repairs_exceed_rewinds(spec: ChainSpec, ctx: LintContext) -> Found:
     """max_repairs is a subset of max_rewinds, so never larger."""
-    per_chain = chain.policy.per_chain
+    per_chain = spec.policy.per_chain
     rewinds, repairs = per_chain.max_rewinds, per_chain.max_repairs
     if rewinds is not None and repairs is not None and repairs > rewinds:
         yield (
@@ -61,9 +61,9 @@ def repairs_exceed_rewinds(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="Set policy.per_chain.wall_clock, e.g. the larger of 3x the summed latency hints "
     "and 2x the slowest step's timeout; parked time is excluded.",
 )
-def missing_wall_clock(chain: ChainSpec, ctx: LintContext) -> Found:
+def missing_wall_clock(spec: ChainSpec, ctx: LintContext) -> Found:
     """The run has a wall-clock budget."""
-    if chain.policy.per_chain.wall_clock is None:
+    if spec.policy.per_chain.wall_clock is None:
         yield "policy.per_chain", "policy.per_chain declares no wall_clock budget."
 
 
@@ -74,9 +74,9 @@ def missing_wall_clock(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="Set attempts: 1 for unkeyed commits (commit.unkeyed, compensate.unkeyed and every "
     "per-step override of an unkeyed commit); this number is not tunable.",
 )
-def unkeyed_commit_retried(chain: ChainSpec, ctx: LintContext) -> Found:
+def unkeyed_commit_retried(spec: ChainSpec, ctx: LintContext) -> Found:
     """No bucket or override gives an unkeyed commit more than one attempt."""
-    for key, step in chain.policy.per_step.items():
+    for key, step in spec.policy.per_step.items():
         where = f"policy.per_step.{key}"
         if key in COMMIT_CLASS_EFFECTS:
             unkeyed = step.unkeyed
@@ -88,7 +88,7 @@ def unkeyed_commit_retried(chain: ChainSpec, ctx: LintContext) -> Found:
             elif (unkeyed is None or unkeyed.attempts is None) and (step.attempts or 1) > 1:
                 affected = [
                     a.id
-                    for a in chain.actions
+                    for a in spec.actions
                     if a.effect == key and is_unkeyed_commit(a) and ctx.attempts(a) > 1
                 ]
                 if affected:
@@ -113,21 +113,21 @@ def _unkeyed(action_id: str, ctx: LintContext) -> bool:
     hint="Set safe_reject_redispatch only under commit.unkeyed or compensate.unkeyed (or on "
     "an unkeyed commit's own entry); other steps may already retry.",
 )
-def misplaced_safe_reject_redispatch(chain: ChainSpec, ctx: LintContext) -> Found:
+def misplaced_safe_reject_redispatch(spec: ChainSpec, ctx: LintContext) -> Found:
     """safe_reject_redispatch sits only where unkeyed commits read it.
 
     They read it under ``commit.unkeyed`` / ``compensate.unkeyed``, on their
     own entry, and on their whole class (``compensate: {...}`` written
     without the keyed/unkeyed split) when the chain has an unkeyed one.
     """
-    for where, step in _step_policies(chain):
+    for where, step in _step_policies(spec):
         if step.safe_reject_redispatch is None:
             continue
         key = where.removeprefix("policy.per_step.")
         if key in ("commit.unkeyed", "compensate.unkeyed") or _unkeyed(key, ctx):
             continue
         if key in ("commit", "compensate") and any(
-            a.effect == key and is_unkeyed_commit(a) for a in chain.actions
+            a.effect == key and is_unkeyed_commit(a) for a in spec.actions
         ):
             continue
         yield (
@@ -137,8 +137,8 @@ def misplaced_safe_reject_redispatch(chain: ChainSpec, ctx: LintContext) -> Foun
         )
 
 
-def _step_policies(chain: ChainSpec) -> Iterator[tuple[str, StepPolicy]]:
-    for where, element in walk(chain.policy, "policy"):
+def _step_policies(spec: ChainSpec) -> Iterator[tuple[str, StepPolicy]]:
+    for where, element in walk(spec.policy, "policy"):
         if isinstance(element, StepPolicy):
             yield where, element
 
@@ -149,9 +149,9 @@ def _step_policies(chain: ChainSpec) -> Iterator[tuple[str, StepPolicy]]:
     "SPEC §2.4",
     hint="Use a positive number: attempts at least 1, budgets and counts at least 0.",
 )
-def value_out_of_range(chain: ChainSpec, ctx: LintContext) -> Found:
+def value_out_of_range(spec: ChainSpec, ctx: LintContext) -> Found:
     """Policy numbers are not negative, and attempts are at least 1."""
-    for where, element in walk(chain.policy, "policy"):
+    for where, element in walk(spec.policy, "policy"):
         for name in type(element).model_fields:
             value = getattr(element, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):

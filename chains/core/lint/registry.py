@@ -61,10 +61,10 @@ class Rule:
     blocks: bool = False
     unknown: bool = False
 
-    def run(self, chain: ChainSpec, ctx: LintContext) -> list[Finding]:
+    def run(self, spec: ChainSpec, ctx: LintContext) -> list[Finding]:
         return [
             Finding(self.id, self.severity, str(element), message, self.hint, self.ref)
-            for element, message in self.check(chain, ctx)
+            for element, message in self.check(spec, ctx)
         ]
 
 

@@ -42,19 +42,19 @@ def row_element(row: VerdictRow, index: int) -> ElementPath:
     return ElementPath.row(row_ref(row, index))
 
 
-def verdicts(chain: ChainSpec) -> Iterator[tuple[ElementPath, Verdict]]:
+def verdicts(spec: ChainSpec) -> Iterator[tuple[ElementPath, Verdict]]:
     """Every verdict written in ``chain``, with the element path where it was written."""
-    for action in chain.actions:
+    for action in spec.actions:
         for path, verdict in action_verdicts(action):
             yield ElementPath.action(action.id).join(path), verdict
-    for gate in chain.gates:
+    for gate in spec.gates:
         for name, outcome in gate.outcomes.items():
             yield ElementPath.gate(gate.id).field("outcomes", name), outcome.verdict
         if gate.timeout is not None and gate.timeout.verdict is not None:
             yield ElementPath.gate(gate.id).field("timeout"), gate.timeout.verdict
         if gate.payload_expiry is not None:
             yield ElementPath.gate(gate.id).field("payload_expiry"), gate.payload_expiry.verdict
-    for i, row in enumerate(chain.verdict_table, 1):
+    for i, row in enumerate(spec.verdict_table, 1):
         yield row_element(row, i), row.verdict
 
 
@@ -65,10 +65,10 @@ def verdicts(chain: ChainSpec) -> Iterator[tuple[ElementPath, Verdict]]:
     hint="Declare the chain's actions (reads, mints, commits); a chain with none has nothing "
     "to run, so nothing here can be reviewed or approved.",
 )
-def no_actions(chain: ChainSpec, ctx: LintContext) -> Found:
+def no_actions(spec: ChainSpec, ctx: LintContext) -> Found:
     """The chain declares no actions."""
-    if not chain.actions:
-        yield "actions", f"chain {chain.id} declares no actions: there is nothing to run."
+    if not spec.actions:
+        yield "actions", f"chain {spec.id} declares no actions: there is nothing to run."
 
 
 @rule(
@@ -77,13 +77,13 @@ def no_actions(chain: ChainSpec, ctx: LintContext) -> Found:
     "SPEC §2.1",
     hint="Give every action, handle, gate and verdict row its own id; merge or rename the copy.",
 )
-def duplicate_id(chain: ChainSpec, ctx: LintContext) -> Found:
+def duplicate_id(spec: ChainSpec, ctx: LintContext) -> Found:
     """Two actions, handles, gates or verdict rows share an id."""
     collections = {
-        "actions": [a.id for a in chain.actions],
-        "handles": [h.id for h in chain.handles],
-        "gates": [g.id for g in chain.gates],
-        "verdict_table": [r.id for r in chain.verdict_table if r.id],
+        "actions": [a.id for a in spec.actions],
+        "handles": [h.id for h in spec.handles],
+        "gates": [g.id for g in spec.gates],
+        "verdict_table": [r.id for r in spec.verdict_table if r.id],
     }
     for name, ids in collections.items():
         for element_id, count in Counter(ids).items():
@@ -97,7 +97,7 @@ def duplicate_id(chain: ChainSpec, ctx: LintContext) -> Found:
     "SPEC §2",
     hint="Define the missing element or correct the name; ids are case-sensitive.",
 )
-def dangling_reference(chain: ChainSpec, ctx: LintContext) -> Found:
+def dangling_reference(spec: ChainSpec, ctx: LintContext) -> Found:
     """A name points at something the chain does not define.
 
     Actions, handles, gates, a gate's own outcomes, the intent fields a
@@ -109,7 +109,7 @@ def dangling_reference(chain: ChainSpec, ctx: LintContext) -> Found:
             yield element, f"{element} names {kind} {name!r}, which is not defined"
 
     actions, handles, gates = ctx.actions, ctx.handles, ctx.gates
-    for h in chain.handles:
+    for h in spec.handles:
         where = ElementPath.handle(h.id)
         for parent in h.derived_from:
             yield from need(where.field("derived_from"), "handle", parent, handles)
@@ -119,7 +119,7 @@ def dangling_reference(chain: ChainSpec, ctx: LintContext) -> Found:
             refresh = where.field("staleness", "refresh")
             yield from need(refresh, "action", h.staleness.refresh, actions)
 
-    for a in chain.actions:
+    for a in spec.actions:
         where = ElementPath.action(a.id)
         for name in a.input.handles:
             yield from need(where.field("input", "handles"), "handle", name, handles)
@@ -142,12 +142,12 @@ def dangling_reference(chain: ChainSpec, ctx: LintContext) -> Found:
                     rung_where = undo.field("ladder").item(i)
                     yield from need(rung_where, "action", rung_step, actions)
 
-    for g in chain.gates:
+    for g in spec.gates:
         if g.timeout is not None:
             outcome = g.timeout.outcome
             yield from need(ElementPath.gate(g.id).field("timeout"), "outcome", outcome, g.outcomes)
 
-    for i, row in enumerate(chain.verdict_table, 1):
+    for i, row in enumerate(spec.verdict_table, 1):
         where = row_element(row, i).field("scope")
         if not any(step in actions for step in row.scope.steps):
             for step in row.scope.steps:
@@ -155,41 +155,41 @@ def dangling_reference(chain: ChainSpec, ctx: LintContext) -> Found:
         for name in row.scope.consumers_of:
             yield from need(where, "handle", name, handles)
 
-    for element, verdict in verdicts(chain):
+    for element, verdict in verdicts(spec):
         yield from need(element, "action", verdict.to, actions)
         yield from need(element, "gate", verdict.gate, gates)
         for name in verdict.fields:
             yield from need(element, "intent field", name, ctx.intent_fields)
 
-    values = set(chain.variants.values) if chain.variants is not None else set()
-    for element, only in _variant_scopes(chain):
+    values = set(spec.variants.values) if spec.variants is not None else set()
+    for element, only in _variant_scopes(spec):
         for value in only:
             yield from need(element.field("only"), "variant value", value, values)
 
-    for key in chain.policy.per_step:
+    for key in spec.policy.per_step:
         if key not in EFFECTS and key not in actions:
             place = ElementPath.root("policy", "per_step").field(key)
             yield (
                 place,
                 f"{place} is neither an effect class ({', '.join(EFFECTS)}) nor an action id",
             )
-    order = chain.policy.per_chain.compensation_order
+    order = spec.policy.per_chain.compensation_order
     if isinstance(order, list):
         place = ElementPath.root("policy", "per_chain", "compensation_order")
         for step in order:
             yield from need(place, "action", step, actions)
 
 
-def _variant_scopes(chain: ChainSpec) -> Iterator[tuple[ElementPath, list[str]]]:
-    for h in chain.handles:
+def _variant_scopes(spec: ChainSpec) -> Iterator[tuple[ElementPath, list[str]]]:
+    for h in spec.handles:
         yield ElementPath.handle(h.id), h.only
-    for a in chain.actions:
+    for a in spec.actions:
         yield ElementPath.action(a.id), a.only
         for name, intent in a.input.intent.items():
             yield ElementPath.action(a.id).field("input", "intent", name), intent.only
-    for g in chain.gates:
+    for g in spec.gates:
         yield ElementPath.gate(g.id), g.only
-    for i, row in enumerate(chain.verdict_table, 1):
+    for i, row in enumerate(spec.verdict_table, 1):
         yield row_element(row, i), row.only
 
 
@@ -200,9 +200,9 @@ def _variant_scopes(chain: ChainSpec) -> Iterator[tuple[ElementPath, list[str]]]
     hint="If the row comes from a verdict-table core shared with other chains, nothing is "
     "wrong here; otherwise correct the misspelt step id, or the row misses that step.",
 )
-def scope_names_absent_steps(chain: ChainSpec, ctx: LintContext) -> Found:
+def scope_names_absent_steps(spec: ChainSpec, ctx: LintContext) -> Found:
     """A row's scope names steps this chain lacks, next to steps it has."""
-    for i, row in enumerate(chain.verdict_table, 1):
+    for i, row in enumerate(spec.verdict_table, 1):
         here = [s for s in row.scope.steps if s in ctx.actions]
         absent = [s for s in dict.fromkeys(row.scope.steps) if s not in ctx.actions]
         if here and absent:
@@ -221,9 +221,9 @@ def scope_names_absent_steps(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="Nothing to fix if the handle really comes from another chain; its minting, "
     "staleness and lineage are checked there, not here.",
 )
-def external_handle(chain: ChainSpec, ctx: LintContext) -> Found:
+def external_handle(spec: ChainSpec, ctx: LintContext) -> Found:
     """A handle is minted outside this chain (``minted_by: external``, or ``external(origin)``)."""
-    for h in chain.handles:
+    for h in spec.handles:
         if is_external(h):
             yield (
                 ElementPath.handle(h.id),
@@ -239,9 +239,9 @@ def external_handle(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="derived_from edges point from a handle to what it was made from; "
     "remove the edge that points back downstream.",
 )
-def derivation_cycle(chain: ChainSpec, ctx: LintContext) -> Found:
+def derivation_cycle(spec: ChainSpec, ctx: LintContext) -> Found:
     """The ``derived_from`` edges form a cycle, so invalidation has no order."""
-    for cycle in derivation_cycles(chain):
+    for cycle in derivation_cycles(spec):
         text = " → ".join(str(ElementPath.handle(h)) for h in [*cycle, cycle[0]])
         yield ElementPath.handle(cycle[0]), f"derived_from cycle: {text}"
 
@@ -253,9 +253,9 @@ def derivation_cycle(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="A handle's minted_by action must list it in output.handles, "
     "and an action may only output handles that say it mints them.",
 )
-def minted_by_mismatch(chain: ChainSpec, ctx: LintContext) -> Found:
+def minted_by_mismatch(spec: ChainSpec, ctx: LintContext) -> Found:
     """A handle's ``minted_by`` and the actions' ``output.handles`` disagree."""
-    for h in chain.handles:
+    for h in spec.handles:
         minter = ctx.actions.get(h.minted_by or "")
         if minter is not None and h.id not in minter.output.handles:
             yield (
@@ -263,7 +263,7 @@ def minted_by_mismatch(chain: ChainSpec, ctx: LintContext) -> Found:
                 f"{ElementPath.handle(h.id)} says it is minted by {ElementPath.action(minter.id)}, "
                 f"which does not list it in output.handles",
             )
-    for a in chain.actions:
+    for a in spec.actions:
         for name in a.output.handles:
             declared = ctx.handles.get(name)
             if (
@@ -294,14 +294,14 @@ def _minter(ctx: LintContext, handle_id: str) -> str | None:
     hint="Move the consuming action after the action that mints the handle, "
     "or mark the handle minted_by: external if it comes from another chain.",
 )
-def consumed_before_minted(chain: ChainSpec, ctx: LintContext) -> Found:
+def consumed_before_minted(spec: ChainSpec, ctx: LintContext) -> Found:
     """An action consumes a handle before (in chain order) the action that mints it.
 
     A handle another chain made (``minted_by: external(...)``) exists before
     this chain's first step, so consuming it early is fine even when a later
     step of this chain mints a new one (an exchange re-issuing tickets).
     """
-    for a in chain.actions:
+    for a in spec.actions:
         for name in dict.fromkeys(a.input.handles):
             declared = ctx.handles.get(name)
             if declared is not None and is_external(declared):
@@ -322,9 +322,9 @@ def consumed_before_minted(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="staleness.refresh must name the minting action or an earlier action "
     "whose replay reaches it.",
 )
-def refresh_does_not_remint(chain: ChainSpec, ctx: LintContext) -> Found:
+def refresh_does_not_remint(spec: ChainSpec, ctx: LintContext) -> Found:
     """Rewinding to a handle's refresh step would not re-mint the handle."""
-    for h in chain.handles:
+    for h in spec.handles:
         refresh = h.staleness.refresh if h.staleness is not None else None
         action = ctx.actions.get(refresh or "")
         if action is None or h.id in action.output.handles:
@@ -351,9 +351,9 @@ def refresh_does_not_remint(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="reselect(to: …) must name an effect: select pseudo-step; use rewind or repair "
     "to re-run an ordinary action.",
 )
-def reselect_target_not_select(chain: ChainSpec, ctx: LintContext) -> Found:
+def reselect_target_not_select(spec: ChainSpec, ctx: LintContext) -> Found:
     """A ``reselect`` verdict targets an action that is not a selection step."""
-    for element, verdict in verdicts(chain):
+    for element, verdict in verdicts(spec):
         target = ctx.actions.get(verdict.to or "")
         if verdict.type == "reselect" and target is not None and target.effect != "select":
             yield (
@@ -370,7 +370,7 @@ def reselect_target_not_select(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="Give output.empty a route: ok to proceed degraded, or the gate, repair, reselect "
     "or dead_end the empty result leads to.",
 )
-def empty_without_route(chain: ChainSpec, ctx: LintContext) -> Found:
+def empty_without_route(spec: ChainSpec, ctx: LintContext) -> Found:
     """A valid empty result has no ``route`` to follow, so the run dead-ends on it.
 
     ``ok(empty)`` follows the action's ``empty.route``; a route that is
@@ -378,7 +378,7 @@ def empty_without_route(chain: ChainSpec, ctx: LintContext) -> Found:
     nowhere to go, and the runtime fails closed rather than proceed as if the
     step had produced its output (a declined card going on to capture).
     """
-    for action in chain.actions:
+    for action in spec.actions:
         empty = action.output.empty
         if empty is not None and empty.valid and empty.route is None:
             yield (

@@ -47,8 +47,8 @@ def _is(ctx: LintContext, step: str, test: Callable[[Action], bool]) -> bool:
     return action is not None and test(action)
 
 
-def _rows(chain: ChainSpec) -> Iterator[tuple[ElementPath, VerdictRow]]:
-    for i, row in enumerate(chain.verdict_table, 1):
+def _rows(spec: ChainSpec) -> Iterator[tuple[ElementPath, VerdictRow]]:
+    for i, row in enumerate(spec.verdict_table, 1):
         yield row_element(row, i), row
 
 
@@ -58,7 +58,7 @@ def _rows(chain: ChainSpec) -> Iterator[tuple[ElementPath, VerdictRow]]:
     "SPEC §3",
     hint="Move the narrower row above the one that catches its signal first, or delete it.",
 )
-def shadowed_row(chain: ChainSpec, ctx: LintContext) -> Found:
+def shadowed_row(spec: ChainSpec, ctx: LintContext) -> Found:
     """A row can never match: earlier rows catch all of its signals for its whole scope.
 
     First match wins, so a later row is dead when every one of its atoms is
@@ -66,12 +66,12 @@ def shadowed_row(chain: ChainSpec, ctx: LintContext) -> Found:
     row's scope and whose variant scoping (``only``) includes the later
     row's. Prose-only rows are neither judged nor used to judge.
     """
-    rows = list(_rows(chain))
+    rows = list(_rows(spec))
     # An atom that covers another has each of its parts covered, its first
     # part included: indexing earlier rows by that part avoids comparing all pairs.
     by_first_part: dict[str, list[int]] = defaultdict(list)
     for j, (element, row) in enumerate(rows):
-        caught = [_caught_by(rows, by_first_part, atom, row, chain) for atom in row.signal]
+        caught = [_caught_by(rows, by_first_part, atom, row, spec) for atom in row.signal]
         if caught and all(caught):
             names = ", ".join(dict.fromkeys(str(c) for c in caught if c))
             yield element, f"{element} can never match: {names} already catches its signals."
@@ -85,7 +85,7 @@ def _caught_by(
     by_first_part: dict[str, list[int]],
     atom: str,
     row: VerdictRow,
-    chain: ChainSpec,
+    spec: ChainSpec,
 ) -> ElementPath | None:
     """The first earlier row that catches ``atom`` on all of ``row``'s steps and variants."""
     candidates = {
@@ -98,7 +98,7 @@ def _caught_by(
         element, earlier = rows[i]
         if (
             any(atom_covers(e, atom) for e in earlier.signal)
-            and scope_covers(earlier.scope, row.scope, chain)
+            and scope_covers(earlier.scope, row.scope, spec)
             and variants_cover(earlier.only, row.only)
         ):
             return element
@@ -113,7 +113,7 @@ def _caught_by(
     "webhook:x, or a payload predicate such as status == 'requires_action'); keep the prose "
     "as the row's description.",
 )
-def row_without_signal(chain: ChainSpec, ctx: LintContext) -> Found:
+def row_without_signal(spec: ChainSpec, ctx: LintContext) -> Found:
     """A row has no machine-readable signal (at most prose), so it can never match.
 
     A warning, not an error: what the row meant to catch falls to the fixed
@@ -123,8 +123,8 @@ def row_without_signal(chain: ChainSpec, ctx: LintContext) -> Found:
     already declares with the same verdict (a precondition, its empty route,
     or the staleness rewind of a handle it consumes), since that fires.
     """
-    for element, row in _rows(chain):
-        if not any(atom.strip() for atom in row.signal) and not _restates(row, chain, ctx):
+    for element, row in _rows(spec):
+        if not any(atom.strip() for atom in row.signal) and not _restates(row, spec, ctx):
             said = f" (only the prose {row.description!r})" if row.description else ""
             yield (
                 element,
@@ -144,11 +144,11 @@ def _same_verdict(a: Verdict, b: Verdict) -> bool:
     )
 
 
-def _restates(row: VerdictRow, chain: ChainSpec, ctx: LintContext) -> bool:
+def _restates(row: VerdictRow, spec: ChainSpec, ctx: LintContext) -> bool:
     """Does a step in the row's scope declare the row's verdict itself (precondition,
     empty route, or rewind to the refresh of a consumed handle whose detect has a signal)?"""
     verdict = row.verdict
-    for step in sorted(scope_actions(row.scope, chain) or ()):
+    for step in sorted(scope_actions(row.scope, spec) or ()):
         action = ctx.actions.get(step)
         if action is None:
             continue
@@ -160,7 +160,7 @@ def _restates(row: VerdictRow, chain: ChainSpec, ctx: LintContext) -> bool:
             return True
         if verdict.type == "rewind":
             for hid in action.input.handles:
-                handle = chain.handle(hid)
+                handle = spec.handle(hid)
                 staleness = handle.staleness if handle is not None else None
                 if (
                     staleness is not None
@@ -177,9 +177,9 @@ def _restates(row: VerdictRow, chain: ChainSpec, ctx: LintContext) -> bool:
     "SPEC §2.3",
     hint="Name the intent fields to repair, or use reselect(to: ...) or rewind(to: ...) instead.",
 )
-def repair_without_fields(chain: ChainSpec, ctx: LintContext) -> Found:
+def repair_without_fields(spec: ChainSpec, ctx: LintContext) -> Found:
     """A repair verdict names no fields (a repair with nothing to repair)."""
-    for element, verdict in verdicts(chain):
+    for element, verdict in verdicts(spec):
         if verdict.type == "repair" and not verdict.fields:
             yield element, f"{element} is a repair(to: {verdict.to}) with no fields."
 
@@ -206,7 +206,7 @@ def _is_catch_all_row(row: VerdictRow) -> bool:
     "SPEC §3",
     hint="Delete the row: unmatched signals reconcile when a commit is in flight, else dead_end.",
 )
-def catch_all_row(chain: ChainSpec, ctx: LintContext) -> Found:
+def catch_all_row(spec: ChainSpec, ctx: LintContext) -> Found:
     """A catch-all row routes unmatched signals anywhere but the fixed rows 11-12.
 
     A row whose signal is a catch-all (``*``, ``unmatched``, ``any other
@@ -215,14 +215,14 @@ def catch_all_row(chain: ChainSpec, ctx: LintContext) -> Found:
     reconciles. Any other verdict (retry, repair, rewind, reselect, gate,
     ok) routes a signal nobody classified.
     """
-    for element, row in _rows(chain):
+    for element, row in _rows(spec):
         if not _is_catch_all_row(row):
             continue
         kind = row.verdict.type
         if kind not in _CLOSED_FOR_UNMATCHED:
             yield element, f"{element} routes unmatched signals to {row.verdict}."
         elif kind == "dead_end":
-            steps = scope_actions(row.scope, chain) or frozenset()
+            steps = scope_actions(row.scope, spec) or frozenset()
             commits = [s for s in sorted(steps) if _is(ctx, s, is_commit_class)]
             if commits:
                 yield (
@@ -255,7 +255,7 @@ def _says_model_decides(text: str | None) -> bool:
     "SPEC §5",
     hint="Classify the signal in code: a gate answered by a user or operator, or a repair.",
 )
-def model_classifies(chain: ChainSpec, ctx: LintContext) -> Found:
+def model_classifies(spec: ChainSpec, ctx: LintContext) -> Found:
     """A row hands the classification of a signal to the model.
 
     Signal → verdict is code's job (SPEC §5). A row does hand it over when
@@ -263,7 +263,7 @@ def model_classifies(chain: ChainSpec, ctx: LintContext) -> Found:
     outcome, hence the verdict), an ``escalate(model)``, or when its
     description says the model decides, classifies or interprets it.
     """
-    for element, row in _rows(chain):
+    for element, row in _rows(spec):
         verdict = row.verdict
         gate = ctx.gates.get(verdict.gate or "") if verdict.type == "gate" else None
         if gate is not None and gate.audience == "model":
@@ -296,7 +296,7 @@ def _prose_matched(row: VerdictRow) -> bool:
     "SPEC §3",
     hint="Mark the row fragile: prose-match and keep a known_unmatched fallback for its code.",
 )
-def prose_match_not_fragile(chain: ChainSpec, ctx: LintContext) -> Found:
+def prose_match_not_fragile(spec: ChainSpec, ctx: LintContext) -> Found:
     """A row matches on message text but is not marked ``fragile``.
 
     Message text compared in an atom (``error.message contains '...'``), a
@@ -306,13 +306,13 @@ def prose_match_not_fragile(chain: ChainSpec, ctx: LintContext) -> Found:
     in parentheses citing the docs, and anything on a row with no signal
     (it matches nothing; ``table.row-without-signal`` reports it).
     """
-    for element, row in _rows(chain):
+    for element, row in _rows(spec):
         if not row.fragile and _prose_matched(row):
             yield element, f"{element} matches on message text but is not marked fragile."
 
 
-def _has_fallback(row: VerdictRow, chain: ChainSpec) -> bool:
-    known = [k.signal for k in chain.known_unmatched]
+def _has_fallback(row: VerdictRow, spec: ChainSpec) -> bool:
+    known = [k.signal for k in spec.known_unmatched]
     keyed = [p for a in row.signal for p in conjuncts(a) if p.startswith(("code:", "http:"))]
     if not keyed:
         return bool(known)
@@ -325,15 +325,15 @@ def _has_fallback(row: VerdictRow, chain: ChainSpec) -> bool:
     "SPEC §3",
     hint="List the row's error code in known_unmatched so other messages fall to the defaults.",
 )
-def fragile_without_fallback(chain: ChainSpec, ctx: LintContext) -> Found:
+def fragile_without_fallback(spec: ChainSpec, ctx: LintContext) -> Found:
     """A fragile (prose-match) row has no ``known_unmatched`` fallback for its signal.
 
     The fallback is a known_unmatched entry overlapping the row's code or
     status (``code:VALIDATION_ERROR`` for a row matching that code plus a
     message); a row without a code or status needs any known_unmatched entry.
     """
-    for element, row in _rows(chain):
-        if row.fragile and not _has_fallback(row, chain):
+    for element, row in _rows(spec):
+        if row.fragile and not _has_fallback(row, spec):
             yield element, f"{element} is fragile but known_unmatched keeps no fallback for it."
 
 
@@ -352,7 +352,7 @@ def _is_success_row(row: VerdictRow) -> bool:
     "SPEC §3",
     hint="Move staleness and payload rows above the transport-success row.",
 )
-def payload_row_after_success(chain: ChainSpec, ctx: LintContext) -> Found:
+def payload_row_after_success(spec: ChainSpec, ctx: LintContext) -> Found:
     """A staleness or payload row comes after an unconditional transport-success row.
 
     A 2xx can carry an expiry or error code; once a bare ``http:200`` /
@@ -360,13 +360,13 @@ def payload_row_after_success(chain: ChainSpec, ctx: LintContext) -> Found:
     overlapping scope whose atoms can ride a success (a code, a header, a
     payload predicate, a non-status staleness signal) never sees it.
     """
-    rows = list(_rows(chain))
+    rows = list(_rows(spec))
     for i, (success_element, success) in enumerate(rows):
         if not _is_success_row(success):
             continue
         for element, row in rows[i + 1 :]:
             if any(is_payload_atom(a) for a in row.signal) and scopes_overlap(
-                success.scope, row.scope, chain
+                success.scope, row.scope, spec
             ):
                 yield element, f"{element} comes after {success_element}, which routes 2xx to ok."
 
@@ -377,17 +377,17 @@ def payload_row_after_success(chain: ChainSpec, ctx: LintContext) -> Found:
     "SPEC §3",
     hint="Route the signal to reconcile, or mark it no_side_effect: true on provider evidence.",
 )
-def retry_on_unkeyed_commit(chain: ChainSpec, ctx: LintContext) -> Found:
+def retry_on_unkeyed_commit(spec: ChainSpec, ctx: LintContext) -> Found:
     """A row retries an unkeyed commit on a signal not declared ``no_side_effect``.
 
     An unkeyed commit (commit or compensate with idempotency none or
     undeclared) may have landed on any ambiguous failure; only a provider-
     verified ``no_side_effect`` signal permits a fresh dispatch (rows 5, 7).
     """
-    for element, row in _rows(chain):
+    for element, row in _rows(spec):
         if row.verdict.type != "retry" or row.no_side_effect:
             continue
-        steps = scope_actions(row.scope, chain) or frozenset()
+        steps = scope_actions(row.scope, spec) or frozenset()
         unkeyed = [s for s in sorted(steps) if _is(ctx, s, is_unkeyed_commit)]
         if unkeyed:
             yield element, f"{element} retries the unkeyed commit {', '.join(unkeyed)}."
@@ -399,13 +399,13 @@ def retry_on_unkeyed_commit(chain: ChainSpec, ctx: LintContext) -> Found:
     "SKILL Step 4",
     hint="Map the provider's documented error codes to verdicts, or list them in known_unmatched.",
 )
-def no_domain_rows(chain: ChainSpec, ctx: LintContext) -> Found:
+def no_domain_rows(spec: ChainSpec, ctx: LintContext) -> Found:
     """A chain with a commit has an empty verdict table.
 
     Only the generic rows would classify its failures, so every provider
     error on the commit falls to reconcile or dead_end.
     """
-    if not chain.verdict_table and any(is_commit_class(a) for a in chain.actions):
+    if not spec.verdict_table and any(is_commit_class(a) for a in spec.actions):
         yield "verdict_table", "verdict_table has no domain rows although the chain commits."
 
 
@@ -420,9 +420,9 @@ _AMBIGUOUS = re.compile(r"^(timeout|conn_reset|conn_drop|http:5xx|http:50[024])$
     hint="Drop no_side_effect: a timeout or dropped connection carries no response, so the "
     "commit may have landed; route it to reconcile and let the probe decide.",
 )
-def no_side_effect_on_ambiguous_signal(chain: ChainSpec, ctx: LintContext) -> Found:
+def no_side_effect_on_ambiguous_signal(spec: ChainSpec, ctx: LintContext) -> Found:
     """A lost or ambiguous response is never declared free of side effects."""
-    for where, row in _rows(chain):
+    for where, row in _rows(spec):
         if not row.no_side_effect:
             continue
         ambiguous = [a for a in row.signal if _AMBIGUOUS.match(normalize_atom(a))]
@@ -441,7 +441,7 @@ def no_side_effect_on_ambiguous_signal(chain: ChainSpec, ctx: LintContext) -> Fo
     hint="Add a verdict row in the action's scope for the signal (a status class such as "
     "http:4xx covers its statuses), or list it in known_unmatched with why no row needs it.",
 )
-def documented_error_uncovered(chain: ChainSpec, ctx: LintContext) -> Found:
+def documented_error_uncovered(spec: ChainSpec, ctx: LintContext) -> Found:
     """A provider-documented error of an action matches no row in its scope and no known_unmatched.
 
     SPEC §3: every error code the provider documents appears in the verdict
@@ -451,13 +451,13 @@ def documented_error_uncovered(chain: ChainSpec, ctx: LintContext) -> Found:
     row covers a documented ``http:409 && code:X`` when it matches every such
     response (``code:X``, ``http:4xx`` or the pair itself do).
     """
-    known = [k.signal for k in chain.known_unmatched]
-    for action in chain.actions:
+    known = [k.signal for k in spec.known_unmatched]
+    for action in spec.actions:
         if not action.documented_errors:
             continue
         atoms = [
             atom
-            for row in chain.verdict_table
+            for row in spec.verdict_table
             if scope_applies_to(row.scope, action) is not False
             for atom in row.signal
         ]

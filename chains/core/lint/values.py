@@ -120,7 +120,7 @@ def _where(path: str, name: str) -> str:
     hint="Write the value, or if nobody knows it yet, leave the field out and ask the "
     "question in the document's UNKNOWNs (SKILL Step 6 §10).",
 )
-def placeholder(chain: ChainSpec, ctx: LintContext) -> Found:
+def placeholder(spec: ChainSpec, ctx: LintContext) -> Found:
     """A value code evaluates is a placeholder (TODO, TBD, ???, <…>)."""
     for path, name, found in _field_placeholders(ctx):
         if name not in _PROSE:
@@ -134,7 +134,7 @@ def placeholder(chain: ChainSpec, ctx: LintContext) -> Found:
     "SKILL Step 6",
     hint="Finish the sentence, or move the open question to the document's UNKNOWNs.",
 )
-def placeholder_in_prose(chain: ChainSpec, ctx: LintContext) -> Found:
+def placeholder_in_prose(spec: ChainSpec, ctx: LintContext) -> Found:
     """A description, reason or note a reviewer reads still holds a placeholder."""
     for path, name, found in _field_placeholders(ctx):
         if name in _PROSE:
@@ -204,7 +204,7 @@ def _durations(ctx: LintContext) -> Iterator[tuple[str, str, Duration]]:
     hint="Write the duration as a number and a unit (40s, 15m, 24h, ~5m, 10-15m), or "
     "unknown / unlimited where the grammar allows it.",
 )
-def duration_unparsed(chain: ChainSpec, ctx: LintContext) -> Found:
+def duration_unparsed(spec: ChainSpec, ctx: LintContext) -> Found:
     """A timeout, deadline, retention, interval or budget is not a duration code can read."""
     for where, name, duration in _durations(ctx):
         if name not in _HINTS:
@@ -222,7 +222,7 @@ def duration_unparsed(chain: ChainSpec, ctx: LintContext) -> Found:
     hint="Write the hint as a duration (15m, ~30s, 10-15m) or unknown; hints plan, they never "
     "enforce (P2).",
 )
-def hint_unparsed(chain: ChainSpec, ctx: LintContext) -> Found:
+def hint_unparsed(spec: ChainSpec, ctx: LintContext) -> Found:
     """A ttl_hint or latency_hint states no number and is not ``unknown`` or ``n/a``."""
     for where, name, duration in _durations(ctx):
         if name in _HINTS and not re.search(r"\d", duration.text):

@@ -114,18 +114,18 @@ _Indexes = tuple[dict[str, Handle], dict[str, Action], dict[str, Gate]]
 _last_indexed: tuple[ChainSpec | None, _Indexes] = (None, ({}, {}, {}))
 
 
-def _indexes(chain: ChainSpec) -> _Indexes:
+def _indexes(spec: ChainSpec) -> _Indexes:
     """``chain``'s handles, actions and gates by id, built once; kept at hand as the last."""
     global _last_indexed
-    kept = per_chain(chain)
+    kept = per_chain(spec)
     indexes = kept.get("by id")
     if indexes is None:
         indexes = kept["by id"] = (
-            first_by_id(chain.handles),
-            first_by_id(chain.actions),
-            first_by_id(chain.gates),
+            first_by_id(spec.handles),
+            first_by_id(spec.actions),
+            first_by_id(spec.gates),
         )
-    _last_indexed = (chain, indexes)
+    _last_indexed = (spec, indexes)
     return indexes
 
 
@@ -165,7 +165,7 @@ _MONEY_OR_CONSENT = re.compile(
 )
 
 
-def money_or_consent(chain: ChainSpec, gate: Gate) -> str | None:
+def money_or_consent(spec: ChainSpec, gate: Gate) -> str | None:
     """Why ``gate`` decides money or consent (SPEC §2.6, §5: never the model's), or None.
 
     It does when it is some action's ``entry_gate`` (consent before the
@@ -179,7 +179,7 @@ def money_or_consent(chain: ChainSpec, gate: Gate) -> str | None:
     >>> [money_or_consent(doc, g) for g in doc.gates]
     [None, 'about price']
     """
-    entry_of = [a.id for a in chain.actions if a.entry_gate == gate.id]
+    entry_of = [a.id for a in spec.actions if a.entry_gate == gate.id]
     if entry_of:
         return f"the entry gate of {entry_of[0]}"
     text = " ".join([gate.id, gate.description or "", str(gate.payload or ""), *gate.outcomes])
@@ -187,7 +187,7 @@ def money_or_consent(chain: ChainSpec, gate: Gate) -> str | None:
     return f"about {word[0].lower()}" if word else None
 
 
-def commit_steps(chain: ChainSpec) -> frozenset[str]:
+def commit_steps(spec: ChainSpec) -> frozenset[str]:
     """Ids of the commit-class actions (commits and compensators): what they land is a fact (I5).
 
     Kept per chain (:mod:`chains.core.memo`): a run asks it of every live handle.
@@ -198,13 +198,13 @@ def commit_steps(chain: ChainSpec) -> frozenset[str]:
     ['book']
     """
     return remember(
-        chain,
+        spec,
         "commit steps",
-        lambda: frozenset(i for i, a in first_by_id(chain.actions).items() if is_commit_class(a)),
+        lambda: frozenset(i for i, a in first_by_id(spec.actions).items() if is_commit_class(a)),
     )
 
 
-def main_steps(chain: ChainSpec, variant: str | None = None) -> list[str]:
+def main_steps(spec: ChainSpec, variant: str | None = None) -> list[str]:
     """The steps a run of ``chain`` bound to ``variant`` walks, in chain order.
 
     Left out: ``probe_only`` reads (SPEC §2.1: they "exist only as
@@ -221,10 +221,10 @@ def main_steps(chain: ChainSpec, variant: str | None = None) -> list[str]:
     >>> main_steps(doc)
     ['search', 'book']
     """
-    undo = {name for a in chain.actions for name in compensators(a)}
+    undo = {name for a in spec.actions for name in compensators(a)}
     steps = (
         a.id
-        for a in chain.actions
+        for a in spec.actions
         if not a.probe_only and a.id not in undo and in_variant(a.only, variant)
     )
     return list(dict.fromkeys(steps))

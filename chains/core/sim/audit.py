@@ -135,13 +135,13 @@ def _out_of_range(event: Event) -> list[str]:
     return found
 
 
-def audit(chain: ChainSpec, trace: Iterable[Event]) -> AuditResult:
+def audit(spec: ChainSpec, trace: Iterable[Event]) -> AuditResult:
     """Replay ``trace`` against ``chain``; every divergence at the event where it shows."""
     events = list(trace)
     result = AuditResult(events=len(events), attempts=0)
-    monitor = Monitor(chain)
+    monitor = Monitor(spec)
     # a start the chain cannot take (an unknown variant, a seed "x") parts at the first event
-    shadow: _Shadow | tuple[Kind, str] | None = _Shadow.start(chain, events)
+    shadow: _Shadow | tuple[Kind, str] | None = _Shadow.start(spec, events)
     invalidated: set[str] = set()
     for line, event in enumerate(events, 1):
         found: list[tuple[Kind, str]] = []
@@ -171,20 +171,20 @@ def audit(chain: ChainSpec, trace: Iterable[Event]) -> AuditResult:
 class _Shadow:
     """Our runtime on the trace's inputs: what the chain would have done at each event."""
 
-    def __init__(self, chain: ChainSpec, run: Run):
-        self.chain = chain
+    def __init__(self, spec: ChainSpec, run: Run):
+        self.chain = spec
         self.run = run
         self.seen = len(run.trace)
 
     @classmethod
-    def start(cls, chain: ChainSpec, events: list[Event]) -> _Shadow | tuple[Kind, str]:
+    def start(cls, spec: ChainSpec, events: list[Event]) -> _Shadow | tuple[Kind, str]:
         """The shadow run, started as the trace's first event says; else why it cannot start."""
         given: dict[str, Any] = {}
         first = events[0].input or {}
         if first.get("kind") == "start":
             given = {k: first[k] for k in ("variant", "mode", "seed", "run_key") if k in first}
         try:
-            return cls(chain, Run.start(chain, **given))
+            return cls(spec, Run.start(spec, **given))
         except (SimulationError, TypeError, ValueError) as exc:
             return "out_of_order", f"the chain cannot start this run: {_first_error(exc)}"
 

@@ -123,19 +123,19 @@ def matches(atom: str, obs: Observation, atoms: set[str] | None = None) -> bool:
     return all(any(atom_covers(part, o) for o in seen) for part in conjuncts(atom))
 
 
-def row_label(chain: ChainSpec, row: VerdictRow) -> str:
+def row_label(spec: ChainSpec, row: VerdictRow) -> str:
     """``row`` as the trace names it (:func:`~chains.core.model.trace_row_ref`).
 
     An unnamed row is numbered by its place in the table, found by identity:
     two rows written alike are still two rows, and comparing models field by
     field, as ``list.index`` does, is slow.
     """
-    table = chain.verdict_table
-    places = remember(chain, "row places", lambda: {id(r): n for n, r in enumerate(table, 1)})
+    table = spec.verdict_table
+    places = remember(spec, "row places", lambda: {id(r): n for n, r in enumerate(table, 1)})
     return trace_row_ref(row, places.get(id(row)) or table.index(row) + 1)
 
 
-def rows_for(chain: ChainSpec, step: Action, variant: str | None) -> tuple[VerdictRow, ...]:
+def rows_for(spec: ChainSpec, step: Action, variant: str | None) -> tuple[VerdictRow, ...]:
     """The domain rows in scope for ``step`` in a run bound to ``variant``, in table order.
 
     A row is in scope when its ``only`` admits the variant and its scope
@@ -146,13 +146,13 @@ def rows_for(chain: ChainSpec, step: Action, variant: str | None) -> tuple[Verdi
     def scoped() -> tuple[VerdictRow, ...]:
         return tuple(
             row
-            for row in chain.verdict_table
+            for row in spec.verdict_table
             if in_variant(row.only, variant) and scope_applies_to(row.scope, step) is True
         )
 
-    if chain.action(step.id) is not step:
+    if spec.action(step.id) is not step:
         return scoped()
-    return remember(chain, ("rows for", step.id, variant), scoped)
+    return remember(spec, ("rows for", step.id, variant), scoped)
 
 
 def _transport(obs: Observation) -> str:
@@ -169,7 +169,7 @@ def _is_fault(obs: Observation) -> bool:
 
 
 def classify(
-    chain: ChainSpec,
+    spec: ChainSpec,
     ctx: ClassifyContext,
     step: Action,
     obs: Observation,
@@ -191,14 +191,14 @@ def classify(
     ('dead_end(reason: unmatched_signal)', 'default', '#12')
     """
     if rows is not None:
-        return _classify(chain, ctx, step, obs, rows)
-    memo = _memo(chain)
+        return _classify(spec, ctx, step, obs, rows)
+    memo = _memo(spec)
     key = _memo_key(ctx, step, obs)
     found = memo.get(key)
     if found is None:
         if len(memo) >= _MEMO_SIZE:
             memo.clear()
-        found = memo[key] = _classify(chain, ctx, step, obs, None)
+        found = memo[key] = _classify(spec, ctx, step, obs, None)
     return found
 
 
@@ -208,8 +208,8 @@ def classify(
 _MEMO_SIZE = 10_000  # a 3-fault search of the flight chain asks 152 questions
 
 
-def _memo(chain: ChainSpec) -> dict[tuple, Classification]:
-    return per_chain(chain).setdefault("classify", {})
+def _memo(spec: ChainSpec) -> dict[tuple, Classification]:
+    return per_chain(spec).setdefault("classify", {})
 
 
 def _memo_key(ctx: ClassifyContext, step: Action, obs: Observation) -> tuple:
@@ -245,7 +245,7 @@ def _signal_key(obs: Observation) -> tuple:
 
 
 def _classify(
-    chain: ChainSpec,
+    spec: ChainSpec,
     ctx: ClassifyContext,
     step: Action,
     obs: Observation,
@@ -255,7 +255,7 @@ def _classify(
     auto = _auto_repair(step, ctx, obs, atoms)
     if auto is not None:
         return auto
-    for row in rows_for(chain, step, ctx.variant) if rows is None else rows:
+    for row in rows_for(spec, step, ctx.variant) if rows is None else rows:
         hit = next((a for a in row.signal if matches(a, obs, atoms)), None)
         unsafe = row.verdict.type == "retry" and not row.no_side_effect
         if hit is not None and unsafe and _unkeyed_now(step, ctx):
@@ -263,18 +263,18 @@ def _classify(
             return Classification(
                 Verdict(type="reconcile"),
                 "table",
-                row_label(chain, row),
+                row_label(spec, row),
                 f"row says retry on {hit!r}, but an unkeyed commit is never retried",
             )
         if hit is not None:
             return Classification(
                 row.verdict,
                 "table",
-                row_label(chain, row),
+                row_label(spec, row),
                 f"domain row matched {hit!r}",
                 no_side_effect=row.no_side_effect,
             )
-    return _generic(chain, ctx, step, obs, atoms)
+    return _generic(spec, ctx, step, obs, atoms)
 
 
 def _auto_repair(
@@ -301,9 +301,9 @@ def _auto_repair(
 
 
 def _generic(
-    chain: ChainSpec, ctx: ClassifyContext, step: Action, obs: Observation, atoms: set[str]
+    spec: ChainSpec, ctx: ClassifyContext, step: Action, obs: Observation, atoms: set[str]
 ) -> Classification:
-    stale = _staleness(chain, ctx, step, obs, atoms)
+    stale = _staleness(spec, ctx, step, obs, atoms)
     if stale is not None:
         return stale
     empty = step.output.empty
@@ -322,7 +322,7 @@ def _generic(
     if _transport(obs) == "http:429":
         if not unkeyed:
             return Classification(Verdict(type="retry"), "table", "#4", "rate limit")
-        if _declared_no_side_effect(chain, ctx, step, obs, atoms):
+        if _declared_no_side_effect(spec, ctx, step, obs, atoms):
             return Classification(
                 Verdict(type="retry"), "table", "#5", "declared no_side_effect", True
             )
@@ -350,16 +350,16 @@ def _unkeyed_now(step: Action, ctx: ClassifyContext) -> bool:
 
 
 def _declared_no_side_effect(
-    chain: ChainSpec, ctx: ClassifyContext, step: Action, obs: Observation, atoms: set[str]
+    spec: ChainSpec, ctx: ClassifyContext, step: Action, obs: Observation, atoms: set[str]
 ) -> bool:
     return any(
         row.no_side_effect and any(matches(a, obs, atoms) for a in row.signal)
-        for row in rows_for(chain, step, ctx.variant)
+        for row in rows_for(spec, step, ctx.variant)
     )
 
 
 def _staleness(
-    chain: ChainSpec, ctx: ClassifyContext, step: Action, obs: Observation, atoms: set[str]
+    spec: ChainSpec, ctx: ClassifyContext, step: Action, obs: Observation, atoms: set[str]
 ) -> Classification | None:
     """Row 1: a consumed live handle's ``staleness.detect`` matched.
 
@@ -368,7 +368,7 @@ def _staleness(
     """
     handles: list[Handle] = []
     for hid in step.input.handles:
-        h = chain.handle(hid)
+        h = spec.handle(hid)
         if h is not None and hid in ctx.live and h.staleness and h.staleness.detect:
             handles.append(h)
     hits = {
@@ -386,16 +386,16 @@ def _staleness(
     by_age = sorted(hits, key=lambda h: ctx.live[h])  # shallowest (earliest minted) first
     if reporting or len(hits) == 1:
         dead = min(reporting or list(hits), key=lambda h: ctx.live[h])
-        return _rewind_for(chain, dead, "#1", f"{dead} reported stale")
+        return _rewind_for(spec, dead, "#1", f"{dead} reported stale")
     key = f"{step.id}|{'+'.join(sorted({a for found in hits.values() for a in found}))}"
     tried = ctx.stale_recurrences.get(key, 0)
     deepest_first = list(reversed(by_age))
     dead = deepest_first[min(tried, len(deepest_first) - 1)]
-    found = _rewind_for(chain, dead, "#1", f"unattributable staleness; candidate {dead}")
+    found = _rewind_for(spec, dead, "#1", f"unattributable staleness; candidate {dead}")
     return Classification(found.verdict, found.source, found.row, found.reason, stale_key=key)
 
 
-def repeats_read(chain: ChainSpec) -> tuple[frozenset[str], Mapping[str, int]]:
+def repeats_read(spec: ChainSpec) -> tuple[frozenset[str], Mapping[str, int]]:
     """What a decision reads of a run's fired auto-repairs and stale recurrences.
 
     Of ``auto_repairs_fired``, whether each ``once`` repair (``step#n``) has
@@ -416,20 +416,20 @@ def repeats_read(chain: ChainSpec) -> tuple[frozenset[str], Mapping[str, int]]:
     """
 
     def find() -> tuple[frozenset[str], Mapping[str, int]]:
-        repairs = ((a.id, n, ar) for a in chain.actions for n, ar in enumerate(a.auto_repairs, 1))
+        repairs = ((a.id, n, ar) for a in spec.actions for n, ar in enumerate(a.auto_repairs, 1))
         once = frozenset(f"{step}#{n}" for step, n, ar in repairs if ar.once)
         caps = {}
-        for a in chain.actions:
-            handles = (chain.handle(hid) for hid in a.input.handles)
+        for a in spec.actions:
+            handles = (spec.handle(hid) for hid in a.input.handles)
             detecting = sum(1 for h in handles if h and h.staleness and h.staleness.detect)
             caps[a.id] = max(detecting - 1, 0)
         return once, caps
 
-    return remember(chain, "repeats read", find)
+    return remember(spec, "repeats read", find)
 
 
-def _rewind_for(chain: ChainSpec, handle_id: str, row: str, reason: str) -> Classification:
-    target = refresh_step(chain, handle_id)
+def _rewind_for(spec: ChainSpec, handle_id: str, row: str, reason: str) -> Classification:
+    target = refresh_step(spec, handle_id)
     if not target:
         return Classification(
             Verdict(type="dead_end", reason=f"stale_{handle_id}_without_refresh"),

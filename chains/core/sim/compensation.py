@@ -43,12 +43,12 @@ class Compensation(Part):
 
     def __init__(
         self,
-        chain: ChainSpec,
+        spec: ChainSpec,
         snapshot: Snapshot,
         log: EventLog,
         peers: Needs,
     ):
-        super().__init__(chain, snapshot, log)
+        super().__init__(spec, snapshot, log)
         self.peers = peers
 
     def start(self, pending: list[int]) -> None:

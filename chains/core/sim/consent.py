@@ -18,9 +18,9 @@ from .state import Event
 __all__ = ["GateWatch", "is_money_or_consent_gate"]
 
 
-def is_money_or_consent_gate(chain: ChainSpec, gate: Gate) -> bool:
+def is_money_or_consent_gate(spec: ChainSpec, gate: Gate) -> bool:
     """Whether ``gate`` decides money or consent (:func:`~chains.core.model.money_or_consent`)."""
-    return money_or_consent(chain, gate) is not None
+    return money_or_consent(spec, gate) is not None
 
 
 @dataclass
@@ -36,7 +36,7 @@ class GateWatch:
         if self.cleared != step:
             self.cleared = None
 
-    def see(self, chain: ChainSpec, event: Event) -> str | None:
+    def see(self, spec: ChainSpec, event: Event) -> str | None:
         """Read a transition; what broke when the model answered a money or consent gate."""
         verdict = event.verdict or ""
         row = event.row or ""
@@ -45,7 +45,7 @@ class GateWatch:
             row.startswith("gate:") and not row.endswith(".timeout")
         )
         if row.startswith("gate:") and row.endswith(".timeout"):
-            return self._timed_out(chain, event, row.removeprefix("gate:").rsplit(".", 1)[0])
+            return self._timed_out(spec, event, row.removeprefix("gate:").rsplit(".", 1)[0])
         if not answered:
             if verdict.startswith("gate("):
                 self.parked = verdict.removeprefix("gate(").rstrip(")").strip()
@@ -53,32 +53,32 @@ class GateWatch:
                     self.cleared = None  # arrived again: it must be asked again
             return None
         gate_id = row.removeprefix("gate:").rsplit(".", 1)[0] if row.startswith("gate:") else None
-        gate = chain.gate(gate_id or given.get("gate") or self.parked or "")
+        gate = spec.gate(gate_id or given.get("gate") or self.parked or "")
         self.parked = None
         self.cleared = event.step_id
         model = event.proposal_source == "model" or given.get("by") == "model"
-        if gate is None or not model or not is_money_or_consent_gate(chain, gate):
+        if gate is None or not model or not is_money_or_consent_gate(spec, gate):
             return None
         return f"gate {gate.id} decides money or consent but was answered by the model"
 
-    def _timed_out(self, chain: ChainSpec, event: Event, gate_id: str) -> str | None:
+    def _timed_out(self, spec: ChainSpec, event: Event, gate_id: str) -> str | None:
         """A gate left by its timeout: going on from a money or consent gate that way
         passes it with no answer (the dispatch it led to is this finding's, not another)."""
         self.parked = None
-        gate = chain.gate(gate_id)
+        gate = spec.gate(gate_id)
         if (event.verdict or "") != "ok" or gate is None:
             return None
         self.cleared = event.step_id
-        if not is_money_or_consent_gate(chain, gate):
+        if not is_money_or_consent_gate(spec, gate):
             return None
         return f"gate {gate.id} decides money or consent but its timeout went on (ok) unanswered"
 
-    def ungated(self, chain: ChainSpec, action: Action) -> str | None:
+    def ungated(self, spec: ChainSpec, action: Action) -> str | None:
         """What broke when ``action`` went out behind a money or consent entry gate unasked."""
-        gate = chain.gate(action.entry_gate or "")
+        gate = spec.gate(action.entry_gate or "")
         if gate is None or self.cleared == action.id:
             return None
-        if not is_money_or_consent_gate(chain, gate):
+        if not is_money_or_consent_gate(spec, gate):
             return None
         return (
             f"{action.id} was dispatched without an answer to its entry gate {gate.id}, "

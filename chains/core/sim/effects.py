@@ -78,20 +78,20 @@ def same_object(action: Action, presented: list[str], earlier: Effect) -> bool:
     return bool(now) and now <= set(earlier.presented)
 
 
-def expiry_routes(chain: ChainSpec) -> dict[str, str]:
+def expiry_routes(spec: ChainSpec) -> dict[str, str]:
     """Each commit declaring a business expiry, and its ``on_expiry`` verdict unspaced."""
     return remember(
-        chain,
+        spec,
         "expiry routes",
         lambda: {
             a.id: "".join(format_verdict(a.output.business_expiry.on_expiry).split())
-            for a in chain.actions
+            for a in spec.actions
             if a.output.business_expiry is not None
         },
     )
 
 
-def sends_back(chain: ChainSpec, event: Event, read: Event) -> bool:
+def sends_back(spec: ChainSpec, event: Event, read: Event) -> bool:
     """Whether ``event`` is the read ``read`` finding a state that sends the run back.
 
     What it read of the provider's objects: its row on a successful
@@ -114,12 +114,12 @@ def sends_back(chain: ChainSpec, event: Event, read: Event) -> bool:
         row.startswith("precondition#") or (row.startswith("gate:") and (found or documented))
     ):
         return False
-    action = chain.action(read.step_id or "")
+    action = spec.action(read.step_id or "")
     verdict = (event.verdict or "").split("(")[0].strip()
     return action is not None and action.effect == "read" and verdict in _BACK
 
 
-def repaired_commits(chain: ChainSpec, verdict: str | None) -> frozenset[str]:
+def repaired_commits(spec: ChainSpec, verdict: str | None) -> frozenset[str]:
     """The commits whose intent a ``repair`` verdict changes: the fields it repairs are theirs."""
     if not verdict or not verdict.startswith("repair"):
         return frozenset()
@@ -128,11 +128,11 @@ def repaired_commits(chain: ChainSpec, verdict: str | None) -> frozenset[str]:
     except ValueError:
         return frozenset()
     return frozenset(
-        a.id for a in chain.actions if a.effect == "commit" and fields.intersection(a.input.intent)
+        a.id for a in spec.actions if a.effect == "commit" and fields.intersection(a.input.intent)
     )
 
 
-def perishable_handles(chain: ChainSpec) -> frozenset[str]:
+def perishable_handles(spec: ChainSpec) -> frozenset[str]:
     """The handles that can die: a staleness they detect, or a TTL of their own.
 
     A commit's product that says neither (no staleness block, or ``ttl_hint:
@@ -146,15 +146,15 @@ def perishable_handles(chain: ChainSpec) -> frozenset[str]:
         return bool(stale.detect) or bool(ttl and not ttl.startswith(_DURABLE))
 
     return remember(
-        chain,
+        spec,
         "perishable handles",
-        lambda: frozenset(h.id for h in chain.handles if can_die(h.staleness)),
+        lambda: frozenset(h.id for h in spec.handles if can_die(h.staleness)),
     )
 
 
-def detects(chain: ChainSpec, alias: str, event: Event) -> bool:
+def detects(spec: ChainSpec, alias: str, event: Event) -> bool:
     """Whether ``event``'s signal is one the handle of ``alias`` declares it dies by."""
-    handle = chain.handle(alias.split("#")[0])
+    handle = spec.handle(alias.split("#")[0])
     detect = handle.staleness.detect if handle and handle.staleness else []
     if not detect:
         return False

@@ -26,9 +26,9 @@ class EventLog:
 
     __slots__ = ("chain", "snapshot", "trace", "draft", "seals", "stamps_budgets")
 
-    def __init__(self, chain: ChainSpec, snapshot: Snapshot, trace: list[Event]):
+    def __init__(self, spec: ChainSpec, snapshot: Snapshot, trace: list[Event]):
         # ``snapshot`` is the parts' view of the run's snapshot (:func:`~.part.fields_of`).
-        self.chain = chain
+        self.chain = spec
         self.snapshot = snapshot
         self.trace = trace
         self.draft: dict[str, Any] | None = None
@@ -195,7 +195,7 @@ def describe(w: Waiting) -> str:
     return "nothing (the run is finished)"
 
 
-def shown_fields(chain: ChainSpec) -> dict[str, frozenset[str]]:
+def shown_fields(spec: ChainSpec) -> dict[str, frozenset[str]]:
     """By step: the response fields the trace shows as they are (C7.3); the rest is sealed.
 
     Those the step declares in ``output.safe_to_show``, and those the chain
@@ -205,15 +205,15 @@ def shown_fields(chain: ChainSpec) -> dict[str, frozenset[str]]:
     it keeps the trace and the chain enough to re-derive every decision
     (C7.2), as the trace audit does with no sealed store.
     """
-    return remember(chain, "shown_fields", lambda: _shown_fields(chain))
+    return remember(spec, "shown_fields", lambda: _shown_fields(spec))
 
 
-def _shown_fields(chain: ChainSpec) -> dict[str, frozenset[str]]:
-    read = {g.payload_expiry.field for g in chain.gates if g.payload_expiry is not None}
-    if chain.variants is not None:
-        read.add(chain.variants.axis)
+def _shown_fields(spec: ChainSpec) -> dict[str, frozenset[str]]:
+    read = {g.payload_expiry.field for g in spec.gates if g.payload_expiry is not None}
+    if spec.variants is not None:
+        read.add(spec.variants.axis)
     out = {}
-    for action in chain.actions:
+    for action in spec.actions:
         expiry = action.output.business_expiry
         own = {expiry.field} if expiry is not None else set()
         out[action.id] = frozenset({*action.output.safe_to_show, *read, *own})

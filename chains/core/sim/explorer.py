@@ -277,7 +277,7 @@ def scenario_dict(scenario: Scenario) -> dict[str, Any]:
 
 
 def explore(
-    chain: ChainSpec,
+    spec: ChainSpec,
     bounds: Bounds = Bounds(),
     *,
     shard: tuple[int, int] | None = None,
@@ -355,7 +355,7 @@ def explore(
     if (exchange is not None or split_into is not None) and claim is None:
         raise ValueError("exchange and split_into need claim: they are about claimed parts")
     started = time.perf_counter()
-    search = Search(chain, bounds, should_stop, progress)
+    search = Search(spec, bounds, should_stop, progress)
     try:
         with _collector_paused():
             _run(search, shard, claim, split_into, exchange)

@@ -30,7 +30,7 @@ __all__ = ["Gates", "audience_problem"]
 Answerer = Literal["user", "operator", "model"]
 
 
-def audience_problem(chain: ChainSpec, gate: Gate, by: Answerer | None) -> str | None:
+def audience_problem(spec: ChainSpec, gate: Gate, by: Answerer | None) -> str | None:
     """Why ``by`` may not answer ``gate``; None when it may (SPEC §2.6, C6.5).
 
     A model answers only a gate whose audience is the model, and never one
@@ -49,7 +49,7 @@ def audience_problem(chain: ChainSpec, gate: Gate, by: Answerer | None) -> str |
     if by == "model" and gate.audience != "model":
         return f"gate {gate.id} is for the {gate.audience}; a model may not answer it"
     if by == "model":
-        why = money_or_consent(chain, gate)
+        why = money_or_consent(spec, gate)
         if why:
             return f"gate {gate.id} decides money or consent ({why}); a model may not answer it"
     if by != gate.audience:
@@ -83,12 +83,12 @@ class Gates(Part):
 
     def __init__(
         self,
-        chain: ChainSpec,
+        spec: ChainSpec,
         snapshot: Snapshot,
         log: EventLog,
         peers: Needs,
     ):
-        super().__init__(chain, snapshot, log)
+        super().__init__(spec, snapshot, log)
         self.peers = peers
 
     def park(

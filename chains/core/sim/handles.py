@@ -29,22 +29,22 @@ __all__ = ["Handles", "refresh_step"]
 _ALIAS = re.compile(r"^([A-Za-z_][\w.\-]*)#\d+$")
 
 
-def _descendants(chain: ChainSpec) -> dict[str, list[str]]:
+def _descendants(spec: ChainSpec) -> dict[str, list[str]]:
     """Every handle derived from each handle, through commit-minted ones too (I1).
 
     Kept per chain (:mod:`chains.core.memo`): the explorer builds thousands of runs of one chain.
     """
-    return remember(chain, "descendants", lambda: _walk_descendants(chain))
+    return remember(spec, "descendants", lambda: _walk_descendants(spec))
 
 
-def _walk_descendants(chain: ChainSpec) -> dict[str, list[str]]:
+def _walk_descendants(spec: ChainSpec) -> dict[str, list[str]]:
     try:
-        found = cascades(chain)
+        found = cascades(spec)
     except GraphError:  # a cycle: cascade what can be, handle by handle
         found = {}
-        for h in chain.handles:
+        for h in spec.handles:
             try:
-                found[h.id] = cascade(chain, h.id)
+                found[h.id] = cascade(spec, h.id)
             except GraphError:
                 continue
     out: dict[str, list[str]] = {}
@@ -62,12 +62,12 @@ def _walk_descendants(chain: ChainSpec) -> dict[str, list[str]]:
     return out
 
 
-def _selection_inputs(chain: ChainSpec) -> frozenset[str]:
+def _selection_inputs(spec: ChainSpec) -> frozenset[str]:
     """The handles some selection step consumes."""
-    return frozenset(h for a in chain.actions if a.effect == "select" for h in a.input.handles)
+    return frozenset(h for a in spec.actions if a.effect == "select" for h in a.input.handles)
 
 
-def refresh_step(chain: ChainSpec, handle_id: str) -> str | None:
+def refresh_step(spec: ChainSpec, handle_id: str) -> str | None:
     """The step a run goes back to when ``handle_id`` must be re-minted; None when none does.
 
     Its declared ``staleness.refresh``, the cheapest re-mint (SPEC §2.2).
@@ -83,14 +83,14 @@ def refresh_step(chain: ChainSpec, handle_id: str) -> str | None:
     >>> refresh_step(doc, "results"), refresh_step(doc, "order")
     ('search', None)
     """
-    handle = chain.handle(handle_id)
+    handle = spec.handle(handle_id)
     if handle is None:
         return None
     declared = handle.staleness.refresh if handle.staleness else None
     if declared and declared != "n/a":
         return declared
     minter = handle.minted_by
-    if minter is None or chain.action(minter) is None or minter in commit_steps(chain):
+    if minter is None or spec.action(minter) is None or minter in commit_steps(spec):
         return None
     return minter
 
@@ -102,12 +102,12 @@ class Handles(Part):
 
     def __init__(
         self,
-        chain: ChainSpec,
+        spec: ChainSpec,
         snapshot: Snapshot,
         log: EventLog,
         host: Host,
     ):
-        super().__init__(chain, snapshot, log)
+        super().__init__(spec, snapshot, log)
         self.host = host
 
     def mint(self, action: Action, option: Option | None = None) -> list[str]:

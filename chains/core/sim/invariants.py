@@ -560,7 +560,7 @@ def abandoned(monitor: Monitor, state: str | None) -> list[Finding]:
     ]
 
 
-def minted_read(chain: ChainSpec) -> tuple[str, ...]:
+def minted_read(spec: ChainSpec) -> tuple[str, ...]:
     """The handles of which a finding reads whether they were ever minted: commits' inputs.
 
     :meth:`Monitor.dispatch_findings` tells a commit dispatched without a
@@ -570,16 +570,16 @@ def minted_read(chain: ChainSpec) -> tuple[str, ...]:
     kept per chain.
     """
     global _last_minted_read
-    if _last_minted_read[0] is chain:
+    if _last_minted_read[0] is spec:
         return _last_minted_read[1]
     found = remember(
-        chain,
+        spec,
         "commit inputs",
         lambda: tuple(
-            sorted({h for a in chain.actions if is_commit_class(a) for h in a.input.handles})
+            sorted({h for a in spec.actions if is_commit_class(a) for h in a.input.handles})
         ),
     )
-    _last_minted_read = (chain, found)
+    _last_minted_read = (spec, found)
     return found
 
 
@@ -587,49 +587,49 @@ def minted_read(chain: ChainSpec) -> tuple[str, ...]:
 _last_minted_read: tuple[ChainSpec | None, tuple[str, ...]] = (None, ())
 
 
-def _undoes(chain: ChainSpec) -> dict[str, tuple[str, ...]]:
+def _undoes(spec: ChainSpec) -> dict[str, tuple[str, ...]]:
     """Each compensator step and the commits it undoes, kept per chain."""
 
     def find() -> dict[str, tuple[str, ...]]:
         found: dict[str, list[str]] = {}
-        for a in chain.actions:
+        for a in spec.actions:
             if a.effect == "commit":
                 for step in compensators(a):
                     found.setdefault(step, []).append(a.id)
         return {step: tuple(targets) for step, targets in found.items()}
 
-    return remember(chain, "commits undone", find)
+    return remember(spec, "commits undone", find)
 
 
-def _minted_anywhere(chain: ChainSpec) -> frozenset[str]:
+def _minted_anywhere(spec: ChainSpec) -> frozenset[str]:
     """The handles some step of ``chain`` mints (declared ``minted_by`` or an output)."""
     return remember(
-        chain,
+        spec,
         "handles minted",
         lambda: frozenset(
-            [h.id for h in chain.handles if h.minted_by]
-            + [h for a in chain.actions for h in a.output.handles]
+            [h.id for h in spec.handles if h.minted_by]
+            + [h for a in spec.actions for h in a.output.handles]
         ),
     )
 
 
-def _intent(chain: ChainSpec, step: str, presented: list[str]) -> Sent:
+def _intent(spec: ChainSpec, step: str, presented: list[str]) -> Sent:
     """What one effect of ``step`` is for: the run's one booking, or a compensator's target."""
-    return (step, tuple(sorted(presented))) if step in _undoes(chain) else (step, ())
+    return (step, tuple(sorted(presented))) if step in _undoes(spec) else (step, ())
 
 
-def _without_target(chain: ChainSpec, action: Action, presented: list[str]) -> list[Finding]:
+def _without_target(spec: ChainSpec, action: Action, presented: list[str]) -> list[Finding]:
     """A compensator that cannot name what it undoes: an input missing, or one never minted.
 
     It acts on the facts of the landed commit it undoes (I5); sent without
     them, the provider is asked to cancel nothing, and the run records the
     commit compensated all the same.
     """
-    targets = _undoes(chain).get(action.id)
+    targets = _undoes(spec).get(action.id)
     if not targets:
         return []
     shown = {alias.split("#")[0] for alias in presented}
-    minted = _minted_anywhere(chain)
+    minted = _minted_anywhere(spec)
     found = [
         Finding(
             "compensation_without_target",
@@ -649,7 +649,7 @@ def _without_target(chain: ChainSpec, action: Action, presented: list[str]) -> l
     return found
 
 
-def _excused(chain: ChainSpec, event: Event) -> bool:
+def _excused(spec: ChainSpec, event: Event) -> bool:
     """A response declared no_side_effect: that dispatch left nothing behind.
 
     How many such re-dispatches one arrival may make is a separate bound,
@@ -660,15 +660,15 @@ def _excused(chain: ChainSpec, event: Event) -> bool:
         return False
     row = event.row or ""
     declared = row == "#5" and (event.verdict or "").startswith("retry")
-    return declared or row in _excusing_rows(chain)
+    return declared or row in _excusing_rows(spec)
 
 
-def _excusing_rows(chain: ChainSpec) -> frozenset[str]:
+def _excusing_rows(spec: ChainSpec) -> frozenset[str]:
     """The ids of the rows that declare ``no_side_effect``, kept per chain."""
     return remember(
-        chain,
+        spec,
         "no_side_effect rows",
-        lambda: frozenset(r.id for r in chain.verdict_table if r.no_side_effect and r.id),
+        lambda: frozenset(r.id for r in spec.verdict_table if r.no_side_effect and r.id),
     )
 
 
@@ -752,7 +752,7 @@ def _budgets(s: Snapshot) -> list[Finding]:
     return found
 
 
-def _terminal(chain: ChainSpec, s: Snapshot) -> list[Finding]:
+def _terminal(spec: ChainSpec, s: Snapshot) -> list[Finding]:
     if s.state not in TERMINAL:
         if s.waiting.kind == "nothing":
             return [Finding("bad_terminal", f"the run is {s.state} but waits for nothing")]
@@ -763,7 +763,7 @@ def _terminal(chain: ChainSpec, s: Snapshot) -> list[Finding]:
         return []
     found = []
     for i, lc in enumerate(s.commits_landed):
-        action = chain.action(lc.step)
+        action = spec.action(lc.step)
         comp = action.compensation if action else None
         declared_none = comp is not None and comp.action == "none"
         # C8.2: an original stays standing while no later landing of its replacement does
@@ -781,14 +781,14 @@ def _terminal(chain: ChainSpec, s: Snapshot) -> list[Finding]:
     return found
 
 
-def check(chain: ChainSpec, snapshot: Snapshot, trace: list[Event]) -> list[Finding]:
+def check(spec: ChainSpec, snapshot: Snapshot, trace: list[Event]) -> list[Finding]:
     """Every finding on a whole run: its trace read in order, then its final snapshot.
 
     Findings that hold on a state persist in the final snapshot only if the
     state still shows them; the trace-based ones (re-dispatch, spent handles,
     gate answers) are found wherever in the trace they happened.
     """
-    monitor = Monitor(chain)
+    monitor = Monitor(spec)
     found = monitor.feed(trace)
     found += monitor.state_findings(snapshot)
     return sorted(set(found))

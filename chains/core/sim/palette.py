@@ -70,7 +70,7 @@ class Choice:
     observation: Observation | None = field(default=None, compare=False, repr=False)
 
 
-def choices(chain: ChainSpec, run: Run) -> list[Choice]:
+def choices(spec: ChainSpec, run: Run) -> list[Choice]:
     """Every input the chain tells apart for what ``run`` waits on; empty once it has finished.
 
     >>> doc = ChainSpec.model_validate({"id": "c", "actions": [{"id": "s", "effect": "read"}]})
@@ -81,16 +81,16 @@ def choices(chain: ChainSpec, run: Run) -> list[Choice]:
     if run.finished:
         return []
     if w.kind == "observe" and w.step:
-        return observation_choices(chain, run.snapshot, chain.action(w.step))
+        return observation_choices(spec, run.snapshot, spec.action(w.step))
     if w.kind == "select":
         return [
             Choice({"select": o.id}, i > 0, f"pick {o.id}", "option", _key_text(o))
             for i, o in enumerate(w.options)
         ]
     if w.kind == "answer" and w.gate:
-        return _answers(chain, run.snapshot, chain.gate(w.gate))
+        return _answers(spec, run.snapshot, spec.gate(w.gate))
     if w.kind == "probe" and w.step:
-        return probe_choices(chain, run.snapshot, chain.action(w.step))
+        return probe_choices(spec, run.snapshot, spec.action(w.step))
     if w.kind == "repair":
         fields = {f: f"repaired_{f}" for f in w.fields}
         label = "propose a repair of " + ", ".join(w.fields)
@@ -98,9 +98,7 @@ def choices(chain: ChainSpec, run: Run) -> list[Choice]:
     return []
 
 
-def observation_choices(
-    chain: ChainSpec, snapshot: Snapshot, action: Action | None
-) -> list[Choice]:
+def observation_choices(spec: ChainSpec, snapshot: Snapshot, action: Action | None) -> list[Choice]:
     """Every observation of ``action`` the chain tells apart now, success first.
 
     Two signals that would be observed the same way are offered once, under
@@ -108,7 +106,7 @@ def observation_choices(
     """
     if action is None:
         return [Choice({"observe": {}}, False, "success", "success")]
-    options = list(OPTIONS) if _feeds_selection(chain, action) else []
+    options = list(OPTIONS) if _feeds_selection(spec, action) else []
     found: list[tuple[Observation, str, str, str]] = []
     success = "success" + (f" ({len(options)} options)" if options else "")
     found.append((Observation(options=options), success, "success", ""))
@@ -133,11 +131,11 @@ def observation_choices(
                 f"output.empty of {action.id}",
             )
         )
-    for row in rows_for(chain, action, snapshot.variant):
-        where = f"row {row_label(chain, row)} → {format_verdict(row.verdict)}"
+    for row in rows_for(spec, action, snapshot.variant):
+        where = f"row {row_label(spec, row)} → {format_verdict(row.verdict)}"
         found += [(_observation_for(atom), atom, "row", where) for atom in row.signal]
     for hid in action.input.handles:
-        handle = chain.handle(hid) if hid in snapshot.handles else None
+        handle = spec.handle(hid) if hid in snapshot.handles else None
         if handle is not None and handle.staleness is not None:
             stale_at = str(ElementPath.handle(hid).field("staleness"))
             found += [
@@ -170,7 +168,7 @@ def observation_choices(
     ]
     found += [
         (_observation_for(atom), atom, "revocation", "revocation.watch of a landed commit")
-        for atom in revocation_watches(chain, snapshot)
+        for atom in revocation_watches(spec, snapshot)
     ]
     unique: dict[str, Choice] = {}
     for obs, label, group, detail in found:
@@ -179,21 +177,21 @@ def observation_choices(
     return list(unique.values())
 
 
-def default_intent(chain: ChainSpec) -> dict[str, Any]:
+def default_intent(spec: ChainSpec) -> dict[str, Any]:
     """A value for every required intent field; the runtime matches predicates by name only."""
     intent: dict[str, Any] = {}
-    for action in chain.actions:
-        for name, spec in action.input.intent.items():
-            if spec.required and name not in intent:
-                intent[name] = 1 if spec.type in ("int", "integer") else f"{name}_1"
+    for action in spec.actions:
+        for name, wanted in action.input.intent.items():
+            if wanted.required and name not in intent:
+                intent[name] = 1 if wanted.type in ("int", "integer") else f"{name}_1"
     return intent
 
 
-def revocation_watches(chain: ChainSpec, snapshot: Snapshot) -> list[str]:
+def revocation_watches(spec: ChainSpec, snapshot: Snapshot) -> list[str]:
     """The signals the revocation watches of landed commits still listen for."""
     atoms: list[str] = []
     for lc in [*snapshot.commits_landed, *snapshot.compensators_landed]:
-        action = chain.action(lc.step)
+        action = spec.action(lc.step)
         rev = action.revocation if action else None
         if rev is None or lc.revoked:
             continue
@@ -203,7 +201,7 @@ def revocation_watches(chain: ChainSpec, snapshot: Snapshot) -> list[str]:
     return atoms
 
 
-def _answers(chain: ChainSpec, snapshot: Snapshot, gate: Gate | None) -> list[Choice]:
+def _answers(spec: ChainSpec, snapshot: Snapshot, gate: Gate | None) -> list[Choice]:
     if gate is None or not gate.outcomes:
         return []
     w = snapshot.waiting
@@ -211,8 +209,8 @@ def _answers(chain: ChainSpec, snapshot: Snapshot, gate: Gate | None) -> list[Ch
     accepting = next((n for n in names if gate.outcomes[n].verdict.type == "ok"), names[0])
     out = []
     for name in [accepting, *(n for n in names if n != accepting)]:
-        spec = gate.outcomes[name]
-        for i, params in enumerate(_param_sets(spec.params, w.options, w.payload)):
+        outcome = gate.outcomes[name]
+        for i, params in enumerate(_param_sets(outcome.params, w.options, w.payload)):
             answer: dict[str, Any] = {"outcome": name}
             if params:
                 answer["params"] = params
@@ -223,12 +221,12 @@ def _answers(chain: ChainSpec, snapshot: Snapshot, gate: Gate | None) -> list[Ch
                     name != accepting or i > 0,
                     name + (f" ({shown})" if shown else ""),
                     "outcome",
-                    f"→ {format_verdict(spec.verdict)}",
+                    f"→ {format_verdict(outcome.verdict)}",
                 )
             )
     after = gate.timeout.after.seconds if gate.timeout else None
-    if after is None and chain.policy.per_chain.gate_timeout is not None:
-        after = chain.policy.per_chain.gate_timeout.seconds
+    if after is None and spec.policy.per_chain.gate_timeout is not None:
+        after = spec.policy.per_chain.gate_timeout.seconds
     if after is not None:
         out.append(
             Choice(
@@ -251,7 +249,7 @@ def _answers(chain: ChainSpec, snapshot: Snapshot, gate: Gate | None) -> list[Ch
     return out
 
 
-def probe_choices(chain: ChainSpec, snapshot: Snapshot, action: Action | None) -> list[Choice]:
+def probe_choices(spec: ChainSpec, snapshot: Snapshot, action: Action | None) -> list[Choice]:
     """What a probe of ``action``'s commit can find, and the waits past its deadlines.
 
     Besides the chain, it reads only ``action`` and :func:`probe_age`.
@@ -262,7 +260,7 @@ def probe_choices(chain: ChainSpec, snapshot: Snapshot, action: Action | None) -
     ]
     if action is None:
         return out
-    for atom, cause in _probe_causes(chain, action):
+    for atom, cause in _probe_causes(spec, action):
         out.append(
             Choice(
                 {"probe": {"result": "not_landed", "cause": cause}},
@@ -292,7 +290,7 @@ def probe_age(snapshot: Snapshot, step: str) -> float:
     return snapshot.clock - record.created_at if record else 0.0
 
 
-def _probe_causes(chain: ChainSpec, action: Action) -> list[tuple[str, dict[str, Any]]]:
+def _probe_causes(spec: ChainSpec, action: Action) -> list[tuple[str, dict[str, Any]]]:
     """Each distinct observation a domain row in scope of ``action`` matches, with its atom.
 
     Depends on the chain alone, so it is kept per chain (:mod:`chains.core.memo`).
@@ -300,7 +298,7 @@ def _probe_causes(chain: ChainSpec, action: Action) -> list[tuple[str, dict[str,
 
     def causes() -> list[tuple[str, dict[str, Any]]]:
         found: dict[str, tuple[str, dict[str, Any]]] = {}
-        for row in chain.verdict_table:
+        for row in spec.verdict_table:
             if scope_applies_to(row.scope, action) is True:
                 for atom in row.signal:
                     obs = _observation_for(atom)
@@ -309,15 +307,15 @@ def _probe_causes(chain: ChainSpec, action: Action) -> list[tuple[str, dict[str,
                     )
         return list(found.values())
 
-    if chain.action(action.id) is not action:
+    if spec.action(action.id) is not action:
         return causes()
-    return remember(chain, ("probe causes", action.id), causes)
+    return remember(spec, ("probe causes", action.id), causes)
 
 
-def _feeds_selection(chain: ChainSpec, action: Action) -> bool:
+def _feeds_selection(spec: ChainSpec, action: Action) -> bool:
     return any(
         a.effect == "select" and set(a.input.handles) & set(action.output.handles)
-        for a in chain.actions
+        for a in spec.actions
     )
 
 

@@ -56,11 +56,11 @@ class Part:
 
     __slots__ = ("chain", "snapshot", "log")
 
-    def __init__(self, chain: ChainSpec, snapshot: Snapshot, log: EventLog):
+    def __init__(self, spec: ChainSpec, snapshot: Snapshot, log: EventLog):
         # A run never replaces its chain, snapshot or log, so each part holds them
         # directly (read thousands of times a search); ``snapshot`` is the view
         # :func:`fields_of` gives of the run's snapshot.
-        self.chain = chain
+        self.chain = spec
         self.snapshot = snapshot
         self.log = log
 

@@ -81,7 +81,7 @@ class Declared:
         )
 
 
-def declared(chain: ChainSpec) -> Declared:
+def declared(spec: ChainSpec) -> Declared:
     """The denominators of ``chain``'s coverage, explored in all its variants.
 
     >>> doc = ChainSpec.model_validate({"id": "c",
@@ -92,16 +92,16 @@ def declared(chain: ChainSpec) -> Declared:
     >>> d.steps, d.rows, d.outcomes, d.compensations
     (['s'], ['domain#1'], ['g:yes', 'g:no'], [])
     """
-    variants: list[str | None] = list(chain.variants.values) if chain.variants else [None]
-    paths = [(v, main_steps(chain, v)) for v in variants]
+    variants: list[str | None] = list(spec.variants.values) if spec.variants else [None]
+    paths = [(v, main_steps(spec, v)) for v in variants]
     steps = list(dict.fromkeys(s for _, path in paths for s in path))
     comps: dict[str, None] = {}
     for step in steps:
-        action = chain.action(step)
+        action = spec.action(step)
         comps.update((c, None) for c in (compensators(action) if action else []))
-    dispatched = [a for a in chain.actions if a.id in set(steps) | set(comps)]
+    dispatched = [a for a in spec.actions if a.id in set(steps) | set(comps)]
     rows: dict[str, None] = {}
-    for row in chain.verdict_table:
+    for row in spec.verdict_table:
         if any(
             in_variant(row.only, v)
             and in_variant(a.only, v)
@@ -109,8 +109,8 @@ def declared(chain: ChainSpec) -> Declared:
             for v in variants
             for a in dispatched
         ):
-            rows.setdefault(row_label(chain, row))
-    outcomes = [f"{g.id}:{o}" for g in chain.gates for o in g.outcomes]
+            rows.setdefault(row_label(spec, row))
+    outcomes = [f"{g.id}:{o}" for g in spec.gates for o in g.outcomes]
     return Declared(steps, list(rows), list(dict.fromkeys(outcomes)), list(comps), paths)
 
 
@@ -277,15 +277,15 @@ class Reach:
 class Recorder:
     """Fills a :class:`Reach` from a search: the events of each input, then how walks end."""
 
-    def __init__(self, chain: ChainSpec):
-        self.reach = Reach(declared(chain))
+    def __init__(self, spec: ChainSpec):
+        self.reach = Reach(declared(spec))
         d = self.reach.declared
         self._steps = set(d.steps)
         self._rows = set(d.rows)
         self._compensations = set(d.compensations)
         # Trace rows of gate answers and timeouts → the outcome they took.
         self._outcomes: dict[str, str] = {}
-        for gate in chain.gates:
+        for gate in spec.gates:
             for outcome in gate.outcomes:
                 self._outcomes[f"gate:{gate.id}.{outcome}"] = f"{gate.id}:{outcome}"
             timeout = gate.timeout

@@ -65,12 +65,12 @@ def expect_from(run: Run) -> Expectations:
     )
 
 
-def recorded(chain: ChainSpec, scenario: Scenario) -> Scenario:
+def recorded(spec: ChainSpec, scenario: Scenario) -> Scenario:
     """``scenario`` with the outcome it has on ``chain`` as its ``expect``, ready to save.
 
     Raises :class:`~.scenario.ScenarioMismatch` when it does not replay.
     """
-    run = simulate(chain, scenario.model_copy(update={"expect": None})).run
+    run = simulate(spec, scenario.model_copy(update={"expect": None})).run
     return scenario.model_copy(update={"expect": expect_from(run)})
 
 
@@ -96,13 +96,13 @@ class ScenarioCheck:
         }
 
 
-def check_scenario(chain: ChainSpec, name: str, scenario: Scenario) -> ScenarioCheck:
+def check_scenario(spec: ChainSpec, name: str, scenario: Scenario) -> ScenarioCheck:
     """Replay ``scenario`` against ``chain`` and describe what changed.
 
     A scenario without ``expect`` holds as long as it replays.
     """
     try:
-        result = simulate(chain, scenario)
+        result = simulate(spec, scenario)
     except ScenarioMismatch as exc:
         if exc.run is not None and exc.run.finished and exc.index and scenario.expect is not None:
             return _ended_early(name, scenario, exc.run, exc.index - 1)
@@ -124,12 +124,12 @@ def _ended_early(name: str, scenario: Scenario, run: Run, applied: int) -> Scena
     return ScenarioCheck(name, False, tuple(changes))
 
 
-def check_all(chain: ChainSpec, scenarios: Mapping[str, Scenario]) -> list[ScenarioCheck]:
+def check_all(spec: ChainSpec, scenarios: Mapping[str, Scenario]) -> list[ScenarioCheck]:
     """:func:`check_scenario` for every scenario, in name order."""
-    return [check_scenario(chain, name, scenarios[name]) for name in sorted(scenarios)]
+    return [check_scenario(spec, name, scenarios[name]) for name in sorted(scenarios)]
 
 
-def test_vectors(chain: ChainSpec, scenarios: Mapping[str, Scenario]) -> dict[str, Any]:
+def test_vectors(spec: ChainSpec, scenarios: Mapping[str, Scenario]) -> dict[str, Any]:
     """A JSON-ready conformance test-vector file of ``scenarios`` replayed on ``chain``.
 
     One vector per scenario, sorted by name: where the run starts, the events
@@ -148,7 +148,7 @@ def test_vectors(chain: ChainSpec, scenarios: Mapping[str, Scenario]) -> dict[st
             "events": [e.model_dump(mode="json", exclude_unset=True) for e in scenario.events],
         }
         try:
-            run = simulate(chain, scenario, run_id=VECTOR_RUN_ID).run
+            run = simulate(spec, scenario, run_id=VECTOR_RUN_ID).run
         except (ChainError, ValueError) as exc:
             if scenario.expect is not None:
                 vector["expect"] = _expect_json(scenario.expect)
@@ -161,7 +161,7 @@ def test_vectors(chain: ChainSpec, scenarios: Mapping[str, Scenario]) -> dict[st
     return {
         "format": TEST_VECTOR_FORMAT,
         "version": TEST_VECTOR_VERSION,
-        "chain": chain.id,
+        "chain": spec.id,
         "vectors": vectors,
     }
 

@@ -21,7 +21,7 @@ __all__ = ["check_replay", "replay", "replay_input"]
 
 
 def replay(
-    chain: ChainSpec, trace: list[Event], sealed: dict[str, Any] | None = None
+    spec: ChainSpec, trace: list[Event], sealed: dict[str, Any] | None = None
 ) -> list[Event]:
     """Re-derive a run from its trace's inputs alone; returns the re-derived trace.
 
@@ -49,7 +49,7 @@ def replay(
         previous.intent = unseal(store, previous.intent)
         previous.sealed = {k: v for k, v in store.items()}
         given["continuation_of"] = previous
-    run = Run.start(chain, **given)
+    run = Run.start(spec, **given)
     run.snapshot.sealed.update(store)
     for event in trace[1:]:
         if event.seq <= run.snapshot.seq:
@@ -58,13 +58,13 @@ def replay(
             run.wait(event.t - run.snapshot.clock)
         if event.input is None or event.seq <= run.snapshot.seq:
             continue
-        replay_input(run, chain, event)
+        replay_input(run, spec, event)
         if event.input.get("kind") == "resume":
-            run = Run.resume(chain, run.snapshot, run.trace)
+            run = Run.resume(spec, run.snapshot, run.trace)
     return run.trace
 
 
-def replay_input(run: Run, chain: ChainSpec, event: Event) -> None:
+def replay_input(run: Run, spec: ChainSpec, event: Event) -> None:
     """Apply the outside input ``event`` recorded (its ``input``) to ``run``."""
     given = event.input or {}
     kind = given.get("kind")
@@ -96,10 +96,10 @@ def replay_input(run: Run, chain: ChainSpec, event: Event) -> None:
 
 
 def check_replay(
-    chain: ChainSpec, trace: list[Event], sealed: dict[str, Any] | None = None
+    spec: ChainSpec, trace: list[Event], sealed: dict[str, Any] | None = None
 ) -> list[str]:
     """Differences between ``trace`` and its re-derivation; empty when they agree."""
-    again = replay(chain, trace, sealed)
+    again = replay(spec, trace, sealed)
     problems = []
     for old, new in zip(trace, again, strict=False):
         a, b = old.model_dump(), new.model_dump()

@@ -43,7 +43,7 @@ class RunStore(Protocol):
     """Runs kept by chain id and ``run_key``."""
 
     def get_or_create(
-        self, chain: ChainSpec, run_key: str, make: Callable[[], Run]
+        self, spec: ChainSpec, run_key: str, make: Callable[[], Run]
     ) -> tuple[Run, bool]:
         """The run kept under ``(chain.id, run_key)``, or the one ``make`` builds, kept
         in one atomic step; and whether it was made now."""
@@ -54,11 +54,11 @@ class RunStore(Protocol):
         ...
 
 
-def rebuild(chain: ChainSpec, snapshot: Snapshot, trace: list[Event]) -> Run:
+def rebuild(spec: ChainSpec, snapshot: Snapshot, trace: list[Event]) -> Run:
     """The kept run as it was saved: nothing is replayed, resumed or dispatched."""
     from .runtime import Run
 
-    return Run(chain, snapshot, trace)
+    return Run(spec, snapshot, trace)
 
 
 class MemoryRuns:
@@ -69,13 +69,13 @@ class MemoryRuns:
         self._lock = threading.Lock()
 
     def get_or_create(
-        self, chain: ChainSpec, run_key: str, make: Callable[[], Run]
+        self, spec: ChainSpec, run_key: str, make: Callable[[], Run]
     ) -> tuple[Run, bool]:
         with self._lock:
-            existing = self._runs.get((chain.id, run_key))
+            existing = self._runs.get((spec.id, run_key))
             if existing is not None:
                 return existing, False
-            run = self._runs[chain.id, run_key] = make()
+            run = self._runs[spec.id, run_key] = make()
             return run, True
 
     def save(self, run: Run) -> None:
@@ -106,18 +106,18 @@ class FileRuns:
         return self.folder / f"run-{digest}.json"
 
     def get_or_create(
-        self, chain: ChainSpec, run_key: str, make: Callable[[], Run]
+        self, spec: ChainSpec, run_key: str, make: Callable[[], Run]
     ) -> tuple[Run, bool]:
-        path = self.path(chain.id, run_key)
+        path = self.path(spec.id, run_key)
         if path.exists():
-            return self._load(chain, path), False
+            return self._load(spec, path), False
         run = make()
         self.folder.mkdir(parents=True, exist_ok=True)
         temporary = self._write(run)
         try:
             os.link(temporary, path)
         except FileExistsError:
-            return self._load(chain, path), False
+            return self._load(spec, path), False
         finally:
             temporary.unlink()
         return run, True
@@ -141,7 +141,7 @@ class FileRuns:
             json.dump(data, out)
         return Path(name)
 
-    def _load(self, chain: ChainSpec, path: Path) -> Run:
+    def _load(self, spec: ChainSpec, path: Path) -> Run:
         data = json.loads(path.read_text(encoding="utf-8"))
         snapshot = Snapshot.model_validate(data["snapshot"])
-        return rebuild(chain, snapshot, _TRACE.validate_python(data["trace"]))
+        return rebuild(spec, snapshot, _TRACE.validate_python(data["trace"]))

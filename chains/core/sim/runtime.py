@@ -94,8 +94,8 @@ class _Parts:
 class Run:
     """One execution of a chain. Build it with :meth:`start` or :meth:`resume`."""
 
-    def __init__(self, chain: ChainSpec, snapshot: Snapshot, trace: list[Event]):
-        self.chain = chain
+    def __init__(self, spec: ChainSpec, snapshot: Snapshot, trace: list[Event]):
+        self.chain = spec
         self.snapshot = snapshot
         # Set by :class:`~.fanout.Fanout` on its branches; not part of the snapshot.
         self.fanout: Any = None
@@ -108,24 +108,24 @@ class Run:
         # A strong reference back would make every run a reference cycle, and the
         # explorer's thousands of short-lived runs would wait for the cyclic collector.
         view = fields_of(snapshot)
-        self.log = log = EventLog(chain, view, trace)
+        self.log = log = EventLog(spec, view, trace)
         self.parts = parts = _Parts()
         peers = cast(_Parts, weakref.proxy(parts))
         host = cast("Run", weakref.proxy(self))
-        parts.steps = self.steps = Steps(chain, view, log, peers, host)
-        parts.outcomes = self.outcomes = Outcomes(chain, view, log, peers, host)
-        parts.backtrack = self.backtrack = Backtrack(chain, view, log, peers, host)
-        parts.gates = self.gates = Gates(chain, view, log, peers)
-        parts.reconcile = self.reconcile = Reconcile(chain, view, log, peers)
-        parts.compensation = self.compensation = Compensation(chain, view, log, peers)
-        parts.handles = self.handles = Handles(chain, view, log, host)
+        parts.steps = self.steps = Steps(spec, view, log, peers, host)
+        parts.outcomes = self.outcomes = Outcomes(spec, view, log, peers, host)
+        parts.backtrack = self.backtrack = Backtrack(spec, view, log, peers, host)
+        parts.gates = self.gates = Gates(spec, view, log, peers)
+        parts.reconcile = self.reconcile = Reconcile(spec, view, log, peers)
+        parts.compensation = self.compensation = Compensation(spec, view, log, peers)
+        parts.handles = self.handles = Handles(spec, view, log, host)
 
     # --- construction -----------------------------------------------------
 
     @classmethod
     def start(
         cls,
-        chain: ChainSpec,
+        spec: ChainSpec,
         *,
         intent: dict | None = None,
         run_key: str | None = None,
@@ -151,7 +151,7 @@ class Run:
         """
         if runs is not None:
             return cls.start_once(
-                chain,
+                spec,
                 runs,
                 intent=intent,
                 run_key=run_key,
@@ -162,22 +162,22 @@ class Run:
                 continuation_of=continuation_of,
             )[0]
         if continuation_of is not None:
-            return cls._continue(chain, continuation_of, intent, run_key, seed, run_id)
+            return cls._continue(spec, continuation_of, intent, run_key, seed, run_id)
         intent = dict(intent or {})
-        axis = chain.variants
+        axis = spec.variants
         if variant is None and axis is not None and intent.get(axis.axis) is not None:
             variant = str(intent[axis.axis])
         if variant is not None:
             if axis is None:
-                raise SimulationError(f"chain {chain.id!r} declares no variants; got {variant!r}")
+                raise SimulationError(f"chain {spec.id!r} declares no variants; got {variant!r}")
             if variant not in axis.values:
                 raise SimulationError(
                     f"variant must be one of {axis.values} ({axis.axis}); got {variant!r}"
                 )
         if run_id is None:
-            digest = hashlib.sha256(f"{chain.id}|{run_key}|{seed}".encode()).hexdigest()
+            digest = hashlib.sha256(f"{spec.id}|{run_key}|{seed}".encode()).hexdigest()
             run_id = f"run-{digest[:12]}"
-        pc = chain.policy.per_chain
+        pc = spec.policy.per_chain
         budgets = Budgets(
             rewinds_left=pc.max_rewinds if pc.max_rewinds is not None else DEFAULT_MAX_REWINDS,
             repairs_left=pc.max_repairs if pc.max_repairs is not None else DEFAULT_MAX_REPAIRS,
@@ -185,7 +185,7 @@ class Run:
         )
         snap = Snapshot(
             run_id=run_id,
-            chain_id=chain.id,
+            chain_id=spec.id,
             run_key=run_key,
             variant=variant,
             mode=mode,
@@ -193,7 +193,7 @@ class Run:
             budgets=budgets,
             seed=seed,
         )
-        run = cls(chain, snap, [])
+        run = cls(spec, snap, [])
         refs = seal(snap.sealed, run_id, intent)  # C7.3: the trace holds references only
         given = {"intent": refs, "run_key": run_key, "variant": variant, "seed": seed}
         given |= {"run_id": run_id, "mode": mode}
@@ -208,7 +208,7 @@ class Run:
 
     @classmethod
     def start_once(
-        cls, chain: ChainSpec, runs: RunStore, *, run_key: str | None, **given: Any
+        cls, spec: ChainSpec, runs: RunStore, *, run_key: str | None, **given: Any
     ) -> tuple[Run, bool]:
         """:meth:`start` through ``runs``: the run for ``run_key``, and whether it is new."""
         previous = given.get("continuation_of")
@@ -220,20 +220,18 @@ class Run:
         if previous is not None:
             # A continuation takes the key over from the run it continues (SPEC §2.8): the
             # key's run is the logical run's latest. Two continuing callers are not atomic.
-            kept, _ = runs.get_or_create(chain, run_key, lambda: rebuild(chain, previous, []))
+            kept, _ = runs.get_or_create(spec, run_key, lambda: rebuild(spec, previous, []))
             if kept.snapshot.run_id != previous.run_id:
                 return kept, False
-            run = cls.start(chain, run_key=run_key, **given)
+            run = cls.start(spec, run_key=run_key, **given)
             runs.save(run)
             return run, True
-        return runs.get_or_create(
-            chain, run_key, lambda: cls.start(chain, run_key=run_key, **given)
-        )
+        return runs.get_or_create(spec, run_key, lambda: cls.start(spec, run_key=run_key, **given))
 
     @classmethod
     def _continue(
         cls,
-        chain: ChainSpec,
+        spec: ChainSpec,
         previous: Snapshot,
         intent: dict | None,
         run_key: str | None,
@@ -246,9 +244,9 @@ class Run:
             raise SimulationError(
                 f"only a run in state restart_required can be continued; got {previous.state}"
             )
-        if previous.chain_id != chain.id:
+        if previous.chain_id != spec.id:
             raise SimulationError(
-                f"snapshot belongs to chain {previous.chain_id!r}; got chain {chain.id!r}"
+                f"snapshot belongs to chain {previous.chain_id!r}; got chain {spec.id!r}"
             )
         if run_key is not None and run_key != previous.run_key:
             raise SimulationError(
@@ -264,7 +262,7 @@ class Run:
             )
         snap = Snapshot(
             run_id=run_id or f"{previous.run_id}.{len(previous.run_id.split('.'))}",
-            chain_id=chain.id,
+            chain_id=spec.id,
             run_key=previous.run_key,
             variant=previous.variant,
             mode="external",
@@ -275,7 +273,7 @@ class Run:
             **{name: getattr(previous, name) for name in _CARRIED},
         )
         snap = Snapshot.model_validate(snap.model_dump())  # no object shared with ``previous``
-        run = cls(chain, snap, [])
+        run = cls(spec, snap, [])
         # C7.3: the previous snapshot goes into the trace with its intent as references
         # and without its sealed store, which this run's sealed store takes over.
         snap.sealed = dict(previous.sealed)
@@ -296,7 +294,7 @@ class Run:
         return run
 
     @classmethod
-    def resume(cls, chain: ChainSpec, snapshot: Snapshot, trace: list[Event]) -> Run:
+    def resume(cls, spec: ChainSpec, snapshot: Snapshot, trace: list[Event]) -> Run:
         """Continue a run after a crash, from its snapshot and trace alone.
 
         A dispatch of an unkeyed commit that was out when the process died
@@ -306,15 +304,15 @@ class Run:
         same uncertainty (the request may or may not have gone): the run
         probes first, and dispatches afresh only if the probe says not landed.
         """
-        if snapshot.chain_id != chain.id:
+        if snapshot.chain_id != spec.id:
             raise SimulationError(
-                f"snapshot belongs to chain {snapshot.chain_id!r}; got chain {chain.id!r}"
+                f"snapshot belongs to chain {snapshot.chain_id!r}; got chain {spec.id!r}"
             )
         if trace and trace[-1].seq != snapshot.seq:
             raise SimulationError(
                 f"snapshot is at seq {snapshot.seq} but the trace ends at seq {trace[-1].seq}"
             )
-        run = cls(chain, clone(snapshot), [e.model_copy() for e in trace])
+        run = cls(spec, clone(snapshot), [e.model_copy() for e in trace])
         run.reconcile.after_restart()
         run.log.flush()
         return run

@@ -501,7 +501,7 @@ _ANSWERING = frozenset({"observe", "select", "answer", "probe"})
 
 
 def simulate(
-    chain: ChainSpec,
+    spec: ChainSpec,
     scenario: Scenario,
     *,
     run_id: str | None = None,
@@ -522,20 +522,20 @@ def simulate(
     nothing is dispatched again. A new run is kept after its events, also
     when one of them does not fit.
     """
-    _check_fits(chain, scenario)
+    _check_fits(spec, scenario)
     given: dict[str, Any] = {"intent": dict(scenario.intent), "variant": scenario.variant}
     given |= {"seed": scenario.seed, "run_id": run_id}
     try:
         if runs is None:
-            run, created = Run.start(chain, run_key=scenario.run_key, **given), None
+            run, created = Run.start(spec, run_key=scenario.run_key, **given), None
         else:
-            run, created = Run.start_once(chain, runs, run_key=scenario.run_key, **given)
+            run, created = Run.start_once(spec, runs, run_key=scenario.run_key, **given)
     except SimulationError as exc:
         raise ScenarioMismatch(f"the run could not start: {exc}") from exc
     proposals: list[tuple[int, bool]] = []
     try:
         for index, event in enumerate(scenario.events if created is not False else [], 1):
-            run, accepted = apply_event(chain, run, event, index)
+            run, accepted = apply_event(spec, run, event, index)
             if accepted is not None:
                 proposals.append((index, accepted))
     finally:
@@ -548,7 +548,7 @@ def simulate(
 
 
 def apply_event(
-    chain: ChainSpec, run: Run, event: _ScenarioEvent, index: int
+    spec: ChainSpec, run: Run, event: _ScenarioEvent, index: int
 ) -> tuple[Run, bool | None]:
     """Apply scenario event number ``index`` to ``run``; the run to go on with, and a
     proposal's verdict (``None`` for other events).
@@ -564,7 +564,7 @@ def apply_event(
         )
     try:
         if isinstance(event, CrashEvent):
-            return _crash_and_resume(chain, run), None
+            return _crash_and_resume(spec, run), None
         return run, _apply(run, event)
     except SimulationError as exc:
         raise ScenarioMismatch(
@@ -572,15 +572,15 @@ def apply_event(
         ) from exc
 
 
-def _check_fits(chain: ChainSpec, scenario: Scenario) -> None:
-    if scenario.chain is not None and scenario.chain != chain.id:
-        raise ScenarioMismatch(f"the scenario is for chain {scenario.chain}, not {chain.id}")
+def _check_fits(spec: ChainSpec, scenario: Scenario) -> None:
+    if scenario.chain is not None and scenario.chain != spec.id:
+        raise ScenarioMismatch(f"the scenario is for chain {scenario.chain}, not {spec.id}")
     if scenario.expect is not None:
-        steps = {a.id for a in chain.actions}
+        steps = {a.id for a in spec.actions}
         unknown = sorted(set(scenario.expect.dispatches) - steps)
         if unknown:
             raise ScenarioMismatch(
-                f"expect.dispatches names steps that chain {chain.id} does not have: "
+                f"expect.dispatches names steps that chain {spec.id} does not have: "
                 + ", ".join(unknown)
             )
 
@@ -623,11 +623,11 @@ def _apply(run: Run, event: _ScenarioEvent) -> bool | None:
 _TRACE = TypeAdapter(list[Event])
 
 
-def _crash_and_resume(chain: ChainSpec, run: Run) -> Run:
+def _crash_and_resume(spec: ChainSpec, run: Run) -> Run:
     """A new run built from JSON copies of the snapshot and trace: nothing else survives."""
     snapshot = Snapshot.model_validate_json(run.snapshot.model_dump_json())
     trace = _TRACE.validate_json(_TRACE.dump_json(run.trace))
-    return Run.resume(chain, snapshot, trace)
+    return Run.resume(spec, snapshot, trace)
 
 
 def _describe_waiting(waiting: Waiting) -> str:

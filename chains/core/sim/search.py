@@ -341,8 +341,8 @@ FoundAt = tuple[int, Scenario, tuple[Cause, ...]]
 
 
 class Search:
-    def __init__(self, chain: ChainSpec, bounds: Bounds, should_stop, progress):
-        self.chain = chain
+    def __init__(self, spec: ChainSpec, bounds: Bounds, should_stop, progress):
+        self.chain = spec
         self.bounds = bounds
         self.should_stop = should_stop
         self.progress = progress
@@ -362,10 +362,10 @@ class Search:
         self.started = time.monotonic()
         self.roots: list[tuple[dict[str, Any], str | None]] = []
         self._kept_choices: dict[tuple, list[Choice]] = {}
-        self._revocable = any(a.revocation is not None for a in chain.actions)
+        self._revocable = any(a.revocation is not None for a in spec.actions)
         # An observation per choice event; choices are kept per step (see observations()).
         self._observation = by_identity(limit=1 << 16)(Observation.model_validate)
-        self.recorder = Recorder(chain)
+        self.recorder = Recorder(spec)
         # Other shards' searched states, key -> (faults, depth), and this one's since the
         # last exchange (see Search.exchange).
         self.exchange: Exchange | None = None
@@ -621,7 +621,7 @@ def fork(run: Run) -> Run:
 
 
 def apply_event(
-    chain: ChainSpec,
+    spec: ChainSpec,
     run: Run,
     event: dict[str, Any],
     observation: Callable[[dict[str, Any]], Observation] = Observation.model_validate,
@@ -651,7 +651,7 @@ def apply_event(
         # The simulator resumes from JSON copies of the snapshot and trace; the
         # explorer's run has no trace and its snapshot comes back from JSON equal
         # (test_explorer checks every crash of the fixtures), so resume's own copy serves.
-        resumed = Run.resume(chain, run.snapshot, [])
+        resumed = Run.resume(spec, run.snapshot, [])
         resumed.log.stamps_budgets = run.log.stamps_budgets
         resumed.log.seals = run.log.seals
         return resumed

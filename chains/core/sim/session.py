@@ -104,7 +104,7 @@ class Session:
         return _validated(data)
 
 
-def play(chain: ChainSpec, scenario: Scenario) -> Session:
+def play(spec: ChainSpec, scenario: Scenario) -> Session:
     """Replay ``scenario`` on ``chain`` one event at a time, stopping at the first misfit.
 
     The events that applied stay applied (the session shows the run they
@@ -117,12 +117,12 @@ def play(chain: ChainSpec, scenario: Scenario) -> Session:
     >>> [step.description for step in s.steps], s.run.snapshot.state
     (['observes timeout', 'observes http:200'], 'done')
     """
-    run = simulate(chain, scenario.model_copy(update={"events": [], "expect": None})).run
-    return _applied(chain, scenario, run, [])
+    run = simulate(spec, scenario.model_copy(update={"events": [], "expect": None})).run
+    return _applied(spec, scenario, run, [])
 
 
 def play_branch(
-    chain: ChainSpec, scenario: Scenario, event: dict[str, Any], at: int | None = None
+    spec: ChainSpec, scenario: Scenario, event: dict[str, Any], at: int | None = None
 ) -> Session:
     """``play(chain, play(chain, scenario).branch(event, at))``, replaying the run once.
 
@@ -136,12 +136,12 @@ def play_branch(
     (['observes timeout', 'observes http:200'], 'done')
     """
     kept = scenario.events if at is None else scenario.events[:at]
-    before = play(chain, scenario.model_copy(update={"events": kept}))
+    before = play(spec, scenario.model_copy(update={"events": kept}))
     branched = before.branch(event)
-    return _applied(chain, branched, before.run, before.steps)
+    return _applied(spec, branched, before.run, before.steps)
 
 
-def _applied(chain: ChainSpec, scenario: Scenario, run: Run, applied: list[Step]) -> Session:
+def _applied(spec: ChainSpec, scenario: Scenario, run: Run, applied: list[Step]) -> Session:
     """The session of ``scenario`` on ``run``, which has applied its first ``applied`` events.
 
     The rest are applied in order up to the first that does not fit.
@@ -151,7 +151,7 @@ def _applied(chain: ChainSpec, scenario: Scenario, run: Run, applied: list[Step]
     for number, event in enumerate(scenario.events[len(applied) :], len(applied) + 1):
         first = len(run.trace)
         try:
-            run, accepted = apply_event(chain, run, event, number)
+            run, accepted = apply_event(spec, run, event, number)
         except ScenarioMismatch as exc:
             refused = str(exc)
             break
@@ -233,7 +233,7 @@ def _validated(data: dict[str, Any] | bytes, prefix: str = "") -> Scenario:
     return scenario
 
 
-def run_marks(chain: ChainSpec, run: Run) -> dict[str, str]:
+def run_marks(spec: ChainSpec, run: Run) -> dict[str, str]:
     """CSS classes for the handle graph (:func:`chains.core.render.handle_graph_dot`).
 
     ``action:<id>``: ``sim-cursor`` on the step the run waits on, ``sim-landed`` on
@@ -273,11 +273,11 @@ class Gauge:
     unit: str = ""
 
 
-def gauges(chain: ChainSpec, run: Run) -> list[Gauge]:
+def gauges(spec: ChainSpec, run: Run) -> list[Gauge]:
     """The run's budgets: attempts on the current step, rewinds, repairs, wall clock."""
     s = run.snapshot
     b = s.budgets
-    pc = chain.policy.per_chain
+    pc = spec.policy.per_chain
     out = []
     if s.waiting.kind == "observe" and s.waiting.step:
         left = max(b.step_attempts_left, 0)

@@ -46,13 +46,13 @@ class Shield(Part):
 
     def __init__(
         self,
-        chain: ChainSpec,
+        spec: ChainSpec,
         snapshot: Snapshot,
         log: EventLog,
         peers: Needs,
         reconcile: Probes,
     ):
-        super().__init__(chain, snapshot, log)
+        super().__init__(spec, snapshot, log)
         self.peers = peers
         self.reconcile = reconcile
 

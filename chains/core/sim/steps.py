@@ -37,25 +37,25 @@ if TYPE_CHECKING:
 __all__ = ["Steps", "keyed_commits"]
 
 
-def keyed_commits(chain: ChainSpec) -> frozenset[str]:
+def keyed_commits(spec: ChainSpec) -> frozenset[str]:
     """The steps whose arrivals number an idempotency key (:meth:`Steps.key`): keyed commits.
 
     No other step's arrival count is read by anything a run decides.
     """
     global _last_keyed
     last = _last_keyed
-    if last[0] is chain:
+    if last[0] is spec:
         return last[1]
 
     def find() -> frozenset[str]:
         return frozenset(
             a.id
-            for a in chain.actions
-            if chain.action(a.id) is a and is_commit_class(a) and is_keyed(a)
+            for a in spec.actions
+            if spec.action(a.id) is a and is_commit_class(a) and is_keyed(a)
         )
 
-    found = remember(chain, "keyed commits", find)
-    _last_keyed = (chain, found)
+    found = remember(spec, "keyed commits", find)
+    _last_keyed = (spec, found)
     return found
 
 
@@ -93,13 +93,13 @@ class Steps(Part):
 
     def __init__(
         self,
-        chain: ChainSpec,
+        spec: ChainSpec,
         snapshot: Snapshot,
         log: EventLog,
         peers: Needs,
         host: Host,
     ):
-        super().__init__(chain, snapshot, log)
+        super().__init__(spec, snapshot, log)
         self.peers = peers
         self.host = host
 
