@@ -107,3 +107,18 @@ def test_a_refusal_from_a_use_case_goes_beside_the_field_its_message_names():
 def test_an_unbound_form_shows_its_initial_values():
     form = SchemaForm(Review, initial={"revision": 4})
     assert not form.is_bound and form["revision"].value() == 4
+
+
+def test_no_page_reads_the_post_but_through_the_forms_helper():
+    import ast
+    from pathlib import Path
+
+    views = Path(__file__).resolve().parent.parent / "chains" / "views"
+    readers = [
+        f"{path.name}:{node.lineno}"
+        for path in sorted(views.glob("*.py"))
+        if path.name != "forms.py"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute) and node.attr == "POST"
+    ]
+    assert readers == []

@@ -35,6 +35,7 @@ __all__ = [
     "Prefixed",
     "SchemaForm",
     "plain_number",
+    "posted_data",
     "bound",
     "posted",
     "read_form",
@@ -182,24 +183,27 @@ class SchemaForm(forms.Form, Generic[S]):
         )
 
 
+def posted_data(request: HttpRequest) -> QueryDict | None:
+    """The request's post, the one place a page reads it; None for any other method."""
+    return request.POST if request.method == "POST" else None
+
+
 def posted(
     request: HttpRequest, schema: type[S], initial: dict[str, Any] | None = None
 ) -> SchemaForm[S]:
     """``schema``'s form, bound to the request's post (unbound for any other method)."""
-    data = request.POST if request.method == "POST" else None
-    return SchemaForm(schema, data, initial=initial)
+    return SchemaForm(schema, posted_data(request), initial=initial)
 
 
 def read_post(request: HttpRequest, schema: type[S]) -> S:
     """The request's post read into ``schema``, for forms that are not shown again
     (buttons, hidden fields, a menu): :class:`FormError` names a refused field."""
-    return read_form(schema, request.POST if request.method == "POST" else QueryDict())
+    return read_form(schema, posted_data(request) or QueryDict())
 
 
 def bound(request: HttpRequest, form_class: type[F], **kwargs: Any) -> F:
     """A Django form of ours (sign-up) bound to the request's post (unbound otherwise)."""
-    data = request.POST if request.method == "POST" else None
-    return form_class(data, **kwargs)
+    return form_class(posted_data(request), **kwargs)
 
 
 def plain_number(text: str | None) -> int | None:

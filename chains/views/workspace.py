@@ -24,6 +24,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
+from pydantic import BaseModel
 
 from chains.core import edit, formats
 from chains.core.coverage import coverage
@@ -63,7 +64,7 @@ from chains.services.access import ChainAccess, get_head, spec_of
 from chains.services.editing import EditIn, UndoIn
 from chains.views.common import get_access
 from chains.views.element_forms import DocumentForm
-from chains.views.forms import FormError, plain_number, read_form
+from chains.views.forms import FormError, bound, plain_number, read_post
 from chains.views.workspace_forms import (
     NAMES,
     EditForm,
@@ -82,9 +83,26 @@ WIDE_TABS = ("table", "coverage")
 SEVERITIES: tuple[str, ...] = get_args(Severity)
 # Findings the lint summary beside the canvas names; the lint panel lists the rest.
 SUMMARY_FINDINGS = 3
+
+
 # The view state every workspace form posts back (templates/chains/_state.html).
 # adding: the adder form kept open after an add.
-STATE_FIELDS = ("select", "tab", "view", "wide", "sev", "adding")
+class ViewState(BaseModel):
+    """The workspace's view state a form carries along (selection, tab, view, layout, adder)."""
+
+    select: str = ""
+    tab: str = ""
+    view: str = ""
+    wide: str = ""
+    sev: str = ""
+    adding: str = ""
+
+    def given(self) -> dict[str, str]:
+        """The fields the form gave a value, by name."""
+        return {k: v for k, v in self.model_dump().items() if v}
+
+
+STATE_FIELDS = tuple(ViewState.model_fields)
 
 
 @require_GET
@@ -98,9 +116,9 @@ def workspace(request: HttpRequest, key: str, team: str | None = None) -> HttpRe
 def edit_chain(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
     access = get_access(request, team, key, Role.EDITOR)
     chain = access.chain
-    form = posted_form(request.POST, _head_spec(chain))
+    form = posted_form(request, _head_spec(chain))
     try:
-        posted = _edit_of(request.POST, form)
+        posted = _edit_of(request, form)
         saved = editing.save_edit(
             chain,
             posted.op,
@@ -128,7 +146,7 @@ def undo_redo(request: HttpRequest, key: str, action: str, team: str | None = No
     access = get_access(request, team, key, Role.EDITOR)
     restore = editing.undo if action == "undo" else editing.redo
     try:
-        base = read_form(UndoIn, request.POST).base
+        base = read_post(request, UndoIn).base
         revision = restore(access.chain, base=base, author=request.user)
     except StaleRevision as exc:
         return _refused(request, access, str(exc), 409)
@@ -144,18 +162,18 @@ def _head_spec(chain: Chain) -> ChainSpec | None:
         return None  # the edit is refused as the head no longer validates
 
 
-def _edit_of(post: Any, form: DocumentForm | None) -> EditIn:
+def _edit_of(request: HttpRequest, form: DocumentForm | None) -> EditIn:
     """The edit a post asks for: from the workspace form it names, or ``op`` and JSON ``args``.
 
     A form that refuses a value raises ``FormError`` naming its fields; the
     bound form keeps them for the page to show again.
     """
-    base = read_form(UndoIn, post).base
+    base = read_post(request, UndoIn).base
     if form is not None:
         if not form.is_valid():
             raise FormError(form.summary(), tuple(form.errors))
         return EditIn(op=form.op, base=base, args=form.args())
-    plain = EditForm(post)
+    plain = bound(request, EditForm)
     if not plain.is_valid():
         said = "; ".join(f"{k}: {' '.join(v)}" for k, v in plain.errors.items())
         raise FormError(said, tuple(plain.errors))
@@ -484,7 +502,7 @@ def _state(request: HttpRequest, saved: EditIn | None = None) -> dict[str, str]:
 
     After a ``saved`` rename the selection follows the element to its new id.
     """
-    state = {k: request.POST[k] for k in STATE_FIELDS if request.POST.get(k)}
+    state = read_post(request, ViewState).given()
     if saved is not None and state.get("select"):
         state["select"] = renamed_selection(saved, state["select"])
     return state

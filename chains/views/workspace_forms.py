@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 import yaml
 from django import forms
+from django.http import HttpRequest, QueryDict
 
 from chains.core import edit, formats
 from chains.core.edit import EditError
@@ -47,6 +48,7 @@ from chains.views.element_forms import (
     literal,
     rows_of,
 )
+from chains.views.forms import posted_data
 
 __all__ = [
     "CHAIN_SECTIONS",
@@ -413,8 +415,9 @@ def _source(spec: ChainSpec, form: type[DocumentForm]) -> dict[str, Any] | None:
     return None
 
 
-def posted_form(post: Any, spec: ChainSpec | None) -> DocumentForm | None:
-    """The workspace form ``post`` came from, bound to it; None for a post naming none."""
+def posted_form(request: HttpRequest, spec: ChainSpec | None) -> DocumentForm | None:
+    """The workspace form the request's post came from, bound to it; None for a post naming none."""
+    post = posted_data(request) or QueryDict()
     form_id, op = post.get("form", ""), post.get("op", "")
     if spec is None:
         return None  # the head no longer validates: the edit is refused as it stands
