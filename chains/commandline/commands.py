@@ -121,10 +121,10 @@ def import_(options: argparse.Namespace, out: Output, files: Files) -> int:
 
 def simulate_(options: argparse.Namespace, out: Output, files: Files) -> int:
     scenario = read_scenario(options.scenario)
-    chain = scenario_chain(files.load(options.chain), scenario)
+    spec = scenario_chain(files.load(options.chain), scenario)
     try:
         runs = FileRuns(options.runs) if options.runs is not None else None
-        result = simulate(chain, scenario, runs=runs)
+        result = simulate(spec, scenario, runs=runs)
     except ScenarioMismatch as exc:
         if exc.run is not None and not options.json:
             out.say(run_lines(exc.run))
@@ -148,25 +148,25 @@ def simulate_(options: argparse.Namespace, out: Output, files: Files) -> int:
 
 def explore_(options: argparse.Namespace, out: Output, files: Files) -> int:
     bounds = bounds_of(options)
-    chain = pick_chain(files.load(options.chain), options.chain_id)
-    result = explore(chain, bounds)
+    spec = pick_chain(files.load(options.chain), options.chain_id)
+    result = explore(spec, bounds)
     if options.json:
         out.json(result.as_dict())
     else:
-        out.say(exploration_lines(chain.id, bounds, result))
+        out.say(exploration_lines(spec.id, bounds, result))
     if options.write_counterexamples is not None:
-        for path in write_counterexamples(options.write_counterexamples, chain.id, result):
+        for path in write_counterexamples(options.write_counterexamples, spec.id, result):
             out.line(f"wrote {path}")
     return exploration_status(result, options.allow_incomplete)
 
 
 def audit(options: argparse.Namespace, out: Output, files: Files) -> int:
-    chain = pick_chain(files.load(options.chain), options.chain_id)
-    result = audit_trace(chain, options.trace)
+    spec = pick_chain(files.load(options.chain), options.chain_id)
+    result = audit_trace(spec, options.trace)
     if options.json:
         out.json(result.as_dict())
     else:
-        out.say(audit_lines(chain.id, result))
+        out.say(audit_lines(spec.id, result))
     return 0 if result.clean else 1
 
 
@@ -208,8 +208,8 @@ def _pair(text: str) -> tuple[str, str]:
 
 
 def export(options: argparse.Namespace, out: Output, files: Files) -> int:
-    chain = pick_chain(files.load(options.chain), options.chain_id)
-    out.write_text(export_spec(chain, options.format, drawn=True))
+    spec = pick_chain(files.load(options.chain), options.chain_id)
+    out.write_text(export_spec(spec, options.format, drawn=True))
     return 0
 
 

@@ -93,11 +93,11 @@ def load(data: bytes | str, format: Format = "auto", filename: str | None = None
             if "→" in text or "->" in text or "=>" in text:  # else no comment gives a verdict
                 result.problems.extend(read_arrow_verdicts(data_, where, comments(text)))
             data_ = with_comment_notes(data_, where, text)
-        chain = validate_chain(data_, where)
+        spec = validate_chain(data_, where)
     except DocumentError as exc:
         result.problems.extend(exc.problems)
         return result
-    result.chains.append(chain)
-    result.problems.extend(extras_problems(chain, where))
-    result.problems.extend(unreadable_problems(chain, where))
+    result.chains.append(spec)
+    result.problems.extend(extras_problems(spec, where))
+    result.problems.extend(unreadable_problems(spec, where))
     return result

@@ -83,15 +83,15 @@ class _Assembler:
         chains = []
         taken_ids: set[str] = set()
         for ctx in contexts:
-            chain = self.build(ctx, contexts, used)
-            if chain is None:
+            spec = self.build(ctx, contexts, used)
+            if spec is None:
                 continue
-            if chain.id in taken_ids:
-                new_id = f"{chain.id}_{len(taken_ids) + 1}"
-                self.problem(f"two scopes are named {chain.id!r}; renamed one {new_id!r}", None)
-                chain = chain.model_copy(update={"id": new_id})
-            taken_ids.add(chain.id)
-            chains.append(chain)
+            if spec.id in taken_ids:
+                new_id = f"{spec.id}_{len(taken_ids) + 1}"
+                self.problem(f"two scopes are named {spec.id!r}; renamed one {new_id!r}", None)
+                spec = spec.model_copy(update={"id": new_id})
+            taken_ids.add(spec.id)
+            chains.append(spec)
         place_unused(self.shared, chains, used, self.problem)
         return chains
 
@@ -297,7 +297,7 @@ class _Assembler:
                 self.problem("a second variants block; the first one is used", extra.line)
         self.rails(ctx, document)
         try:
-            chain = ChainSpec.model_validate(document)
+            spec = ChainSpec.model_validate(document)
         except ValidationError as exc:
             for err in exc.errors(include_url=False):
                 path = ".".join(map(str, err["loc"]))
@@ -309,13 +309,13 @@ class _Assembler:
                 f"{section} {', '.join(ids)} from {origin}"
                 for (section, origin), ids in copied.items()
             )
-            message = f"chain {chain.id!r} uses definitions given elsewhere; copied {listing}"
+            message = f"chain {spec.id!r} uses definitions given elsewhere; copied {listing}"
             self.problem(message, line, "info")
-        chain = unambiguous_first(chain, [i.line for i in own["verdict_table"]], self.problem)
+        spec = unambiguous_first(spec, [i.line for i in own["verdict_table"]], self.problem)
         lines = {i.value.id: i.line for i in reversed(own["actions"])}  # the first wins
-        chain = mark_probe_reads(chain, lines, self.problem, self.sections(lines))
+        spec = mark_probe_reads(spec, lines, self.problem, self.sections(lines))
         mine = [s for s in self.statements if s.context is self.shared or s.context is ctx]
-        return carry_statements(chain, mine, self.problem)
+        return carry_statements(spec, mine, self.problem)
 
     def rails(self, ctx: Context, document: dict[str, Any]) -> None:
         """Rails the prose writes as alternatives (``GDS `a → b`; NDC `c → d```)

@@ -79,7 +79,7 @@ class LintContext:
     """Indexes over one chain, built lazily."""
 
     def __init__(self, spec: ChainSpec):
-        self.chain = spec
+        self.spec = spec
         self.actions = first_by_id(spec.actions)
         self.handles = first_by_id(spec.handles)
         self.gates = first_by_id(spec.gates)
@@ -97,7 +97,7 @@ class LintContext:
 
     def _by_handle(self, handles_of: Callable[[Action], list[str]]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = defaultdict(list)
-        for a in self.chain.actions:
+        for a in self.spec.actions:
             for h in handles_of(a):
                 out[h].append(a.id)
         return dict(out)
@@ -107,12 +107,12 @@ class LintContext:
         """Derivation DAG: an edge parent → child for every ``derived_from``."""
         from ..graph import derivation_graph
 
-        return derivation_graph(self.chain)
+        return derivation_graph(self.spec)
 
     @cached_property
     def elements(self) -> list[tuple[str, Element]]:
         """Every element of the chain with its readable path (see :func:`walk`)."""
-        return list(walk(self.chain))
+        return list(walk(self.spec))
 
     @cached_property
     def ancestry(self) -> Ancestry:
@@ -123,8 +123,8 @@ class LintContext:
 
     @cached_property
     def intent_fields(self) -> set[str]:
-        return {f for a in self.chain.actions for f in a.input.intent}
+        return {f for a in self.spec.actions for f in a.input.intent}
 
     def attempts(self, action: Action) -> int:
         """Attempts the policy gives ``action``: override, then class, then SPEC default."""
-        return policy_attempts(self.chain, action)
+        return policy_attempts(self.spec, action)

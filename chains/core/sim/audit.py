@@ -172,7 +172,7 @@ class _Shadow:
     """Our runtime on the trace's inputs: what the chain would have done at each event."""
 
     def __init__(self, spec: ChainSpec, run: Run):
-        self.chain = spec
+        self.spec = spec
         self.run = run
         self.seen = len(run.trace)
 
@@ -235,7 +235,7 @@ class _Shadow:
 
     def _apply(self, event: Event, given: dict[str, Any] | None = None) -> tuple[Kind, str] | None:
         try:
-            replay_input(self.run, self.chain, event if given is None else _with(event, given))
+            replay_input(self.run, self.spec, event if given is None else _with(event, given))
         except (SimulationError, KeyError, TypeError, ValueError) as exc:
             return "out_of_order", f"the chain cannot take this here: {exc}"
         return None

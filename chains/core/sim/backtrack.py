@@ -130,7 +130,7 @@ class Backtrack(Part):
         atoms = observed_atoms(obs)
         detects: dict[str, list[str]] = {}
         for hid in dict.fromkeys(origin.input.handles):
-            h = self.chain.handle(hid)
+            h = self.spec.handle(hid)
             if h is not None and hid in s.handles and h.staleness and h.staleness.detect:
                 detects[hid] = [normalize_atom(a) for a in h.staleness.detect]
         hits = {h: [a for a in d if matches(a, obs, atoms)] for h, d in detects.items()}
@@ -174,7 +174,7 @@ class Backtrack(Part):
         )
 
     def repair_audience(self) -> str:
-        for step in self.chain.policy.escalation:
+        for step in self.spec.policy.escalation:
             if any("repair" in m.lower() for m in step.may):
                 return step.audience
         return "model"
@@ -189,7 +189,7 @@ class Backtrack(Part):
         handles = self.peers.handles
         target = v.to or ""
         try:
-            chain, fields = self.chain, tuple(v.fields)
+            chain, fields = self.spec, tuple(v.fields)
             scope = remember(
                 chain, ("repair scope", target, fields), lambda: repair_scope(chain, target, fields)
             )
@@ -199,7 +199,7 @@ class Backtrack(Part):
         facts = {
             h
             for h in dead_ids
-            if (m := self.chain.handle(h)) and m.minted_by and handles.is_fact(m.minted_by)
+            if (m := self.spec.handle(h)) and m.minted_by and handles.is_fact(m.minted_by)
         }
         handles.invalidate([h for h in dead_ids if h not in facts])
 

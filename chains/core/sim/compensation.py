@@ -54,7 +54,7 @@ class Compensation(Part):
     def start(self, pending: list[int]) -> None:
         """Unwind the landed commits at indices ``pending`` of ``commits_landed``."""
         s = self.snapshot
-        order = self.chain.policy.per_chain.compensation_order
+        order = self.spec.policy.per_chain.compensation_order
         landed = s.commits_landed
         queue = list(reversed(pending))
         if isinstance(order, list):

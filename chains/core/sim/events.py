@@ -24,11 +24,11 @@ __all__ = ["EventLog", "describe", "observed_input", "shown_fields", "signal_of"
 class EventLog:
     """The event being written, and the trace it goes to."""
 
-    __slots__ = ("chain", "snapshot", "trace", "draft", "seals", "stamps_budgets")
+    __slots__ = ("spec", "snapshot", "trace", "draft", "seals", "stamps_budgets")
 
     def __init__(self, spec: ChainSpec, snapshot: Snapshot, trace: list[Event]):
         # ``snapshot`` is the parts' view of the run's snapshot (:func:`~.part.fields_of`).
-        self.chain = spec
+        self.spec = spec
         self.snapshot = snapshot
         self.trace = trace
         self.draft: dict[str, Any] | None = None
@@ -91,7 +91,7 @@ class EventLog:
         ``step`` stay readable. ``given`` itself is not changed:
         :func:`observed_input` shares it between runs.
         """
-        shown = shown_fields(self.chain).get(step or "", frozenset())
+        shown = shown_fields(self.spec).get(step or "", frozenset())
         s = self.snapshot
         out = given
         for name in ("observation", "cause"):

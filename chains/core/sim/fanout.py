@@ -69,7 +69,7 @@ class Fanout:
         snap.dispatches = {}  # 1:1 with this branch's own attempt events
         snap.fanout = None
         snap.branch_of = parent.run_id
-        run = Run(self.parent.chain, snap, [])
+        run = Run(self.parent.spec, snap, [])
         run.fanout = self
         run.log.transition(
             None, None, note=f"branch of {parent.run_id} sharing {sorted(self.shared)}", source=None
@@ -92,7 +92,7 @@ class Fanout:
                 raise SimulationError(
                     f"run {snapshot.run_id} is not a branch of {parent.snapshot.run_id}"
                 )
-            run = Run.resume(parent.chain, snapshot, trace)
+            run = Run.resume(parent.spec, snapshot, trace)
             run.fanout = group
             group.branches.append(run)
         return group
@@ -200,7 +200,7 @@ class Fanout:
 
     def _after_minter(self, run: Run, hid: str) -> str | None:
         """The step after the shared handle's minter: where an adopting branch goes on."""
-        handle = self.parent.chain.handle(hid)
+        handle = self.parent.spec.handle(hid)
         steps = run.steps.main()
         minter = handle.minted_by if handle else None
         if minter not in steps:

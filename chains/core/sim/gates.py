@@ -113,7 +113,7 @@ class Gates(Part):
                 # C7.1: the attempt records the dispatch and its verdict; parking is a
                 # state change that dispatches nothing, so it is a transition of its own.
                 self.log.transition(action.id, "raised_gate", note=f"parked at gate {gate_id}")
-        gate = self.chain.gate(gate_id)
+        gate = self.spec.gate(gate_id)
         if gate is None:
             self.peers.outcomes.dead_end(dead(f"unknown_gate_{gate_id}", True), action)
             return
@@ -167,7 +167,7 @@ class Gates(Part):
                 self.log.flush()
                 raise SimulationError(refused)
             return
-        refused = audience_problem(self.chain, gate, by)
+        refused = audience_problem(self.spec, gate, by)
         if refused:  # a person of the wrong audience: refused before anything is recorded
             raise SimulationError(refused)
         spec = gate.outcomes[outcome]
@@ -310,8 +310,8 @@ class Gates(Part):
         assert ctx is not None
         gate = self.gate(ctx.gate)
         after = gate.timeout.after.seconds if gate.timeout else None
-        if after is None and self.chain.policy.per_chain.gate_timeout is not None:
-            after = self.chain.policy.per_chain.gate_timeout.seconds
+        if after is None and self.spec.policy.per_chain.gate_timeout is not None:
+            after = self.spec.policy.per_chain.gate_timeout.seconds
         if after is None or s.clock - ctx.raised_at < after:
             return
         timeout = gate.timeout
@@ -377,7 +377,7 @@ class Gates(Part):
             if w.kind != "answer" or w.gate is None:
                 return f"no gate is pending (the run waits for {describe(w)})"
             gate = self.gate(w.gate)
-            refused = audience_problem(self.chain, gate, "model")
+            refused = audience_problem(self.spec, gate, "model")
             if refused:
                 return refused
             if str(p.value) not in gate.outcomes:

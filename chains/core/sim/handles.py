@@ -118,7 +118,7 @@ class Handles(Part):
         for hid in action.output.handles:
             if hid in s.handles:  # a live handle re-minted: I1 before I2
                 self.invalidate([hid], including_roots=False)
-            handle = self.chain.handle(hid)
+            handle = self.spec.handle(hid)
             parents = handle.derived_from if handle else []
             count = s.mint_counts.get(hid, 0) + 1
             if fanout is not None:  # aliases of shared handles are unique across branches
@@ -145,7 +145,7 @@ class Handles(Part):
         selection step consumes, since that step offers them; otherwise for
         the first handle it minted.
         """
-        selected = remember(self.chain, "selection inputs", lambda: _selection_inputs(self.chain))
+        selected = remember(self.spec, "selection inputs", lambda: _selection_inputs(self.spec))
         for alias in aliases:
             if alias.rsplit("#", 1)[0] in selected:
                 return alias
@@ -162,7 +162,7 @@ class Handles(Part):
         compensation unwinds it.
         """
         s = self.snapshot
-        lineage = _descendants(self.chain)
+        lineage = _descendants(self.spec)
         dead: list[str] = list(handle_ids) if including_roots else []
         for hid in handle_ids:
             dead += lineage.get(hid, [])
@@ -179,11 +179,11 @@ class Handles(Part):
 
     def refresh(self, handle_id: str) -> str | None:
         """The step that re-mints ``handle_id`` (:func:`refresh_step`)."""
-        return refresh_step(self.chain, handle_id)
+        return refresh_step(self.spec, handle_id)
 
     def is_fact(self, action_id: str) -> bool:
         """True when ``action_id`` is a commit: what it landed is a fact (I5)."""
-        return action_id in commit_steps(self.chain)
+        return action_id in commit_steps(self.spec)
 
     def presented(self, action: Action) -> list[str]:
         """Aliases a dispatch of ``action`` presents.
@@ -209,4 +209,4 @@ class Handles(Part):
             return False
         m = _ALIAS.match(value)
         live = {st.alias for st in self.snapshot.handles.values()}
-        return value in live or bool(m and self.chain.handle(m[1]) is not None)
+        return value in live or bool(m and self.spec.handle(m[1]) is not None)

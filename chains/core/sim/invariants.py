@@ -162,7 +162,7 @@ class Monitor:
     commit's input handle was invalidated: findings are explained from there.
     """
 
-    chain: ChainSpec
+    spec: ChainSpec
     open: dict[Sent, str] = field(default_factory=dict)
     streak: dict[str, int] = field(default_factory=dict)
     spent: dict[str, tuple[str, str | None]] = field(default_factory=dict)
@@ -185,7 +185,7 @@ class Monitor:
 
     def copy(self) -> Monitor:
         return Monitor(
-            self.chain,
+            self.spec,
             dict(self.open),
             dict(self.streak),
             dict(self.spent),
@@ -249,7 +249,7 @@ class Monitor:
             elif event.event_type == "reconcile" and event.step_id and event.signal:
                 self._probe(event.step_id, event.signal.get("probe"), event.handles_minted)
             else:
-                said = self.gates.see(self.chain, event)
+                said = self.gates.see(self.spec, event)
                 found += [Finding("gate_skipped", said)] if said else []
             if event.handles_invalidated:
                 self._killed(event)
@@ -267,7 +267,7 @@ class Monitor:
         if line is not None and line[0][0].seq == event.seq - 1:
             line = line[1]
         for alias in event.handles_invalidated:
-            if alias.split("#")[0] in minted_read(self.chain):
+            if alias.split("#")[0] in minted_read(self.spec):
                 self.killed[alias.split("#")[0]] = line
 
     def _explained(self, found: list[Finding]) -> list[Finding]:
@@ -280,7 +280,7 @@ class Monitor:
 
     def _attempt(self, event: Event) -> list[Finding]:
         step = event.step_id or ""
-        action = self.chain.action(step)
+        action = self.spec.action(step)
         if action is None:
             return []
         if self.last_step != step:
@@ -289,13 +289,13 @@ class Monitor:
         presented = list(event.handles_consumed)
         self.gates.went_to(step)
         if not is_commit_class(action):  # a read or mint of an undo still acts on its target
-            return _without_target(self.chain, action, presented)
+            return _without_target(self.spec, action, presented)
         found = self.dispatch_findings(step, presented, self.minted, event.idempotency_key)
-        said = self.gates.ungated(self.chain, action)
+        said = self.gates.ungated(self.spec, action)
         found += [Finding("gate_skipped", said)] if said else []
-        safe = _excused(self.chain, event)
+        safe = _excused(self.spec, event)
         # a compensator that names no target is told from no other: that is its one finding
-        aimless = bool(_without_target(self.chain, action, presented))
+        aimless = bool(_without_target(self.spec, action, presented))
         if is_unkeyed_commit(action) and not aimless:
             sent = (step, tuple(sorted(presented)))
             if safe:
@@ -309,7 +309,7 @@ class Monitor:
         if not (safe or aimless):
             self._effect(action, presented, event)
         for alias in presented:
-            handle = self.chain.handle(alias.split("#")[0])
+            handle = self.spec.handle(alias.split("#")[0])
             if handle is None or not handle.single_use:
                 continue
             if safe:
@@ -339,7 +339,7 @@ class Monitor:
             or (transport.startswith("http:5") and not refused)
             or verdict.startswith("reconcile")
         )
-        intent = _intent(self.chain, action.id, presented)
+        intent = _intent(self.spec, action.id, presented)
         earlier = self.effects.get(intent)
         if not (landed or unknown):
             if earlier is None or earlier.landed:
@@ -355,7 +355,7 @@ class Monitor:
                 key, tuple(sorted(presented)), minted, how, landed, self.line
             )
         if landed:
-            for target in _undoes(self.chain).get(action.id, ()):
+            for target in _undoes(self.spec).get(action.id, ()):
                 undone = self.effects.get((target, ()))
                 if undone and set(presented) & {*undone.presented, *undone.minted}:
                     del self.effects[(target, ())]
@@ -383,12 +383,12 @@ class Monitor:
         if not (said or verdict):
             return  # a transition that routes nowhere ends no effect
         read = event if said else read
-        back = read is not None and sends_back(self.chain, event, read)
+        back = read is not None and sends_back(self.spec, event, read)
         seen = set(read.handles_consumed) if read is not None and back else set()
-        repaired = repaired_commits(self.chain, verdict)
-        routes = expiry_routes(self.chain)
+        repaired = repaired_commits(self.spec, verdict)
+        routes = expiry_routes(self.spec)
         route = "".join(verdict.split()) if verdict and routes else None
-        perishable = perishable_handles(self.chain)
+        perishable = perishable_handles(self.spec)
         for intent, effect in list(self.effects.items()):
             made = [a for a in effect.minted if a.split("#")[0] in perishable] if said else []
             if (
@@ -396,7 +396,7 @@ class Monitor:
                 or (seen and seen.intersection([*effect.presented, *effect.minted]))
                 or (route is not None and routes.get(intent[0]) == route)
                 or any(a in event.handles_invalidated for a in made)
-                or any(detects(self.chain, a, event) for a in made if a in event.handles_consumed)
+                or any(detects(self.spec, a, event) for a in made if a in event.handles_consumed)
             ):
                 del self.effects[intent]
 
@@ -422,7 +422,7 @@ class Monitor:
         self, step: str, presented: list[str], minted: Container[str], key: str | None = None
     ) -> list[Finding]:
         """What is wrong with dispatching ``step`` presenting ``presented`` (aliases) now."""
-        action = self.chain.action(step)
+        action = self.spec.action(step)
         if action is None or not is_commit_class(action):
             return []
         found = []
@@ -431,8 +431,8 @@ class Monitor:
             cause = since(self.line, self.open_since.get(sent))
             found.append(Finding("unkeyed_redispatch", self.open[sent], cause))
         found += self._double(action, presented, key)
-        found += _without_target(self.chain, action, presented)
-        limit = step_limits(self.chain, action).safe_reject_redispatch
+        found += _without_target(self.spec, action, presented)
+        limit = step_limits(self.spec, action).safe_reject_redispatch
         in_a_row = self.streak.get(step, 0) if self.last_step == step else 0
         if is_unkeyed_commit(action) and in_a_row > limit:
             found.append(
@@ -475,7 +475,7 @@ class Monitor:
         """
         if action.effect != "commit":
             return []  # an undo sent twice is unkeyed_redispatch's, by what it sent
-        earlier = self.effects.get(_intent(self.chain, action.id, presented))
+        earlier = self.effects.get(_intent(self.spec, action.id, presented))
         if earlier is None:
             return []
         if action.mutates and same_object(action, presented, earlier):
@@ -511,16 +511,16 @@ class Monitor:
         s = snapshot
         found: list[Finding] = []
         if s.in_flight and s.waiting.kind == "observe" and s.waiting.step == s.in_flight:
-            action = self.chain.action(s.in_flight)
+            action = self.spec.action(s.in_flight)
             if action is not None:
                 if is_commit_class(action):  # dispatch_findings finds nothing for any other
-                    run = run if run is not None and run.snapshot is s else Run(self.chain, s, [])
+                    run = run if run is not None and run.snapshot is s else Run(self.spec, s, [])
                     presented, key = run.handles.presented(action), run.steps.key(action)
                     found += self.dispatch_findings(s.in_flight, presented, s.mint_counts, key)
                 found += _lineage(s.handles, [h for h in action.input.handles if h in s.handles])
         found += self._live_lineage(s.handles)
         found += _budgets(s)
-        found += _terminal(self.chain, s)
+        found += _terminal(self.spec, s)
         found += abandoned(self, s.state)
         return self._explained(found)
 
@@ -533,7 +533,7 @@ class Monitor:
         seen = self.lineage_seen
         if seen is not None and seen[0] == handles:
             return seen[1]
-        facts = commit_steps(self.chain)
+        facts = commit_steps(self.spec)
         found = _lineage(handles, [h for h, st in handles.items() if st.minted_by not in facts])
         self.lineage_seen = (dict(handles), found)
         return found

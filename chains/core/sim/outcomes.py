@@ -310,7 +310,7 @@ class Outcomes(Part):
 
     def backoff_and_dispatch(self, action: Action) -> None:
         s = self.snapshot
-        backoff = step_limits(self.chain, action).backoff
+        backoff = step_limits(self.spec, action).backoff
         # Seeded by what the run's state holds (not by the event count), so two
         # runs in the same state draw the same jitter: the explorer merges them.
         budgets = s.budgets
@@ -335,7 +335,7 @@ class Outcomes(Part):
             return False
         verdict = dead("wall_clock_exhausted", False)
         self.log.transition(s.cursor, "wall_clock", verdict)
-        self.dead_end(verdict, self.chain.action(s.cursor or ""))
+        self.dead_end(verdict, self.spec.action(s.cursor or ""))
         return True
 
     def business_expiry(self) -> bool:
@@ -377,7 +377,7 @@ class Outcomes(Part):
         The linter reports such a target; an imported chain can still carry one
         (a row written for another scope's step), and a run must end cleanly on it.
         """
-        if self.chain.action(target) is not None:
+        if self.spec.action(target) is not None:
             return False
         verdict = dead(f"unknown_step_{target or 'none'}", True)
         self.log.set(note=f"{target!r} is not a step of this chain")

@@ -54,28 +54,28 @@ class Part:
     module's ``Needs`` protocol and filled at construction (:mod:`.ports`).
     """
 
-    __slots__ = ("chain", "snapshot", "log")
+    __slots__ = ("spec", "snapshot", "log")
 
     def __init__(self, spec: ChainSpec, snapshot: Snapshot, log: EventLog):
         # A run never replaces its chain, snapshot or log, so each part holds them
         # directly (read thousands of times a search); ``snapshot`` is the view
         # :func:`fields_of` gives of the run's snapshot.
-        self.chain = spec
+        self.spec = spec
         self.snapshot = snapshot
         self.log = log
 
     def action(self, action_id: str) -> Action:
         """The chain's action ``action_id``; a :class:`SimulationError` when there is none."""
-        action = self.chain.action(action_id)
+        action = self.spec.action(action_id)
         if action is None:
-            raise SimulationError(f"chain {self.chain.id!r} has no action {action_id!r}")
+            raise SimulationError(f"chain {self.spec.id!r} has no action {action_id!r}")
         return action
 
     def gate(self, gate_id: str) -> Gate:
         """The chain's gate ``gate_id``; a :class:`SimulationError` when there is none."""
-        gate = self.chain.gate(gate_id)
+        gate = self.spec.gate(gate_id)
         if gate is None:
-            raise SimulationError(f"chain {self.chain.id!r} has no gate {gate_id!r}")
+            raise SimulationError(f"chain {self.spec.id!r} has no gate {gate_id!r}")
         return gate
 
 

@@ -77,14 +77,14 @@ class Reconcile(Part):
     @property
     def shield(self) -> Shield:
         """What waits for a commit that was out when a cancel or revocation came (P3 (b))."""
-        return Shield(self.chain, self.snapshot, self.log, self.peers, self)
+        return Shield(self.spec, self.snapshot, self.log, self.peers, self)
 
     # --- correlation records -------------------------------------------------------------
 
     def persist(self, action: Action) -> CorrelationRecord:
         """A new PENDING record for ``action`` with what P3 asks it to carry."""
         s = self.snapshot
-        probe = self.chain.action(action.confirmation.probe or "") if action.confirmation else None
+        probe = self.spec.action(action.confirmation.probe or "") if action.confirmation else None
         arrival = s.arrivals.get(action.id, 0)
         lookup: dict[str, Any] = {"correlation_label": f"{s.run_id}:{action.id}:{arrival}"}
         if probe is not None:
@@ -290,7 +290,7 @@ class Reconcile(Part):
     def refeed(self, action: Action, record: CorrelationRecord, cause: Observation) -> bool:
         """Classify the cause a not-landed probe observed, once (C1.7); True when it routed."""
         record.refed = True
-        c = classify(self.chain, self.peers.steps.context(action), action, cause)
+        c = classify(self.spec, self.peers.steps.context(action), action, cause)
         if c.verdict.type in ("repair", "gate", "dead_end", "rewind", "reselect", "escalate"):
             self.log.set(
                 verdict=c.verdict, source=c.source, row=c.row, note=f"cause re-fed: {c.reason}"
@@ -406,7 +406,7 @@ class Reconcile(Part):
         """A webhook that revokes a landed commit within its window; True when one did."""
         s = self.snapshot
         for lc in [*s.commits_landed, *s.compensators_landed]:
-            action = self.chain.action(lc.step)
+            action = self.spec.action(lc.step)
             rev = action.revocation if action else None
             if action is None or rev is None or lc.revoked:
                 continue

@@ -83,7 +83,7 @@ class MemoryRuns:
         if not key:
             raise ValueError("only a run with a run_key is kept")
         with self._lock:
-            self._runs[run.chain.id, key] = run
+            self._runs[run.spec.id, key] = run
 
     def __len__(self) -> int:
         return len(self._runs)
@@ -127,11 +127,11 @@ class FileRuns:
         if not key:
             raise ValueError("only a run with a run_key is kept in run files")
         temporary = self._write(run)
-        os.replace(temporary, self.path(run.chain.id, key))
+        os.replace(temporary, self.path(run.spec.id, key))
 
     def _write(self, run: Run) -> Path:
         data = {
-            "chain_id": run.chain.id,
+            "chain_id": run.spec.id,
             "run_key": run.snapshot.run_key,
             "snapshot": run.snapshot.model_dump(mode="json"),
             "trace": _TRACE.dump_python(run.trace, mode="json"),

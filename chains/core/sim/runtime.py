@@ -95,7 +95,7 @@ class Run:
     """One execution of a chain. Build it with :meth:`start` or :meth:`resume`."""
 
     def __init__(self, spec: ChainSpec, snapshot: Snapshot, trace: list[Event]):
-        self.chain = spec
+        self.spec = spec
         self.snapshot = snapshot
         # Set by :class:`~.fanout.Fanout` on its branches; not part of the snapshot.
         self.fanout: Any = None
@@ -343,16 +343,16 @@ class Run:
 
     def action(self, action_id: str) -> Action:
         """The chain's action ``action_id``; a :class:`SimulationError` when there is none."""
-        action = self.chain.action(action_id)
+        action = self.spec.action(action_id)
         if action is None:
-            raise SimulationError(f"chain {self.chain.id!r} has no action {action_id!r}")
+            raise SimulationError(f"chain {self.spec.id!r} has no action {action_id!r}")
         return action
 
     def gate(self, gate_id: str) -> Gate:
         """The chain's gate ``gate_id``; a :class:`SimulationError` when there is none."""
-        gate = self.chain.gate(gate_id)
+        gate = self.spec.gate(gate_id)
         if gate is None:
-            raise SimulationError(f"chain {self.chain.id!r} has no gate {gate_id!r}")
+            raise SimulationError(f"chain {self.spec.id!r} has no gate {gate_id!r}")
         return gate
 
     # --- inputs -------------------------------------------------------------

@@ -222,14 +222,14 @@ def digest_and_written(
     if s.gate_context is None or s.gate_context.kind != "raised":
         row[_AT_OBSERVATION] = None
     if s.auto_repairs_fired or s.stale_recurrences:  # few states have either
-        once, caps = repeats_read(monitor.chain)
+        once, caps = repeats_read(monitor.spec)
         row[_AT_FIRED] = sorted(once.intersection(s.auto_repairs_fired))
         row[_AT_STALE] = {
             k: min(n, caps.get(k.split("|", 1)[0], n)) for k, n in s.stale_recurrences.items()
         }
     if plain:
-        row[_AT_MINT_COUNTS] = [h for h in minted_read(monitor.chain) if h in counts]
-    named = keyed_commits(monitor.chain)
+        row[_AT_MINT_COUNTS] = [h for h in minted_read(monitor.spec) if h in counts]
+    named = keyed_commits(monitor.spec)
     row[_AT_ARRIVALS] = {h: n for h, n in s.arrivals.items() if h in named} if named else None
     row.append(monitor.key(snapshot, name))
     digest = xxhash.xxh3_64_digest(orjson.dumps(row, default=_fields, option=orjson.OPT_SORT_KEYS))
@@ -342,7 +342,7 @@ FoundAt = tuple[int, Scenario, tuple[Cause, ...]]
 
 class Search:
     def __init__(self, spec: ChainSpec, bounds: Bounds, should_stop, progress):
-        self.chain = spec
+        self.spec = spec
         self.bounds = bounds
         self.should_stop = should_stop
         self.progress = progress
@@ -376,13 +376,13 @@ class Search:
     # roots: one per variant, no fault
 
     def start(self) -> list[Node]:
-        intent = default_intent(self.chain)
-        variants = self.chain.variants.values if self.chain.variants else [None]
+        intent = default_intent(self.spec)
+        variants = self.spec.variants.values if self.spec.variants else [None]
         nodes = []
         for i, variant in enumerate(variants):
             self.roots.append((intent, variant))
-            run = Run.start(self.chain, intent=dict(intent), variant=variant)
-            monitor = Monitor(self.chain)
+            run = Run.start(self.spec, intent=dict(intent), variant=variant)
+            monitor = Monitor(self.spec)
             found = monitor.feed(run.trace)
             events = list(run.trace)
             self.recorder.feed(run.snapshot, events)
@@ -457,7 +457,7 @@ class Search:
             if choice.observation is not None:  # as apply_event observes, its lookup made once
                 run.observe(choice.observation)
             else:
-                run = apply_event(self.chain, run, choice.event, self._observation)
+                run = apply_event(self.spec, run, choice.event, self._observation)
             monitor = node.monitor if last else node.monitor.copy()
             found = monitor.feed(run.trace)
             events, run.trace = run.trace, []
@@ -516,10 +516,10 @@ class Search:
         """
         intent, variant = self.roots[node.root]
         s = node.run.snapshot
-        data: dict[str, Any] = {"chain": self.chain.id, "intent": intent}
+        data: dict[str, Any] = {"chain": self.spec.id, "intent": intent}
         if variant is not None:
             data["variant"] = variant
-        run = detach(Run.start(self.chain, intent=dict(intent), variant=variant))
+        run = detach(Run.start(self.spec, intent=dict(intent), variant=variant))
         events: list[dict[str, Any]] = []
         for event in node.path.events() if node.path else []:
             waiting = run.snapshot.waiting
@@ -530,7 +530,7 @@ class Search:
                 events.append({"step": waiting.step, kind: value})
             else:
                 events.append(event)
-            run = apply_event(self.chain, run, event, self._observation)
+            run = apply_event(self.spec, run, event, self._observation)
             run.trace = []
         data["events"] = events
         data["expect"] = {"state": s.state, "dispatches": dict(s.dispatches)}
@@ -547,21 +547,21 @@ class Search:
         s = run.snapshot
         w = s.waiting
         if w.kind == "observe" and w.step:
-            return self.observations(s, self.chain.action(w.step))
+            return self.observations(s, self.spec.action(w.step))
         if w.kind == "probe" and w.step:
             return self.probes(s, w.step)
-        return choices(self.chain, run)
+        return choices(self.spec, run)
 
     def observations(self, s: Snapshot, action: Action | None) -> list[Choice]:
         """:func:`~.palette.observation_choices` and a crash, kept by what decides them."""
         if action is None:
-            return self._with_crash(observation_choices(self.chain, s, None))
+            return self._with_crash(observation_choices(self.spec, s, None))
         stale = tuple(filter(s.handles.__contains__, action.input.handles))  # its live inputs
-        watches = tuple(revocation_watches(self.chain, s)) if self._revocable else ()
+        watches = tuple(revocation_watches(self.spec, s)) if self._revocable else ()
         cache_key = (action.id, s.variant, stale, watches)
         cached = self._kept_choices.get(cache_key)
         if cached is None:
-            found = [_observed(c) for c in observation_choices(self.chain, s, action)]
+            found = [_observed(c) for c in observation_choices(self.spec, s, action)]
             cached = self._kept_choices[cache_key] = self._with_crash(found)
         return cached
 
@@ -572,7 +572,7 @@ class Search:
         if cached is None:
             if len(self._kept_choices) >= _KEPT_CHOICES:  # ages are as many as the clock's values
                 self._kept_choices.clear()
-            found = probe_choices(self.chain, s, self.chain.action(step))
+            found = probe_choices(self.spec, s, self.spec.action(step))
             cached = self._kept_choices[cache_key] = found
         return cached
 
@@ -617,7 +617,7 @@ def detach(run: Run) -> Run:
 
 def fork(run: Run) -> Run:
     """A branch: the snapshot copied, the trace left behind (the runtime never reads it)."""
-    return detach(Run(run.chain, clone(run.snapshot), []))
+    return detach(Run(run.spec, clone(run.snapshot), []))
 
 
 def apply_event(

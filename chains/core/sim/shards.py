@@ -125,7 +125,7 @@ class Spread:
 
     def happy_steps(self, node: Node) -> int:
         """Steps left on the node's fault-free path, walked on a copy of its run."""
-        run, steps, chain = fork(node.run), 0, self.search.chain
+        run, steps, chain = fork(node.run), 0, self.search.spec
         while not run.finished and node.depth + steps < self.search.bounds.max_events:
             free = next((c for c in self.search.choices(run) if not c.fault), None)
             if free is None:

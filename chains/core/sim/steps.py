@@ -110,7 +110,7 @@ class Steps(Part):
 
     def main(self) -> list[str]:
         """The main steps of this run's variant (:func:`~chains.core.model.main_steps`)."""
-        chain, variant = self.chain, self.snapshot.variant
+        chain, variant = self.spec, self.snapshot.variant
         return remember(chain, ("main steps", variant), lambda: main_steps(chain, variant))
 
     def context(self, action: Action) -> ClassifyContext:
@@ -129,7 +129,7 @@ class Steps(Part):
 
     def key(self, action: Action) -> str | None:
         """The idempotency key of a keyed commit: one per arrival, reused across retries."""
-        if action.id not in keyed_commits(self.chain):
+        if action.id not in keyed_commits(self.spec):
             return None
         arrival = self.snapshot.arrivals.get(action.id, 0)
         return f"{self.snapshot.run_id}:{action.id}:{arrival}"
@@ -158,7 +158,7 @@ class Steps(Part):
         s.arrived_seq = s.seq
         s.arrivals[step_id] = s.arrivals.get(step_id, 0) + 1
         s.attempt = 0
-        limits = step_limits(self.chain, action)
+        limits = step_limits(self.spec, action)
         s.budgets.step_attempts_left = 1 if is_unkeyed_commit(action) else limits.attempts
         s.budgets.safe_rejects_left = limits.safe_reject_redispatch
         if s.compensation is None and (
@@ -212,7 +212,7 @@ class Steps(Part):
             and a.confirmation.probe == action.id
             and handle_id in a.input.handles
             and is_commit_class(a)
-            for a in self.chain.actions
+            for a in self.spec.actions
         )
 
     def dispatch(self, action: Action) -> None:
@@ -231,7 +231,7 @@ class Steps(Part):
             self.peers.reconcile.persist(action)
         if is_commit_class(action):
             for hid in action.input.handles:
-                handle = self.chain.handle(hid)
+                handle = self.spec.handle(hid)
                 if handle is not None and handle.single_use and hid in s.handles:
                     # I4: spent even if the outcome is unknown
                     s.handles[hid] = replace(s.handles[hid], spent=True)
@@ -257,11 +257,11 @@ class Steps(Part):
         s.budgets.step_attempts_left -= 1
         s.in_flight = None
         s.last_observation = obs
-        if s.variant is None and self.chain.variants is not None:
-            bound = obs.payload.get(self.chain.variants.axis)
-            if bound in self.chain.variants.values:
+        if s.variant is None and self.spec.variants is not None:
+            bound = obs.payload.get(self.spec.variants.axis)
+            if bound in self.spec.variants.values:
                 s.variant = bound
-        c = classify(self.chain, self.context(action), action, obs)
+        c = classify(self.spec, self.context(action), action, obs)
         self.log.open(
             "attempt",
             step=action.id,
@@ -322,7 +322,7 @@ class Steps(Part):
         previous = s.selections.get(action.id)
         rematch = None
         for hid in action.output.handles:
-            handle = self.chain.handle(hid)
+            handle = self.spec.handle(hid)
             if handle is not None and handle.rematch is not None:
                 rematch = handle.rematch
         audience = "model"

@@ -289,8 +289,8 @@ def walked(name: str, until: str | None = None) -> Run:
     """A run of the fixture along its fault-free inputs, stopped when it waits at ``until``."""
     run = Run.start(fixture(name), intent={})
     while run.snapshot.state == "running" and run.snapshot.waiting.step != until:
-        free = next(c for c in choices(run.chain, run) if not c.fault)
-        run = apply_event(run.chain, run, free.event)
+        free = next(c for c in choices(run.spec, run) if not c.fault)
+        run = apply_event(run.spec, run, free.event)
     return run
 
 

@@ -41,12 +41,12 @@ def test_a_timeout_reconciled_by_the_probe_has_no_divergence():
     run.observe(Observation(transport="timeout"))
     run.probe("landed")
     assert run.snapshot.state == "done"
-    assert audit(run.chain, run.trace).clean
+    assert audit(run.spec, run.trace).clean
 
 
 def test_a_trace_without_recorded_inputs_is_followed_to_its_end():
     run = walked("flight-roundtrip.yaml")
-    result = audit(run.chain, bare(run.trace))
+    result = audit(run.spec, bare(run.trace))
     assert result.clean and result.followed
 
 
@@ -56,7 +56,7 @@ def test_a_verdict_other_than_the_deciding_rows_diverges_there():
     run.probe("landed")
     timeout = next(e for e in run.trace if e.signal == {"transport": "timeout"})
     told = [e.model_copy(update={"verdict": "retry"}) if e is timeout else e for e in run.trace]
-    result = audit(run.chain, told)
+    result = audit(run.spec, told)
     (wrong,) = [d for d in result.divergences if d.kind == "wrong_verdict"]
     assert (wrong.seq, wrong.step) == (timeout.seq, "book_trip")
     assert f"gives {timeout.verdict}" in wrong.message and not result.followed
@@ -65,7 +65,7 @@ def test_a_verdict_other_than_the_deciding_rows_diverges_there():
 def test_a_step_dispatched_out_of_order_diverges_there():
     run = walked("flight-roundtrip.yaml")
     skipped = [e for e in bare(run.trace) if e.step_id != "price_quote"]
-    (parted,) = [d for d in audit(run.chain, skipped).divergences if d.kind == "out_of_order"]
+    (parted,) = [d for d in audit(run.spec, skipped).divergences if d.kind == "out_of_order"]
     assert parted.step == "seat_map" and "waits for observe at price_quote" in parted.message
 
 
@@ -96,7 +96,7 @@ def test_the_simulator_scenario_of_a_trace_keeps_its_times():
     # the runtime's own backoff already moved the clock: only the waits between events count
     run = double_booking()
     second = [e for e in run.trace if e.step_id == "book_room" and e.event_type == "attempt"][1]
-    again = play(run.chain, scenario_until(run.trace, second.seq)).run
+    again = play(run.spec, scenario_until(run.trace, second.seq)).run
     assert again.snapshot.dispatches["book_room"] == 2
     assert again.snapshot.clock == pytest.approx(second.t)
 

@@ -249,7 +249,7 @@ def test_no_faults_walks_the_happy_path_only():
 
 def test_the_state_key_ignores_event_numbering_but_not_budgets():
     run = Run.start(fixture("flight-roundtrip.yaml"), intent={})
-    monitor = Monitor(run.chain)
+    monitor = Monitor(run.spec)
     key = state_key(run.snapshot, monitor)
     renumbered = run.snapshot.model_copy(update={"seq": 99, "run_id": "other"})
     assert state_key(renumbered, monitor) == key
@@ -263,13 +263,13 @@ def test_the_state_key_of_a_pinned_state_is_unchanged_at_this_digest_version():
     # spanning the upgrade would union shard digests that never meet: update both.
     run = Run.start(fixture("flight-roundtrip.yaml"), intent={"origin": "LHR"}, run_id="pinned")
     run.observe(Observation())
-    key = state_key(run.snapshot, Monitor(run.chain))
+    key = state_key(run.snapshot, Monitor(run.spec))
     assert (DIGEST_VERSION, key) == (13, "f2f3448d78d1bdbc")
 
 
 def test_the_state_key_ignores_the_sealed_store_which_the_runtime_never_reads():
     run = Run.start(fixture("flight-roundtrip.yaml"), intent={"origin": "LHR"})
-    monitor = Monitor(run.chain)
+    monitor = Monitor(run.spec)
     more = run.snapshot.model_copy(update={"sealed": {**run.snapshot.sealed, "sealed:x:1": 2}})
     assert state_key(more, monitor) == state_key(run.snapshot, monitor)
 
@@ -403,7 +403,7 @@ def test_runs_waiting_for_an_observation_are_one_state_whatever_they_last_observ
     failed.observe(Observation(transport="http:503"))
     assert timed_out.snapshot.waiting.kind == "observe"
     assert timed_out.snapshot.last_observation != failed.snapshot.last_observation
-    monitor = Monitor(timed_out.chain)
+    monitor = Monitor(timed_out.spec)
     assert state_key(timed_out.snapshot, monitor) == state_key(failed.snapshot, monitor)
 
 
@@ -421,7 +421,7 @@ def test_only_a_raised_gate_keeps_its_last_observation_in_its_state(kind, kept):
             "gate_context": GateContext(gate="g", kind=kind),
         }
     )
-    monitor = Monitor(run.chain)
+    monitor = Monitor(run.spec)
     keys = {state_key(_with_last_observation(parked, t), monitor) for t in ("http:409", "timeout")}
     assert len(keys) == (2 if kept else 1)
 
@@ -430,7 +430,7 @@ def test_runs_waiting_for_a_selection_are_one_state_whatever_they_last_observed(
     run = Run.start(fixture("flight-roundtrip.yaml"), intent={})
     run.observe(Observation(options=[Option(id="o1")]))
     assert run.snapshot.waiting.kind == "select"
-    monitor = Monitor(run.chain)
+    monitor = Monitor(run.spec)
     keys = {state_key(_with_last_observation(run.snapshot, t), monitor) for t in ("a", "b")}
     assert len(keys) == 1
 
@@ -447,7 +447,7 @@ def test_runs_that_differ_only_in_intent_values_are_one_state():
     for run in (first, second):
         run.observe(Observation())  # find_room; book_room's correlation record is persisted
     assert first.snapshot.correlation[0].intent_ref != second.snapshot.correlation[0].intent_ref
-    monitor = Monitor(first.chain)
+    monitor = Monitor(first.spec)
     assert state_key(first.snapshot, monitor) == state_key(second.snapshot, monitor)
 
 
@@ -482,7 +482,7 @@ actions:
 def test_only_a_keyed_commit_keeps_how_often_it_was_reached_in_the_state(step, kept):
     # a keyed commit's arrival count numbers its idempotency key; no other step's is read
     run = Run.start(chain(KEYED_HOLD))
-    monitor = Monitor(run.chain)
+    monitor = Monitor(run.spec)
     keys = {
         state_key(run.snapshot.model_copy(update={"arrivals": {step: n}}), monitor) for n in (1, 2)
     }
@@ -508,7 +508,7 @@ actions:
 
 def _booking_key(**update) -> str:
     run = Run.start(chain(REPAIRED_BOOKING))
-    return state_key(run.snapshot.model_copy(update=update), Monitor(run.chain))
+    return state_key(run.snapshot.model_copy(update=update), Monitor(run.spec))
 
 
 def test_the_state_key_keeps_which_once_auto_repairs_fired_not_their_order_or_repeats():
@@ -545,7 +545,7 @@ actions:
 
 def _minted_key(**update) -> str:
     run = Run.start(chain(MINTED))
-    return state_key(run.snapshot.model_copy(update=update), Monitor(run.chain))
+    return state_key(run.snapshot.model_copy(update=update), Monitor(run.spec))
 
 
 def test_the_state_key_keeps_whether_a_commits_input_was_minted_not_how_often():
@@ -618,8 +618,8 @@ def test_a_fan_out_branch_keeps_its_mint_counts_and_live_aliases_in_the_state_ke
 def _at_the_probe_of_book_trip() -> Run:
     run = Run.start(fixture("flight-roundtrip.yaml"), intent={})
     while run.snapshot.waiting.step != "book_trip":
-        free = next(c for c in choices(run.chain, run) if not c.fault)
-        run = apply_event(run.chain, run, free.event)
+        free = next(c for c in choices(run.spec, run) if not c.fault)
+        run = apply_event(run.spec, run, free.event)
     run.observe(Observation(transport="timeout"))  # an unkeyed commit's outcome is unknown
     assert run.snapshot.waiting.kind == "probe"
     return run
@@ -627,14 +627,14 @@ def _at_the_probe_of_book_trip() -> Run:
 
 def test_a_search_offers_at_a_probe_what_the_palette_offers_as_time_passes():
     run = _at_the_probe_of_book_trip()
-    search = Search(run.chain, Bounds(max_faults=2), None, None)
+    search = Search(run.spec, Bounds(max_faults=2), None, None)
     for _ in range(2):
-        expected = [(c.event, c.fault) for c in choices(run.chain, run)]
+        expected = [(c.event, c.fault) for c in choices(run.spec, run)]
         assert [(c.event, c.fault) for c in search.choices(run)] == expected
         run.wait(3600)  # the waits past the async deadline and the sweep come nearer
 
 
 def test_a_search_keeps_the_probe_choices_of_an_age_it_has_seen():
     run = _at_the_probe_of_book_trip()
-    search = Search(run.chain, Bounds(max_faults=2), None, None)
+    search = Search(run.spec, Bounds(max_faults=2), None, None)
     assert search.choices(run) is search.choices(fork(run))

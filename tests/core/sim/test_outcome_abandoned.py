@@ -52,4 +52,4 @@ def test_a_keyed_capture_retried_on_its_key_until_ok_is_settled():
     run.observe(obs("http:500"))
     run.observe(obs())
     assert run.snapshot.state == "done"
-    assert [f for f in check(run.chain, run.snapshot, run.trace)] == []
+    assert [f for f in check(run.spec, run.snapshot, run.trace)] == []

@@ -32,7 +32,7 @@ def test_card_payment_happy_path():
         "capture",
     ]
     assert run.snapshot.commits_landed[1].business_deadline == 86400
-    assert check_replay(run.chain, run.trace) == []
+    assert check_replay(run.spec, run.trace) == []
 
 
 def test_a_card_decline_repairs_the_instrument_and_re_asks_consent():

@@ -86,7 +86,7 @@ def test_resume_refuses_a_snapshot_of_another_chain_or_moment():
         Run.resume(other, run.snapshot, run.trace)
     with pytest.raises(SimulationError, match="seq"):
         Run.resume(
-            run.chain, run.snapshot, run.trace[:-1] + [run.trace[-1].model_copy(update={"seq": 99})]
+            run.spec, run.snapshot, run.trace[:-1] + [run.trace[-1].model_copy(update={"seq": 99})]
         )
 
 

@@ -283,7 +283,7 @@ def test_a_continuation_traces_the_previous_snapshot_without_its_values():
     the continuation's start event holds references, its sealed store moves along."""
     run = drive_to_book(start_booking(mode="external", intent=dict(TRAVELLER)))
     run.observe(obs("http:402", "CARD_DECLINED"))
-    again = Run.start(run.chain, continuation_of=run.snapshot, intent={"card": "amex 3782"})
+    again = Run.start(run.spec, continuation_of=run.snapshot, intent={"card": "amex 3782"})
     text = _trace_text(again)
     for value in [*TRAVELLER.values(), "amex 3782"]:
         assert value not in text
@@ -297,8 +297,8 @@ def test_a_sealed_trace_still_re_derives_with_and_without_its_store():
     run.observe(obs("http:402", "CARD_DECLINED"))
     run.propose(Proposal(kind="repair", fields={"card": "5555 5555 5555 4444"}))
     run.observe(OK)
-    assert check_replay(run.chain, run.trace) == []
-    assert check_replay(run.chain, run.trace, run.snapshot.sealed) == []
+    assert check_replay(run.spec, run.trace) == []
+    assert check_replay(run.spec, run.trace, run.snapshot.sealed) == []
 
 
 def test_the_sealed_store_doctests_pass():
@@ -329,7 +329,7 @@ def _killed_before_dispatch() -> Run:
     run.before_dispatch = kill
     drive_to_book(run)
     snapshot, trace = saved[0]
-    return Run.resume(run.chain, Snapshot.model_validate_json(snapshot), TRACE.validate_json(trace))
+    return Run.resume(run.spec, Snapshot.model_validate_json(snapshot), TRACE.validate_json(trace))
 
 
 def test_a_kill_between_persist_and_dispatch_leaves_a_pending_record_and_probes_first():
@@ -353,7 +353,7 @@ def test_after_that_kill_not_landed_dispatches_afresh_under_a_new_record():
     assert [r.status for r in run.snapshot.correlation] == ["NOT_LANDED", "PENDING"]
     run.observe(OK)
     assert run.snapshot.state == "done" and run.snapshot.dispatches["book"] == 1
-    assert check_replay(run.chain, run.trace) == []
+    assert check_replay(run.spec, run.trace) == []
 
 
 def test_after_that_kill_landed_goes_on_without_dispatching():

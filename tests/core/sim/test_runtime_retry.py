@@ -27,7 +27,7 @@ def test_backoff_stays_under_its_exponential_ceiling(retry):
     run = start_booking(seed=retry)
     for _ in range(retry):
         run.observe(obs("timeout"))
-    limits = step_limits(run.chain, run.chain.action("search"))  # type: ignore[arg-type]
+    limits = step_limits(run.spec, run.spec.action("search"))  # type: ignore[arg-type]
     ceiling = sum(min(limits.backoff.max, 1 * 2 ** (n - 1)) for n in range(1, retry + 1))
     assert 0 <= run.snapshot.clock <= ceiling
     assert all(

@@ -42,7 +42,7 @@ def test_c1_1_exactly_one_dispatch_on_ambiguity():
 
 def test_c1_2_idempotent_replay_produces_one_booking():
     run = drive_to_book(start_booking())
-    crashed = Run.resume(run.chain, run.snapshot.model_copy(deep=True), list(run.trace))
+    crashed = Run.resume(run.spec, run.snapshot.model_copy(deep=True), list(run.trace))
     assert crashed.waiting().kind == "probe"
     (lost,) = events(crashed, "attempt", "book")
     assert (lost.verdict, lost.signal) == ("reconcile", {"transport": "lost"})
@@ -374,7 +374,7 @@ def test_c1_4_a_booking_resumed_from_the_first_kill_point_probes_before_any_disp
     killed = _kill_at_each_unkeyed_dispatch(run)
     drive_to_book(run)
     snapshot, trace = killed[0]
-    resumed = Run.resume(run.chain, type(run.snapshot).model_validate_json(snapshot), trace)
+    resumed = Run.resume(run.spec, type(run.snapshot).model_validate_json(snapshot), trace)
     assert (resumed.waiting().kind, resumed.waiting().step) == ("probe", "book")
     assert resumed.snapshot.dispatches.get("book", 0) == 0
     assert [r.status for r in resumed.snapshot.correlation] == ["RECONCILING"]
@@ -400,7 +400,7 @@ def test_c1_5_a_cancelled_run_and_its_sweeps_replay_from_the_trace_alone():
     run = cancelled_while_booking_is_out()
     run.wait(13 * 3600)  # two sweeps of book before its probe says
     run.probe("not_landed")
-    assert check_replay(run.chain, run.trace, run.snapshot.sealed) == []
+    assert check_replay(run.spec, run.trace, run.snapshot.sealed) == []
 
 
 def not_landed_rewind(single_use: bool) -> str | None:

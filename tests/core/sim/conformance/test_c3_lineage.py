@@ -273,7 +273,7 @@ def test_c3_6_the_group_lives_in_the_snapshots_and_resumes_from_them():
     def copy(run):
         return Snapshot.model_validate_json(run.snapshot.model_dump_json()), list(run.trace)
 
-    parent = Run.resume(prefix.chain, *copy(prefix))
+    parent = Run.resume(prefix.spec, *copy(prefix))
     again = Fanout.resume(parent, [copy(a), copy(b)])
     a2, b2 = again.branches
     a2.observe(obs(options=RESORTED))

@@ -215,7 +215,7 @@ def test_c4_4_external_mode_budget_carryover(max_rewinds):
         restart = run.snapshot.outcome["restart_required"]
         assert restart["rewind_to"] == "quote" and restart["repair_fields"] is None
         assert restart["budgets_remaining"]["rewinds"] == max_rewinds - n - 1
-        run = Run.start(run.chain, continuation_of=run.snapshot)
+        run = Run.start(run.spec, continuation_of=run.snapshot)
         runs.append(run)
         assert run.snapshot.continuation_of == runs[-2].snapshot.run_id
         assert run.snapshot.run_key == "trip-7"
@@ -226,7 +226,7 @@ def test_c4_4_external_mode_budget_carryover(max_rewinds):
     assert run.snapshot.state == "dead_end"
     assert run.snapshot.outcome["reason"] == "max_rewinds_exhausted"
     for r in runs:
-        assert check_replay(r.chain, r.trace) == []
+        assert check_replay(r.spec, r.trace) == []
 
 
 def test_c4_4_a_repair_restart_accepts_only_the_listed_fields():
@@ -254,7 +254,7 @@ def test_c4_4_a_repair_restart_accepts_only_the_listed_fields():
 def test_c4_4_only_a_restart_can_be_continued():
     run = start_booking()
     with pytest.raises(SimulationError, match="restart_required"):
-        Run.start(run.chain, continuation_of=run.snapshot)
+        Run.start(run.spec, continuation_of=run.snapshot)
 
 
 def test_c4_5_an_external_continuation_takes_over_its_trips_run_key():

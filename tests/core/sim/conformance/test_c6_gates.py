@@ -34,7 +34,7 @@ def at_consent(doc=None, **kw) -> Run:
 def test_c6_1_park_survives_restart():
     run = at_consent()
     dispatches = dict(run.snapshot.dispatches)
-    resumed = Run.resume(run.chain, run.snapshot.model_copy(deep=True), list(run.trace))
+    resumed = Run.resume(run.spec, run.snapshot.model_copy(deep=True), list(run.trace))
     assert resumed.snapshot.state == "at_gate"
     assert resumed.waiting() == run.waiting()
     assert resumed.waiting().payload == {"price": 120}
@@ -208,7 +208,7 @@ def test_c6_5_a_model_answer_relayed_through_answer_is_refused_at_the_consent_ga
         "model",
     )
     assert refused.input == {"kind": "propose", "proposal": {"kind": "answer", "value": "accept"}}
-    assert check_replay(run.chain, run.trace) == []
+    assert check_replay(run.spec, run.trace) == []
 
 
 @pytest.mark.parametrize("relay", ["answer", "propose"])

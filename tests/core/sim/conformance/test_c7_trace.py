@@ -101,7 +101,7 @@ def compensation() -> Run:
 
 def crash_and_resume() -> Run:
     run = drive_to_book(start_booking())
-    run = Run.resume(run.chain, run.snapshot, run.trace)
+    run = Run.resume(run.spec, run.snapshot, run.trace)
     run.probe("landed")
     return run
 
@@ -135,14 +135,14 @@ def test_c7_1_event_log_cardinality(scenario):
 def test_c7_2_deterministic_re_derivation(scenario):
     run = scenario()
     assert run.finished
-    assert check_replay(run.chain, run.trace) == []
+    assert check_replay(run.spec, run.trace) == []
 
 
 def test_c7_2_a_tampered_trace_does_not_re_derive():
     run = happy()
     trace = [e.model_copy() for e in run.trace]
     trace[3] = trace[3].model_copy(update={"verdict": "retry"})
-    assert check_replay(run.chain, trace)
+    assert check_replay(run.spec, trace)
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda f: f.__name__)
@@ -175,8 +175,8 @@ def test_c7_3_an_answer_naming_a_presented_option_stays_readable():
 
 def test_c7_2_a_sealed_answer_re_derives_with_and_without_the_store():
     run = a_typed_gate_answer()
-    assert check_replay(run.chain, run.trace, run.snapshot.sealed) == []
-    assert check_replay(run.chain, run.trace) == []
+    assert check_replay(run.spec, run.trace, run.snapshot.sealed) == []
+    assert check_replay(run.spec, run.trace) == []
 
 
 @pytest.mark.parametrize("state", ["at_gate", "reconciling"])
@@ -198,7 +198,7 @@ def test_c7_4_snapshot_suffices_for_resume(state):
             from chains.core.sim.state import Event, Snapshot
 
             run = Run.resume(
-                run.chain, Snapshot.model_validate(saved), [Event.model_validate(e) for e in trace]
+                run.spec, Snapshot.model_validate(saved), [Event.model_validate(e) for e in trace]
             )
         if state == "at_gate":
             run.answer("accept")
@@ -407,13 +407,13 @@ def test_c7_2_a_deadline_the_chain_reads_from_a_response_is_shown_so_the_trace_a
     assert run.snapshot.outcome["reason"] == "hold_expired"
     (booked, *_) = observations(run, "book")
     assert booked["payload"]["pay_by"] == 600
-    assert check_replay(run.chain, run.trace) == []
+    assert check_replay(run.spec, run.trace) == []
 
 
 @pytest.mark.parametrize("scenario", PAYLOAD_RUNS, ids=lambda f: f.__name__)
 def test_c7_2_the_trace_audit_follows_runs_with_sealed_responses_with_no_store(scenario):
     run = scenario()
-    result = audit(run.chain, run.trace)
+    result = audit(run.spec, run.trace)
     assert result.followed and result.clean, [d.message for d in result.divergences]
 
 
@@ -444,13 +444,13 @@ def test_c7_2_a_gate_answer_checked_against_a_sealed_list_re_derives_through_the
     run.answer("chosen", {"seats": "14C"})
     assert run.snapshot.state == "done"
     assert PASSENGER not in traced_text(run)
-    assert check_replay(run.chain, run.trace, run.snapshot.sealed) == []
+    assert check_replay(run.spec, run.trace, run.snapshot.sealed) == []
 
 
 @pytest.mark.parametrize("scenario", PAYLOAD_RUNS, ids=lambda f: f.__name__)
 def test_c7_2_runs_with_sealed_payloads_re_derive_with_their_store(scenario):
     run = scenario()
-    assert check_replay(run.chain, run.trace, run.snapshot.sealed) == []
+    assert check_replay(run.spec, run.trace, run.snapshot.sealed) == []
 
 
 def offers_for_the_passenger(n: int) -> list[Option]:
@@ -465,9 +465,9 @@ def declined_then_continued() -> list[Run]:
     drive_to_book(run, offers_for_the_passenger(1))
     declined = {"card_number": CARD_NUMBER, "holder": PASSENGER}
     run.observe(obs("http:402", "CARD_DECLINED", payload=declined))
-    second = Run.start(run.chain, continuation_of=run.snapshot, intent={"card": "amex"})
+    second = Run.start(run.spec, continuation_of=run.snapshot, intent={"card": "amex"})
     second.observe(obs("http:410", "SEARCH_EXPIRED"))
-    third = Run.start(run.chain, continuation_of=second.snapshot)
+    third = Run.start(run.spec, continuation_of=second.snapshot)
     third.observe(obs(options=offers_for_the_passenger(2)))
     while not third.finished:  # quote, lock, probe the declined booking, book again
         if third.waiting().kind == "probe":
@@ -486,8 +486,8 @@ def test_c7_3_a_continuation_carries_the_ended_runs_responses_sealed():
 
 def test_c7_2_a_continuation_rematching_a_sealed_pick_re_derives_with_and_without_the_store():
     *_, third = declined_then_continued()
-    assert check_replay(third.chain, third.trace, third.snapshot.sealed) == []
-    assert check_replay(third.chain, third.trace) == []
+    assert check_replay(third.spec, third.trace, third.snapshot.sealed) == []
+    assert check_replay(third.spec, third.trace) == []
 
 
 @pytest.mark.parametrize(
@@ -612,7 +612,7 @@ def test_c7_4_a_run_resumed_from_a_snapshot_leaves_that_snapshot_as_it_was():
     run = drive_to_book(start_booking())
     saved = run.snapshot
     before = saved.model_dump_json()
-    resumed = Run.resume(run.chain, saved, list(run.trace))
+    resumed = Run.resume(run.spec, saved, list(run.trace))
     resumed.probe("landed")
     assert resumed.snapshot.state == "done"
     assert saved.model_dump_json() == before
@@ -620,6 +620,6 @@ def test_c7_4_a_run_resumed_from_a_snapshot_leaves_that_snapshot_as_it_was():
 
 def test_c7_1_a_booking_lost_in_a_crash_is_recorded_as_its_first_attempt():
     run = drive_to_book(start_booking())
-    resumed = Run.resume(run.chain, run.snapshot.model_copy(deep=True), list(run.trace))
+    resumed = Run.resume(run.spec, run.snapshot.model_copy(deep=True), list(run.trace))
     (lost,) = [e for e in resumed.trace if e.event_type == "attempt" and e.step_id == "book"]
     assert (lost.attempt, lost.signal) == (1, {"transport": "lost"})

@@ -314,7 +314,7 @@ def test_c1_4_a_crash_while_the_hold_is_out_leaves_a_record_the_probe_resolves()
     run = Run.start(shape("held-booking.yaml"), intent=HELD_INTENT)
     run.observe(OK)
     saved = Snapshot.model_validate_json(run.snapshot.model_dump_json())
-    resumed = Run.resume(run.chain, saved, list(run.trace))
+    resumed = Run.resume(run.spec, saved, list(run.trace))
     assert [r.status for r in resumed.snapshot.correlation] == ["RECONCILING"]
     assert resumed.waiting().kind == "probe"
     resumed.probe("landed")
