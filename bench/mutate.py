@@ -137,9 +137,9 @@ NAMED = (
         "classifier.py",
         (
             (
-                "    stale = _staleness(chain, ctx, step, obs, atoms)\n",
+                "    stale = _staleness(spec, ctx, step, obs, atoms)\n",
                 "    stale = None if _is_success(obs) else "
-                "_staleness(chain, ctx, step, obs, atoms)\n",
+                "_staleness(spec, ctx, step, obs, atoms)\n",
             ),
         ),
         "a 2xx carrying a staleness signal is not checked for staleness (SPEC §3 row 1)",
