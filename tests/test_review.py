@@ -294,6 +294,17 @@ def test_a_reviewer_comments_from_the_workspace_and_the_graph_marks_the_element(
     assert 'id="comments-panel"' in body and "why?" in body
 
 
+def test_a_refused_workspace_comment_keeps_what_was_typed_in_the_comment_box(
+    flight, people, signed_in
+):
+    reviewer = signed_in(people["reviewer"])
+    response = post_comment(reviewer, flight, anchor="handle:nope", body="keep me")
+    box = response.content.decode().split('id="comment-form"')[1].split("</form>")[0]
+    assert response.status_code == 400
+    assert ">keep me</textarea>" in box
+    assert flight.comments.count() == 0
+
+
 def test_a_plain_comment_post_returns_to_the_workspace_with_the_selection(
     flight, people, signed_in
 ):

@@ -142,8 +142,8 @@ def _after_comment(
     """The page the comment form was on: redirect a plain post, re-render for htmx or errors.
 
     A refused comment's bound form goes back as ``comment_form`` (what was
-    typed, the reasons beside the fields); the workspace's own comment box
-    reads the same post as ``typed_comment``.
+    typed, the reasons beside the fields), to the comments page or the
+    workspace's comment box alike.
     """
     back = read_post(request, Back)
     in_workspace, state = back.from_ == "workspace", back.state()
@@ -157,9 +157,8 @@ def _after_comment(
     status = 400 if refused else 200
     if not in_workspace:
         return _comments_page(request, access, status=status, **shown)
-    typed = form.data if form is not None and refused else {}
     head = get_head(access.chain)
-    context = workspace_context(access, head, state, typed_comment=typed, **shown)
+    context = workspace_context(access, head, state, **shown)
     return render_workspace(request, context, status)
 
 
