@@ -34,27 +34,20 @@ from chains.services.review import CommentIn, ReviewIn, VoteIn
 from chains.views.common import get_access
 from chains.views.forms import FormError, SchemaForm, posted, read_form, read_post
 from chains.views.limits import rate_limited
-from chains.views.workspace import STATE_FIELDS, render_workspace, workspace_context
+from chains.views.workspace import ViewState, render_workspace, workspace_context
 
 S = TypeVar("S", bound=BaseModel)
 T = TypeVar("T")
 
 
-class Back(BaseModel):
+class Back(ViewState):
     """Where a comment form's answer goes: the workspace (with its view state), or comments."""
 
     from_: str = Field("", alias="from")
-    select: str = ""
-    tab: str = ""
-    view: str = ""
-    wide: str = ""
-    sev: str = ""
 
     def state(self) -> dict[str, str]:
         """The workspace's view state to carry along, when the form was the workspace's."""
-        if self.from_ != "workspace":
-            return {}
-        return {k: v for k, v in self.model_dump(include=set(STATE_FIELDS)).items() if v}
+        return self.given() if self.from_ == "workspace" else {}
 
 
 @require_http_methods(["GET", "POST"])

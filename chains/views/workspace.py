@@ -98,11 +98,8 @@ class ViewState(BaseModel):
     adding: str = ""
 
     def given(self) -> dict[str, str]:
-        """The fields the form gave a value, by name."""
-        return {k: v for k, v in self.model_dump().items() if v}
-
-
-STATE_FIELDS = tuple(ViewState.model_fields)
+        """The view state's fields that were given a value, by name."""
+        return {k: v for k in ViewState.model_fields if (v := getattr(self, k))}
 
 
 @require_GET
