@@ -343,17 +343,11 @@ class Run:
 
     def action(self, action_id: str) -> Action:
         """The chain's action ``action_id``; a :class:`SimulationError` when there is none."""
-        action = self.spec.action(action_id)
-        if action is None:
-            raise SimulationError(f"chain {self.spec.id!r} has no action {action_id!r}")
-        return action
+        return self.steps.action(action_id)
 
     def gate(self, gate_id: str) -> Gate:
         """The chain's gate ``gate_id``; a :class:`SimulationError` when there is none."""
-        gate = self.spec.gate(gate_id)
-        if gate is None:
-            raise SimulationError(f"chain {self.spec.id!r} has no gate {gate_id!r}")
-        return gate
+        return self.steps.gate(gate_id)
 
     # --- inputs -------------------------------------------------------------
     # Each applies one input and flushes its events, even when it raises.
