@@ -69,10 +69,6 @@ DJANGO = (
 )
 FRAMEWORKS = ("django", "ninja", "celery", "kombu", "redis")
 
-# Imports that break a rule today and are being removed by the part of issue 37
-# named beside them. When one goes, delete its entry: a stale entry fails.
-PENDING = {}
-
 
 @dataclass(frozen=True)
 class Import:
@@ -164,7 +160,7 @@ def violations(imports: Iterable[Import]) -> list[str]:
     found = []
     for i in imports:
         a, b = unit(i.importer), unit(i.imported)
-        if a == b or (a, b) in PENDING:
+        if a == b:
             continue
         high, low = django_layer(a), django_layer(b)
         if high and low and high[0] < low[0]:
@@ -195,7 +191,7 @@ def same_layer_cycles(imports: Iterable[Import]) -> list[str]:
     graph: nx.DiGraph = nx.DiGraph()
     for i in imports:
         a, b = unit(i.importer), unit(i.imported)
-        if a != b and layer_of(a) == layer_of(b) is not None and (a, b) not in PENDING:
+        if a != b and layer_of(a) == layer_of(b) is not None:
             graph.add_edge(a, b, example=i)
     return [
         " and ".join(
@@ -281,13 +277,6 @@ def test_the_core_imports_no_web_framework():
         if name.split(".")[0] in FRAMEWORKS
     ]
     assert not found, "\n".join(found)
-
-
-@pytest.mark.parametrize(("importer", "imported"), sorted(PENDING))
-def test_each_pending_exception_is_still_an_import_of_the_tree(imports, importer, imported):
-    assert any(unit(i.importer) == importer and unit(i.imported) == imported for i in imports), (
-        f"{importer} no longer imports {imported}: delete the entry from PENDING"
-    )
 
 
 SOURCE = """
