@@ -35,6 +35,7 @@ from django.core.cache import cache
 from django.db import connections
 from django.test import Client
 from hypothesis import settings as hypothesis_settings
+from kombu import Exchange, Queue
 
 from chains.core import dot, formats
 from chains.models import Chain, Role, Team
@@ -66,11 +67,36 @@ def pytest_report_header(config) -> str:
     return f"hypothesis profile: {hypothesis_profile()}"
 
 
-# Parallel test processes (pytest-xdist) share the broker, filesystem or Redis; each
-# sends to and consumes from a queue of its own, so one's worker never takes another's
-# tasks. Each process has its own test database too (pytest-django adds the suffix).
-if XDIST_WORKER := os.environ.get("PYTEST_XDIST_WORKER"):
-    app.conf.task_default_queue = f"celery-tests-{XDIST_WORKER}"
+# Test processes share the broker, filesystem or Redis: with each other (pytest-xdist),
+# with a suite running beside them, and with `make run`'s worker, which takes the queue
+# "celery". Each sends to and consumes from a queue named by its process id, so no other
+# worker takes its tasks (nor it theirs: a shard left over from a suite that was stopped
+# once ran for minutes in the next one's worker), and empties it when it starts and ends
+# (a process id comes round again). Each has its own test database too (pytest-django).
+app.conf.task_default_queue = f"celery-tests-{os.getpid()}"
+
+
+def _declared_queue(connection) -> Queue:
+    """This process's queue, declared on ``connection`` so the channel knows its binding."""
+    name = app.conf.task_default_queue
+    queue = Queue(name, Exchange(name), routing_key=name)(connection.default_channel)
+    queue.declare()
+    return queue
+
+
+@pytest.fixture(scope="session", autouse=True)
+def own_queue():
+    """This process's queue on the broker: emptied before the first test, gone after the last."""
+    with app.connection_for_write() as connection:
+        _declared_queue(connection).purge()
+    yield
+    with app.connection_for_write() as connection:
+        queue = _declared_queue(connection)
+        queue.delete()
+        queue.exchange.delete()
+        folder = getattr(connection.default_channel, "control_folder", None)
+        if folder is not None:  # the filesystem broker keeps an exchange's empty table
+            (folder / f"{queue.name}.exchange").unlink(missing_ok=True)
 
 
 def wait_until(
