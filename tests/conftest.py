@@ -31,14 +31,17 @@ import pytest
 from celery.contrib.testing.worker import start_worker
 from celery.signals import task_prerun
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
 from django.core.cache import cache
 from django.db import connections
+from django.template import Template
 from django.test import Client
+from django.test.utils import _TestState, instrumented_test_render
 from hypothesis import settings as hypothesis_settings
 from kombu import Exchange, Queue
 
 from chains.core import dot, formats
-from chains.models import Chain, Role, Team
+from chains.models import Chain, Membership, Role, Team
 from chains.tasks import explore_shard
 from designer.celery import app
 
@@ -158,6 +161,24 @@ def sent(monkeypatch):
     return calls
 
 
+@pytest.fixture(scope="session", autouse=True)
+def unrecorded_templates(django_test_environment):
+    """Templates render as they do in production, without Django's test recording.
+
+    Django's test environment makes every template, down to each form widget's,
+    send a signal with a copy of its context so a test may read
+    ``response.context``: about a fifth of the time of a workspace page. The
+    few tests that read it ask for :func:`template_context`.
+    """
+    Template._render = _TestState.saved_data.template_render
+
+
+@pytest.fixture
+def template_context(monkeypatch):
+    """Responses carry ``context`` and ``templates`` again, as in Django's own test runner."""
+    monkeypatch.setattr(Template, "_render", instrumented_test_render)
+
+
 @pytest.fixture(autouse=True)
 def fresh_layouts():
     """Layouts are kept by their DOT; a test that fakes Graphviz must not leave its fake behind."""
@@ -208,11 +229,21 @@ def make_user(username: str):
 
 @pytest.fixture
 def team(db) -> Team:
-    """A team with one member per role (the owner founded it)."""
+    """A team with one member per role (the owner founded it).
+
+    The members are written in two statements rather than through ``Team.add``
+    (tested on its own), which checks owners and invitations first: most of
+    the suite starts here, and those checks cost more than the rest of the fixture.
+    """
     founder = make_user("owner")
     team = Team.objects.found("Flight desk", owner=founder, slug="flight-desk")
-    for role in (Role.EDITOR, Role.REVIEWER, Role.VIEWER):
-        team.add(make_user(role.value), role)
+    roles = (Role.EDITOR, Role.REVIEWER, Role.VIEWER)
+    User = get_user_model()
+    members = User.objects.bulk_create(
+        User(username=role.value, password=make_password(None)) for role in roles
+    )
+    joined = zip(members, roles, strict=True)
+    Membership.objects.bulk_create(Membership(team=team, user=u, role=r) for u, r in joined)
     return team
 
 

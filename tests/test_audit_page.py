@@ -69,7 +69,7 @@ def dead_alias(attempts: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_a_divergence_opens_in_the_simulator_when_its_button_is_pressed(client):
+def test_a_divergence_opens_in_the_simulator_when_its_button_is_pressed(client, template_context):
     chain = stored("unsafe-retry-booking.yaml")
     trace = jsonl(double_booking()).decode()
     (shown,) = client.post(chain.url("audit"), {"text": trace}).context["divergences"]
@@ -89,7 +89,9 @@ def test_the_result_page_holds_the_trace_once_and_no_simulator_address(client):
     assert html.count('name="simulate"') == 41
 
 
-def test_the_result_page_grows_by_a_bounded_number_of_bytes_per_divergence(client):
+def test_the_result_page_grows_by_a_bounded_number_of_bytes_per_divergence(
+    client, template_context
+):
     chain = stored("unsafe-retry-booking.yaml")
     sizes = {}
     for attempts in (100, 300):
@@ -110,7 +112,9 @@ def test_opening_an_event_the_trace_does_not_hold_is_a_400_naming_it(client, seq
     )
 
 
-def test_a_trace_of_more_divergences_than_the_page_lists_says_how_many_more(client, monkeypatch):
+def test_a_trace_of_more_divergences_than_the_page_lists_says_how_many_more(
+    client, monkeypatch, template_context
+):
     monkeypatch.setattr(audit_view, "LISTED", 5)
     chain = stored("unsafe-retry-booking.yaml")
     page = client.post(chain.url("audit"), {"text": dead_alias(9)})
@@ -120,7 +124,7 @@ def test_a_trace_of_more_divergences_than_the_page_lists_says_how_many_more(clie
 
 
 @pytest.mark.parametrize("r", ["²", "-1", "1.0", "x"])
-def test_a_revision_that_is_not_a_plain_number_audits_the_head(client, r):
+def test_a_revision_that_is_not_a_plain_number_audits_the_head(client, r, template_context):
     chain = stored("flight-roundtrip.yaml")
     page = client.get(chain.url("audit"), {"r": r})
     assert page.status_code == 200 and page.context["revision"].number == 1

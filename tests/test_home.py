@@ -17,7 +17,7 @@ def test_home_without_chains_explains_how_to_import(client):
     assert "python manage.py chain import" in body
 
 
-def test_home_lists_stored_chains_with_revision_counts(client):
+def test_home_lists_stored_chains_with_revision_counts(client, template_context):
     Chain.objects.store({"id": "booking", "title": "Flight booking"}, message="r1")
     Chain.objects.store({"id": "booking", "title": "Flight booking", "x": 1}, message="r2")
     Chain.objects.store({"id": "refunds"}, message="r1")

@@ -138,7 +138,7 @@ def test_without_the_proxy_setting_a_forwarded_header_is_ignored(ada):
     assert locked.status_code == 429
 
 
-def test_the_sign_in_page_is_ours_and_needs_no_account(anonymous):
+def test_the_sign_in_page_is_ours_and_needs_no_account(anonymous, template_context):
     match = resolve("/accounts/login/")
     assert match.url_name == "login" and match.func.view_class is signin.SignInView
     assert getattr(match.func, "login_required", True) is False

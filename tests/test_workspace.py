@@ -164,14 +164,16 @@ def test_selecting_an_intent_field_shows_its_repair_scope(client, flight):
     assert '<g id="handle:hold_session" class="node handle repair&#45;scope"' in body
 
 
-def test_selecting_an_edge_offers_to_remove_it_by_its_parts(client, small):
+def test_selecting_an_edge_offers_to_remove_it_by_its_parts(client, small, template_context):
     page = client.get(f"{small.url()}?select=edge:derived_from:pick:search_id")
     args = {"kind": "derived_from", "source": "pick", "target": "search_id"}
     assert json.loads(page.context["element"]["edge_args"]) == args
     assert 'name="op" value="remove_edge"' in page.content.decode()
 
 
-def test_a_selected_derived_from_edge_is_named_parent_to_child_as_drawn(client, small):
+def test_a_selected_derived_from_edge_is_named_parent_to_child_as_drawn(
+    client, small, template_context
+):
     page = client.get(f"{small.url()}?select=edge:derived_from:pick:search_id")
     assert page.context["element"]["id"] == "search_id → pick"
 
@@ -181,7 +183,7 @@ def test_a_selected_edge_says_in_words_which_end_derives_from_which(client, smal
     assert '<p class="edge-says">pick derives from search_id.</p>' in page.content.decode()
 
 
-def test_an_edge_between_ids_with_colons_is_read_by_the_ids_the_chain_has(client):
+def test_an_edge_between_ids_with_colons_is_read_by_the_ids_the_chain_has(client, template_context):
     chain = store(
         """
         id: colons

@@ -612,19 +612,30 @@ KINDS = [("actions", "action"), ("handles", "handle"), ("gates", "gate"), ("verd
 
 @pytest.mark.parametrize("name", FIXTURE_FILES)
 def test_every_element_form_saved_unchanged_changes_nothing(client, team, name):
-    """What a form shows and posts back is the element: no key, order or origin is lost."""
+    """What a form shows and posts back is the element: no key, order or origin is lost.
+
+    Each post carries the next element as the selection to show, so the page
+    it answers with holds the next form to post: one page per element.
+    """
     path = Path(settings.BASE_DIR) / "fixtures" / name
     for spec in formats.load(path.read_bytes(), filename=name).chains:
         chain = Chain.objects.store(formats.to_document(spec), "import", team=team).chain
         before = chain.head().document
-        for section, kind in KINDS:
-            for n, item in enumerate(before.get(section, []), 1):
-                ident = item.get("id") or f"#{n}"
-                body = client.get(f"{chain.url()}?select={kind}:{ident}").content.decode()
-                posted = browser_post(body, "element-fields")
-                response = post(client, chain, "element-form", f"update_{kind}", **posted)
-                assert response.status_code == 200, (name, ident)
-                assert chain.head().document == before, (name, ident)
+        shown = [
+            (kind, f"{kind}:{item.get('id') or f'#{n}'}")
+            for section, kind in KINDS
+            for n, item in enumerate(before.get(section, []), 1)
+        ]
+        page = client.get(f"{chain.url()}?select={shown[0][1]}").content.decode()
+        for (kind, select), after in zip(shown, [*shown[1:], (None, "")], strict=True):
+            posted = browser_post(page, "element-fields")
+            assert posted["select"] == [select], (name, select)
+            response = post(
+                client, chain, "element-form", f"update_{kind}", **{**posted, "select": after[1]}
+            )
+            assert response.status_code == 200, (name, select)
+            assert chain.head().document == before, (name, select)
+            page = response.content.decode()
 
 
 def test_a_comma_inside_brackets_or_quotes_stays_in_its_signal():
