@@ -44,6 +44,19 @@ def browser():
         browser.close()
 
 
+@pytest.fixture(scope="session")
+def live_server(django_db_setup, live_server):
+    """pytest-django's live server, started only once the test database exists.
+
+    Started before it (the first test of a process asking for a page did so),
+    the server found no in-memory database to share, and its requests opened
+    connections of their own to SQLite's shared cache, which answers a read
+    beside another connection's write with "table is locked" rather than
+    waiting: a real worker's campaign page then failed with a 500 now and then.
+    """
+    return live_server
+
+
 TRACES = Path(settings.BASE_DIR) / "var" / "traces"
 
 
