@@ -122,19 +122,26 @@ def wait_until_fixture() -> Callable[..., None]:
 
 
 @pytest.fixture(scope="module")
-def celery_worker(django_db_setup):
+def shared_connections(django_db_setup) -> dict:
+    """The in-memory SQLite connections other threads borrow: this thread's, by alias."""
+    return {c.alias: c for c in connections.all() if c.vendor == "sqlite" and c.is_in_memory_db()}
+
+
+@pytest.fixture(scope="module")
+def celery_worker(shared_connections):
     """A worker thread that sees the test database.
 
     The in-memory SQLite test database is shared between connections through
     SQLite's shared cache, which answers concurrent access with "table is
     locked" instead of waiting; so, as Django's LiveServerThread does, the
-    worker thread borrows this thread's connection. PostgreSQL needs nothing.
+    worker thread borrows the test's connection (``shared_connections``; the
+    browser tests give the live server's). PostgreSQL needs nothing.
 
     The worker is stopped before the test helper terminates it: the embedded
     broker is read in waits of up to two seconds, and a worker that is only
     told to terminate finishes its current wait and one more.
     """
-    shared = {c.alias: c for c in connections.all() if c.vendor == "sqlite" and c.is_in_memory_db()}
+    shared = shared_connections
 
     def borrow(**kwargs) -> None:
         for alias, conn in shared.items():

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.db import connections
 
 from tests.browser.pages import Watch, signed_in_context
 
@@ -55,6 +56,30 @@ def live_server(django_db_setup, live_server):
     waiting: a real worker's campaign page then failed with a 500 now and then.
     """
     return live_server
+
+
+@pytest.fixture(scope="module")
+def shared_connections(live_server) -> dict:
+    """What a worker thread borrows here: the live server's connections (tests/conftest.py)."""
+    return live_server.thread.connections_override
+
+
+@pytest.fixture(autouse=True)
+def one_connection(live_server):
+    """The test itself uses the live server's connection to an in-memory database too.
+
+    Django keeps a connection per thread, and while Playwright's event loop
+    runs in this thread a later test may be handed a new one: the test's own
+    queries would then meet the server's and a worker's writes as another
+    connection of SQLite's shared cache ("table is locked").
+    """
+    shared = live_server.thread.connections_override
+    own = {alias: connections[alias] for alias in shared}
+    for alias, connection in shared.items():
+        connections[alias] = connection
+    yield
+    for alias, connection in own.items():
+        connections[alias] = connection
 
 
 TRACES = Path(settings.BASE_DIR) / "var" / "traces"
