@@ -111,8 +111,9 @@ class AddRowForm(DocumentForm):
 
     form_id, op = "add-row", "add_row"
 
-    id = Text(required=True, placeholder="F20")
-    signal = Csv(placeholder="http:410, code:FARE_EXPIRED")
+    # Examples that fit any domain, not one fixture's next id (which read as a default).
+    id = Text(required=True, placeholder="quote_expired")
+    signal = Csv(placeholder="http:410, code:QUOTE_EXPIRED")
     scope__steps = Ids("actions", rows=4)
     scope__consumers_of = Ids("handles", rows=4)
     only = Ids("variants")
