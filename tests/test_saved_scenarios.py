@@ -77,3 +77,20 @@ def test_the_test_vectors_download_replays_every_scenario_on_the_head(client, fl
     assert vector["name"] == "happy path"
     assert vector["trace"]
     assert command("scenario", "export", flight.key).strip().startswith("{")
+
+
+def test_the_workspace_header_counts_the_scenarios_that_pass_and_fail(client, flight):
+    save(flight, "happy path", {"state": "dead_end"})
+    save(flight, "still fine", {"state": "done"})
+    save(flight, "also fine", {"state": "done"})
+    body = client.get(f"/chains/{flight.key}/").content.decode()
+    header = body.split('<header class="ws-head">')[1].split("</header>")[0]
+    summary = header.split('id="scenario-summary"')[1].split("</a>")[0]
+    assert summary.endswith(">scenarios: 2 pass, 1 fails")
+    assert 'class="scenario-summary failing"' in header
+    assert 'href="#scenario-checks"' in summary
+
+
+def test_the_header_says_nothing_of_scenarios_when_none_is_saved(client, flight):
+    body = client.get(f"/chains/{flight.key}/").content.decode()
+    assert 'id="scenario-summary"' not in body

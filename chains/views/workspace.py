@@ -49,6 +49,7 @@ from chains.core.paths import SECTIONS
 from chains.core.rebase import ABSENT, Rebase, Written
 from chains.core.recent import Recent
 from chains.core.selection import finding_key, intent_fields
+from chains.core.sim.regression import ScenarioCheck
 from chains.core.verdicts import GENERIC_ROWS, VERDICT_TYPES
 from chains.models import (
     Chain,
@@ -244,6 +245,8 @@ def workspace_context(
         if adder is not None and (context["adding"] == kind or adder.is_bound):
             adder.fields["id"].widget.attrs["autofocus"] = True
     context["scenario_checks"] = scenario_checks(chain, spec)
+    context["scenario_summary"] = scenario_summary(context["scenario_checks"])
+    context["scenario_failing"] = any(not check.held for check in context["scenario_checks"])
     if tab == "coverage":
         m = _COVERAGE.get(head.content_hash)
         if m is None:
@@ -480,6 +483,23 @@ def _settings(spec: ChainSpec) -> dict[str, str]:
         "policy_data": data.get("policy", {}),
         "chain_data": own,
     }
+
+
+def scenario_summary(checks: list[ScenarioCheck]) -> str:
+    """The header's line on the saved scenarios replayed on this revision; "" without any.
+
+    >>> scenario_summary([ScenarioCheck("a", True, ()), ScenarioCheck("b", False, ())])
+    'scenarios: 1 passes, 1 fails'
+    >>> scenario_summary([ScenarioCheck(n, True, ()) for n in "abc"])
+    'scenarios: 3 pass'
+    """
+    if not checks:
+        return ""
+    failing = sum(not check.held for check in checks)
+    passing = len(checks) - failing
+    said = [f"{passing} pass{'es' if passing == 1 else ''}"] if passing else []
+    said += [f"{failing} fail{'s' if failing == 1 else ''}"] if failing else []
+    return "scenarios: " + ", ".join(said)
 
 
 def _yaml(data: Any) -> str:
