@@ -64,6 +64,7 @@ ACCESS: dict[str, dict[str, str]] = {
     "chains:review": {"GET": "viewer"},
     "chains:vote": {"POST": "reviewer"},  # only the named reviewers: see test_review
     "chains:vectors": {"GET": "viewer"},
+    "chains:record_scenario": {"POST": "editor"},
     "chains:export": {"GET": "viewer"},
 }
 

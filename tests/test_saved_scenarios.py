@@ -94,3 +94,46 @@ def test_the_workspace_header_counts_the_scenarios_that_pass_and_fail(client, fl
 def test_the_header_says_nothing_of_scenarios_when_none_is_saved(client, flight):
     body = client.get(f"/chains/{flight.key}/").content.decode()
     assert 'id="scenario-summary"' not in body
+
+
+def record(client, chain: Chain, name: str, **htmx: str):
+    url = f"{chain.url()}scenarios/record"
+    return client.post(url, {"name": name, "select": "action:book_trip"}, **htmx)
+
+
+def test_accepting_a_changed_outcome_makes_the_scenario_expect_what_the_head_does(client, flight):
+    save(flight, "happy path", {"state": "dead_end"})
+    response = record(client, flight, "happy path")
+    assert response.status_code == 302
+    assert response["Location"].endswith("?select=action%3Abook_trip#scenario-checks")
+    kept = flight.scenarios.get(name="happy path")
+    assert kept.document["expect"]["state"] == "done"
+    inputs = yaml.safe_load(HAPPY.read_text())["events"]  # the same inputs, in order
+    assert [list(event) for event in kept.document["events"]] == [list(e) for e in inputs]
+    assert "held: happy path" in command("scenario", "check", flight.key)
+
+
+def test_the_accept_button_shows_beside_a_failing_scenario_only(client, flight):
+    save(flight, "happy path", {"state": "dead_end"})
+    save(flight, "still fine", {"state": "done"})
+    body = client.get(f"/chains/{flight.key}/").content.decode()
+    section = body.split('id="scenario-checks"')[1].split("</ul>")[0]
+    assert section.count("Accept the new outcome") == 1
+    assert section.index("happy path") < section.index("Accept the new outcome")
+
+
+def test_an_htmx_accept_answers_the_workspace_saying_so_and_the_header_clears(client, flight):
+    save(flight, "happy path", {"state": "dead_end"})
+    body = record(client, flight, "happy path", HTTP_HX_REQUEST="true").content.decode()
+    assert "Scenario “happy path” now expects what revision 1 does." in body
+    assert ">scenarios: 1 passes</a>" in body
+    assert flight.head().number == 1  # the chain itself is not changed
+
+
+def test_accepting_a_scenario_the_chain_does_not_keep_is_a_400_naming_it(client, flight):
+    response = record(client, flight, "no such scenario", HTTP_HX_REQUEST="true")
+    assert response.status_code == 400
+    assert (
+        "no scenario &#x27;no such scenario&#x27; is kept with this chain"
+        in response.content.decode()
+    )

@@ -21,7 +21,7 @@ from chains.core.sim.scenario import Scenario
 from chains.models import Chain, SavedScenario
 from chains.services.access import get_revision, spec_of
 
-__all__ = ["BadScenario", "ScenarioName", "save_scenario"]
+__all__ = ["BadScenario", "ScenarioName", "record_again", "save_scenario"]
 
 MAX_NAME = SavedScenario._meta.get_field("name").max_length
 
@@ -72,3 +72,21 @@ def save_scenario(
             raise BadScenario(why) from None
         scenario = recorded(document, scenario)
     return SavedScenario.objects.keep(chain, name, scenario, author=author, replace=replace)
+
+
+def record_again(chain: Chain, name: str, *, author: Any) -> SavedScenario:
+    """Replay the saved scenario ``name`` on the head and keep what it does now as ``expect``.
+
+    How a person accepts a changed outcome: the scenario's inputs stay, its
+    expectations become the head's. Raises :class:`BadScenario` when no
+    scenario of that name is kept or it no longer loads, and
+    ``ScenarioMismatch`` when it no longer replays on the head.
+    """
+    saved = chain.scenarios.filter(name=name).first()
+    if saved is None:
+        raise BadScenario(f"name: no scenario {name!r} is kept with this chain")
+    try:
+        scenario = saved.scenario()
+    except DocumentError as exc:
+        raise BadScenario(f"scenario {name!r} no longer loads: {exc}") from None
+    return save_scenario(chain, name, scenario, author=author, replace=True, record=True)

@@ -60,9 +60,10 @@ from chains.models import (
     StaleRevision,
     scenario_checks,
 )
-from chains.services import editing
+from chains.services import editing, scenarios
 from chains.services.access import ChainAccess, get_head, spec_of
 from chains.services.editing import EditIn, UndoIn
+from chains.services.scenarios import ScenarioName
 from chains.views.common import get_access
 from chains.views.element_forms import DocumentForm
 from chains.views.forms import FormError, bound, plain_number, read_post
@@ -151,6 +152,27 @@ def undo_redo(request: HttpRequest, key: str, action: str, team: str | None = No
     except (NothingToUndo, ChainError) as exc:
         return _refused(request, access, str(exc), 400)
     return _saved(request, access, revision)
+
+
+class ScenarioIn(BaseModel):
+    name: ScenarioName
+
+
+@require_POST
+def record_scenario(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
+    """Accept a saved scenario's changed outcome: it now expects what the head does."""
+    access = get_access(request, team, key, Role.EDITOR)
+    try:
+        name = read_post(request, ScenarioIn).name
+        scenarios.record_again(access.chain, name, author=request.user)
+    except ChainError as exc:
+        return _refused(request, access, str(exc), 400)
+    state = _state(request)
+    if not request.htmx:
+        url = access.chain.url()
+        return redirect(f"{url}?{urlencode(state)}#scenario-checks" if state else url)
+    head = get_head(access.chain)
+    return render_workspace(request, workspace_context(access, head, state, recorded=name))
 
 
 def _head_spec(chain: Chain) -> ChainSpec | None:
