@@ -31,6 +31,7 @@ chain_urls = [
     path("people", people.chain_people, name="people"),
     path("simulate", simulator.simulate, name="simulate"),
     path("simulate/save", simulator.save_scenario, name="save_scenario"),
+    path("scenarios/open", simulator.open_scenario, name="open_scenario"),
     path("audit", audit.audit_trace, name="audit"),
     path("openapi", openapi.openapi, name="openapi"),
     path("campaigns/", campaigns.campaigns, name="campaigns"),

@@ -137,3 +137,26 @@ def test_accepting_a_scenario_the_chain_does_not_keep_is_a_400_naming_it(client,
         "no scenario &#x27;no such scenario&#x27; is kept with this chain"
         in response.content.decode()
     )
+
+
+def test_a_saved_scenario_opens_in_the_simulator_run_on_the_head(client, flight):
+    save(flight, "happy path", {"state": "done"})
+    body = client.get(f"/chains/{flight.key}/").content.decode()
+    link = body.split('id="scenario-checks"')[1].split("open in the simulator")[0]
+    assert link.endswith(f'href="{flight.url("open_scenario")}?name=happy%20path">')
+    opened = client.get(f"{flight.url('open_scenario')}?name=happy path")
+    assert opened.status_code == 302
+    assert opened["Location"].startswith(f"{flight.url('simulate')}?r=1&s=")
+    page = client.get(opened["Location"])
+    assert page.status_code == 200
+    assert 'id="run-state">done</span>' in page.content.decode()  # the whole run, booked
+
+
+def test_opening_a_scenario_the_chain_does_not_keep_is_a_404(client, flight):
+    assert client.get(f"{flight.url('open_scenario')}?name=nothing").status_code == 404
+
+
+def test_opening_a_scenario_without_a_name_is_a_400_naming_the_field(client, flight):
+    response = client.get(flight.url("open_scenario"))
+    assert response.status_code == 400
+    assert response.content.decode().startswith("name")

@@ -20,9 +20,9 @@ from typing import Annotated, Any
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from pydantic import BaseModel, Field
 
 from chains.core import formats
@@ -46,9 +46,9 @@ from chains.core.sim.session import (
     run_marks,
 )
 from chains.core.verdicts import GENERIC_ROWS, format_verdict
-from chains.models import Chain, DuplicateScenario, Revision, Role
+from chains.models import Chain, DuplicateScenario, Revision, Role, saved_scenarios
 from chains.services import scenarios
-from chains.services.access import ChainAccess, get_revision, spec_of
+from chains.services.access import ChainAccess, get_head, get_revision, spec_of
 from chains.services.scenarios import ScenarioName
 from chains.views.common import get_access
 from chains.views.forms import FormError, Prefixed, plain_number, read_form, read_post
@@ -121,6 +121,24 @@ def simulate(request: HttpRequest, key: str, team: str | None = None) -> HttpRes
     except (BadInput, SessionError, ScenarioMismatch) as exc:
         return page(scenario, error=str(exc), status=400)
     return _answer(request, page, _url(chain, revision, session.scenario), session)
+
+
+@require_GET
+def open_scenario(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
+    """The saved scenario ``?name=`` run on the head, in the simulator (a redirect to its address).
+
+    The workspace links here rather than to the address itself, which holds the
+    whole run and would make the page as long as every scenario it lists.
+    """
+    access = get_access(request, team, key)
+    try:
+        name = read_form(SaveForm, request.GET).name
+    except FormError as exc:
+        return HttpResponse(f"{exc}\n", status=400, content_type="text/plain; charset=utf-8")
+    scenario = saved_scenarios(access.chain).get(name)
+    if scenario is None:
+        raise Http404(f"no scenario {name!r} that loads is kept with this chain")
+    return redirect(_url(access.chain, get_head(access.chain), scenario))
 
 
 class SaveForm(BaseModel):
