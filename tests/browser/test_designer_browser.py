@@ -373,7 +373,16 @@ def test_clicking_a_step_in_the_flow_view_selects_it_and_stays_in_the_flow(
     assert "view=flow" in page.url
 
 
-def test_clicking_an_edge_selects_it_and_the_delete_key_removes_it(live_server, flight, page):
+def test_clicking_an_edge_selects_it_and_the_delete_key_asks_then_removes_it(
+    live_server, flight, page
+):
+    asked = []
+
+    def answer(dialog):
+        asked.append(dialog.message)
+        dialog.accept()
+
+    page.on("dialog", answer)
     open_workspace(page, live_server, flight)
     edge = node(page, "edge:derived_from:quote_id:outbound_pick")
 
@@ -383,9 +392,23 @@ def test_clicking_an_edge_selects_it_and_the_delete_key_removes_it(live_server, 
     page.keyboard.press("Delete")
 
     expect(edge).to_have_count(0)
+    assert asked == ["Delete the derived_from edge outbound_pick → quote_id?"]
     expect(page.locator("#saved-note")).to_contain_text("remove edge derived_from quote_id")
     quote = next(h for h in head_document(flight)["handles"] if h["id"] == "quote_id")
     assert quote["derived_from"] == ["return_pick"]
+
+
+def test_an_edge_delete_the_person_does_not_confirm_keeps_the_edge(live_server, flight, page):
+    page.on("dialog", lambda dialog: dialog.dismiss())
+    open_workspace(page, live_server, flight)
+    click_edge(page, "edge:derived_from:quote_id:outbound_pick")
+    expect(page.locator("#element-panel")).to_contain_text("derived_from edge")
+
+    page.get_by_role("button", name="Delete this edge").click()
+
+    page.wait_for_load_state("networkidle")
+    expect(node(page, "edge:derived_from:quote_id:outbound_pick")).to_have_count(1)
+    assert Chain.objects.get(key=flight).head().number == 1
 
 
 @pytest.mark.parametrize("width", [1280, 1440])
