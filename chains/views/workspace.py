@@ -155,6 +155,8 @@ def undo_redo(request: HttpRequest, key: str, action: str, team: str | None = No
 
 
 class ScenarioIn(BaseModel):
+    """The saved scenario an editor accepts the new outcome of (its list's button)."""
+
     name: ScenarioName
 
 

@@ -22,6 +22,11 @@
     function (event) {
       var details = event.target;
       if (!details.matches || !details.matches(ADDERS) || !details.open) return;
+      // The toggle event comes a moment after the adder opens: a box the person has
+      // moved into by then keeps the caret (it once took "late_token" typed into
+      // the handle id and put it in the action id).
+      var active = document.activeElement;
+      if (active && details.contains(active) && !active.matches("summary")) return;
       var form = details.querySelector("form");
       var first = form && form.querySelector(FIRST);
       if (first) first.focus();

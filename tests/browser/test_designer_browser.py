@@ -555,3 +555,18 @@ def test_a_handle_named_like_a_script_tag_is_shown_as_text(live_server, page):
     assert dialogs == []
     page.evaluate("() => alert('control')")  # the recorder itself works
     assert dialogs == ["control"]
+
+
+def test_a_box_moved_into_as_the_adder_opens_keeps_the_caret(live_server, flight, page):
+    """Opening an adder puts the caret in its first box, on a toggle event that comes a
+    moment later; a box the person has moved into by then keeps it."""
+    open_workspace(page, live_server, flight)
+    page.evaluate(
+        """() => {
+            document.querySelector("details.adders").open = true;
+            document.querySelector("#add-handle-form [name=id]").focus();
+        }"""
+    )
+    page.evaluate("() => new Promise((done) => setTimeout(done, 50))")  # the toggle event runs
+
+    expect(page.locator("#add-handle-form").get_by_label("Handle id")).to_be_focused()

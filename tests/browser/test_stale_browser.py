@@ -184,6 +184,9 @@ def test_a_click_during_an_edit_waits_for_the_edit_and_then_selects(
 
     expect(page.locator("#workspace")).to_have_attribute("data-select", "handle:quote_id")
     expect(node(page, "handle:scratch")).to_have_count(1)
+    # The address follows once htmx has settled the swap (workspace.js, rendered), a
+    # moment after the new workspace is in: wait for it rather than read it at once.
+    page.wait_for_function("() => new URLSearchParams(location.search).get('select')")
     assert selected_in_address(page) == "handle:quote_id"
     assert "scratch" in [h["id"] for h in flight.head().document["handles"]]
 
