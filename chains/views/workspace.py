@@ -171,8 +171,8 @@ def record_scenario(request: HttpRequest, key: str, team: str | None = None) -> 
         return _refused(request, access, str(exc), 400)
     state = _state(request)
     if not request.htmx:
-        url = access.chain.url()
-        return redirect(f"{url}?{urlencode(state)}#scenario-checks" if state else url)
+        query = f"?{urlencode(state)}" if state else ""
+        return redirect(f"{access.chain.url()}{query}#scenario-checks")
     head = get_head(access.chain)
     return render_workspace(request, workspace_context(access, head, state, recorded=name))
 
