@@ -265,6 +265,27 @@ def _unpack(data: dict[str, Any]) -> dict[bytes, str]:
     return {bytes.fromhex(k): t for k, t in (data.get("state_keys") or {}).items()}
 
 
+def _caused_by(exc: BaseException | None, kinds: tuple[type[BaseException], ...]) -> bool:
+    """Whether ``exc``, or an exception it was raised from or during, is one of ``kinds``.
+
+    A time limit that strikes inside a library's callback can come back wrapped:
+    orjson answers an exception its ``default`` raises with a TypeError caused by it.
+
+    >>> try:
+    ...     raise TypeError("not serializable") from TimeoutError()
+    ... except TypeError as wrapped:
+    ...     _caused_by(wrapped, (TimeoutError,)), _caused_by(wrapped, (KeyError,))
+    (True, False)
+    """
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, kinds):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def scenario_dict(scenario: Scenario) -> dict[str, Any]:
     """A scenario as plain data, ready for ``yaml.safe_dump`` and :func:`load_scenario`."""
     out: dict[str, Any] = {"chain": scenario.chain, "intent": scenario.intent}
@@ -359,7 +380,9 @@ def explore(
     try:
         with _collector_paused():
             _run(search, shard, claim, split_into, exchange)
-    except time_up:
+    except BaseException as exc:
+        if not _caused_by(exc, time_up):
+            raise
         search.stop("time")
     if progress is not None:
         progress(len(search.seen))

@@ -58,6 +58,32 @@ def test_a_time_up_exception_ends_the_search_with_what_it_found():
     assert result.reach is not None  # the coverage it reached is kept
 
 
+def test_a_time_up_a_library_wraps_in_another_exception_still_ends_the_search_on_time():
+    """orjson answers an exception raised in its ``default`` with a TypeError caused by it:
+    Celery's soft limit, striking there, once failed a shard instead of stopping it."""
+    calls = []
+
+    def progress(states: int) -> None:
+        calls.append(states)
+        if len(calls) == 3:
+            try:
+                raise TimeUp
+            except TimeUp as cause:
+                raise TypeError("Type is not JSON serializable: Option") from cause
+
+    result = explore(fixture("flight-roundtrip.yaml"), WIDE, progress=progress, time_up=(TimeUp,))
+    assert result.stopped_by == "time"
+    assert result.states > 0
+
+
+def test_an_error_not_caused_by_the_time_limit_is_raised():
+    def progress(states: int) -> None:
+        raise TypeError("a real bug")
+
+    with pytest.raises(TypeError, match="a real bug"):
+        explore(fixture("flight-roundtrip.yaml"), WIDE, progress=progress, time_up=(TimeUp,))
+
+
 def test_a_capped_result_says_why_in_its_dict():
     result = explore(fixture("flight-roundtrip.yaml"), Bounds(max_faults=2, max_states=40))
     data = result.as_dict()
