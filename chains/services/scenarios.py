@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field, StringConstraints, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, StringConstraints, TypeAdapter, ValidationError
 
 from chains.core.errors import ChainError, DocumentError
 from chains.core.sim.regression import recorded
@@ -21,7 +21,7 @@ from chains.core.sim.scenario import Scenario
 from chains.models import Chain, SavedScenario
 from chains.services.access import get_revision, spec_of
 
-__all__ = ["BadScenario", "ScenarioName", "record_again", "save_scenario"]
+__all__ = ["BadScenario", "NamedScenario", "ScenarioName", "record_again", "save_scenario"]
 
 MAX_NAME = SavedScenario._meta.get_field("name").max_length
 
@@ -31,6 +31,12 @@ ScenarioName = Annotated[
     Field(description=f"what the scenario is kept as: 1 to {MAX_NAME} characters"),
 ]
 _NAME: TypeAdapter[str] = TypeAdapter(ScenarioName)
+
+
+class NamedScenario(BaseModel):
+    """A form or query that names one scenario: saving it, opening it, accepting its outcome."""
+
+    name: ScenarioName
 
 
 class BadScenario(ChainError):

@@ -49,7 +49,7 @@ from chains.core.verdicts import GENERIC_ROWS, format_verdict
 from chains.models import Chain, DuplicateScenario, Revision, Role, saved_scenarios
 from chains.services import scenarios
 from chains.services.access import ChainAccess, get_head, get_revision, spec_of
-from chains.services.scenarios import ScenarioName
+from chains.services.scenarios import NamedScenario
 from chains.views.common import get_access
 from chains.views.forms import FormError, Prefixed, plain_number, read_form, read_post
 from chains.views.limits import rate_limited
@@ -132,7 +132,7 @@ def open_scenario(request: HttpRequest, key: str, team: str | None = None) -> Ht
     """
     access = get_access(request, team, key)
     try:
-        name = read_form(SaveForm, request.GET).name
+        name = read_form(NamedScenario, request.GET).name
     except FormError as exc:
         return HttpResponse(f"{exc}\n", status=400, content_type="text/plain; charset=utf-8")
     scenario = saved_scenarios(access.chain).get(name)
@@ -141,14 +141,12 @@ def open_scenario(request: HttpRequest, key: str, team: str | None = None) -> Ht
     return redirect(_url(access.chain, get_head(access.chain), scenario))
 
 
-class SaveForm(BaseModel):
+class SaveForm(NamedScenario):
     """The save form's own field; the run it saves comes from the address (``r``, ``s``).
 
     The address is read as every simulator request reads it, so the run saved
     is the run the page shows.
     """
-
-    name: ScenarioName
 
 
 @require_POST

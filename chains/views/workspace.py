@@ -63,7 +63,7 @@ from chains.models import (
 from chains.services import editing, scenarios
 from chains.services.access import ChainAccess, get_head, spec_of
 from chains.services.editing import EditIn, UndoIn
-from chains.services.scenarios import ScenarioName
+from chains.services.scenarios import NamedScenario
 from chains.views.common import get_access
 from chains.views.element_forms import DocumentForm
 from chains.views.forms import FormError, bound, plain_number, read_post
@@ -154,18 +154,12 @@ def undo_redo(request: HttpRequest, key: str, action: str, team: str | None = No
     return _saved(request, access, revision)
 
 
-class ScenarioIn(BaseModel):
-    """The saved scenario an editor accepts the new outcome of (its list's button)."""
-
-    name: ScenarioName
-
-
 @require_POST
 def record_scenario(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
     """Accept a saved scenario's changed outcome: it now expects what the head does."""
     access = get_access(request, team, key, Role.EDITOR)
     try:
-        name = read_post(request, ScenarioIn).name
+        name = read_post(request, NamedScenario).name
         scenarios.record_again(access.chain, name, author=request.user)
     except ChainError as exc:
         return _refused(request, access, str(exc), 400)
