@@ -73,8 +73,10 @@ def spec_example(spec: ChainSpec, ctx: LintContext) -> Found:
     "evidence.no-compensation",
     "info",
     "SKILL Step 6",
-    hint="Record who accepted that the commit is final, and why (cost, consent gate before "
-    "it) in compensation.ordering_note.",
+    hint="Declare a compensator if the provider has one; if not, record who accepted that "
+    "the commit is final, and why (cost, consent gate before it), in "
+    "compensation.ordering_note: the question stays on the UNKNOWNs list for a reviewer "
+    "to confirm.",
     unknown=True,
 )
 def no_compensation(spec: ChainSpec, ctx: LintContext) -> Found:

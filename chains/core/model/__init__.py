@@ -32,6 +32,7 @@ Assumptions worth knowing before editing:
 # ruff: noqa: F401
 from .actions import (
     COMMIT_CLASS_EFFECTS,
+    EFFECT_MEANINGS,
     EFFECTS,
     Action,
     ActionInput,
@@ -87,6 +88,7 @@ from .table import (
 
 __all__ = [
     "COMMIT_CLASS_EFFECTS",
+    "EFFECT_MEANINGS",
     "EFFECTS",
     "EVIDENCE_TAGS",
     "Action",

@@ -27,7 +27,10 @@ from .table import KnownUnmatched, VerdictRow
 
 class Variants(Element):
     axis: str
+    """What differs between the provider's parallel rails, e.g. `rail`."""
     values: StrList = Field(default_factory=list)
+    """The possible values, e.g. `[GDS, NDC]`. A run binds one at start and never switches;
+    elements choose theirs with `only`."""
 
 
 class Independence(Element):
@@ -39,9 +42,14 @@ class Independence(Element):
     checked and why, so the question stops being a finding.
     """
 
-    handles: StrList = Field(min_length=2, max_length=2, description="the two handles")
+    handles: StrList = Field(min_length=2, max_length=2)
+    """The two handle ids reviewed, e.g. `[search_id, loyalty_token]`."""
     independent: Literal["confirmed"] = "confirmed"
-    note: str | None = Field(None, description="why re-minting one leaves the other valid")
+    """The reviewer's answer; only `confirmed` exists: minting either handle again leaves the
+    other valid."""
+    note: str | None = Field(None)
+    """Why minting one again leaves the other valid, and who checked, e.g.
+    `separate sessions; checked in the sandbox`."""
 
 
 def _keyed_list(value: Any) -> Any:
@@ -63,20 +71,40 @@ class ChainSpec(Element):
     """One validated chain document: the unit that is stored, linted, simulated and exported."""
 
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$", max_length=200)
+    """The chain's identity: letters, digits, `_`, `.` and `-`, starting with a letter or
+    digit, e.g. `flight-booking`."""
     title: str | None = None
+    """A short title for people, e.g. `Search and book a flight`."""
     description: str | None = None
+    """What the chain achieves, in plain words, for readers."""
     spec_version: str = "0.4"
+    """The version of the chain-re-action SPEC the document follows; `0.4` by default."""
     variants: Variants | None = None
-    run_key: str | None = Field(None, description="how callers derive run_key (SPEC §2.8)")
+    """The provider's parallel rails, if any: an axis and its values, e.g.
+    `{axis: rail, values: [GDS, NDC]}`."""
+    run_key: str | None = Field(None)
+    """How callers derive the run key from the user's task (trip and intent, never time), so
+    a repeated start returns the same run instead of booking twice."""
     handles: list[Handle] = Field(default_factory=list)
+    """The opaque tokens the steps pass along: who mints each, what it derives from, and how
+    it goes stale."""
     actions: list[Action] = Field(default_factory=list)
+    """The steps, in run order: each one call to an outside system, or a pick among
+    results."""
     gates: list[Gate] = Field(default_factory=list)
+    """Planned pauses where someone outside the run chooses one of the declared answers."""
     verdict_table: list[VerdictRow] = Field(default_factory=list)
+    """The chain's own rows, signal to verdict, tried in order before the generic rows; the
+    first match wins."""
     known_unmatched: list[KnownUnmatched] = Field(default_factory=list)
+    """Documented signals deliberately left to the default rows (reconcile while a commit is
+    out, else dead end), each with why."""
     policy: Policy = Field(default_factory=Policy)
-    independence: list[Independence] = Field(
-        default_factory=list, description="reviewed pairs of handles without a derivation path"
-    )
+    """Attempts, backoff and budgets. All fixed in the document: the model can never change
+    them."""
+    independence: list[Independence] = Field(default_factory=list)
+    """Pairs of handles a reviewer confirmed as independent though no derivation links them,
+    so lint stops asking about them."""
 
     @field_validator("handles", "gates", mode="before")
     @classmethod

@@ -37,11 +37,15 @@ _URL = re.compile(r"https?://[^\s)>\]`'\"]+")
 class Source(BaseModel):
     """Evidence for a claim: a tag, the citations, and what was said."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     tag: str | None = None
+    """What kind of evidence this is: documented, observed, assumed, documented-by-omission,
+    documented(search-snippet), or spec-example (never real evidence)."""
     urls: list[str] = Field(default_factory=list)
+    """Links that back the claim, e.g. the provider's error reference or a captured log."""
     note: str | None = None
+    """What the evidence says, in a few words, e.g. `observed 410 after ~30m in sandbox`."""
 
     @model_validator(mode="before")
     @classmethod
@@ -93,10 +97,17 @@ class Element(BaseModel):
     ones, which pydantic does not freeze: a holder must not change them either.
     """
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+    # A docstring under a field is its description: the form help and the JSON Schema read it.
+    model_config = ConfigDict(
+        extra="forbid", populate_by_name=True, frozen=True, use_attribute_docstrings=True
+    )
 
     source: Source | None = None
+    """Where this element's claims come from: an evidence tag, links and a note. Free text
+    works too, e.g. `documented https://docs.example.com/errors`."""
     extras: dict[str, Any] = Field(default_factory=dict)
+    """Keys this grammar does not know, kept as written so nothing is lost. Key: the unknown
+    key; value: what was written under it. The runtime ignores them."""
 
     @model_validator(mode="before")
     @classmethod
@@ -146,4 +157,8 @@ class Variant(Element):
     """
 
     only: StrList = Field(default_factory=list)
-    notes: StrList = Field(default_factory=list, description="authors' remarks, kept as written")
+    """The variant values this element belongs to, e.g. `[NDC]`; empty means every rail. A
+    run binds one value at start and keeps it."""
+    notes: StrList = Field(default_factory=list)
+    """The authors' remarks on this element, kept as written (an imported compile's YAML
+    comments land here). For reviewers; the runtime ignores them."""

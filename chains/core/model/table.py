@@ -129,13 +129,19 @@ SignalTerms = Annotated[list[str], BeforeValidator(signal_terms), WithJsonSchema
 class Scope(Element):
     """Which attempts a verdict row applies to."""
 
-    steps: StrList = Field(default_factory=list, description="action ids")
-    consumers_of: StrList = Field(default_factory=list, description="handles whose consumers")
-    effects: StrList = Field(
-        default_factory=list, description="effect classes, e.g. read, mint, keyed_commit"
-    )
+    steps: StrList = Field(default_factory=list)
+    """Ids of the actions this row applies to, e.g. `[book, confirm]`."""
+    consumers_of: StrList = Field(default_factory=list)
+    """Handle ids: the row applies to every step that sends one of them, e.g.
+    `[search_id]`."""
+    effects: StrList = Field(default_factory=list)
+    """Effect classes the row applies to, e.g. `[read, mint, keyed_commit]`; write
+    `keyed_commit` or `unkeyed_commit` to split the commits."""
     any: bool = False
-    text: str | None = Field(None, description="the scope as written, when it was prose")
+    """True when the row applies to every step (an empty scope means the same)."""
+    text: str | None = Field(None)
+    """The scope as written when it was prose no other field could hold. A prose-only scope
+    applies to no step until it is rewritten."""
 
     @model_validator(mode="before")
     @classmethod
@@ -190,13 +196,28 @@ class VerdictRow(Variant):
     """One matcher of the verdict table: signal, scope, verdict."""
 
     id: str | None = None
+    """A short label for the row, e.g. `D1`. Without one the row is named by its place among
+    the chain's rows, e.g. `#4`."""
     signal: SignalTerms = Field(default_factory=list)
-    description: str | None = Field(None, description="the signal as written, when prose")
+    """What the attempt showed, as atoms any of which matches, e.g. `http:410`,
+    `code:FARE_EXPIRED`, `timeout`; `a && b` needs both. `{all: [...]}` works too."""
+    description: str | None = Field(None)
+    """The signal in words when it is not written as atoms, e.g. `the fare changed`. A row
+    without any atom matches nothing."""
     scope: Scope = Field(default_factory=Scope)
+    """Which attempts the row applies to: named steps, consumers of a handle, or effect
+    classes. An empty scope means every step."""
     verdict: VerdictExpr
+    """What a match leads to, e.g. `rewind(to: search)`, `reconcile` or
+    `dead_end(reason: card_declined, permanent: true)`."""
     no_side_effect: bool = False
-    fragile: str | None = Field(None, description="e.g. prose-match")
+    """True only when the provider guarantees this failure changed nothing. Only such rows
+    let an unkeyed commit be sent again, up to `safe_reject_redispatch`."""
+    fragile: str | None = Field(None)
+    """`prose-match` when the row matches error message text rather than a code. Keep a
+    known_unmatched fallback: message text can change without notice."""
     note: str | None = None
+    """Why the row exists or why its verdict is right, for reviewers."""
 
     @model_validator(mode="before")
     @classmethod
@@ -254,7 +275,10 @@ def rows_by_ref(rows: Iterable[VerdictRow]) -> dict[str, VerdictRow]:
 
 class KnownUnmatched(Element):
     signal: str
+    """A documented signal deliberately left to the default rows (reconcile while a commit
+    is out, else dead end), e.g. `code:4711`."""
     note: str | None = None
+    """Why no row handles it, e.g. `meaning undocumented; failing closed is right`."""
 
     @model_validator(mode="before")
     @classmethod
