@@ -26,6 +26,7 @@ COPY chains chains
 COPY designer designer
 RUN pip install .
 COPY templates templates
+COPY docs/glossary.md docs/glossary.md
 COPY static static
 COPY --from=assets /build/static/vendor static/vendor
 COPY deploy deploy

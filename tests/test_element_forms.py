@@ -148,7 +148,13 @@ GATE = {
 ROW = {
     "id": "R1",
     "signal": "http:410, code:GONE",
-    "verdict": "rewind(to: quote)",
+    "verdict_type": "repair",
+    "verdict_to": "quote",
+    "verdict_fields": "dates",
+    "verdict_gate": "",  # a repair names no gate, and none of a dead end's parts
+    "verdict_reason": "",
+    "verdict_permanent": "",
+    "verdict_retry_after_hint": "",
     "scope__steps": ["reserve"],
     "scope__consumers_of": ["quote_token"],
     "no_side_effect": "on",
@@ -409,7 +415,10 @@ def test_an_adder_stores_every_field_it_shows(editor, hotel, form, op, values, s
         (AddActionForm, set()),
         (AddHandleForm, set()),
         (AddGateForm, {"timeout__verdict"}),
-        (AddRowForm, {"verdict_gate", "verdict_reason"}),
+        (
+            AddRowForm,
+            {"verdict_gate", "verdict_reason", "verdict_permanent", "verdict_retry_after_hint"},
+        ),
     ],
 )
 def test_the_adders_test_above_gives_every_field_a_value(form_class, skipped):

@@ -31,7 +31,10 @@ ROOT = Path(__file__).resolve().parent.parent
 CORE = (
     ("base", {"chains.core", "errors", "words", "memo", "keys", "paths", "recent"}),
     ("model", {"model", "verdicts"}),
-    ("analysis", {"graph", "signals", "policy", "probes", "references", "selection", "fit"}),
+    (
+        "analysis",
+        {"graph", "signals", "policy", "probes", "references", "selection", "fit", "glossary"},
+    ),
     ("lint", {"lint"}),
     ("formats/sim", {"formats", "sim"}),
     (
@@ -49,6 +52,7 @@ CORE = (
             "coverage",
             "comments",
             "openapi",
+            "explain",
         },
     ),
 )

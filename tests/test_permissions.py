@@ -67,6 +67,9 @@ ACCESS: dict[str, dict[str, str]] = {
     "chains:record_scenario": {"POST": "editor"},
     "chains:open_scenario": {"GET": "viewer"},
     "chains:export": {"GET": "viewer"},
+    "chains:check": {"GET": "viewer"},
+    "chains:glossary": {"GET": SIGNED_IN},
+    "chains:rule": {"GET": SIGNED_IN},
 }
 
 
@@ -109,6 +112,7 @@ def urls(flight, team) -> dict[str, str]:
         "chains:vote": [key, review.pk],
         "chains:revoke_token": [ApiToken.objects.issue(team.memberships.first().user, "t")[0].pk],
         "chains:open_notification": [1],
+        "chains:rule": ["commit.unkeyed-retried"],
     }
     return {
         name: reverse(
@@ -127,6 +131,7 @@ NO_KEY = {
     "chains:tokens",
     "chains:inbox",
     "chains:read_all",
+    "chains:glossary",
 }
 
 

@@ -418,8 +418,7 @@ def test_without_htmx_the_quick_fixes_link_opens_the_workspace_with_them_shown(
 ):
     settings.WORKSPACE_EAGER_FIXES = 0
     body = client.get(f"{open_gates.url()}").content.decode()
-    link = gate_row(body, "g2").split('class="finding-link"')[1]
-    href = link.split('href="')[1].split('"')[0].replace("&amp;", "&")
+    href = re.search(r'href="(\?fixes=[^"]*)"', gate_row(body, "g2"))[1].replace("&amp;", "&")
     page = client.get(f"{open_gates.url()}{href}").content.decode()
     assert 'name="op" value="update_gate"' in gate_row(page, "g2")
     assert 'name="op"' not in gate_row(page, "g1")
@@ -656,7 +655,7 @@ def test_clearing_a_field_in_the_common_form_removes_it(client, small):
 def test_a_row_is_edited_from_its_common_fields(client, small):
     body = client.get(f"{small.url()}?select=row:R2&tab=table").content.decode()
     fields = form_fields(body, "element-fields")
-    assert fields["verdict"] == ["dead_end"]
-    fields["verdict"] = ["rewind(to: search)"]
+    assert fields["verdict_type"] == ["dead_end"]
+    fields.update(verdict_type=["rewind"], verdict_to=["search"])
     assert client.post(f"{small.url()}edit", fields).status_code == 302
     assert head(small)["verdict_table"][1]["verdict"] == "rewind(to: search)"

@@ -58,18 +58,31 @@ _NEEDS_TARGET = {"rewind", "repair", "reselect"}
 class Verdict(BaseModel):
     """One classified outcome: what the run does next."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # A docstring under a field is its description: the verdict builder's help reads it.
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     type: VerdictType
-    empty: bool = Field(False, description="ok(empty): a valid empty result")
-    to: str | None = Field(None, description="rewind/repair/reselect target step")
-    fields: list[str] = Field(default_factory=list, description="repair: intent fields")
-    gate: str | None = Field(None, description="gate: the gate id")
-    reason: str | None = Field(None, description="dead_end: machine-readable reason")
+    """What the run does next: ok, retry, rewind, repair, reselect, gate, reconcile, dead_end
+    or escalate. An unkeyed commit is never retried: a lost answer is reconciled."""
+    empty: bool = False
+    """ok(empty): a valid answer that found nothing; the action's empty route decides next."""
+    to: str | None = None
+    """For rewind, repair and reselect: the step to go back to, usually the one that mints
+    the dead handle again (e.g. quote)."""
+    fields: list[str] = Field(default_factory=list)
+    """For repair: the intent fields the model or user may change, e.g. dates, cabin."""
+    gate: str | None = None
+    """For gate: the gate the run pauses at, e.g. price_consent."""
+    reason: str | None = None
+    """For dead_end: a short machine-readable reason, e.g. sold_out or card_declined."""
     permanent: bool | None = None
+    """For dead_end: true when trying again later cannot help."""
     retry_after_hint: str | None = None
-    audience: str | None = Field(None, description="escalate: who is asked (operator)")
-    extras: dict[str, Any] = Field(default_factory=dict, description="arguments kept as written")
+    """For dead_end: when trying again may help, e.g. 1h."""
+    audience: str | None = None
+    """For escalate: who is asked, usually operator."""
+    extras: dict[str, Any] = Field(default_factory=dict)
+    """Arguments kept as written that the grammar does not know."""
 
     @model_validator(mode="after")
     def _check_arguments(self) -> Verdict:
@@ -313,23 +326,34 @@ def format_verdict(verdict: Verdict) -> str:
     return f"{v.type}({inner})"
 
 
-def build_verdict(parts: dict[str, Any]) -> str:
+def build_verdict(parts: dict[str, Any], keep: Verdict | None = None) -> str:
     """The canonical text of a verdict given as parts (what a verdict builder form posts).
 
     ``parts`` holds ``type`` and any of ``to``, ``gate``, ``fields`` (a list
     or a comma-separated string), ``reason``, ``permanent``,
     ``retry_after_hint``, ``audience``; empty values are left out. Raises
-    :class:`VerdictSyntaxError` naming what is missing or wrong.
+    :class:`VerdictSyntaxError` naming what is missing or wrong. ``keep`` is
+    the verdict the builder edits: when the type stays, its arguments that
+    are no key of ``parts`` (the builder does not show them: ``audience``,
+    ``ok(empty)``, unknown ones) stay.
 
     >>> build_verdict({"type": "repair", "to": "search", "fields": "dates, cabin", "gate": ""})
     'repair(to: search, fields: [dates, cabin])'
+    >>> stored = parse_verdict("escalate(audience: billing)")
+    >>> build_verdict({"type": "escalate", "reason": ""}, stored)
+    'escalate(billing)'
     """
     given = {k: v for k, v in parts.items() if v not in (None, "", [])}
+    if keep is not None and keep.type == given.get("type"):
+        kept = {k: getattr(keep, k) for k in _NAMED if k not in parts}
+        given = {**{k: v for k, v in kept.items() if v not in (None, [])}, **given}
+        if keep.empty or keep.extras:
+            given.update(empty=keep.empty, extras=dict(keep.extras))
     if isinstance(given.get("fields"), str):
         given["fields"] = [f.strip() for f in given["fields"].split(",") if f.strip()]
     if isinstance(given.get("permanent"), str):
         given["permanent"] = given["permanent"].lower() in ("1", "true", "yes", "on")
-    unknown = sorted(set(given) - {"type", *_NAMED})
+    unknown = sorted(set(given) - {"type", "empty", "extras", *_NAMED})
     if unknown:
         raise VerdictSyntaxError(f"a verdict has no argument {', '.join(unknown)}")
     try:

@@ -17,8 +17,10 @@ from typing import Any
 import yaml
 from django import forms
 from django.core.exceptions import ValidationError
+from django.forms.boundfield import BoundField
 from django.forms.utils import ErrorList
-from django.utils.html import format_html_join
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from chains.core.errors import DocumentError, VerdictSyntaxError
@@ -33,9 +35,11 @@ __all__ = [
     "Csv",
     "Duration",
     "FieldErrors",
+    "Helped",
     "IdChoice",
     "Ids",
     "Number",
+    "Signals",
     "Text",
     "Tick",
     "Verdict",
@@ -59,6 +63,52 @@ class FieldErrors(ErrorList):
         return format_html_join("", '<p class="field-error">{}</p>', ((e,) for e in self))
 
     __str__ = as_ul = render
+
+
+class Helped(BoundField):
+    """A box whose help the template puts after its label: ``{{ f.box|help }}``.
+
+    The form puts the text in the field's ``help_text`` and the entry in
+    ``form.terms``; Django then points the box's ``aria-describedby`` at
+    ``<id>_helptext``, the explanation's id, so a screen reader reads it.
+    The help is a "?" link to the glossary entry (a new tab: what was typed
+    stays) holding the explanation, which the stylesheet shows while the box
+    or the link has focus or the pointer. It stays outside the label so the
+    box's accessible name is the label's words alone. A checked box
+    (``data-check``) gets the ``output`` that static/js/checks.js fills.
+    """
+
+    def help_html(self) -> SafeString:
+        term = getattr(self.form, "terms", {}).get(self.name)
+        if not term or self.is_hidden or not self.help_text:
+            return SafeString("")
+        html = format_html(
+            '<a class="term" href="{}#{}" target="_blank" rel="noopener"'
+            ' aria-label="Glossary entry (new tab)" title="The glossary: {}">?'
+            '<span class="tip" role="tooltip" id="{}_helptext">{}</span></a>',
+            reverse("chains:glossary"),
+            term,
+            term.replace("-", " "),
+            self.auto_id,
+            _with_code(self.help_text),
+        )
+        if "data-check" in self.field.widget.attrs:
+            html += format_html(
+                '<output class="check" for="{}" aria-live="polite"></output>', self.auto_id
+            )
+        return html
+
+
+def _with_code(text: str) -> SafeString:
+    """``text`` with its `backticked` parts as code, the rest escaped."""
+    parts = str(text).split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: show the text as it is
+        return format_html("{}", text)
+    return format_html_join(
+        "",
+        "{}",
+        ((format_html("<code>{}</code>", p) if n % 2 else p,) for n, p in enumerate(parts)),
+    )
 
 
 def _attrs(size: int | None, placeholder: str | None, **more: str) -> dict[str, Any]:
@@ -99,7 +149,7 @@ class Verdict(Text):
 
     def __init__(self, **kw: Any):
         super().__init__(**kw)
-        self.widget.attrs["list"] = "verdict-choices"
+        self.widget.attrs.update({"list": "verdict-choices", "data-check": "verdict"})
 
     def validate(self, value: Any) -> None:
         super().validate(value)
@@ -143,6 +193,14 @@ class Csv(Text):
     def to_python(self, value: Any) -> Any:
         text = super().to_python(value)
         return (split_csv(text) or None) if text is not None else None
+
+
+class Signals(Csv):
+    """Signal atoms typed comma-separated (``http:410, code:QUOTE_EXPIRED``), checked as typed."""
+
+    def __init__(self, **kw: Any):
+        super().__init__(**kw)
+        self.widget.attrs["data-check"] = "signal"
 
 
 class Yaml(Text):

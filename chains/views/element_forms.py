@@ -27,17 +27,23 @@ from django import forms
 from django.forms import BaseFormSet, formset_factory
 
 from chains.core.edit import EditError
+from chains.core.errors import VerdictSyntaxError
+from chains.core.glossary import field_help
 from chains.core.model import EFFECTS, ChainSpec, Gate
 from chains.core.model.actions import AsyncFinality, Idempotency
 from chains.core.model.handles import Rematch
 from chains.core.paths import ElementPath, PathError, ref_position
+from chains.core.verdicts import VERDICT_TYPES, build_verdict, parse_verdict
+from chains.core.verdicts import Verdict as VerdictModel
 from chains.views.doc_fields import (
     Chosen,
     Csv,
     Duration,
     FieldErrors,
+    Helped,
     IdChoice,
     Ids,
+    Signals,
     Text,
     Tick,
     Verdict,
@@ -52,6 +58,8 @@ __all__ = [
     "ElementForm",
     "GateForm",
     "HandleForm",
+    "BUILDER_PARTS",
+    "VerdictBuilder",
     "VerdictRowForm",
     "ListRow",
     "StepRow",
@@ -118,19 +126,42 @@ def _offer(form: forms.Form, spec: ChainSpec, own: str = "") -> None:
         field.choices = blank + [(i, i) for i in options]
 
 
+def _give_help(form: Any, kind: str, base: list[str], helped_as: dict[str, str]) -> None:
+    """Each shown field's help text and glossary entry (``form.terms``), from the core.
+
+    A field's place is ``base`` and its name as a path; ``helped_as`` gives a
+    box that is no field of the document the place (``kind:place``, or just
+    ``place``) whose help it shares.
+    """
+    form.terms = {}
+    for name, field in form.fields.items():
+        if field.widget.is_hidden:
+            continue
+        place = helped_as.get(name, name)
+        about, _, place = place.rpartition(":")
+        found = field_help(about or kind, [*base, *(path_of(place) if place else [])])
+        if found is not None:
+            field.help_text = found.text
+            form.terms[name] = found.term
+
+
 # --- rows -------------------------------------------------------------------------------
 
 
 class ListRow(forms.Form):
     """One row of a list: its stored value (``initial["stored"]``) with the typed fields over it."""
 
-    def __init__(self, *args: Any, spec: ChainSpec, own: str = "", **kw: Any):
+    bound_field_class = Helped
+    helped_as: ClassVar[dict[str, str]] = {}
+
+    def __init__(self, *args: Any, spec: ChainSpec, own: str = "", kind: str = "", **kw: Any):
         stored = (kw.get("initial") or {}).get("stored")
         if isinstance(stored, dict):
             kw["initial"] = {**stored, **kw["initial"]}
         kw["error_class"] = FieldErrors
         super().__init__(*args, **kw)
         _offer(self, spec, own)
+        _give_help(self, kind, path_of((self.prefix or "").rsplit("-", 1)[0]), self.helped_as)
 
     def value(self) -> Any:
         """The row as stored, or None for a row left empty."""
@@ -146,6 +177,8 @@ class ListRow(forms.Form):
 
 class StepRow(ListRow):
     """A row that is one action id (a compensation chain's step)."""
+
+    helped_as: ClassVar[dict[str, str]] = {"step": ""}  # the list explains its steps
 
     step = IdChoice("actions", others=True)
 
@@ -255,7 +288,9 @@ class DocumentForm(forms.Form):
 
     form_id: ClassVar[str] = "element-form"
     op: str  # the edit, one per class but the YAML editor's (``update_<kind>``)
-    kind: str = ""
+    kind: str = ""  # what its fields are fields of: a glossary.KINDS key
+    bound_field_class = Helped
+    helped_as: ClassVar[dict[str, str]] = {}  # see _give_help
     targeted: ClassVar[bool] = False
     shape: ClassVar[str] = "replace"
     rows: ClassVar[dict[str, type[Rows]]] = {}
@@ -284,12 +319,13 @@ class DocumentForm(forms.Form):
         if not spec.variants:
             self.fields.pop("only", None)
         _offer(self, spec, target)
+        _give_help(self, self.kind, [], self.helped_as)
         self.formsets: dict[str, Rows] = {
             prefix: rows(
                 data,
                 prefix=prefix,
                 initial=_stored_rows(_at(self.stored, path_of(prefix)), rows.named),
-                form_kwargs={"spec": spec, "own": target},
+                form_kwargs={"spec": spec, "own": target, "kind": self.kind},
                 error_class=FieldErrors,
                 auto_id=auto_id,  # unique on a page with several forms
             )
@@ -481,17 +517,81 @@ class HandleForm(ElementForm):
         ]
 
 
-class VerdictRowForm(ElementForm):
+# The parts of a verdict a builder shows, each a box ``verdict_<part>``.
+BUILDER_PARTS = ("type", "to", "gate", "fields", "reason", "permanent", "retry_after_hint")
+_PERMANENT = {"true": "yes: trying again cannot help", "false": "no: it may pass later"}
+
+
+class VerdictBuilder(forms.Form):
+    """A verdict built from parts, ``verdict_<part>``: the same boxes wherever a row is edited.
+
+    ``clean`` puts the built verdict's text in ``cleaned_data["verdict"]``;
+    the boxes themselves are no field of the document (``shown`` leaves
+    them out). Editing a stored verdict starts from its parts, and the
+    arguments the builder does not show stay while its type does.
+    """
+
+    helped_as: ClassVar[dict[str, str]] = {f"verdict_{p}": f"verdict:{p}" for p in BUILDER_PARTS}
+
+    verdict_type = Chosen(VERDICT_TYPES, required=True)
+    verdict_to = IdChoice("actions")
+    verdict_gate = IdChoice("gates")
+    verdict_fields = Text(placeholder="dates, cabin")
+    verdict_reason = Text(placeholder="sold_out")
+    verdict_permanent = Chosen(("true", "false"), _PERMANENT)
+    verdict_retry_after_hint = Text(size=14, placeholder="1h")  # a hint: words may do
+
+    stored_verdict: VerdictModel | None = None
+
+    def start_from(self, text: Any) -> None:
+        """Show the stored verdict ``text`` in the builder's boxes."""
+        try:
+            v = parse_verdict(text) if isinstance(text, str) else None
+        except VerdictSyntaxError:
+            v = None  # a stored verdict that no longer parses: the builder starts empty
+        self.stored_verdict = v
+        if v is not None:
+            parts = {"type": v.type, "to": v.to, "gate": v.gate, "reason": v.reason}
+            parts["fields"] = ", ".join(v.fields) or None
+            parts["permanent"] = None if v.permanent is None else str(v.permanent).lower()
+            parts["retry_after_hint"] = v.retry_after_hint
+            self.initial.update({f"verdict_{k}": p for k, p in parts.items() if p})
+            _offer(self, self.spec, "")  # a dangling target stays visible in its picker
+
+    def shown(self) -> list[str]:
+        return [n for n in super().shown() if not n.startswith("verdict_")]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        parts = {p: data.get(f"verdict_{p}") for p in BUILDER_PARTS}
+        try:
+            data["verdict"] = build_verdict(parts, keep=self.stored_verdict)
+        except VerdictSyntaxError as exc:
+            self.add_error("verdict_type", str(exc))
+        return data
+
+
+class VerdictRowForm(VerdictBuilder, ElementForm):
     op, kind = "update_row", "row"
 
     id = Text()
-    signal = Csv()
-    verdict = Verdict(required=True)
+    signal = Signals()
     scope__steps = Ids("actions")
     scope__consumers_of = Ids("handles")
     no_side_effect = Tick()
     only = Ids("variants")
     description = Text(widget=forms.Textarea(attrs={"rows": 3}))
+
+    def __init__(
+        self, spec: ChainSpec, stored: dict[str, Any] | None, target: str, data: Any = None
+    ):
+        super().__init__(spec, stored, target, data)
+        self.start_from(self.stored.get("verdict"))
+
+    def args(self) -> dict[str, Any]:
+        made = super().args()
+        made["fields"]["verdict"] = self.cleaned_data["verdict"]
+        return made
 
 
 class GateForm(ElementForm):

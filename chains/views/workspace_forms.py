@@ -21,11 +21,9 @@ from django.http import HttpRequest, QueryDict
 
 from chains.core import edit, formats
 from chains.core.edit import EditError
-from chains.core.errors import VerdictSyntaxError
 from chains.core.model import COMMIT_CLASS_EFFECTS, EFFECTS, EVIDENCE_TAGS, ChainSpec, rows_by_ref
 from chains.core.model.policy import EscalationStep
 from chains.core.paths import SECTIONS
-from chains.core.verdicts import VERDICT_TYPES, build_verdict
 from chains.services.editing import parse_args
 from chains.views.doc_fields import (
     Chosen,
@@ -34,6 +32,7 @@ from chains.views.doc_fields import (
     IdChoice,
     Ids,
     Number,
+    Signals,
     Text,
     Tick,
     Whole,
@@ -45,6 +44,7 @@ from chains.views.element_forms import (
     DocumentForm,
     ListRow,
     StepRow,
+    VerdictBuilder,
     literal,
     rows_of,
 )
@@ -88,14 +88,14 @@ def chain_data(spec: ChainSpec) -> dict[str, Any]:
 
 
 class AddActionForm(DocumentForm):
-    form_id, op, shape = "add-action", "add_action", "flat"
+    form_id, op, shape, kind = "add-action", "add_action", "flat", "action"
 
     id = Text(required=True)
     effect = Chosen(EFFECTS, required=True)
 
 
 class AddHandleForm(DocumentForm):
-    form_id, op, shape = "add-handle", "add_handle", "flat"
+    form_id, op, shape, kind = "add-handle", "add_handle", "flat", "handle"
 
     id = Text(required=True)
     minted_by = IdChoice("actions")
@@ -106,22 +106,17 @@ class AddHandleForm(DocumentForm):
         return value or None if name == "single_use" else value
 
 
-class AddRowForm(DocumentForm):
+class AddRowForm(VerdictBuilder, DocumentForm):
     """A new verdict row; its verdict is built from parts (type, step, gate, fields, reason)."""
 
-    form_id, op = "add-row", "add_row"
+    form_id, op, kind = "add-row", "add_row", "row"
 
     # Examples that fit any domain, not one fixture's next id (which read as a default).
     id = Text(required=True, placeholder="quote_expired")
-    signal = Csv(placeholder="http:410, code:QUOTE_EXPIRED")
+    signal = Signals(placeholder="http:410, code:QUOTE_EXPIRED")
     scope__steps = Ids("actions", rows=4)
     scope__consumers_of = Ids("handles", rows=4)
     only = Ids("variants")
-    verdict_type = Chosen(VERDICT_TYPES, required=True)
-    verdict_to = IdChoice("actions")
-    verdict_gate = IdChoice("gates")
-    verdict_fields = Text(placeholder="dates, cabin")
-    verdict_reason = Text()
     no_side_effect = Tick()
     fragile = Tick()
     source__tag = Chosen(EVIDENCE_TAGS)
@@ -134,18 +129,6 @@ class AddRowForm(DocumentForm):
     def __init__(self, *args: Any, **kw: Any):
         super().__init__(*args, **kw)
         self.fields["verdict_fields"].widget.attrs["list"] = "intent-names"
-
-    def shown(self) -> list[str]:
-        return [n for n in super().shown() if not n.startswith("verdict_")]
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        parts = {k.removeprefix("verdict_"): data.get(k) for k in self.fields if "verdict_" in k}
-        try:
-            data["verdict"] = build_verdict(parts)
-        except VerdictSyntaxError as exc:
-            self.add_error("verdict_type", str(exc))
-        return data
 
     def value_of(self, name: str) -> Any:
         value = super().value_of(name)
@@ -206,7 +189,8 @@ def _backoff(part: str) -> forms.Field:
 class PolicyForm(DocumentForm):
     """The policy's budgets: per chain, per step, per action, and the escalation ladder."""
 
-    form_id, op, shape = "policy-form", "update_policy", "merge"
+    form_id, op, shape, kind = "policy-form", "update_policy", "merge", "policy"
+    helped_as: ClassVar[dict[str, str]] = {"order": "per_chain__compensation_order"}
     rows: ClassVar[dict[str, Any]] = {
         "per_chain__compensation_order": rows_of(StepRow),
         "escalation": rows_of(EscalationRow),
@@ -269,7 +253,13 @@ def _at_order(stored: dict[str, Any]) -> Any:
 class PerActionForm(DocumentForm):
     """A new per-action entry: its key is the action chosen (``update_policy`` merges it in)."""
 
-    form_id, op = "per-action-form", "update_policy"
+    form_id, op, kind = "per-action-form", "update_policy", "policy"
+    # The entry's key is an action id ("*" stands for it): its boxes are a step policy's.
+    helped_as: ClassVar[dict[str, str]] = {
+        "action": "per_step",
+        "attempts": "per_step__*__attempts",
+        "timeout": "per_step__*__timeout",
+    }
 
     action = IdChoice("actions")
     attempts = Whole()
@@ -290,7 +280,7 @@ class PerActionForm(DocumentForm):
 
 
 class VariantsForm(DocumentForm):
-    form_id, op = "variants-form", "update_chain"
+    form_id, op, kind = "variants-form", "update_chain", "chain"
 
     variants__axis = Text(size=10, placeholder="rail")
     variants__values = Csv(placeholder="NDC, EDIFACT")
@@ -315,6 +305,8 @@ class YamlText(Yaml):
 
 class YamlForm(DocumentForm):
     """Every field of a part as YAML: what the editor shows is the whole part."""
+
+    helped_as: ClassVar[dict[str, str]] = {"fields": ""}  # the part itself explains the box
 
     def __init__(
         self, spec: ChainSpec, stored: dict[str, Any] | None = None, *args: Any, **kw: Any
@@ -358,14 +350,14 @@ ElementYamlForm.base_fields["fields"] = _yaml_box("element-yaml", 14)
 
 
 class PolicyYamlForm(YamlForm):
-    form_id, op = "policy-yaml", "update_policy"
+    form_id, op, kind = "policy-yaml", "update_policy", "policy"
 
 
 PolicyYamlForm.base_fields["fields"] = _yaml_box("policy-yaml", 16)
 
 
 class SettingsYamlForm(YamlForm):
-    form_id, op = "settings-yaml", "update_chain"
+    form_id, op, kind = "settings-yaml", "update_chain", "chain"
 
 
 SettingsYamlForm.base_fields["fields"] = _yaml_box("settings-yaml", 12)

@@ -286,7 +286,7 @@ def test_a_rename_from_the_id_box_keeps_the_element_selected_and_a_refusal_keeps
     form.get_by_role("button", name="Save").click()
 
     form = page.locator("#element-fields")
-    error = form.locator('[name="id"] + .field-error, label:has([name="id"]) + .field-error')
+    error = form.locator('label:has([name="id"]) + .term + .field-error')
     expect(error).to_contain_text("already exists")
     expect(error).to_be_in_viewport()
     expect(form.get_by_label("Id", exact=True)).to_have_value("search")

@@ -114,9 +114,9 @@ def test_a_lost_booking_after_a_fare_expiry_and_a_price_consent_is_walked_throug
 
     page.goto(f"{live_server.url}/chains/{flight}/?select=row:F17&tab=table")
     form = page.locator("#element-fields")
-    form.locator("input[name='verdict']").fill(
-        "dead_end(reason: booking_unknown, permanent: false)"
-    )
+    form.locator("select[name='verdict_type']").select_option("dead_end")
+    form.locator("input[name='verdict_reason']").fill("booking_unknown")
+    form.locator("select[name='verdict_permanent']").select_option("false")
     form.get_by_role("button", name="Save").click()
     flagged = page.locator(".scenario-checks li.changed")
     expect(flagged).to_contain_text(
