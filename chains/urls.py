@@ -37,6 +37,7 @@ chain_urls = [
     path("scenarios/open", simulator.open_scenario, name="open_scenario"),
     path("audit", audit.audit_trace, name="audit"),
     path("openapi", openapi.openapi, name="openapi"),
+    path("save-check", campaigns.save_check, name="save_check"),
     path("campaigns/", campaigns.campaigns, name="campaigns"),
     path("campaigns/<int:pk>/", campaigns.campaign, name="campaign"),
     path("campaigns/<int:pk>/cancel", campaigns.cancel, name="cancel_campaign"),

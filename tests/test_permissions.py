@@ -68,6 +68,7 @@ ACCESS: dict[str, dict[str, str]] = {
     "chains:open_scenario": {"GET": "viewer"},
     "chains:export": {"GET": "viewer"},
     "chains:check": {"GET": "viewer"},
+    "chains:save_check": {"GET": "viewer"},
     "chains:glossary": {"GET": SIGNED_IN},
     "chains:rule": {"GET": SIGNED_IN},
 }

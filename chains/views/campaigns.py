@@ -9,7 +9,9 @@ bound form, the reason beside the box it names.
 Every view that shows campaigns first recovers them, so a reload or a poll
 takes work back from a dead worker and re-sends a lost message: a campaign is
 never left "running" only because nobody looked. A launch the broker refuses
-is answered 503 and leaves a failed campaign, never a queued one."""
+is answered 503 and leaves a failed campaign, never a queued one.
+``save_check`` is the shallow search every saved revision gets: the
+workspace loads it beside lint (``chains.services.save_check``)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.db.models import OuterRef, Subquery, Sum
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -38,7 +40,7 @@ from chains.models import (
     Revision,
     Role,
 )
-from chains.services.access import ChainAccess, get_head
+from chains.services.access import ChainAccess, find_revision, get_head
 from chains.services.campaigns import (
     BadCampaign,
     CampaignIn,
@@ -48,8 +50,10 @@ from chains.services.campaigns import (
     limits,
     watch_campaign,
 )
+from chains.services.save_check import BOUNDS as SAVE_CHECK_BOUNDS
+from chains.services.save_check import save_check as saved_exploration
 from chains.views.common import get_access
-from chains.views.forms import SchemaForm, posted
+from chains.views.forms import SchemaForm, plain_number, posted
 from chains.views.limits import rate_limited
 
 LISTED = 100  # campaigns on the list page, newest first
@@ -106,6 +110,35 @@ def cancel(request: HttpRequest, key: str, pk: int, team: str | None = None) -> 
         context = campaign_context(request, access, exploration)
         return render(request, "chains/campaign.html#progress", context)
     return redirect(access.chain.url("campaign", exploration.pk))
+
+
+@vary_on_headers("HX-Request")
+@require_GET
+def save_check(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
+    """Revision ``?revision=N`` (the head without it) explored at up to two faults: what the
+    workspace shows beside lint after every save (an htmx load of its own), or, without
+    htmx, a page of it."""
+    access = get_access(request, team, key)
+    chain = access.chain
+    revision = find_revision(chain, plain_number(request.GET.get("revision")))
+    if revision is None:
+        raise Http404(f"revision: {chain.key} has no revision {request.GET.get('revision')!r}")
+    result = saved_exploration(revision)
+    violations = _violations(chain, revision, result)
+    rows = (result or {}).get("coverage", {}).get("rows", {})
+    context = {
+        "chain": chain,
+        "revision": revision,
+        "result": result,
+        "faults": SAVE_CHECK_BOUNDS.max_faults,
+        "violation": violations[0] if violations else None,
+        "more": len(violations) - 1,
+        "rows_fired": len(rows.get("fired", [])),
+        "rows_total": rows.get("total", 0),
+        "stopped_at": _stopped_at(result),
+    }
+    template = "chains/_save_check.html" if request.htmx else "chains/save_check.html"
+    return render(request, template, context)
 
 
 # --- the list and the launch form ---------------------------------------------
