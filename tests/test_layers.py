@@ -53,6 +53,7 @@ CORE = (
             "comments",
             "openapi",
             "explain",
+            "patterns",
         },
     ),
 )

@@ -77,3 +77,8 @@ def test_an_unknown_revision_is_not_found(client, flight):
 def test_the_search_is_bounded_in_faults_time_and_states():
     bounds = checking.BOUNDS
     assert bounds.max_faults == 2 and bounds.max_seconds and bounds.max_states
+
+
+def test_a_chain_without_steps_has_nothing_to_explore_yet(client, team):
+    chain = Chain.objects.store({"id": "bare"}, "new", team=team).chain
+    assert "nothing to explore yet" in answer(client, chain, 1)

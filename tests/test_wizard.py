@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chains.core.fit import QUESTIONS
+from chains.core.patterns import PATTERNS
 from chains.models import Chain
 
 pytestmark = pytest.mark.django_db
@@ -90,3 +91,47 @@ def test_a_refused_id_keeps_what_was_typed_and_the_fit_result(client):
     assert 'value="bad id"' in body and 'value="Trip"' in body
     assert "A chain config fits" in body
     assert not Chain.objects.exists()
+
+
+def test_the_create_step_offers_every_pattern_and_an_empty_chain(client):
+    body = client.post("/chains/new/", FIT).content.decode()
+    assert 'name="pattern" value="" checked' in body
+    assert all(f'name="pattern" value="{p}"' in body for p in PATTERNS)
+
+
+def test_a_chain_started_from_a_pattern_holds_the_pattern_under_its_own_id(client):
+    data = {**FIT, "create": "1", "key": "vm", "title": "VM", "pattern": "search_price_book"}
+    assert client.post("/chains/new/", data).status_code == 302
+    revision = Chain.objects.get(key="vm").head()
+    actions = [a["id"] for a in revision.document["actions"]]
+    assert (revision.document["id"], revision.document["title"]) == ("vm", "VM")
+    assert actions == [a["id"] for a in PATTERNS["search_price_book"].document["actions"]]
+    assert revision.document["extras"] == {"fit_test": FIT}
+    assert revision.message.startswith("new chain from the pattern search_price_book;")
+    assert revision.lint_status() == "VALID"
+
+
+def test_an_unknown_pattern_is_refused_beside_the_choice_and_nothing_is_created(client):
+    data = {**FIT, "create": "1", "key": "vm", "pattern": "no_such"}
+    response = client.post("/chains/new/", data)
+    assert response.status_code == 400
+    assert "no pattern &#x27;no_such&#x27;" in response.content.decode()
+    assert not Chain.objects.filter(key="vm").exists()
+
+
+def test_a_new_empty_chain_opens_on_a_canvas_that_says_what_to_do_first(client):
+    client.post("/chains/new/", {**FIT, "create": "1", "key": "bare2"})
+    body = client.get(Chain.objects.get(key="bare2").url()).content.decode()
+    assert 'id="empty-canvas"' in body and "No steps yet." in body
+    assert '<details class="adders" id="adders" open>' in body
+
+
+def test_a_chain_with_steps_shows_no_empty_canvas_hint(client):
+    client.post("/chains/new/", {**FIT, "create": "1", "key": "vm2", "pattern": "hold_and_capture"})
+    body = client.get(Chain.objects.get(key="vm2").url()).content.decode()
+    assert 'id="empty-canvas"' not in body
+
+
+def test_checking_the_fit_refuses_nothing_about_the_chain_not_yet_named(client):
+    body = client.post("/chains/new/", FIT).content.decode()
+    assert "a chain id has letters" not in body and 'class="field-error"' not in body

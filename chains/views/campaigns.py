@@ -135,6 +135,7 @@ def save_check(request: HttpRequest, key: str, team: str | None = None) -> HttpR
         "more": len(violations) - 1,
         "rows_fired": len(rows.get("fired", [])),
         "rows_total": rows.get("total", 0),
+        "steps_total": (result or {}).get("coverage", {}).get("steps", {}).get("total", 0),
         "stopped_at": _stopped_at(result),
     }
     template = "chains/_save_check.html" if request.htmx else "chains/save_check.html"

@@ -1,4 +1,5 @@
-"""New chain: the fit test first (is a chain config the right tool?), then an empty chain.
+"""New chain: the fit test first (is a chain config the right tool?), then an empty chain
+or one started from a pattern (``chains.core.patterns``).
 
 When a refusal condition fires the page says which one and what to use
 instead; the user may still go on. The answers are kept in the first
@@ -22,6 +23,7 @@ from pydantic import BaseModel, Field, create_model, field_validator
 from chains.core.design_doc import FIT_TEST_KEY
 from chains.core.errors import ChainError
 from chains.core.fit import QUESTIONS, FitResult, as_dict, assess
+from chains.core.patterns import PATTERNS, pattern_document
 from chains.models import Chain, ChainUnavailable, Team
 from chains.models.chains import reserved_key
 from chains.services.access import NoTeam, creating_team
@@ -43,6 +45,14 @@ class NewChainIn(BaseModel):
     key: str = Field("", validate_default=True)
     title: str = ""
     team: str = ""
+    pattern: str = ""  # empty: an empty chain
+
+    @field_validator("pattern")
+    @classmethod
+    def _pattern(cls, pattern: str) -> str:
+        if pattern and pattern not in PATTERNS:
+            raise ValueError(f"no pattern {pattern!r}; choose one of {', '.join(PATTERNS)}")
+        return pattern
 
     @field_validator("key")
     @classmethod
@@ -65,6 +75,7 @@ def new_chain(request: HttpRequest) -> HttpResponse:
         "teams": Team.objects.creating(request.user),
         "team": form["team"].value() or "",
         "form": form,
+        "patterns": PATTERNS.values(),
     }
     if request.method == "GET":
         return render(request, TEMPLATE, context)
@@ -72,8 +83,9 @@ def new_chain(request: HttpRequest) -> HttpResponse:
         return render(request, TEMPLATE, {**context, "error": answers.message}, status=400)
     given = answers.value.model_dump(exclude_none=True)
     context["result"] = assess(given)
-    if not form.sent("create"):
+    if not form.sent("create"):  # only the fit was asked: nothing to refuse about the chain yet
         return render(request, TEMPLATE, context)
+    context["creating"] = True
     if form.is_valid():
         try:
             return _create(request, context["result"], given, form.value)
@@ -92,10 +104,16 @@ def _create(
     the document is what every export carries.
     """
     team = creating_team(request.user, form.team)
-    document: dict[str, Any] = {"id": form.key, "title": form.title.strip() or form.key}
+    title = form.title.strip()
+    document: dict[str, Any] = (
+        pattern_document(form.pattern, form.key, title)
+        if form.pattern
+        else {"id": form.key, "title": title or form.key}
+    )
     if answers:
         document["extras"] = {FIT_TEST_KEY: answers}
-    message = "new chain; fit test: " + json.dumps(as_dict(result), sort_keys=True)
+    start = f"new chain from the pattern {form.pattern}" if form.pattern else "new chain"
+    message = f"{start}; fit test: " + json.dumps(as_dict(result), sort_keys=True)
     # new=True: the store creates the chain or refuses, in one transaction.
     revision = Chain.objects.store(document, message, author=request.user, team=team, new=True)
     return redirect(revision.chain.url())

@@ -143,7 +143,7 @@ def screenshot(page: Page, name: str) -> None:
 
 def test_a_gate_an_idempotency_and_a_verdict_row_are_made_through_the_forms(hand):
     page = hand.page
-    hand.click(page.locator("details.adders > summary"))
+    expect(page.locator("details.adders")).to_have_attribute("open", "")  # an empty chain opens it
     add_action(hand, "quote", "mint")
     adder = page.locator("#add-action-form")
     expect(adder.get_by_label("Action id")).to_be_focused()  # open, ready for the next one
@@ -177,7 +177,7 @@ def test_a_gate_an_idempotency_and_a_verdict_row_are_made_through_the_forms(hand
 
 def test_a_refused_idempotency_keeps_what_was_typed_beside_the_field(hand):
     page = hand.page
-    hand.click(page.locator("details.adders > summary"))
+    expect(page.locator("details.adders")).to_have_attribute("open", "")  # an empty chain opens it
     add_action(hand, "reserve", "commit")
     form = hand.select("actions", "reserve")
     hand.choose(form.get_by_label("Key scope"), "run")  # no mode: the grammar needs one
@@ -195,7 +195,7 @@ def test_a_refused_idempotency_keeps_what_was_typed_beside_the_field(hand):
 
 def test_the_hotel_chain_is_built_to_valid_through_the_forms(hand, capsys):
     page = hand.page
-    hand.click(page.locator("details.adders > summary"))
+    expect(page.locator("details.adders")).to_have_attribute("open", "")  # an empty chain opens it
     for name, effect in [
         ("search", "read"),
         ("pick_room", "select"),
@@ -277,7 +277,7 @@ def test_a_rename_from_the_id_box_keeps_the_element_selected_and_a_refusal_keeps
     hand,
 ):
     page = hand.page
-    hand.click(page.locator("details.adders > summary"))
+    expect(page.locator("details.adders")).to_have_attribute("open", "")  # an empty chain opens it
     add_action(hand, "search", "read")
     add_action(hand, "quote", "mint")
     form = hand.select("actions", "quote")
@@ -303,7 +303,7 @@ def test_a_rename_from_the_id_box_keeps_the_element_selected_and_a_refusal_keeps
 def test_a_long_gate_verdict_is_shown_whole_in_its_box(hand, width):
     page = hand.page
     page.set_viewport_size({"width": width, "height": 900})
-    hand.click(page.locator("details.adders > summary"))
+    expect(page.locator("details.adders")).to_have_attribute("open", "")  # an empty chain opens it
     add_action(hand, "select_return", "select")
     add_gate(hand)
     form = hand.select("gates", "book_consent")
@@ -343,7 +343,7 @@ def test_the_escalation_ladder_and_a_backoff_are_set_in_the_policy_tab(hand):
 
 def test_a_compensation_ladder_and_a_per_action_backoff_are_set_through_the_forms(hand):
     page = hand.page
-    hand.click(page.locator("details.adders > summary"))
+    expect(page.locator("details.adders")).to_have_attribute("open", "")  # an empty chain opens it
     add_action(hand, "reserve", "commit")
     add_action(hand, "cancel", "compensate")
     add_action(hand, "release", "compensate")
