@@ -48,6 +48,7 @@ chain_urls = [
     path("reviews/<int:pk>/vote", review.vote, name="vote"),
     path("scenarios.json", chain.test_vectors_export, name="vectors"),
     path("scenarios/record", workspace.record_scenario, name="record_scenario"),
+    path("scenarios/delete", workspace.delete_scenario, name="delete_scenario"),
     re_path(
         r"^r(?P<number>[0-9]+)\.(?P<fmt>yaml|json|md|dot|svg|png)$",
         chain.revision_export,

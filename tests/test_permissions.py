@@ -65,6 +65,7 @@ ACCESS: dict[str, dict[str, str]] = {
     "chains:vote": {"POST": "reviewer"},  # only the named reviewers: see test_review
     "chains:vectors": {"GET": "viewer"},
     "chains:record_scenario": {"POST": "editor"},
+    "chains:delete_scenario": {"POST": "editor"},
     "chains:open_scenario": {"GET": "viewer"},
     "chains:export": {"GET": "viewer"},
     "chains:check": {"GET": "viewer"},

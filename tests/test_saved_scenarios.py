@@ -88,7 +88,61 @@ def test_the_workspace_header_counts_the_scenarios_that_pass_and_fail(client, fl
     summary = header.split('id="scenario-summary"')[1].split("</a>")[0]
     assert summary.endswith(">scenarios: 2 pass, 1 fails")
     assert 'class="scenario-summary failing"' in header
-    assert 'href="#scenario-checks"' in summary
+    assert 'href="#failing-scenarios"' in summary
+
+
+def test_a_failing_scenario_can_be_accepted_from_under_the_title(client, flight):
+    save(flight, "happy path", {"state": "dead_end"})
+    save(flight, "still fine", {"state": "done"})
+    body = client.get(f"/chains/{flight.key}/").content.decode()
+    header = body.split('<header class="ws-head">')[1].split("</header>")[0]
+    failing = header.split('id="failing-scenarios"')[1].split("</details>")[0]
+    assert "happy path" in failing and "still fine" not in failing
+    assert "now ends in done instead of dead_end" in failing
+    assert "Accept the new outcome" in failing and 'name="note"' in failing
+
+
+def test_an_accepted_outcome_keeps_its_note_and_shows_it_beside_the_scenario(client, flight):
+    save(flight, "happy path", {"state": "dead_end"})
+    url = f"{flight.url()}scenarios/record"
+    client.post(url, {"name": "happy path", "note": "  the booking now lands first  "})
+    assert flight.scenarios.get(name="happy path").note == "the booking now lands first"
+    body = client.get(f"/chains/{flight.key}/").content.decode()
+    assert "Accepted because: the booking now lands first" in body
+
+
+def test_a_note_too_long_is_refused_and_the_scenario_keeps_its_outcome(client, flight):
+    save(flight, "happy path", {"state": "dead_end"})
+    url = f"{flight.url()}scenarios/record"
+    response = client.post(url, {"name": "happy path", "note": "x" * 1001})
+    assert response.status_code == 400 and "note" in response.content.decode()
+    assert flight.scenarios.get(name="happy path").document["expect"]["state"] == "dead_end"
+
+
+def test_deleting_a_scenario_stops_keeping_it_and_says_so(client, flight):
+    save(flight, "happy path", {"state": "done"})
+    url = f"{flight.url()}scenarios/delete"
+    body = client.post(url, {"name": "happy path"}, HTTP_HX_REQUEST="true").content.decode()
+    assert not flight.scenarios.filter(name="happy path").exists()
+    assert "Scenario “happy path” is no longer kept with this chain." in body
+
+
+def test_the_delete_button_asks_before_it_deletes(client, flight):
+    save(flight, "happy path", {"state": "done"})
+    body = client.get(f"/chains/{flight.key}/").content.decode()
+    assert 'hx-confirm="Delete the scenario happy path?' in body
+
+
+def test_deleting_a_scenario_that_is_not_kept_is_a_400_naming_it(client, flight):
+    response = client.post(f"{flight.url()}scenarios/delete", {"name": "nope"})
+    assert response.status_code == 400
+    assert "no scenario &#x27;nope&#x27;" in response.content.decode()
+
+
+def test_a_viewer_sees_no_accept_or_delete_buttons(signed_in, people, team, flight):
+    save(flight, "happy path", {"state": "dead_end"})
+    body = signed_in(people["viewer"]).get(f"/chains/{flight.key}/").content.decode()
+    assert "Accept the new outcome" not in body and "delete-scenario" not in body
 
 
 def test_the_header_says_nothing_of_scenarios_when_none_is_saved(client, flight):

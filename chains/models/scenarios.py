@@ -70,6 +70,8 @@ class SavedScenario(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # Why its outcome was last accepted as expected (the workspace's accept form).
+    note = models.TextField(blank=True, default="")
 
     objects = SavedScenarioQuerySet.as_manager()
 

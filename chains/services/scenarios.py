@@ -21,7 +21,15 @@ from chains.core.sim.scenario import Scenario
 from chains.models import Chain, SavedScenario
 from chains.services.access import get_revision, spec_of
 
-__all__ = ["BadScenario", "NamedScenario", "ScenarioName", "record_again", "save_scenario"]
+__all__ = [
+    "AcceptedScenario",
+    "BadScenario",
+    "NamedScenario",
+    "ScenarioName",
+    "forget_scenario",
+    "record_again",
+    "save_scenario",
+]
 
 MAX_NAME = SavedScenario._meta.get_field("name").max_length
 
@@ -31,12 +39,23 @@ ScenarioName = Annotated[
     Field(description=f"what the scenario is kept as: 1 to {MAX_NAME} characters"),
 ]
 _NAME: TypeAdapter[str] = TypeAdapter(ScenarioName)
+MAX_NOTE = 1000
 
 
 class NamedScenario(BaseModel):
     """A form or query that names one scenario: saving it, opening it, accepting its outcome."""
 
     name: ScenarioName
+
+
+class AcceptedScenario(NamedScenario):
+    """Accepting a scenario's changed outcome, with why (kept beside it)."""
+
+    note: Annotated[
+        str,
+        StringConstraints(strip_whitespace=True, max_length=MAX_NOTE),
+        Field(description=f"why the new outcome is right: up to {MAX_NOTE} characters"),
+    ] = ""
 
 
 class BadScenario(ChainError):
@@ -80,19 +99,34 @@ def save_scenario(
     return SavedScenario.objects.keep(chain, name, scenario, author=author, replace=replace)
 
 
-def record_again(chain: Chain, name: str, *, author: Any) -> SavedScenario:
+def record_again(chain: Chain, name: str, *, author: Any, note: str = "") -> SavedScenario:
     """Replay the saved scenario ``name`` on the head and keep what it does now as ``expect``.
 
     How a person accepts a changed outcome: the scenario's inputs stay, its
-    expectations become the head's. Raises :class:`BadScenario` when no
-    scenario of that name is kept or it no longer loads, and
-    ``ScenarioMismatch`` when it no longer replays on the head.
+    expectations become the head's, and ``note`` (why the new outcome is
+    right) is kept with it, replacing an earlier one. Raises
+    :class:`BadScenario` when no scenario of that name is kept or it no
+    longer loads, and ``ScenarioMismatch`` when it no longer replays on the
+    head.
     """
-    saved = chain.scenarios.filter(name=name).first()
-    if saved is None:
-        raise BadScenario(f"name: no scenario {name!r} is kept with this chain")
+    saved = _kept(chain, name)
     try:
         scenario = saved.scenario()
     except DocumentError as exc:
         raise BadScenario(f"scenario {name!r} no longer loads: {exc}") from None
-    return save_scenario(chain, name, scenario, author=author, replace=True, record=True)
+    kept = save_scenario(chain, name, scenario, author=author, replace=True, record=True)
+    kept.note = note
+    kept.save(update_fields=["note"])
+    return kept
+
+
+def forget_scenario(chain: Chain, name: str) -> None:
+    """Stop keeping the scenario ``name``; :class:`BadScenario` when none is kept."""
+    _kept(chain, name).delete()
+
+
+def _kept(chain: Chain, name: str) -> SavedScenario:
+    saved = chain.scenarios.filter(name=name).first()
+    if saved is None:
+        raise BadScenario(f"name: no scenario {name!r} is kept with this chain")
+    return saved

@@ -63,7 +63,7 @@ from chains.models import (
 from chains.services import editing, scenarios
 from chains.services.access import ChainAccess, get_head, spec_of
 from chains.services.editing import EditIn, UndoIn
-from chains.services.scenarios import NamedScenario
+from chains.services.scenarios import AcceptedScenario, NamedScenario
 from chains.views.common import get_access
 from chains.views.element_forms import DocumentForm
 from chains.views.forms import FormError, bound, plain_number, read_post
@@ -156,19 +156,36 @@ def undo_redo(request: HttpRequest, key: str, action: str, team: str | None = No
 
 @require_POST
 def record_scenario(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
-    """Accept a saved scenario's changed outcome: it now expects what the head does."""
+    """Accept a saved scenario's changed outcome, with a note: it now expects what the head does."""
+    access = get_access(request, team, key, Role.EDITOR)
+    try:
+        accepted = read_post(request, AcceptedScenario)
+        scenarios.record_again(access.chain, accepted.name, author=request.user, note=accepted.note)
+    except ChainError as exc:
+        return _refused(request, access, str(exc), 400)
+    return _back_to_scenarios(request, access, recorded=accepted.name)
+
+
+@require_POST
+def delete_scenario(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
+    """Stop keeping a saved scenario; the page asks first (it cannot be undone)."""
     access = get_access(request, team, key, Role.EDITOR)
     try:
         name = read_post(request, NamedScenario).name
-        scenarios.record_again(access.chain, name, author=request.user)
+        scenarios.forget_scenario(access.chain, name)
     except ChainError as exc:
         return _refused(request, access, str(exc), 400)
+    return _back_to_scenarios(request, access, forgotten=name)
+
+
+def _back_to_scenarios(request: HttpRequest, access: ChainAccess, **said: Any) -> HttpResponse:
+    """The workspace at its scenario list, as a swap or (without htmx) a redirect."""
     state = _state(request)
     if not request.htmx:
         query = f"?{urlencode(state)}" if state else ""
         return redirect(f"{access.chain.url()}{query}#scenario-checks")
     head = get_head(access.chain)
-    return render_workspace(request, workspace_context(access, head, state, recorded=name))
+    return render_workspace(request, workspace_context(access, head, state, **said))
 
 
 def _head_spec(chain: Chain) -> ChainSpec | None:
@@ -262,9 +279,11 @@ def workspace_context(
         adder = context["forms"].get(f"add_{kind}")
         if adder is not None and (context["adding"] == kind or adder.is_bound):
             adder.fields["id"].widget.attrs["autofocus"] = True
-    context["scenario_checks"] = scenario_checks(chain, spec)
-    context["scenario_summary"] = scenario_summary(context["scenario_checks"])
-    context["scenario_failing"] = any(not check.held for check in context["scenario_checks"])
+    context["scenario_checks"] = checks = scenario_checks(chain, spec)
+    context["scenario_summary"] = scenario_summary(checks)
+    notes = dict(chain.scenarios.exclude(note="").values_list("name", "note"))
+    context["scenario_rows"] = [{"check": c, "note": notes.get(c.name, "")} for c in checks]
+    context["scenario_failing"] = [row for row in context["scenario_rows"] if not row["check"].held]
     if tab == "coverage":
         m = _COVERAGE.get(head.content_hash)
         if m is None:
