@@ -114,7 +114,7 @@ def test_a_graph_past_its_layout_time_leaves_the_page_with_its_tabs(client, flig
 
 # What only each tab shows of the flight chain (a tab's body, not the page around it).
 TAB_CONTENT = {
-    "actions": ['<ol class="steps">', "Search outbound itineraries"],
+    "actions": ['<ol class="steps" id="step-list">', "Search outbound itineraries"],
     "handles": ['<ul class="handles">', "minted by outbound_search"],
     "gates": ["<code>manual_cancel_review</code>", "<small>operator</small>"],
     "table": ['id="verdict-table"', 'data-row="F1"'],

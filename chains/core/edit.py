@@ -80,6 +80,7 @@ __all__ = [
     "delete_handle",
     "delete_row",
     "duplicate_row",
+    "move_action",
     "move_row",
     "remove_edge",
     "update_action",
@@ -663,10 +664,30 @@ def move_row(spec: ChainSpec, id: str, index: int) -> ChainSpec:
     >>> [r.id for r in move_row(doc, "A", 2).verdict_table]
     ['B', 'C', 'A']
     """
+    return _moved(spec, "verdict_table", id, index)
+
+
+def move_action(spec: ChainSpec, id: str, index: int) -> ChainSpec:
+    """Move an action so that it ends up at ``index`` of the actions (counted once it is out).
+
+    The actions' order is the steps' order (SPEC §2.1): a run walks the main
+    steps as they are listed, so this is how a step is moved before or after
+    another. Probes and compensators may sit anywhere; they run where they act.
+
+    >>> doc = ChainSpec.model_validate({"id": "c", "actions": [
+    ...     {"id": "quote", "effect": "mint"}, {"id": "search", "effect": "read"},
+    ...     {"id": "book", "effect": "commit"}]})
+    >>> [a.id for a in move_action(doc, "search", 0).actions]
+    ['search', 'quote', 'book']
+    """
+    return _moved(spec, "actions", id, index)
+
+
+def _moved(spec: ChainSpec, section: str, id: str, index: int) -> ChainSpec:
     data = _document(spec)
-    rows = data.get("verdict_table", [])
-    row = rows.pop(_position(data, "verdict_table", id))
-    rows.insert(_need_position("index", index, len(rows)), row)
+    items = data.get(section, [])
+    item = items.pop(_position(data, section, id))
+    items.insert(_need_position("index", index, len(items)), item)
     return _validated(data)
 
 
@@ -770,6 +791,7 @@ OPS: dict[str, Callable[..., ChainSpec]] = {
     for f in (
         add_action,
         update_action,
+        move_action,
         delete_action,
         add_handle,
         update_handle,

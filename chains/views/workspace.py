@@ -43,6 +43,8 @@ from chains.core.model import (
     ChainSpec,
     Gate,
     Handle,
+    compensators,
+    main_steps,
     row_ref,
 )
 from chains.core.paths import SECTIONS
@@ -264,6 +266,7 @@ def workspace_context(
         element=_element(spec, selection.key),
         **_lint_lists(head, spec, report, params.get("fixes"), context["severity"]),
         rows=_rows(spec, report),
+        steps=_steps(spec),
         generic_rows=GENERIC_ROWS,
         verdict_types=VERDICT_TYPES,
         intents=intent_fields(spec),
@@ -449,6 +452,35 @@ def finding_fixes(request: HttpRequest, key: str, team: str | None = None) -> Ht
     context = {"chain": access.chain, "access": access, "head": revision, "item": item, **state}
     context["can_edit"] = access.may(Role.EDITOR)
     return render(request, "chains/workspace.html#fixes", context)
+
+
+def _steps(spec: ChainSpec) -> tuple[list[dict], list[dict]]:
+    """The Actions tab: the main steps in the order a run walks them, each with the place of
+    the step before and after it (where ↑ and ↓ move it), then the actions that are no step
+    (probes, compensators), each with what it serves."""
+    place = {a.id: n for n, a in reversed(list(enumerate(spec.actions)))}
+    order = main_steps(spec)
+    steps = [
+        {
+            "action": spec.action(step),
+            "index": place[step],
+            "up": place[order[n - 1]] if n else None,
+            "down": place[order[n + 1]] if n + 1 < len(order) else None,
+        }
+        for n, step in enumerate(order)
+    ]
+    serves: dict[str, list[str]] = {}
+    for a in spec.actions:
+        if a.confirmation and a.confirmation.probe:
+            serves.setdefault(a.confirmation.probe, []).append(f"probe of {a.id}")
+        for undo in compensators(a):
+            serves.setdefault(undo, []).append(f"undoes {a.id}")
+    others = [
+        {"action": a, "role": ", ".join(serves.get(a.id, [])) or "no step of the run"}
+        for a in spec.actions
+        if a.id not in order
+    ]
+    return steps, others
 
 
 def _rows(spec: ChainSpec, report: Any) -> list[dict]:

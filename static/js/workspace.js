@@ -67,8 +67,7 @@
     note: "", // said before the hint once (after an edge was added, or a wrong click)
     pan: null, // the press being turned into a pan
     swallowClick: false, // the click that ends a pan selects nothing
-    draggedRow: null, // id and position of the verdict row being dragged
-    draggedIndex: null,
+    dragged: null, // the verdict row or step being dragged (its data-move-*)
     refocus: false, // put focus back on the canvas after the next swap
     pushing: null, // the URL to push to history once its workspace is in
   };
@@ -554,56 +553,57 @@
     zoom(svg, event.clientX, event.clientY, Math.exp(delta * 0.0015));
   }
 
-  // --- verdict rows: drag to reorder -------------------------------------------------
+  // --- verdict rows and steps: drag to reorder ----------------------------------------
+  // An item that can move carries data-move-op (move_row, move_action), data-move-id and
+  // data-index, its place in its list; dropping it on another sends the edit to there.
 
-  function rowAt(target) {
-    return target instanceof Element ? target.closest("#verdict-table tr.domain-row") : null;
+  function movableAt(target) {
+    return target instanceof Element ? target.closest("[data-move-op]") : null;
   }
 
   function clearDropMarks() {
-    var marked = document.querySelectorAll(
-      "#verdict-table tr.drop-target, #verdict-table tr.dragging",
+    document.querySelectorAll("[data-move-op].drop-target, [data-move-op].dragging").forEach(
+      function (item) {
+        item.classList.remove("drop-target", "dragging");
+      },
     );
-    marked.forEach(function (tr) {
-      tr.classList.remove("drop-target", "dragging");
-    });
   }
 
   function onDragStart(event) {
-    var row = rowAt(event.target);
-    if (!row) return;
-    state.draggedRow = row.dataset.row;
-    state.draggedIndex = row.dataset.index;
+    var item = movableAt(event.target);
+    if (!item) return;
+    state.dragged = item;
     event.dataTransfer.effectAllowed = "move";
-    event.dataTransfer.setData("text/plain", row.dataset.row);
-    row.classList.add("dragging");
+    event.dataTransfer.setData("text/plain", item.dataset.moveId);
+    item.classList.add("dragging");
   }
 
   function onDragOver(event) {
-    var row = rowAt(event.target);
-    if (!row || state.draggedRow === null) return;
+    var item = movableAt(event.target);
+    var dragged = state.dragged;
+    if (!item || !dragged || item.dataset.moveOp !== dragged.dataset.moveOp) return;
     event.preventDefault();
     event.dataTransfer.dropEffect = "move";
-    if (!row.classList.contains("drop-target")) {
+    if (!item.classList.contains("drop-target")) {
       clearDropMarks();
-      row.classList.add("drop-target");
+      dragged.classList.add("dragging");
+      item.classList.add("drop-target");
     }
   }
 
   function onDrop(event) {
-    var row = rowAt(event.target);
-    var id = state.draggedRow;
-    if (!row || id === null) return;
+    var item = movableAt(event.target);
+    var dragged = state.dragged;
+    if (!item || !dragged || item.dataset.moveOp !== dragged.dataset.moveOp) return;
     event.preventDefault();
     clearDropMarks();
-    state.draggedRow = null;
-    if (row.dataset.index === state.draggedIndex) return;
-    edit("move_row", { id: id, index: Number(row.dataset.index) });
+    state.dragged = null;
+    if (item.dataset.index === dragged.dataset.index) return;
+    edit(dragged.dataset.moveOp, { id: dragged.dataset.moveId, index: Number(item.dataset.index) });
   }
 
   function onDragEnd() {
-    state.draggedRow = null;
-    state.draggedIndex = null;
+    state.dragged = null;
     clearDropMarks();
   }
 

@@ -12,7 +12,7 @@ from chains.core import edit, formats
 from chains.core.edit import OPS, EditError, apply
 from chains.core.formats import to_document
 from chains.core.lint import lint
-from chains.core.model import ChainSpec
+from chains.core.model import ChainSpec, main_steps
 
 from .lint.helpers import chain
 
@@ -607,6 +607,7 @@ def test_apply_refuses_args_that_are_not_an_object(doc):
         ("add_row", {"fields": [ROW]}, "fields"),
         ("duplicate_row", {"id": "F1", "new_id": 5}, "new_id"),
         ("move_row", {"id": "F1", "index": "0"}, "index"),
+        ("move_action", {"id": "book", "index": "0"}, "index"),
         ("update_policy", {"fields": None}, "fields"),
         ("update_chain", {"fields": {"title": ["a"]}}, "title"),
     ],
@@ -619,6 +620,7 @@ def test_apply_refuses_arguments_of_the_wrong_type(doc, op, args, path):
 VALID_CALLS = {
     "add_action": {"id": "pay", "effect": "commit", "description": "charge"},
     "update_action": {"id": "book", "fields": {"timeout": "30s"}},
+    "move_action": {"id": "book", "index": 0},
     "delete_action": {"id": "cancel"},
     "add_handle": {"id": "seat", "minted_by": "search", "derived_from": ["search_id"]},
     "update_handle": {"id": "pick", "fields": {"single_use": True}},
@@ -733,3 +735,17 @@ def test_renaming_a_replacement_updates_the_original_that_names_it():
     )
     new = edit.update_action(doc, "book_suite", {"id": "book_upgrade"})
     assert new.action("book_standard").compensation.replaced_by == "book_upgrade"
+
+
+def test_moving_an_action_changes_the_order_of_the_steps_a_run_walks(doc):
+    steps = main_steps(doc)
+    moved = apply(doc, "move_action", {"id": steps[-1], "index": 0})
+    assert main_steps(moved) == [steps[-1], *steps[:-1]]
+
+
+def test_moving_an_action_past_the_end_is_refused_naming_the_index(doc):
+    assert refused(apply, doc, "move_action", {"id": "book", "index": 99}).path == "index"
+
+
+def test_moving_an_action_that_does_not_exist_is_refused_naming_it(doc):
+    assert refused(apply, doc, "move_action", {"id": "nope", "index": 0}).path == "actions[nope]"
