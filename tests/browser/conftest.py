@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -45,9 +47,58 @@ def browser():
         browser.close()
 
 
+class OneAtATime:
+    """The live server's application, answering one request at a time.
+
+    The server's threads all use the test's one connection to the in-memory
+    database (Django's LiveServerThread shares it), and one SQLite connection
+    used by two threads at once fails ("table is locked"). A page that asks
+    for something in the background (the explorer's answer beside lint, a
+    finding's quick fixes) while the test clicks on made two requests at once.
+    A request holds the lock until its response is closed, when Django's
+    request_finished touches the connection for the last time; :meth:`idle`
+    waits for the one in flight, so a test does not end, and its database is
+    not flushed, under a request still answering.
+    """
+
+    def __init__(self, app: Any):
+        self.app, self.lock = app, threading.Lock()
+
+    def __call__(self, environ: dict, start_response: Any) -> Any:
+        self.lock.acquire()
+        try:
+            return _Released(self.app(environ, start_response), self.lock)
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def idle(self) -> None:
+        with self.lock:
+            pass
+
+
+class _Released:
+    """A response whose closing lets the next request in."""
+
+    def __init__(self, result: Any, lock: threading.Lock):
+        self.result, self.lock = result, lock
+
+    def __iter__(self) -> Any:
+        return iter(self.result)
+
+    def close(self) -> None:
+        try:
+            close = getattr(self.result, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self.lock.release()
+
+
 @pytest.fixture(scope="session")
 def live_server(django_db_setup, live_server):
-    """pytest-django's live server, started only once the test database exists.
+    """pytest-django's live server, started only once the test database exists, answering
+    one request at a time (:class:`OneAtATime`).
 
     Started before it (the first test of a process asking for a page did so),
     the server found no in-memory database to share, and its requests opened
@@ -55,6 +106,8 @@ def live_server(django_db_setup, live_server):
     beside another connection's write with "table is locked" rather than
     waiting: a real worker's campaign page then failed with a 500 now and then.
     """
+    httpd = live_server.thread.httpd
+    httpd.set_app(OneAtATime(httpd.get_app()))
     return live_server
 
 
@@ -78,6 +131,7 @@ def one_connection(live_server):
     for alias, connection in shared.items():
         connections[alias] = connection
     yield
+    live_server.thread.httpd.get_app().idle()  # no request still answering on the connection
     for alias, connection in own.items():
         connections[alias] = connection
 
@@ -113,7 +167,7 @@ def page(request, browser, live_server, admin_user):
             context.tracing.stop(path=TRACES / f"{request.node.name}.zip")
         else:
             context.tracing.stop()
-    context.close()
+    context.close()  # no request starts after this; one_connection waits for one in flight
 
 
 @pytest.fixture

@@ -118,7 +118,7 @@ def test_a_lost_booking_after_a_fare_expiry_and_a_price_consent_is_walked_throug
     form.locator("input[name='verdict_reason']").fill("booking_unknown")
     form.locator("select[name='verdict_permanent']").select_option("false")
     form.get_by_role("button", name="Save").click()
-    flagged = page.locator(".scenario-checks li.changed")
+    flagged = page.locator("#failing-scenarios li.changed")  # under the title
     expect(flagged).to_contain_text(
         "scenario 'fare expires at revalidate' now ends in dead_end instead of done"
     )
