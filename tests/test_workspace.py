@@ -659,3 +659,20 @@ def test_a_row_is_edited_from_its_common_fields(client, small):
     fields.update(verdict_type=["rewind"], verdict_to=["search"])
     assert client.post(f"{small.url()}edit", fields).status_code == 302
     assert head(small)["verdict_table"][1]["verdict"] == "rewind(to: search)"
+
+
+def test_the_saved_note_offers_to_undo_what_was_just_saved(client, small):
+    response = client.post(
+        f"{small.url()}edit",
+        {"op": "delete_row", "args": '{"id": "R2"}', "base": 1},
+        HTTP_HX_REQUEST="true",
+    )
+    note = response.content.decode().split('id="saved-note"')[1].split("</p>")[0]
+    assert 'id="undo-saved"' in note and f'hx-post="{small.url()}undo"' in note
+
+
+def test_deleting_a_handle_asks_naming_the_edges_that_go_with_it(client, flight):
+    body = client.get(f"{flight.url()}?select=handle:quote_id").content.decode()
+    form = body.split('id="delete-selection"')[0].rsplit("<form", 1)[1]
+    assert 'hx-confirm="Delete handle quote_id? It is also taken out of ' in form
+    assert "handles[seatmap_ref].derived_from" in form

@@ -78,6 +78,7 @@ __all__ = [
     "delete_action",
     "delete_gate",
     "delete_handle",
+    "dropped_with_handle",
     "delete_row",
     "duplicate_row",
     "move_action",
@@ -448,6 +449,23 @@ def update_handle(
     after = _validated(data)
     _refuse_new_cycles(spec, after, _at("handles", new_id).field("derived_from"))
     return after
+
+
+def dropped_with_handle(spec: ChainSpec, id: str) -> list[str]:
+    """The places :func:`delete_handle` would drop ``id`` from, as element paths.
+
+    What a person deleting it should hear first: the derivation edges and the
+    inputs and outputs that go with it.
+
+    >>> doc = ChainSpec.model_validate({"id": "c", "handles": [
+    ...     {"id": "quote", "minted_by": "price"}, {"id": "hold", "derived_from": ["quote"]}],
+    ...     "actions": [{"id": "price", "effect": "mint", "output": {"handles": ["quote"]}}]})
+    >>> dropped_with_handle(doc, "quote")
+    ['handles[hold].derived_from', 'actions[price].output.handles']
+    """
+    data = _document(spec)
+    own = _at("handles", id)
+    return [str(s.place) for s in places_using(handle_slots(data), id, own) if s.cleanable]
 
 
 def delete_handle(spec: ChainSpec, id: str) -> ChainSpec:

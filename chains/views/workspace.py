@@ -530,6 +530,8 @@ def _element(spec: ChainSpec, text: str | None) -> dict | None:
     if section is None or value is None:
         return {"kind": kind, "id": name, "key": shown}
     found = element_data(spec, kind, value)
+    dropped = edit.dropped_with_handle(spec, name) if kind == "handle" else []
+    also = f" It is also taken out of {', '.join(dropped)}." if dropped else ""
     return {
         "kind": kind,
         "op": kind,
@@ -537,6 +539,7 @@ def _element(spec: ChainSpec, text: str | None) -> dict | None:
         "key": shown,
         "yaml": _yaml(found),
         "delete_args": json.dumps({"id": name}),
+        "confirm_delete": f"Delete {kind} {name}?{also} Undo brings it back.",
         "value": value,
         "data": found,
     }
