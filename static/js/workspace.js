@@ -2,7 +2,8 @@
  * Chain Designer workspace: what JavaScript adds to the chain page.
  *
  * The page works without it (links and plain form posts); this file makes it
- * a drawing tool: click a node or edge of the SVG to select it, pan and zoom
+ * a drawing tool: click a node or edge of the SVG to select it (of edges that
+ * run close together, the one nearest the pointer), pan and zoom
  * the drawing, draw edges in a connect mode, keyboard shortcuts (Escape,
  * Delete, Ctrl/Cmd+Z, Ctrl/Cmd+Shift+Z) and drag-reordering of verdict rows.
  * It assumes the SVG contract of chains/core/render.py: every node and edge
@@ -70,6 +71,7 @@
     dragged: null, // the verdict row or step being dragged (its data-move-*)
     refocus: false, // put focus back on the canvas after the next swap
     pushing: null, // the URL to push to history once its workspace is in
+    hoverQueued: false, // a nearest-edge search waits for the next frame
   };
 
   var renders = 0; // workspaces drawn on this page so far (see rendered)
@@ -100,6 +102,76 @@
     if (!c || !(target instanceof Element) || !c.contains(target)) return null;
     var g = target.closest("g.node, g.edge");
     return g && c.contains(g) ? g : null;
+  }
+
+  // --- edges: the one nearest the pointer ---------------------------------------------
+  // Where edges run close together their wide hit areas overlap, and the one drawn last
+  // would take every click there. So a click on an edge selects the edge whose line is
+  // nearest the pointer, and hovering marks that edge as the candidate (class
+  // "candidate"). Each line is sampled once per drawing, in its own coordinates.
+
+  function samples(path) {
+    if (!path.chainSamples) {
+      var length = path.getTotalLength();
+      var step = Math.max(2, length / 200);
+      var points = [];
+      for (var at = 0; at <= length; at += step) points.push(path.getPointAtLength(at));
+      points.push(path.getPointAtLength(length));
+      path.chainSamples = points;
+    }
+    return path.chainSamples;
+  }
+
+  function distanceTo(path, clientX, clientY) {
+    var m = path.getScreenCTM();
+    if (!m) return Infinity;
+    var p = new DOMPoint(clientX, clientY).matrixTransform(m.inverse());
+    var best = Infinity;
+    samples(path).forEach(function (q) {
+      best = Math.min(best, Math.hypot(q.x - p.x, q.y - p.y));
+    });
+    return best * Math.hypot(m.a, m.b); // back in screen pixels
+  }
+
+  function nearestEdge(clientX, clientY) {
+    var svg = drawing();
+    if (!svg) return null;
+    var best = null;
+    var bestDistance = Infinity;
+    svg.querySelectorAll("g.edge").forEach(function (g) {
+      g.querySelectorAll("path:not(.hit)").forEach(function (path) {
+        var d = distanceTo(path, clientX, clientY);
+        if (d < bestDistance) {
+          best = g;
+          bestDistance = d;
+        }
+      });
+    });
+    return best;
+  }
+
+  function markCandidate(g) {
+    var svg = drawing();
+    var old = svg ? svg.querySelector("g.edge.candidate") : null;
+    if (old === g) return;
+    if (old) old.classList.remove("candidate");
+    if (g) g.classList.add("candidate");
+  }
+
+  function onEdgeHover(event) {
+    if (state.pan || state.hoverQueued) return;
+    var g = elementAt(event.target);
+    if (!g || !g.classList.contains("edge")) {
+      markCandidate(null);
+      return;
+    }
+    state.hoverQueued = true;
+    var x = event.clientX;
+    var y = event.clientY;
+    requestAnimationFrame(function () {
+      state.hoverQueued = false;
+      markCandidate(nearestEdge(x, y));
+    });
   }
 
   function inField(target) {
@@ -462,6 +534,7 @@
       return;
     }
     var g = elementAt(target);
+    if (g && g.classList.contains("edge")) g = nearestEdge(event.clientX, event.clientY) || g;
     if (g) {
       event.preventDefault();
       // An edge whose key the server could not read back has no data-key; its id still selects it.
@@ -631,6 +704,7 @@
   document.addEventListener("keydown", onKeydown);
   document.addEventListener("pointerdown", onPointerDown);
   document.addEventListener("pointermove", onPointerMove);
+  document.addEventListener("pointermove", onEdgeHover);
   document.addEventListener("pointerup", onPointerUp);
   document.addEventListener("pointercancel", onPointerUp);
   document.addEventListener("wheel", onWheel, { passive: false });
