@@ -125,7 +125,8 @@ def save_check(request: HttpRequest, key: str, team: str | None = None) -> HttpR
         raise Http404(f"revision: {chain.key} has no revision {request.GET.get('revision')!r}")
     result = saved_exploration(revision)
     violations = _violations(chain, revision, result)
-    rows = (result or {}).get("coverage", {}).get("rows", {})
+    coverage = (result or {}).get("coverage", {})
+    rows = coverage.get("rows", {})
     context = {
         "chain": chain,
         "revision": revision,
@@ -135,7 +136,7 @@ def save_check(request: HttpRequest, key: str, team: str | None = None) -> HttpR
         "more": len(violations) - 1,
         "rows_fired": len(rows.get("fired", [])),
         "rows_total": rows.get("total", 0),
-        "steps_total": (result or {}).get("coverage", {}).get("steps", {}).get("total", 0),
+        "steps_total": coverage.get("steps", {}).get("total", 0),
         "stopped_at": _stopped_at(result),
     }
     template = "chains/_save_check.html" if request.htmx else "chains/save_check.html"

@@ -259,6 +259,7 @@ def workspace_context(
             return context
     selection, svg = drawing or start_drawing(spec, _canvas(params, commented))
     report = report or _linted(head, spec)
+    steps, side_actions = _steps(spec)
     context.update(
         spec=spec,
         report=report,
@@ -266,7 +267,8 @@ def workspace_context(
         element=_element(spec, selection.key),
         **_lint_lists(head, spec, report, params.get("fixes"), context["severity"]),
         rows=_rows(spec, report),
-        steps=_steps(spec),
+        steps=steps,
+        side_actions=side_actions,
         generic_rows=GENERIC_ROWS,
         verdict_types=VERDICT_TYPES,
         intents=intent_fields(spec),
