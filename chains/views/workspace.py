@@ -260,6 +260,7 @@ def workspace_context(
     selection, svg = drawing or start_drawing(spec, _canvas(params, commented))
     report = report or _linted(head, spec)
     steps, side_actions = _steps(spec)
+    beside = Comment.objects.threads(chain).filter(anchor=selection.key) if selection.key else []
     context.update(
         spec=spec,
         report=report,
@@ -269,6 +270,7 @@ def workspace_context(
         rows=_rows(spec, report),
         steps=steps,
         side_actions=side_actions,
+        element_threads=list(beside[:20]),
         generic_rows=GENERIC_ROWS,
         verdict_types=VERDICT_TYPES,
         intents=intent_fields(spec),
