@@ -380,3 +380,14 @@ def shown(response, slug: str) -> str:
     """The page without its slug and its (per-response masked) CSRF tokens."""
     page = response.content.decode().replace(slug, "SLUG")
     return re.sub(r'(CSRFToken": "|csrfmiddlewaretoken" value=")[^"]+', r"\1", page)
+
+
+def test_a_viewer_may_zoom_and_find_nodes_but_not_connect_them(flight, people, signed_in):
+    body = signed_in(people["viewer"]).get(f"/chains/{flight.key}/").content.decode()
+    toolbar = body.split('class="toolbar"')[1].split("</div>")[0]
+    disabled = '<fieldset class="bare connect-tools" disabled>'
+    connect = toolbar.split(disabled)[1].split("</fieldset>")[0]
+    assert 'data-mode="derived_from"' in connect
+    outside = toolbar.replace(connect, "")
+    assert 'data-zoom="in"' in outside and 'id="node-search-input"' in outside
+    assert toolbar.count("<fieldset") == 1  # only the connect modes are disabled
