@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from io import StringIO
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import yaml
 from django.core.management import CommandError, call_command
 
+from chains.core.sim.session import decode
 from chains.models import Chain, SavedScenario
 
 pytestmark = pytest.mark.django_db
@@ -214,3 +216,16 @@ def test_opening_a_scenario_without_a_name_is_a_400_naming_the_field(client, fli
     response = client.get(flight.url("open_scenario"))
     assert response.status_code == 400
     assert response.content.decode().startswith("name")
+
+
+def test_a_scenario_that_stops_replaying_opens_after_the_last_event_that_still_applies(
+    client, flight
+):
+    data = yaml.safe_load(HAPPY.read_text())
+    data["events"][3] = {"select": "ret_9"}  # an option the return search no longer offers
+    SavedScenario.objects.create(chain=flight, name="gone option", document=data)
+    body = client.get(f"/chains/{flight.key}/").content.decode()
+    assert "open where it stops replaying" in body.split('id="scenario-checks"')[1]
+    opened = client.get(f"{flight.url('open_scenario')}?name=gone option")
+    query = parse_qs(urlsplit(opened["Location"]).query)
+    assert len(decode(query["s"][0]).events) == 3  # the searches and the outbound pick

@@ -33,6 +33,7 @@ from chains.core.render import handle_graph_svg
 from chains.core.sim.classifier import row_label
 from chains.core.sim.invariants import Monitor
 from chains.core.sim.palette import choices, default_intent
+from chains.core.sim.regression import check_scenario
 from chains.core.sim.scenario import Scenario, ScenarioMismatch
 from chains.core.sim.session import (
     Session,
@@ -127,6 +128,9 @@ def simulate(request: HttpRequest, key: str, team: str | None = None) -> HttpRes
 def open_scenario(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
     """The saved scenario ``?name=`` run on the head, in the simulator (a redirect to its address).
 
+    A scenario that no longer replays to its end opens after the last event
+    that still applies, where the page shows what the run waits for instead.
+
     The workspace links here rather than to the address itself, which holds the
     whole run and would make the page as long as every scenario it lists.
     """
@@ -138,7 +142,14 @@ def open_scenario(request: HttpRequest, key: str, team: str | None = None) -> Ht
     scenario = saved_scenarios(access.chain).get(name)
     if scenario is None:
         raise Http404(f"no scenario {name!r} that loads is kept with this chain")
-    return redirect(_url(access.chain, get_head(access.chain), scenario))
+    head = get_head(access.chain)
+    try:
+        replays = check_scenario(spec_of(head), name, scenario).replays
+    except DocumentError:
+        replays = None  # the head does not load: the simulator page says so
+    if replays is not None:  # opened where it stops replaying: the page shows why
+        scenario = scenario.model_copy(update={"events": scenario.events[:replays]})
+    return redirect(_url(access.chain, head, scenario))
 
 
 class SaveForm(NamedScenario):

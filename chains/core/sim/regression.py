@@ -80,12 +80,15 @@ class ScenarioCheck:
 
     ``held`` is false when the scenario no longer replays (``error`` says
     why) or when any expectation changed (``changes``, one sentence each).
+    ``replays`` counts the events that still apply when a later one no
+    longer does (where to open it to see why); None when every event does.
     """
 
     name: str
     held: bool
     changes: tuple[str, ...]
     error: str | None = None
+    replays: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -106,7 +109,8 @@ def check_scenario(spec: ChainSpec, name: str, scenario: Scenario) -> ScenarioCh
     except ScenarioMismatch as exc:
         if exc.run is not None and exc.run.finished and exc.index and scenario.expect is not None:
             return _ended_early(name, scenario, exc.run, exc.index - 1)
-        return ScenarioCheck(name, False, (), _no_longer_replays(name, exc))
+        replays = exc.index - 1 if exc.index else None
+        return ScenarioCheck(name, False, (), _no_longer_replays(name, exc), replays)
     except (ChainError, ValueError) as exc:
         return ScenarioCheck(name, False, (), _no_longer_replays(name, exc))
     changes = tuple(_sentence(name, e) for e in result.expectations if not e.held)
@@ -121,7 +125,7 @@ def _ended_early(name: str, scenario: Scenario, run: Run, applied: int) -> Scena
         f"scenario '{name}' now ends after event {applied} of {len(scenario.events)}; "
         "the later events no longer apply"
     )
-    return ScenarioCheck(name, False, tuple(changes))
+    return ScenarioCheck(name, False, tuple(changes), replays=applied)
 
 
 def check_all(spec: ChainSpec, scenarios: Mapping[str, Scenario]) -> list[ScenarioCheck]:

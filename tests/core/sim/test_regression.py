@@ -219,3 +219,16 @@ def test_a_broken_scenario_is_a_vector_with_an_error_and_no_trace(vectors_input)
     vector = test_vectors(*vectors_input)["vectors"][0]
     assert vector["error"].startswith("scenario 'broken' no longer replays: event 3")
     assert "trace" not in vector and "snapshot" not in vector
+
+
+def test_a_scenario_that_stops_replaying_says_how_many_events_still_apply():
+    spec, scenario = flight_happy_path()
+    events = list(scenario.events)
+    events[3] = events[3].model_copy(update={"select": "ret_9"})
+    check = check_scenario(spec, "gone option", scenario.model_copy(update={"events": events}))
+    assert (check.held, check.replays) == (False, 3)
+
+
+def test_a_scenario_that_replays_to_its_end_has_no_stopping_point():
+    spec, scenario = flight_happy_path()
+    assert check_scenario(spec, "happy path", scenario).replays is None
