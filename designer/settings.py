@@ -405,6 +405,10 @@ WORKSPACE_GRAPH_MAX_NODES = env_int("WORKSPACE_GRAPH_MAX_NODES", 3000)
 GRAPH_LAYOUT_SECONDS = env_int("GRAPH_LAYOUT_SECONDS", 4)
 if GRAPH_LAYOUT_SECONDS < 1:
     raise ImproperlyConfigured("GRAPH_LAYOUT_SECONDS must be at least 1")
+# The workspace explores each saved revision at up to two faults beside lint, loading the
+# answer in a request of its own after the page (chains/services/save_check.py); off, it
+# offers a link that asks for it.
+WORKSPACE_EXPLORE_ON_SAVE = env_bool("WORKSPACE_EXPLORE_ON_SAVE", default=True)
 # The lint panel lists this many findings; the lint API and command list them all.
 WORKSPACE_FINDINGS_SHOWN = env_int("WORKSPACE_FINDINGS_SHOWN", 300)
 if WORKSPACE_FINDINGS_SHOWN < 1:

@@ -82,3 +82,11 @@ def test_the_search_is_bounded_in_faults_time_and_states():
 def test_a_chain_without_steps_has_nothing_to_explore_yet(client, team):
     chain = Chain.objects.store({"id": "bare"}, "new", team=team).chain
     assert "nothing to explore yet" in answer(client, chain, 1)
+
+
+def test_with_exploring_on_save_off_the_workspace_offers_a_link_instead(client, flight, settings):
+    settings.WORKSPACE_EXPLORE_ON_SAVE = False
+    html = client.get(flight.url()).content.decode()
+    panel = html.split('id="save-check"')[1].split("</div>")[0]
+    assert 'hx-trigger="load"' not in panel
+    assert "Explore every failure sequence up to two faults</a>" in panel

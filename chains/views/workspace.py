@@ -248,6 +248,7 @@ def workspace_context(
         "threads": Comment.objects.threads(chain)[:50],
         "approved": chain.approved(),
         "adding": params.get("adding") if params.get("adding") in ADDERS else "",
+        "explore_on_save": settings.WORKSPACE_EXPLORE_ON_SAVE,
         **extra,
     }
     commented = Comment.objects.open_counts(chain)

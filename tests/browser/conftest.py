@@ -136,6 +136,20 @@ def one_connection(live_server):
         connections[alias] = connection
 
 
+@pytest.fixture(autouse=True)
+def explore_on_save_off(settings):
+    """Pages make no background request for the explorer's answer unless a test asks
+    (``explore_on_save``): its timing is not what the other tests are about, and a
+    request of its own beside theirs made them wait on the one-at-a-time server."""
+    settings.WORKSPACE_EXPLORE_ON_SAVE = False
+
+
+@pytest.fixture
+def explore_on_save(settings):
+    """The workspace loads the explorer's answer after each render, as it does by default."""
+    settings.WORKSPACE_EXPLORE_ON_SAVE = True
+
+
 TRACES = Path(settings.BASE_DIR) / "var" / "traces"
 
 

@@ -33,7 +33,7 @@ def computed(page, selector: str, prop: str) -> str:
 
 @pytest.mark.parametrize("width,height", [(1280, 800), (1440, 900)])
 def test_a_dark_system_gets_dark_pages_with_the_graph_on_light_paper(
-    dark, live_server, flight, width, height
+    dark, live_server, flight, width, height, explore_on_save
 ):
     dark.set_viewport_size({"width": width, "height": height})
     dark.goto(f"{live_server.url}{flight.url()}?select=handle:quote_id")

@@ -32,7 +32,7 @@ def flight() -> Chain:
 
 
 def test_a_save_that_retries_the_unkeyed_booking_shows_the_double_booking_beside_lint(
-    page, live_server, flight
+    page, live_server, flight, explore_on_save
 ):
     page.set_viewport_size({"width": 1440, "height": 900})
     page.goto(f"{live_server.url}{flight.url()}?select=row:F17&tab=table")
