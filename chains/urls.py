@@ -30,6 +30,7 @@ chain_urls = [
     path("check", checks.check_value, name="check"),
     path("undo", workspace.undo_redo, {"action": "undo"}, name="undo"),
     path("redo", workspace.undo_redo, {"action": "redo"}, name="redo"),
+    path("tidy", workspace.tidy_layout, name="tidy_layout"),
     path("diff", chain.revision_diff, name="diff"),
     path("people", people.chain_people, name="people"),
     path("simulate", simulator.simulate, name="simulate"),

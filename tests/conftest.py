@@ -25,7 +25,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from celery.contrib.testing.worker import start_worker
@@ -196,13 +196,13 @@ def fresh_layouts():
 def layout_timeouts(monkeypatch) -> list[float]:
     """The time limit each Graphviz layout is given, in order (the layouts still run)."""
     timeouts: list[float] = []
-    real = dot.to_svg
+    real = dot.lay_out
 
-    def timed(dot: str, timeout: float) -> str:
+    def timed(source: str, timeout: float, *memory: Any) -> dot.Picture:
         timeouts.append(timeout)
-        return real(dot)
+        return real(source, 10.0, *memory)
 
-    monkeypatch.setattr(dot, "to_svg", timed)
+    monkeypatch.setattr(dot, "lay_out", timed)
     return timeouts
 
 

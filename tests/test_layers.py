@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Bottom first. Inside chains/core: a unit may import the units of its own
 # layer (as long as no cycle closes) and of the layers below it, never above.
 CORE = (
-    ("base", {"chains.core", "errors", "words", "memo", "keys", "paths", "recent"}),
+    ("base", {"chains.core", "errors", "words", "memo", "keys", "paths", "recent", "layout"}),
     ("model", {"model", "verdicts"}),
     (
         "analysis",

@@ -50,6 +50,7 @@ ACCESS: dict[str, dict[str, str]] = {
     "chains:edit": {"POST": "editor"},
     "chains:undo": {"POST": "editor"},
     "chains:redo": {"POST": "editor"},
+    "chains:tidy_layout": {"POST": "editor"},
     "chains:diff": {"GET": "viewer"},
     "chains:fixes": {"GET": "viewer"},
     "chains:people": {"GET": "viewer", "POST": "owner"},

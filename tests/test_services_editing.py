@@ -44,7 +44,7 @@ def test_a_drawing_asked_for_is_of_the_changed_chain_with_its_selection(small):
     canvas = Canvas(select="handle:quote")
     saved = save_edit(small, "add_handle", {"id": "quote"}, base=1, author=None, draw=canvas)
     assert saved.drawing.selection.key == "handle:quote"
-    assert 'id="handle:quote"' in saved.drawing.svg.result()
+    assert 'id="handle:quote"' in saved.drawing.picture.result().svg
 
 
 def test_an_edit_asked_for_no_drawing_draws_nothing(small):

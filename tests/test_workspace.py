@@ -100,10 +100,10 @@ def test_the_graph_has_the_layout_time_the_settings_give(client, flight, setting
 def test_a_graph_past_its_layout_time_leaves_the_page_with_its_tabs(client, flight, monkeypatch):
     from chains.core import dot
 
-    def too_slow(source, timeout):
+    def too_slow(source, timeout, *memory):
         raise dot.RenderError(f"Graphviz 'dot' took longer than {timeout:g}s")
 
-    monkeypatch.setattr(dot, "to_svg", too_slow)
+    monkeypatch.setattr(dot, "lay_out", too_slow)
     response = client.get(f"{flight.url()}?view=flow&tab=handles")
     body = response.content.decode()
     assert response.status_code == 200

@@ -1,19 +1,24 @@
-"""Graphviz ``dot`` laying out a drawing: inline SVG fit for the pages, PNG for downloads.
+"""Graphviz laying out a drawing: inline SVG fit for the pages, PNG for downloads.
 
-This module owns the one process the core starts. :func:`to_svg` returns
-the ``<svg>`` element alone, with every ``style`` attribute turned into the
-equivalent SVG presentation attribute (the pages' Content-Security-Policy
-forbids inline styles) and each node and edge group carrying its graph key's
-parts as ``data-*`` attributes. :func:`start_svg` lays out in the background
-and remembers each layout by the hash of its DOT source, so a drawing is laid
-out once and a selection only adds CSS classes (:func:`with_marks`). The DOT
-itself comes from :mod:`chains.core.render`.
+This module owns the processes the core starts (``dot``, and ``neato -n2``
+for a drawing placed against a layout memory, :mod:`chains.core.layout`).
+:func:`lay_out` gives a :class:`Picture`: the ``<svg>`` element alone, with
+every ``style`` attribute turned into the equivalent SVG presentation
+attribute (the pages' Content-Security-Policy forbids inline styles) and
+each node and edge group carrying its graph key's parts as ``data-*``
+attributes, and the layout that says where everything went.
+:func:`start_picture` lays out in the background and remembers each picture
+by the hash of its DOT source and memory, so a drawing is laid out once and
+a selection only adds CSS classes (:func:`with_marks`). The DOT itself comes
+from :mod:`chains.core.render`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import html
+import json
+import math
 import re
 import subprocess
 import threading
@@ -21,25 +26,33 @@ import time
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import suppress
+from typing import NamedTuple
 
 from .errors import ChainError
 from .keys import GraphKey, GraphKeyError, key_attributes
+from .layout import Layout, LayoutError, Sketch, keep, place, read_graphviz_json, routed
 from .recent import Recent
 
 __all__ = [
     "DOT_EXECUTABLE",
     "FAILED_LAYOUT_SECONDS",
+    "NEATO_EXECUTABLE",
+    "Picture",
     "RenderError",
     "check_marks",
     "forget_layouts",
+    "lay_out",
+    "start_picture",
     "start_svg",
     "to_png",
     "to_svg",
     "with_marks",
 ]
 
-# The Graphviz program :func:`to_svg` runs, looked up on PATH.
+# The Graphviz programs this module runs, looked up on PATH: ``dot`` lays a drawing
+# out afresh, ``neato -n2`` draws one whose nodes are already placed.
 DOT_EXECUTABLE = "dot"
+NEATO_EXECUTABLE = "neato"
 
 _CLASS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
@@ -85,6 +98,13 @@ def to_png(dot_source: str, timeout: float = 10.0) -> bytes:
     return done.stdout
 
 
+class Picture(NamedTuple):
+    """A drawing laid out: the inline ``<svg>`` and where its nodes and edges went."""
+
+    svg: str
+    layout: Layout
+
+
 def to_svg(dot_source: str, timeout: float = 10.0) -> str:
     """Lay out ``dot_source`` with Graphviz and return the ``<svg>…</svg>`` element alone.
 
@@ -93,37 +113,104 @@ def to_svg(dot_source: str, timeout: float = 10.0) -> str:
     attributes (:func:`_without_style_attributes`). Raises
     :class:`RenderError` when ``dot`` cannot be run, runs longer than
     ``timeout`` seconds, or fails.
+    """
+    return lay_out(dot_source, timeout).svg
 
-    Starting ``dot`` costs about as much as laying out a small chain, so one
-    started process is kept waiting for its input: each render takes it and
-    starts the next one once it is done (:func:`_take_dot`).
+
+def lay_out(
+    dot_source: str,
+    timeout: float = 10.0,
+    memory: Layout | None = None,
+    sketch: Sketch | None = None,
+) -> Picture:
+    """The picture of ``dot_source``, laid out by ``dot`` or placed against ``memory``.
+
+    Without a memory (or a ``sketch`` of the drawing), ``dot`` lays it out
+    afresh. With one, every node the memory knows stays where it was: when
+    the drawing has no node the memory lacks, it is drawn where the memory
+    says (:func:`chains.core.layout.keep`); else ``dot``'s fresh layout is
+    placed against the memory (:func:`chains.core.layout.place`). Edges left
+    without a curve get a simple one (:func:`chains.core.layout.routed`), and
+    ``neato -n2`` draws it all as placed; should that fail, the fresh layout
+    is drawn instead. A node whose size changed (a handle made single-use)
+    has its edges drawn again to its new outline. ``timeout`` bounds the
+    whole. Raises :class:`RenderError` like :func:`to_svg`.
+
+    Starting Graphviz costs about as much as laying out a small chain, so one
+    started process per command is kept waiting for its input: each layout
+    takes it and starts the next one once it is done (:func:`_take`).
     """
     if timeout <= 0:
         raise RenderError(f"timeout must be positive, got {timeout!r}")
+    deadline = time.monotonic() + timeout
+    fresh = (DOT_EXECUTABLE, "-Tjson0", "-Tsvg")
+    if memory is not None and sketch is not None:
+        pinned = keep(sketch, memory)
+        if pinned is None:
+            try:
+                natural = read_graphviz_json(_run(fresh[:2], dot_source, deadline, timeout))
+            except LayoutError as exc:
+                raise RenderError(str(exc)) from None
+            pinned = place(natural, memory)
+        if pinned is not None:
+            with suppress(RenderError):
+                return _placed(routed(pinned, sketch), sketch, deadline, timeout)
+    return _picture(_run(fresh, dot_source, deadline, timeout))
+
+
+def _placed(pinned: Layout, sketch: Sketch, deadline: float, timeout: float) -> Picture:
+    """``neato -n2``'s picture of ``sketch`` at ``pinned``; again if a node's size changed."""
+    placed = (NEATO_EXECUTABLE, "-n2", "-Tjson0", "-Tsvg")
+    picture = _picture(_run(placed, sketch.pinned(pinned), deadline, timeout))
+    drawn = picture.layout.sizes
+    resized = {k for k, size in pinned.sizes.items() if math.dist(size, drawn.get(k, size)) > 0.5}
+    if not resized:
+        return picture
+    edges = {k: e for k, e in pinned.edges.items() if not {e.tail, e.head} & resized}
+    again = routed(Layout(pinned.nodes, {**pinned.sizes, **drawn}, edges), sketch)
+    return _picture(_run(placed, sketch.pinned(again), deadline, timeout))
+
+
+def _picture(out: bytes) -> Picture:
+    """The picture in Graphviz's ``-Tjson0 -Tsvg`` output: the JSON, then the SVG."""
+    text = out.decode("utf-8", errors="replace")
+    start, end = text.find("<svg"), text.rfind("</svg>")
+    if start < 0 or end < start:
+        raise RenderError("Graphviz produced no SVG")
+    prolog = text.find("<?xml", 0, start)
     try:
-        process = _take_dot()
-        out, err = process.communicate(dot_source.encode("utf-8", errors="replace"), timeout)
+        layout = read_graphviz_json(text[: prolog if prolog >= 0 else start])
+    except LayoutError as exc:
+        raise RenderError(str(exc)) from None
+    svg = _with_key_attributes(_without_style_attributes(text[start : end + len("</svg>")]))
+    return Picture(svg, layout)
+
+
+def _run(args: tuple[str, ...], source: str, deadline: float, within: float) -> bytes:
+    """What the Graphviz command ``args`` writes for ``source``, by ``deadline``.
+
+    ``deadline`` is a ``time.monotonic()``; ``within`` the whole time allowed, for messages.
+    """
+    name = args[0]
+    timeout = deadline - time.monotonic()
+    if timeout <= 0:
+        raise RenderError(f"Graphviz {name!r} took longer than {within:g}s")
+    try:
+        process = _take(args)
+        out, err = process.communicate(source.encode("utf-8", errors="replace"), timeout)
     except FileNotFoundError:
-        raise RenderError(
-            f"Graphviz is not installed: no {DOT_EXECUTABLE!r} program on PATH"
-        ) from None
+        raise RenderError(f"Graphviz is not installed: no {name!r} program on PATH") from None
     except subprocess.TimeoutExpired:
         process.kill()
         process.communicate()
-        raise RenderError(f"Graphviz {DOT_EXECUTABLE!r} took longer than {timeout:g}s") from None
+        raise RenderError(f"Graphviz {name!r} took longer than {within:g}s") from None
     except OSError as exc:
-        raise RenderError(f"Graphviz {DOT_EXECUTABLE!r} could not be run: {exc}") from None
-    _leave_one_waiting()
+        raise RenderError(f"Graphviz {name!r} could not be run: {exc}") from None
+    _leave_one_waiting(args)
     if process.returncode != 0:
         message = err.decode("utf-8", errors="replace").strip()[:500] or "no message"
-        raise RenderError(
-            f"Graphviz {DOT_EXECUTABLE!r} failed (exit {process.returncode}): {message}"
-        )
-    svg = out.decode("utf-8", errors="replace")
-    start, end = svg.find("<svg"), svg.rfind("</svg>")
-    if start < 0 or end < start:
-        raise RenderError(f"Graphviz {DOT_EXECUTABLE!r} produced no SVG")
-    return _with_key_attributes(_without_style_attributes(svg[start : end + len("</svg>")]))
+        raise RenderError(f"Graphviz {name!r} failed (exit {process.returncode}): {message}")
+    return out
 
 
 # Graphviz writes start tags with double-quoted attribute values in which it
@@ -191,44 +278,46 @@ def _with_key_attributes(svg: str) -> str:
     return _KEYED_GROUP.sub(add, svg)
 
 
-_WAITING: list[tuple[str, subprocess.Popen]] = []  # (executable, a dot reading its stdin)
+# Graphviz processes started before they were needed, waiting for their input: one
+# per command line (a fresh layout, a placed one), each used by the next render.
+_WAITING: dict[tuple[str, ...], subprocess.Popen] = {}
 _WAITING_LOCK = threading.Lock()
 
 
-def _start_dot() -> subprocess.Popen:
+def _start(args: tuple[str, ...]) -> subprocess.Popen:
     pipe = subprocess.PIPE
-    return subprocess.Popen([DOT_EXECUTABLE, "-Tsvg"], stdin=pipe, stdout=pipe, stderr=pipe)
+    return subprocess.Popen(list(args), stdin=pipe, stdout=pipe, stderr=pipe)
 
 
-def _take_dot() -> subprocess.Popen:
-    """A ``dot`` waiting for its input, started earlier when possible."""
-    process = None
+def _take(args: tuple[str, ...]) -> subprocess.Popen:
+    """A Graphviz process running ``args`` that waits for its input, started earlier if possible."""
     with _WAITING_LOCK:
-        while _WAITING and process is None:
-            executable, waiting = _WAITING.pop()
-            if executable == DOT_EXECUTABLE and waiting.poll() is None:
-                process = waiting
-            else:
-                waiting.kill()
-                waiting.communicate()
-    return process or _start_dot()
+        waiting = _WAITING.pop(args, None)
+    if waiting is not None and waiting.poll() is None:
+        return waiting
+    if waiting is not None:
+        waiting.communicate()
+    return _start(args)
 
 
-def _leave_one_waiting() -> None:
-    """Start the ``dot`` the next render will take (after this one is done, not during it)."""
+def _leave_one_waiting(args: tuple[str, ...]) -> None:
+    """Start the process the next render will take (after this one is done, not during it)."""
     try:
-        spare = _start_dot()
+        spare = _start(args)
     except OSError:
         return
     with _WAITING_LOCK:
-        _WAITING.append((DOT_EXECUTABLE, spare))
+        extra, _WAITING[args] = _WAITING.get(args), spare
+    if extra is not None:
+        extra.kill()
+        extra.communicate()
 
 
 _LAYOUTS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphviz")
 
 
-# Layouts by the hash of their DOT source: the SVG, or the RenderError of a layout that
-# failed, when, and within what time limit. Marks only add CSS classes, so they are not
+# Layouts by the hash of their DOT source and memory: the picture, or the RenderError of a
+# layout that failed, when, and within what time limit. Marks only add CSS classes, so they are not
 # part of the key.
 _LAID_OUT = Recent(size=128, budget=64 * 1024 * 1024)
 # How long a failed layout (most often one that ran out of time) is answered from memory
@@ -239,23 +328,47 @@ FAILED_LAYOUT_SECONDS = 600.0
 def start_svg(
     dot_source: str, timeout: float = 10.0, marks: Mapping[str, str] | None = None
 ) -> Future[str]:
-    """:func:`to_svg` in the background: Graphviz lays out while the caller does other work.
+    """:func:`to_svg` in the background (the SVG of :func:`start_picture`)."""
+    picture = start_picture(dot_source, timeout, marks)
+    done: Future[str] = Future()
 
-    ``result()`` of the returned future gives the SVG or raises :class:`RenderError`.
-    Each drawing is laid out once: the SVG is kept by the hash of ``dot_source``,
-    and a failure (a layout past ``timeout``, say) is answered at once for
-    ``FAILED_LAYOUT_SECONDS`` to any caller that allows no more time, so a
-    chain Graphviz cannot draw in time costs the timeout once, not on every
-    view. ``marks`` (graph key → CSS classes,
-    as the drawings take them) are added to the laid-out groups, which is
-    what Graphviz would have written, without a layout per selection.
+    def finished(laid: Future[Picture]) -> None:
+        error = laid.exception()
+        if error is None:
+            done.set_result(laid.result().svg)
+        else:
+            done.set_exception(error)
+
+    picture.add_done_callback(finished)
+    return done
+
+
+def start_picture(
+    dot_source: str,
+    timeout: float = 10.0,
+    marks: Mapping[str, str] | None = None,
+    memory: Layout | None = None,
+    sketch: Sketch | None = None,
+) -> Future[Picture]:
+    """:func:`lay_out` in the background: Graphviz lays out while the caller does other work.
+
+    ``result()`` of the returned future gives the :class:`Picture` or raises
+    :class:`RenderError`. Each drawing is laid out once: the picture is kept
+    by the hash of ``dot_source`` and ``memory``, and a failure (a layout
+    past ``timeout``, say) is answered at once for ``FAILED_LAYOUT_SECONDS``
+    to any caller that allows no more time, so a chain Graphviz cannot draw
+    in time costs the timeout once, not on every view. ``marks`` (graph key
+    → CSS classes, as the drawings take them) are added to the laid-out
+    groups, which is what Graphviz would have written, without a layout per
+    selection.
     """
     marks = check_marks(marks)
-    key = hashlib.sha256(dot_source.encode("utf-8", errors="replace")).hexdigest()
-    done: Future[str] = Future()
+    remembered = json.dumps(memory.as_json(), sort_keys=True) if memory and sketch else ""
+    key = hashlib.sha256(f"{dot_source}\0{remembered}".encode("utf-8", "replace")).hexdigest()
+    done: Future[Picture] = Future()
     known = _LAID_OUT.get(key)
-    if isinstance(known, str):
-        done.set_result(with_marks(known, marks))
+    if isinstance(known, Picture):
+        done.set_result(known._replace(svg=with_marks(known.svg, marks)))
         return done
     if known is not None:
         error, failed_at, within = known
@@ -263,17 +376,18 @@ def start_svg(
             done.set_exception(error)
             return done
 
-    def finished(layout: Future[str]) -> None:
+    def finished(layout: Future[Picture]) -> None:
         error = layout.exception()
         if error is None:
-            svg = _LAID_OUT.put(key, layout.result(), weight=len(layout.result()))
-            done.set_result(with_marks(svg, marks))
+            picture = layout.result()
+            _LAID_OUT.put(key, picture, weight=2 * len(picture.svg))
+            done.set_result(picture._replace(svg=with_marks(picture.svg, marks)))
             return
         if isinstance(error, RenderError):
             _LAID_OUT.put(key, (error, time.monotonic(), timeout), weight=len(str(error)))
         done.set_exception(error)
 
-    _LAYOUTS.submit(to_svg, dot_source, timeout).add_done_callback(finished)
+    _LAYOUTS.submit(lay_out, dot_source, timeout, memory, sketch).add_done_callback(finished)
     return done
 
 

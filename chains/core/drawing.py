@@ -15,12 +15,17 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from .dot import RenderError, start_svg
+from .dot import Picture, RenderError, start_picture
+from .layout import Layout
 from .model import ChainSpec
-from .render import flow_dot, handle_graph_dot
+from .render import flow_sketch, handle_graph_sketch
 from .selection import Selection, select
 
-__all__ = ["Canvas", "Drawing", "start_drawing"]
+__all__ = ["AFRESH_AFTER", "Canvas", "Drawing", "start_drawing"]
+
+# Edits after which a drawing is laid out afresh instead of against its memory: they
+# change the order the steps' rows are drawn in, which kept positions would hide.
+AFRESH_AFTER = frozenset({"move_action"})
 
 
 @dataclass(frozen=True)
@@ -29,7 +34,8 @@ class Canvas:
 
     ``max_nodes``: a chain with more actions, handles and gates is not laid
     out (Graphviz would spend its whole ``layout_seconds`` on every view and
-    then give up).
+    then give up). ``memory``: where the graph's nodes were last drawn; the
+    drawing keeps them there (:mod:`chains.core.layout`).
     """
 
     view: Literal["handles", "flow"] = "handles"
@@ -37,13 +43,14 @@ class Canvas:
     commented: frozenset[str] = frozenset()
     max_nodes: int = 3000
     layout_seconds: float = 10.0
+    memory: Layout | None = None
 
 
 class Drawing(NamedTuple):
-    """The selection (ready) and the graph's SVG (a future: ``svg.result()`` waits for it)."""
+    """The selection (ready) and the graph's picture (a future: ``.result()`` waits for it)."""
 
     selection: Selection
-    svg: Future[str]
+    picture: Future[Picture]
 
 
 def start_drawing(spec: ChainSpec, canvas: Canvas) -> Drawing:
@@ -55,9 +62,9 @@ def start_drawing(spec: ChainSpec, canvas: Canvas) -> Drawing:
 
     >>> spec = ChainSpec.model_validate({"id": "c", "handles": [{"id": "a"}, {"id": "b"}]})
     >>> drawn = start_drawing(spec, Canvas(select="handle:a", commented=frozenset({"handle:b"})))
-    >>> drawn.selection.key, 'class="node handle selected"' in drawn.svg.result()
+    >>> drawn.selection.key, 'class="node handle selected"' in drawn.picture.result().svg
     ('handle:a', True)
-    >>> str(start_drawing(spec, Canvas(max_nodes=1)).svg.exception())[:47]
+    >>> str(start_drawing(spec, Canvas(max_nodes=1)).picture.exception())[:47]
     'the chain has 2 actions, handles and gates; the'
     """
     selection = select(spec, canvas.select)
@@ -66,7 +73,7 @@ def start_drawing(spec: ChainSpec, canvas: Canvas) -> Drawing:
         marks[key] = f"{marks.get(key, '')} has-comment".lstrip()
     nodes = len(spec.actions) + len(spec.handles) + len(spec.gates)
     if nodes > canvas.max_nodes:
-        too_big: Future[str] = Future()
+        too_big: Future[Picture] = Future()
         too_big.set_exception(
             RenderError(
                 f"the chain has {nodes} actions, handles and gates; the graph is drawn up to "
@@ -74,5 +81,6 @@ def start_drawing(spec: ChainSpec, canvas: Canvas) -> Drawing:
             )
         )
         return Drawing(selection, too_big)
-    dot = flow_dot if canvas.view == "flow" else handle_graph_dot
-    return Drawing(selection, start_svg(dot(spec), canvas.layout_seconds, marks))
+    sketch = (flow_sketch if canvas.view == "flow" else handle_graph_sketch)(spec)
+    picture = start_picture(sketch.source, canvas.layout_seconds, marks, canvas.memory, sketch)
+    return Drawing(selection, picture)

@@ -71,9 +71,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .dot import check_marks, start_svg
+from .dot import check_marks, start_picture, start_svg
 from .graph import action_verdicts
 from .keys import GraphKey, edge_key, node_key
+from .layout import Layout, Sketch
 from .lint.structure import row_element
 from .model import Action, ChainSpec, Gate, Handle, compensators, first_by_id, is_external
 from .signals import scope_applies_to
@@ -82,8 +83,10 @@ from .verdicts import Verdict, format_verdict
 __all__ = [
     "EFFECT_FILLS",
     "flow_dot",
+    "flow_sketch",
     "flow_svg",
     "handle_graph_dot",
+    "handle_graph_sketch",
     "handle_graph_svg",
 ]
 
@@ -242,16 +245,37 @@ class _Drawing:
             if tail is not None and head is not None and tail != head:
                 item.attrs["constraint"] = "false"
 
-    def source(self) -> str:
+    def source(self, layout: Layout | None = None) -> str:
+        """The DOT text; with ``layout``, every node pinned where it says, for ``neato -n2``.
+
+        Edges the layout has a curve for keep it; the others are routed
+        around the nodes (``splines``). The rows and their order mean nothing
+        to a drawing that is already placed, so they are left out then.
+        """
+        graph_attrs = (
+            self.graph_attrs if layout is None else {**self.graph_attrs, "splines": "true"}
+        )
         lines = [f"digraph {_quote(self.name)} {{"]
-        lines.append(f"  graph [{_attrs(self.graph_attrs)}];")
+        lines.append(f"  graph [{_attrs(graph_attrs)}];")
         lines.append(f"  node [{_attrs(_NODE_LOOK)}];")
         lines.append(f"  edge [{_attrs(_EDGE_LOOK)}];")
         for key, item in self.nodes.items():
-            lines.append(f"  {_quote(self.names[key])} [{self._item_attrs(key, item)}];")
+            attrs = self._item_attrs(key, item)
+            if layout is not None:
+                x, y = layout.nodes[key]
+                attrs += f', pos="{x:.2f},{y:.2f}"'
+            lines.append(f"  {_quote(self.names[key])} [{attrs}];")
         for key, item in self.edges.items():
             tail, head = _quote(self.names[item.tail]), _quote(self.names[item.head])
-            lines.append(f"  {tail} -> {head} [{self._item_attrs(key, item)}];")
+            attrs = self._item_attrs(key, item)
+            curve = layout.edges.get(key) if layout is not None else None
+            if curve is not None:
+                attrs += f", pos={_quote(curve.pos)}"
+                attrs += f", lp={_quote(curve.label_pos)}" if curve.label_pos else ""
+            lines.append(f"  {tail} -> {head} [{attrs}];")
+        if layout is not None:
+            lines.append("}")
+            return "\n".join(lines) + "\n"
         # Graphviz writes nothing for an invisible edge, so these never reach the SVG.
         for tail, head in self.order:
             a, b = _quote(self.names[tail]), _quote(self.names[head])
@@ -262,6 +286,16 @@ class _Drawing:
                 lines.append(f"  {{ rank=same; {names}; }}")
         lines.append("}")
         return "\n".join(lines) + "\n"
+
+    def sketch(self) -> Sketch:
+        """The drawing to place against a layout memory: its DOT, shapes, edges' ends."""
+        return Sketch(
+            self.source(),
+            {key: item.attrs.get("shape", "ellipse") for key, item in self.nodes.items()},
+            {key: (item.tail, item.head) for key, item in self.edges.items()},
+            frozenset(key for key, item in self.edges.items() if item.label is not None),
+            self.source,
+        )
 
     def _item_attrs(self, key: str, item: _Item) -> str:
         classes = [*item.classes, *self.marks.get(key, "").split()]
@@ -336,6 +370,15 @@ def handle_graph_dot(spec: ChainSpec, marks: Mapping[str, str] | None = None) ->
     >>> 'id="edge:mints:a:h"' in dot, 'class="handle cascade"' in dot
     (True, True)
     """
+    return _handle_drawing(spec, marks).source()
+
+
+def handle_graph_sketch(spec: ChainSpec) -> Sketch:
+    """The handle graph of ``spec`` to lay out against a memory (:mod:`chains.core.layout`)."""
+    return _handle_drawing(spec).sketch()
+
+
+def _handle_drawing(spec: ChainSpec, marks: Mapping[str, str] | None = None) -> _Drawing:
     d = _Drawing("handle-graph", check_marks(marks), **_LAYOUT)
     actions = first_by_id(spec.actions)
     handles = first_by_id(spec.handles)
@@ -400,7 +443,7 @@ def handle_graph_dot(spec: ChainSpec, marks: Mapping[str, str] | None = None) ->
         for compensator in compensators(action):
             _compensator(d, action.id, _action_node(d, actions, compensator))
     _handle_rows(d, actions, handles)
-    return d.source()
+    return d
 
 
 def _handle_rows(d: _Drawing, actions: dict[str, Action], handles: dict[str, Handle]) -> None:
@@ -489,6 +532,15 @@ def flow_dot(spec: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
     >>> 'id="edge:flow:a:b"' in dot, 'id="edge:route:b:a:rewind"' in dot
     (True, True)
     """
+    return _flow_drawing(spec, marks).source()
+
+
+def flow_sketch(spec: ChainSpec) -> Sketch:
+    """The flow of ``spec`` to lay out against a memory (:mod:`chains.core.layout`)."""
+    return _flow_drawing(spec).sketch()
+
+
+def _flow_drawing(spec: ChainSpec, marks: Mapping[str, str] | None = None) -> _Drawing:
     d = _Drawing("flow-graph", check_marks(marks), **_LAYOUT)
     actions = first_by_id(spec.actions)
     gates = first_by_id(spec.gates)
@@ -574,7 +626,7 @@ def flow_dot(spec: ChainSpec, marks: Mapping[str, str] | None = None) -> str:
             if verdict.to:
                 _route(d, actions, "outcome", gate.id, node_key("gate", gate.id), verdict, tip)
     _beside_the_main_line(d, main, entry_gates)
-    return d.source()
+    return d
 
 
 def _beside_the_main_line(d: _Drawing, main: list[Action], entry_gates: set[str]) -> None:
@@ -658,10 +710,18 @@ def _route(
 
 
 def handle_graph_svg(
-    spec: ChainSpec, marks: Mapping[str, str] | None = None, timeout: float = 10.0
+    spec: ChainSpec,
+    marks: Mapping[str, str] | None = None,
+    timeout: float = 10.0,
+    memory: Layout | None = None,
 ) -> str:
-    """:func:`handle_graph_dot` laid out as an inline ``<svg>`` element (see :func:`start_svg`)."""
-    return start_svg(handle_graph_dot(spec), timeout, marks).result()
+    """:func:`handle_graph_dot` laid out as an inline ``<svg>`` element (see :func:`start_picture`).
+
+    ``memory`` (where the workspace drew the nodes) keeps them there, so every page
+    shows the graph as the workspace does.
+    """
+    sketch = handle_graph_sketch(spec)
+    return start_picture(sketch.source, timeout, marks, memory, sketch).result().svg
 
 
 def flow_svg(spec: ChainSpec, marks: Mapping[str, str] | None = None, timeout: float = 10.0) -> str:

@@ -5,6 +5,7 @@
 - ``people``: roles, teams, members, per-chain grants, personal API tokens.
 - ``scenarios``: scenarios saved with a chain, replayed as regression checks.
 - ``chains``: chains and their immutable revisions, storing, undo and redo, approval.
+- ``layouts``: where each revision's graphs were drawn (the canvas's layout memory).
 - ``review``: comments on revisions, review requests and votes.
 - ``campaigns``: explorations (model-checker runs) and the shards workers claim.
 - ``notifications``: review requests, mentions and decisions, for each person's inbox.
@@ -59,6 +60,7 @@ from chains.models.errors import (
     TeamTaken,
     TooManyTeams,
 )
+from chains.models.layouts import RevisionLayout, RevisionLayoutQuerySet
 from chains.models.notifications import (
     Notification,
     NotificationKind,
@@ -145,6 +147,8 @@ __all__ = [
     "ReviewQuerySet",
     "ReviewVote",
     "Revision",
+    "RevisionLayout",
+    "RevisionLayoutQuerySet",
     "Role",
     "SavedScenario",
     "SavedScenarioQuerySet",

@@ -15,20 +15,21 @@ Who may edit is the caller's check (``services.access.chain_access``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from chains.core import edit, formats
-from chains.core.drawing import Canvas, Drawing, start_drawing
+from chains.core.drawing import AFRESH_AFTER, Canvas, Drawing, start_drawing
 from chains.core.edit import EditError
 from chains.core.errors import DocumentError
 from chains.core.formats.yamlio import parse_yaml
 from chains.core.lint import LintReport, lint
 from chains.core.model import ChainSpec
 from chains.core.rebase import Rebase, rebase
-from chains.models import Chain, Revision, StaleRevision
+from chains.models import Chain, Revision, RevisionLayout, StaleRevision
+from chains.models.layouts import VIEWS
 from chains.services.access import get_head, spec_of
 
 __all__ = [
@@ -115,11 +116,15 @@ def save_edit(
     before the linter runs, so Graphviz works while the chain is linted, and
     comes back as ``Saved.drawing``.
     """
-    spec = _head_spec(get_head(chain))
+    head = get_head(chain)
+    spec = _head_spec(head)
     changed = edit.apply(spec, op, args)
     if changed.id != spec.id:
         raise EditError("id", "a chain's id is its address and cannot change here")
-    drawing = start_drawing(changed, draw) if draw is not None else None
+    drawing = None
+    if draw is not None:  # drawn where the head was drawn, so the edit moves only what it changes
+        memory = None if op in AFRESH_AFTER else RevisionLayout.objects.recall(head, draw.view)
+        drawing = start_drawing(changed, replace(draw, memory=memory))
     report = lint(changed)
     try:
         revision = Chain.objects.store(
@@ -132,6 +137,9 @@ def save_edit(
         )
     except StaleRevision as exc:
         raise StaleEdit(exc.head, base, stale_check(chain, op, args, base, exc.head)) from None
+    if op in AFRESH_AFTER:
+        for view in VIEWS:
+            RevisionLayout.objects.tidy(revision, view)
     spec_of(revision, known=changed)
     return Saved(revision, changed, report, drawing)
 

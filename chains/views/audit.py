@@ -28,7 +28,7 @@ from chains.core.sim.audit import audit, read_trace, scenario_until
 from chains.core.sim.palette import default_intent
 from chains.core.sim.session import encode
 from chains.core.sim.state import Event
-from chains.models import Chain, Revision
+from chains.models import Chain, Revision, RevisionLayout
 from chains.services.access import get_revision, spec_of
 from chains.views.common import get_chain
 from chains.views.forms import plain_number, posted, uploaded_text
@@ -70,7 +70,8 @@ def audit_trace(request: HttpRequest, key: str, team: str | None = None) -> Http
     context["unlisted"] = len(result.divergences) - len(context["divergences"])
     try:
         marks = {node_key("action", d.step): "audit-diverged" for d in result.divergences if d.step}
-        context["svg"] = handle_graph_svg(spec, marks, settings.GRAPH_LAYOUT_SECONDS)
+        memory = RevisionLayout.objects.recall(revision, "handles")
+        context["svg"] = handle_graph_svg(spec, marks, settings.GRAPH_LAYOUT_SECONDS, memory)
     except RenderError as exc:
         context["render_error"] = str(exc)
     return render(request, "chains/audit.html", context)

@@ -13,7 +13,7 @@ from chains.core.dot import RenderError
 from chains.core.errors import DocumentError
 from chains.core.render import handle_graph_svg
 from chains.core.sim.regression import test_vectors
-from chains.models import saved_scenarios
+from chains.models import RevisionLayout, saved_scenarios
 from chains.services import exports
 from chains.services.access import get_head, get_revision
 from chains.views.common import get_chain
@@ -36,8 +36,9 @@ def revision_diff(request: HttpRequest, key: str, team: str | None = None) -> Ht
     changes = diff(before, after)
     context["changes"] = changes
     try:
+        memory = RevisionLayout.objects.recall(new, "handles")
         context["svg"] = handle_graph_svg(
-            after, graph_marks(changes), settings.GRAPH_LAYOUT_SECONDS
+            after, graph_marks(changes), settings.GRAPH_LAYOUT_SECONDS, memory
         )
     except RenderError as exc:
         context["render_error"] = str(exc)

@@ -47,7 +47,14 @@ from chains.core.sim.session import (
     run_marks,
 )
 from chains.core.verdicts import GENERIC_ROWS, format_verdict
-from chains.models import Chain, DuplicateScenario, Revision, Role, saved_scenarios
+from chains.models import (
+    Chain,
+    DuplicateScenario,
+    Revision,
+    RevisionLayout,
+    Role,
+    saved_scenarios,
+)
 from chains.services import scenarios
 from chains.services.access import ChainAccess, get_head, get_revision, spec_of
 from chains.services.scenarios import NamedScenario
@@ -391,7 +398,9 @@ def simulator_context(
         **extra,
     }
     try:
-        context["svg"] = handle_graph_svg(spec, run_marks(spec, run), settings.GRAPH_LAYOUT_SECONDS)
+        memory = RevisionLayout.objects.recall(revision, "handles")
+        marks = run_marks(spec, run)
+        context["svg"] = handle_graph_svg(spec, marks, settings.GRAPH_LAYOUT_SECONDS, memory)
     except RenderError as exc:
         context["render_error"] = str(exc)
     return context

@@ -34,6 +34,7 @@ from chains.core.edit import EditError
 from chains.core.errors import ChainError, DocumentError
 from chains.core.fixes import fixes_for, may_fix
 from chains.core.keys import GraphKey, GraphKeyError, node_key
+from chains.core.layout import Layout
 from chains.core.lint import lint
 from chains.core.lint.registry import Severity
 from chains.core.model import (
@@ -58,6 +59,7 @@ from chains.models import (
     Comment,
     NothingToUndo,
     Revision,
+    RevisionLayout,
     Role,
     StaleRevision,
     scenario_checks,
@@ -154,6 +156,19 @@ def undo_redo(request: HttpRequest, key: str, action: str, team: str | None = No
     except (NothingToUndo, ChainError) as exc:
         return _refused(request, access, str(exc), 400)
     return _saved(request, access, revision)
+
+
+@require_POST
+def tidy_layout(request: HttpRequest, key: str, team: str | None = None) -> HttpResponse:
+    """Lay the shown graph out afresh: every node where Graphviz puts it now."""
+    access = get_access(request, team, key, Role.EDITOR)
+    state = _state(request)
+    head = get_head(access.chain)
+    RevisionLayout.objects.tidy(head, "flow" if state.get("view") == "flow" else "handles")
+    if not request.htmx:
+        url = access.chain.url()
+        return redirect(f"{url}?{urlencode(state)}", permanent=False)
+    return render_workspace(request, workspace_context(access, head, state, refit=True))
 
 
 @require_POST
@@ -258,7 +273,10 @@ def workspace_context(
         except DocumentError as exc:
             context.update(problems=exc.problems, raw=json.dumps(head.document, indent=2))
             return context
-    selection, svg = drawing or start_drawing(spec, _canvas(params, commented))
+    if drawing is None:
+        memory = RevisionLayout.objects.recall(head, view)
+        drawing = start_drawing(spec, _canvas(params, commented, memory))
+    selection, picture = drawing
     report = report or _linted(head, spec)
     steps, side_actions = _steps(spec)
     beside = Comment.objects.threads(chain).filter(anchor=selection.key) if selection.key else []
@@ -302,16 +320,19 @@ def workspace_context(
             (step, [m.cells.get((step, c.key)) for c in m.columns]) for step in m.steps
         ]
     try:
-        context["svg"] = svg.result()
+        context["svg"], layout = picture.result()
     except RenderError as exc:
         context["render_error"] = str(exc)
+    else:
+        RevisionLayout.objects.remember(head, view, layout)
     return context
 
 
-def _canvas(params: Any, commented: Iterable[str] = ()) -> Canvas:
+def _canvas(params: Any, commented: Iterable[str] = (), memory: Layout | None = None) -> Canvas:
     """What the canvas shows for the view state ``params``, within the settings' limits.
 
-    Elements with open comment threads (``commented`` keys) are marked ``has-comment``.
+    Elements with open comment threads (``commented`` keys) are marked ``has-comment``;
+    ``memory`` is where the nodes were drawn before.
     """
     return Canvas(
         view="flow" if params.get("view") == "flow" else "handles",
@@ -319,6 +340,7 @@ def _canvas(params: Any, commented: Iterable[str] = ()) -> Canvas:
         commented=frozenset(commented),
         max_nodes=settings.WORKSPACE_GRAPH_MAX_NODES,
         layout_seconds=settings.GRAPH_LAYOUT_SECONDS,
+        memory=memory,
     )
 
 

@@ -503,6 +503,9 @@
     if (Math.abs(parseFloat(root.getPropertyValue("--canvas-height") || "0") - height) > 2) {
       root.setProperty("--canvas-height", Math.round(height) + "px");
     }
+    // Whatever moved or resized the canvas since its view was set (this height, a note
+    // above it), the view keeps its scale and place, or fits again (workspace.js).
+    if (api()) api().resized();
   }
 
   // The canvas height at which a height-bound drawing shows its labels at 11px (0 when
@@ -542,6 +545,14 @@
   // Before workspace.js measures the drawing on the first htmx:load.
   sizeCanvas();
   window.addEventListener("resize", sizeCanvas);
+  // Opening or closing a panel above the canvas (the adders) moves the canvas's top.
+  document.addEventListener(
+    "toggle",
+    function (event) {
+      if (event.target.closest && event.target.closest("#workspace")) sizeCanvas();
+    },
+    true,
+  );
 
   // Capture: these run before workspace.js's handlers on the document.
   window.addEventListener("pointerdown", onPointerDown, true);

@@ -72,6 +72,9 @@
     refocus: false, // put focus back on the canvas after the next swap
     pushing: null, // the URL to push to history once its workspace is in
     hoverQueued: false, // a nearest-edge search waits for the next frame
+    before: null, // where the nodes sat on screen before this swap (see keepPlaces)
+    reveal: null, // the key of a node the swap added, to bring into view (canvasResized)
+    settling: false, // a swap kept the places; the canvas may still move once (canvasResized)
   };
 
   var renders = 0; // workspaces drawn on this page so far (see rendered)
@@ -274,6 +277,7 @@
       return;
     }
     state.pushing = detail.shouldSwap ? done.push : null;
+    state.before = detail.shouldSwap ? placesNow() : null;
   }
 
   function selectKey(key) {
@@ -383,8 +387,17 @@
     return readBox(svg.getAttribute("viewBox"));
   }
 
+  function boxText(box) {
+    return [box.x, box.y, box.w, box.h].join(" ");
+  }
+
+  // Where each drawing's element was on the page, and its size, when its viewBox was
+  // last set (see canvasResized).
+  var shownAt = new WeakMap();
+
   function setViewBox(svg, box, remember) {
-    svg.setAttribute("viewBox", [box.x, box.y, box.w, box.h].join(" "));
+    svg.setAttribute("viewBox", boxText(box));
+    shownAt.set(svg, placeOf(svg));
     if (remember) {
       try {
         sessionStorage.setItem(storeKey(), JSON.stringify(box));
@@ -466,7 +479,8 @@
     svg.removeAttribute("width");
     svg.removeAttribute("height");
     var whole = fitBox(svg, drawn);
-    svg.dataset.fit = [whole.x, whole.y, whole.w, whole.h].join(" ");
+    svg.dataset.drawn = boxText(drawn);
+    svg.dataset.fit = boxText(whole);
     var graph = svg.querySelector("g.graph");
     if (graph) {
       // Nodes above edges, so a click near an arrowhead still hits the node.
@@ -481,7 +495,166 @@
       hit.removeAttribute("stroke-dasharray");
       path.parentNode.insertBefore(hit, path.nextSibling);
     });
-    setViewBox(svg, savedBox() || whole, false);
+    var before = state.before;
+    state.before = null;
+    if (workspace().hasAttribute("data-refit")) {
+      fit(); // laid out afresh on purpose (Tidy): show all of it
+    } else {
+      setViewBox(svg, savedBox() || whole, false);
+      if (before && before.view === workspace().dataset.view) keepPlaces(svg, before);
+    }
+  }
+
+  // canvas.js gives the canvas the height left in the window after each render, on
+  // every resize of the window and when a panel above it opens or closes. A view
+  // that shows the whole drawing (the fit) fits it again; a view someone panned or
+  // zoomed, or one whose places a swap just kept, keeps its scale and each point
+  // of the drawing where it was on the page.
+  function placeOf(svg) {
+    var rect = svg.getBoundingClientRect();
+    return {
+      left: rect.left + window.scrollX,
+      top: rect.top + window.scrollY,
+      w: rect.width,
+      h: rect.height,
+    };
+  }
+
+  function canvasResized() {
+    var svg = drawing();
+    var drawn = svg && readBox(svg.dataset.drawn);
+    if (!drawn) return;
+    var was = shownAt.get(svg);
+    var now = placeOf(svg);
+    var same = ["left", "top", "w", "h"].every(function (k) {
+      return was && Math.abs(was[k] - now[k]) < 0.5;
+    });
+    var box = viewBox(svg);
+    var keep = state.settling || savedBox();
+    state.settling = false;
+    if (same || !box) {
+      // nothing moved
+    } else if (!keep || !was || !was.w || !was.h || !now.w || !now.h) {
+      var whole = fitBox(svg, drawn);
+      svg.dataset.fit = boxText(whole);
+      setViewBox(svg, savedBox() || whole, false);
+    } else {
+      svg.dataset.fit = boxText(fitBox(svg, drawn));
+      // The same scale, and each point of the drawing where it was on the page.
+      var scale = Math.min(was.w / box.w, was.h / box.h);
+      var slackX = (was.w - box.w * scale) / 2;
+      var slackY = (was.h - box.h * scale) / 2;
+      setViewBox(
+        svg,
+        {
+          x: box.x - (was.left - now.left + slackX) / scale,
+          y: box.y - (was.top - now.top + slackY) / scale,
+          w: now.w / scale,
+          h: now.h / scale,
+        },
+        Boolean(savedBox()),
+      );
+    }
+    var reveal = state.reveal;
+    state.reveal = null;
+    if (reveal) setViewBox(svg, revealed(svg, reveal), Boolean(savedBox()));
+  }
+
+  // --- a still canvas across swaps ----------------------------------------------------
+  // The server draws a changed chain with every node it had where it was
+  // (chains/core/layout.py), but the drawing around them may grow, which moves
+  // the SVG's coordinates. So the place on the page of each node's shape is noted
+  // before a swap, and the new drawing is shown at the same scale, shifted so
+  // that the nodes both have sit where they sat. A node the edit added that
+  // would lie outside a canvas showing the whole drawing is then brought into
+  // view (canvasResized); a view someone panned or zoomed is left as it is.
+
+  function shapeOf(g) {
+    return g.querySelector("ellipse, polygon, path") || g;
+  }
+
+  // On the page, not the window: a swap may scroll the page (a form's autofocus).
+  function centres(svg) {
+    var at = {};
+    svg.querySelectorAll("g.node[data-key]").forEach(function (g) {
+      var r = shapeOf(g).getBoundingClientRect();
+      at[g.dataset.key] = {
+        x: r.left + r.width / 2 + window.scrollX,
+        y: r.top + r.height / 2 + window.scrollY,
+      };
+    });
+    return at;
+  }
+
+  function placesNow() {
+    var svg = drawing();
+    var ws = workspace();
+    var geo = svg && geometry(svg);
+    if (!geo || !ws) return null;
+    return {
+      view: ws.dataset.view,
+      box: geo.box,
+      scale: geo.scale,
+      at: centres(svg),
+      chosen: Boolean(savedBox()), // a view someone panned or zoomed, not the fit
+    };
+  }
+
+  function keepPlaces(svg, before) {
+    // The same scale as before, even if the canvas changed size.
+    var rect = svg.getBoundingClientRect();
+    var w = rect.width / before.scale || before.box.w;
+    var h = rect.height / before.scale || before.box.h;
+    var box = { x: before.box.x, y: before.box.y, w: w, h: h };
+    setViewBox(svg, box, false);
+    var geo = geometry(svg);
+    var now = centres(svg);
+    var dx = [];
+    var dy = [];
+    var added = [];
+    Object.keys(now).forEach(function (key) {
+      var then = before.at[key];
+      if (!then) return added.push(key);
+      dx.push(now[key].x - then.x);
+      dy.push(now[key].y - then.y);
+    });
+    if (!dx.length || !geo) return;
+    // The median: after an edit laid out afresh (a step moved), most nodes still align.
+    box.x += median(dx) / geo.scale;
+    box.y += median(dy) / geo.scale;
+    // A fit stays a fit for what comes later (a resize fits again), just shifted now.
+    setViewBox(svg, box, before.chosen);
+    // Until the canvas has its size for this render, the places are kept whatever
+    // moves it; then a new node is brought into view (canvasResized), unless the view
+    // is one someone chose: that stays as it was.
+    state.settling = true;
+    state.reveal = before.chosen ? null : added[0] || null;
+  }
+
+  function median(values) {
+    var sorted = values.slice().sort(function (a, b) {
+      return a - b;
+    });
+    return sorted[Math.floor(sorted.length / 2)];
+  }
+
+  // The view box, panned as little as takes to show the node `key` whole (with a small
+  // margin when it has to move at all), unless it cannot fit.
+  function revealed(svg, key) {
+    var geo = geometry(svg);
+    var node = svg.querySelector('g.node[data-key="' + CSS.escape(key) + '"]');
+    var r = node && shapeOf(node).getBoundingClientRect();
+    var view = svg.getBoundingClientRect();
+    if (!geo || !r || r.width > view.width || r.height > view.height) return geo && geo.box;
+    var margin = 8;
+    var dx = 0;
+    var dy = 0;
+    if (r.left < view.left) dx = r.left - view.left - margin;
+    else if (r.right > view.right) dx = r.right - view.right + margin;
+    if (r.top < view.top) dy = r.top - view.top - margin;
+    else if (r.bottom > view.bottom) dy = r.bottom - view.bottom + margin;
+    var box = geo.box;
+    return { x: box.x + dx / geo.scale, y: box.y + dy / geo.scale, w: box.w, h: box.h };
   }
 
   function rendered() {
@@ -524,6 +697,12 @@
     }
     var target = event.target;
     if (!(target instanceof Element) || !workspace()) return;
+    var dismiss = target.closest("#workspace [data-dismiss]");
+    if (dismiss) {
+      var note = document.getElementById(dismiss.dataset.dismiss);
+      if (note) note.remove();
+      return;
+    }
     var modeButton = target.closest("#workspace [data-mode]");
     if (modeButton) {
       setMode(state.mode === modeButton.dataset.mode ? null : modeButton.dataset.mode);
@@ -696,6 +875,7 @@
       zoom(svg, rect.left + rect.width / 2, rect.top + rect.height / 2, factor);
     },
     fit: fit,
+    resized: canvasResized,
   };
 
   // --- wiring ------------------------------------------------------------------------

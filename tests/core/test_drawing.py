@@ -27,19 +27,19 @@ def test_the_module_doctests_pass():
 def test_a_selected_handle_marks_what_dies_with_it_in_the_svg():
     drawn = start_drawing(SPEC, Canvas(select="handle:a"))
     assert drawn.selection.marks == {"handle:a": "selected", "handle:b": "cascade"}
-    assert 'class="node handle cascade"' in drawn.svg.result()
+    assert 'class="node handle cascade"' in drawn.picture.result().svg
 
 
 def test_elements_with_open_comments_are_marked_beside_their_selection_marks():
     drawn = start_drawing(SPEC, Canvas(select="handle:a", commented=frozenset({"handle:a"})))
-    assert 'class="node handle selected has&#45;comment"' in drawn.svg.result()
+    assert 'class="node handle selected has&#45;comment"' in drawn.picture.result().svg
 
 
 def test_the_flow_view_draws_the_steps_not_the_handles():
-    svg = start_drawing(SPEC, Canvas(view="flow")).svg.result()
+    svg = start_drawing(SPEC, Canvas(view="flow")).picture.result().svg
     assert 'id="action:s"' in svg and 'id="handle:b"' not in svg
 
 
 def test_a_chain_past_the_node_limit_is_not_laid_out_and_says_so():
     with pytest.raises(RenderError, match="the graph is drawn up to 2"):
-        start_drawing(SPEC, Canvas(max_nodes=2)).svg.result()
+        start_drawing(SPEC, Canvas(max_nodes=2)).picture.result()

@@ -12,6 +12,7 @@ from chains.core import dot, formats, render
 from chains.core.dot import RenderError, to_svg
 from chains.core.fixes import apply_fix, fixes_for
 from chains.core.keys import GraphKey
+from chains.core.layout import Layout
 from chains.core.lint import lint
 from chains.core.model import ChainSpec
 from chains.core.render import (
@@ -619,8 +620,8 @@ def test_control_characters_become_replacement_characters_so_the_svg_stays_xml()
 
 def test_a_drawing_is_laid_out_once_and_marks_are_added_after_layout(monkeypatch):
     calls = []
-    real = dot.to_svg
-    monkeypatch.setattr(dot, "to_svg", lambda *a: calls.append(a) or real(*a))
+    real = dot.lay_out
+    monkeypatch.setattr(dot, "lay_out", lambda *a: calls.append(a) or real(*a))
     source = 'digraph "once" { "handle:a" [id="handle:a", class="handle"] }'
     plain = dot.start_svg(source).result()
     marked = dot.start_svg(source, marks={"handle:a": "selected"}).result()
@@ -631,22 +632,22 @@ def test_a_drawing_is_laid_out_once_and_marks_are_added_after_layout(monkeypatch
 
 def test_a_layout_that_timed_out_is_remembered_and_fails_at_once(monkeypatch):
     source = 'digraph "slow" { a -> b }'
-    monkeypatch.setattr(dot, "to_svg", lambda *a: (_ for _ in ()).throw(RenderError("slow")))
+    monkeypatch.setattr(dot, "lay_out", lambda *a: (_ for _ in ()).throw(RenderError("slow")))
     with pytest.raises(RenderError, match="slow"):
         dot.start_svg(source, timeout=1).result()
-    monkeypatch.setattr(dot, "to_svg", lambda *a: pytest.fail("laid out again"))
+    monkeypatch.setattr(dot, "lay_out", lambda *a: pytest.fail("laid out again"))
     with pytest.raises(RenderError, match="slow"):
         dot.start_svg(source, timeout=1).result()
 
 
 def test_a_remembered_failure_is_tried_again_once_it_is_old(monkeypatch):
     source = 'digraph "later" { a -> b }'
-    monkeypatch.setattr(dot, "to_svg", lambda *a: (_ for _ in ()).throw(RenderError("busy")))
+    monkeypatch.setattr(dot, "lay_out", lambda *a: (_ for _ in ()).throw(RenderError("busy")))
     with pytest.raises(RenderError):
         dot.start_svg(source).result()
     now = dot.time.monotonic()
     monkeypatch.setattr(dot.time, "monotonic", lambda: now + dot.FAILED_LAYOUT_SECONDS + 1)
-    monkeypatch.setattr(dot, "to_svg", lambda *a: "<svg></svg>")
+    monkeypatch.setattr(dot, "lay_out", lambda *a: dot.Picture("<svg></svg>", Layout()))
     assert dot.start_svg(source).result() == "<svg></svg>"
 
 
@@ -657,10 +658,10 @@ def test_a_bad_mark_is_refused_before_any_layout():
 
 def test_a_layout_that_failed_within_a_short_limit_is_tried_again_with_a_longer_one(monkeypatch):
     source = 'digraph "longer" { a -> b }'
-    monkeypatch.setattr(dot, "to_svg", lambda *a: (_ for _ in ()).throw(RenderError("slow")))
+    monkeypatch.setattr(dot, "lay_out", lambda *a: (_ for _ in ()).throw(RenderError("slow")))
     with pytest.raises(RenderError):
         dot.start_svg(source, timeout=1).result()
-    monkeypatch.setattr(dot, "to_svg", lambda *a: "<svg></svg>")
+    monkeypatch.setattr(dot, "lay_out", lambda *a: dot.Picture("<svg></svg>", Layout()))
     assert dot.start_svg(source, timeout=5).result() == "<svg></svg>"
 
 
