@@ -141,7 +141,9 @@ def test_a_second_click_during_a_pending_selection_wins_ten_times_of_ten(
         a, b = centre(page, first), centre(page, second)
         page.mouse.click(*a)
         page.mouse.click(*b)  # well within the first one's SLOW seconds
-        expect(page.locator("#workspace")).to_have_attribute("data-select", second)
+        # data-ready: settled and wired (workspace.js set the address in the same task);
+        # the new markup is in the page some milliseconds before that.
+        expect(page.locator("#workspace[data-ready]")).to_have_attribute("data-select", second)
         answered(page, first)  # the first answer is in: it must not have been drawn
         assert page.locator("#workspace").get_attribute("data-select") == second, attempt
         assert selected_in_address(page) == second, (attempt, page.url)
@@ -159,7 +161,8 @@ def test_a_tab_clicked_during_a_pending_selection_is_the_tab_shown_and_in_the_ad
     record_answers(page)
     page.mouse.click(*centre(page, "handle:search_token"))
     page.locator("nav.tabs").get_by_role("link", name="Gates").click()
-    expect(page.locator("#workspace")).to_have_attribute("data-tab", "gates")
+    # Settled, not only swapped in: the address is set as the new workspace is wired.
+    expect(page.locator("#workspace[data-ready]")).to_have_attribute("data-tab", "gates")
     answered(page, "handle:search_token")
     assert page.locator("#workspace").get_attribute("data-tab") == "gates"
     assert parse_qs(urlparse(page.url).query)["tab"] == ["gates"]
