@@ -24,6 +24,9 @@ Handle graph keys and classes:
   parent → child)
 * ``edge:mints:<action>:<handle>`` — ``edge mints`` (drawn action → handle)
 * ``edge:consumes:<action>:<handle>`` — ``edge consumes`` (drawn handle → action)
+* ``gate:<id>`` — ``node gate audience-<audience>`` (+ ``entry-gate``), named inside
+* ``edge:entry_gate:<gate>:<action>`` — ``edge entry-gate``: the step waits for the gate
+* ``edge:raises:<action>:<gate>`` — ``edge raises`` (dotted): a ``gate(...)`` verdict
 
 Every arrow points the way things are made, from what exists first to what
 is made from it (:func:`chains.core.keys.arrow`), so in the top-down layout
@@ -351,6 +354,79 @@ def _action_node(
     return key
 
 
+def _gate_node(
+    d: _Drawing,
+    gates: dict[str, Gate],
+    gate_id: str,
+    entry_gates: set[str],
+    named_inside: bool = False,
+    **entry: str,
+) -> str:
+    """Draw gate ``gate_id`` as a small diamond named beside it; return its key.
+
+    ``named_inside`` draws a hexagon with the name in it instead (the handle
+    graph's rows leave a name beside a diamond no room of its own). A gate
+    some step waits for on arrival (one of ``entry_gates``) is marked
+    ``entry-gate`` and takes the ``entry`` attributes.
+    """
+    key = node_key("gate", gate_id)
+    gate = gates.get(gate_id)
+    attrs = {"shape": "diamond", "width": "0.3", "height": "0.3", "fixedsize": "true"}
+    if named_inside:
+        attrs = {"shape": "hexagon", "fontsize": "12", "margin": "0.04,0.02"}
+    if gate is None:
+        classes, tip, look = _undefined("gate", gate_id, "dashed")
+        attrs.update(look)
+    else:
+        tip = _described(gate)
+        classes = ["gate", f"audience-{gate.audience}"]
+        attrs.update(style="filled", fillcolor="#FFFFFF")
+    if gate_id in entry_gates:
+        classes.append("entry-gate")
+        attrs.update(entry)
+    if named_inside:
+        d.node(key, gate_id, classes, tip, **attrs)
+    else:
+        d.node(key, "", classes, tip, xlabel=gate_id, **attrs)
+    return key
+
+
+def _written_on(spec: ChainSpec, action: Action) -> list[tuple[object, Verdict]]:
+    """Every verdict that applies at ``action``: its own, and the table rows scoped to it."""
+    written: list[tuple[object, Verdict]] = list(action_verdicts(action))
+    written += [
+        (row_element(row, i), row.verdict)
+        for i, row in enumerate(spec.verdict_table, 1)
+        if scope_applies_to(row.scope, action) is True
+    ]
+    return written
+
+
+def _raises(d: _Drawing, action_id: str, gate_key: str, tip: str) -> None:
+    """A dotted edge from the step to the gate a verdict on it raises."""
+    d.edge(
+        edge_key("raises", action_id, GraphKey.parse(gate_key).name),
+        node_key("action", action_id),
+        gate_key,
+        ["raises"],
+        tip,
+        style="dotted",
+    )
+
+
+def _entry(d: _Drawing, gate_key: str, action_id: str, **look: str) -> None:
+    """The edge from an entry gate to the step that waits for it on every arrival."""
+    gate_id = GraphKey.parse(gate_key).name
+    d.edge(
+        edge_key("entry_gate", gate_id, action_id),
+        gate_key,
+        node_key("action", action_id),
+        ["entry-gate"],
+        f"{action_id} waits for gate {gate_id} on every arrival",
+        **look,
+    )
+
+
 # --- the handle graph -------------------------------------------------------------
 
 
@@ -442,6 +518,21 @@ def _handle_drawing(spec: ChainSpec, marks: Mapping[str, str] | None = None) -> 
             _probe(d, action.id, _action_node(d, actions, probe))
         for compensator in compensators(action):
             _compensator(d, action.id, _action_node(d, actions, compensator))
+    gates = first_by_id(spec.gates)
+    entry_gates = {a.entry_gate for a in actions.values() if a.entry_gate}
+
+    def gate_node(gate_id: str) -> str:
+        return _gate_node(d, gates, gate_id, entry_gates, named_inside=True)
+
+    for action in actions.values():
+        if action.entry_gate:
+            _entry(d, gate_node(action.entry_gate), action.id)
+        for where, verdict in _written_on(spec, action):
+            if verdict.gate:
+                tip = f"{where}: {format_verdict(verdict)}"
+                _raises(d, action.id, gate_node(verdict.gate), tip)
+    for gate_id in gates:
+        gate_node(gate_id)
     _handle_rows(d, actions, handles)
     return d
 
@@ -452,8 +543,12 @@ def _handle_rows(d: _Drawing, actions: dict[str, Action], handles: dict[str, Han
     A long chain then grows downwards one short row at a time instead of one
     very wide line, which keeps its labels readable when the page fits it to
     the canvas; and a chain without a single edge still reads top-down in
-    order. Handles no step of the chain mints (external, undefined, not yet
-    minted) sit in short rows above the first step.
+    order. A probe-only read and the steps of a compensation are drawn where
+    they act: their rows follow the row of the commit they confirm or undo,
+    wherever the list has them. A gate sits at the end of the row of the
+    first step that waits for it or raises it. Handles no step of the chain
+    mints (external, undefined, not yet minted) and gates no step names sit
+    in short rows above the first step.
     """
     row_of: dict[str, str] = {}  # handle id -> the step whose row it joins
     for handle in handles.values():
@@ -466,9 +561,48 @@ def _handle_rows(d: _Drawing, actions: dict[str, Action], handles: dict[str, Han
     for handle_id, action_id in row_of.items():
         rows[action_id].append(node_key("handle", handle_id))
     placed = {node_key("handle", h) for h in row_of}
-    orphans = [k for k in d.nodes if k.startswith("handle:") and k not in placed]
+    for item in d.edges.values():  # a gate joins the row of the first step that names it
+        if "raises" in item.classes:
+            step_key, gate_key = item.tail, item.head
+        elif "entry-gate" in item.classes:
+            gate_key, step_key = item.tail, item.head
+        else:
+            continue
+        step = GraphKey.parse(step_key).name
+        if gate_key not in placed and step in rows:
+            rows[step].append(gate_key)
+            placed.add(gate_key)
+    orphans = [
+        k for k in d.nodes if GraphKey.parse(k).kind in ("handle", "gate") and k not in placed
+    ]
     all_rows = [orphans[i : i + _ORPHANS_PER_ROW] for i in range(0, len(orphans), _ORPHANS_PER_ROW)]
-    d.lay_out_rows([*all_rows, *rows.values()])
+    d.lay_out_rows([*all_rows, *(rows[a] for a in _where_they_act(actions))])
+
+
+def _where_they_act(actions: dict[str, Action]) -> list[str]:
+    """The actions in list order, each probe-only read and compensation step after its commit."""
+    host: dict[str, str] = {}
+    for action in actions.values():
+        probe = action.confirmation.probe if action.confirmation else None
+        served = [probe] if probe and probe in actions and actions[probe].probe_only else []
+        for step in [*served, *compensators(action)]:
+            if step in actions and step != action.id:
+                host.setdefault(step, action.id)
+    order: list[str] = []
+
+    def visit(action_id: str) -> None:
+        if action_id in order:
+            return
+        order.append(action_id)
+        for hosted, by in host.items():
+            if by == action_id:
+                visit(hosted)
+
+    for action_id in actions:
+        if action_id not in host or host[action_id] not in actions:
+            visit(action_id)
+    order += [a for a in actions if a not in order]  # hosts that host each other
+    return order
 
 
 def _mints(d: _Drawing, action_key: str, handle_key: str) -> None:
@@ -549,21 +683,8 @@ def _flow_drawing(spec: ChainSpec, marks: Mapping[str, str] | None = None) -> _D
     entry_gates = {a.entry_gate for a in actions.values() if a.entry_gate}
 
     def gate_node(gate_id: str) -> str:
-        key = node_key("gate", gate_id)
-        gate = gates.get(gate_id)
-        attrs = {"shape": "diamond", "width": "0.3", "height": "0.3", "fixedsize": "true"}
-        if gate is None:
-            classes, tip, look = _undefined("gate", gate_id, "dashed")
-            attrs.update(look)
-        else:
-            tip = _described(gate)
-            classes = ["gate", f"audience-{gate.audience}"]
-            attrs.update(style="filled", fillcolor="#FFFFFF")
-        if gate_id in entry_gates:
-            classes.append("entry-gate")
-            attrs["group"] = "main"  # keeps the main line straight through the diamond
-        d.node(key, "", classes, tip, xlabel=gate_id, **attrs)
-        return key
+        # An entry gate's group keeps the main line straight through the diamond.
+        return _gate_node(d, gates, gate_id, entry_gates, group="main")
 
     previous: Action | None = None
     for action in main:
@@ -580,15 +701,7 @@ def _flow_drawing(spec: ChainSpec, marks: Mapping[str, str] | None = None) -> _D
                 penwidth="1.5",
             )
         if into is not None:
-            d.edge(
-                edge_key("entry_gate", action.entry_gate or "", action.id),
-                into,
-                key,
-                ["entry-gate"],
-                f"{action.id} waits for gate {action.entry_gate} on every arrival",
-                weight="10",
-                penwidth="1.5",
-            )
+            _entry(d, into, action.id, weight="10", penwidth="1.5")
         previous = action
     for action in actions.values():
         _action_node(d, actions, action.id, "off-line")
@@ -598,25 +711,12 @@ def _flow_drawing(spec: ChainSpec, marks: Mapping[str, str] | None = None) -> _D
     for action in actions.values():
         _flow_offshoots(d, actions, action)
     for action in actions.values():
-        written = action_verdicts(action)
-        written += [
-            (row_element(row, i), row.verdict)
-            for i, row in enumerate(spec.verdict_table, 1)
-            if scope_applies_to(row.scope, action) is True
-        ]
-        for where, verdict in written:
+        for where, verdict in _written_on(spec, action):
             tip = f"{where}: {format_verdict(verdict)}"
             if verdict.to:
                 _route(d, actions, "route", action.id, node_key("action", action.id), verdict, tip)
             if verdict.gate:
-                d.edge(
-                    edge_key("raises", action.id, verdict.gate),
-                    node_key("action", action.id),
-                    gate_node(verdict.gate),
-                    ["raises"],
-                    tip,
-                    style="dotted",
-                )
+                _raises(d, action.id, gate_node(verdict.gate), tip)
     for gate in gates.values():
         outcomes = [(f"outcomes.{name}", o.verdict) for name, o in gate.outcomes.items()]
         if gate.timeout is not None and gate.timeout.verdict is not None:

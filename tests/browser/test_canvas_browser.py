@@ -189,7 +189,8 @@ def test_the_overview_button_shows_and_hides_the_overview(live_server, page, fli
     page.get_by_role("button", name="Overview").click()
 
     expect(page.locator("#overview")).to_be_visible()
-    expect(page.locator("#overview rect.map-node")).to_have_count(21)
+    # The flight handle graph: 9 handles, 12 actions and 4 gates.
+    expect(page.locator("#overview rect.map-node")).to_have_count(25)
     page.get_by_role("button", name="Overview").click()
     expect(page.locator("#overview")).to_be_hidden()
 

@@ -703,6 +703,51 @@ def test_the_handles_a_step_mints_sit_beside_it_on_its_row(flight_handles):
     assert handle_y == step_y and handle_x > step_x
 
 
+def test_a_gate_is_drawn_on_the_handle_graph_in_the_row_of_the_step_that_raises_it(
+    flight_handles,
+):
+    gate = flight_handles["gate:price_change_consent"]
+    assert {"node", "gate", "audience-user"} <= classes(gate)
+    assert texts(gate) == ["price_change_consent"]  # named inside, not beside
+    # On the same row: the labels' baselines differ only by their sizes (12 and 14 pt).
+    assert centre(gate)[1] == pytest.approx(centre(flight_handles["action:revalidate"])[1], abs=1)
+    raises = flight_handles["edge:raises:revalidate:price_change_consent"]
+    assert classes(raises) == {"edge", "raises"}
+
+
+def test_a_step_that_waits_for_a_gate_has_an_edge_from_it_on_the_handle_graph():
+    doc = chain("""
+        id: c
+        gates: [{id: consent, audience: user, outcomes: {accept: ok}}]
+        actions:
+          - {id: quote, effect: read}
+          - {id: book, effect: commit, entry_gate: consent}
+        """)
+    drawn = by_id(handle_graph_svg(doc))
+    assert classes(drawn["edge:entry_gate:consent:book"]) == {"edge", "entry-gate"}
+    assert centre(drawn["gate:consent"])[1] == pytest.approx(centre(drawn["action:book"])[1], abs=1)
+
+
+def test_a_probe_and_a_compensation_listed_before_their_commit_are_drawn_right_after_it():
+    doc = chain("""
+        id: c
+        actions:
+          - {id: find, effect: read, probe_only: true}
+          - {id: undo, effect: compensate}
+          - {id: search, effect: read}
+          - id: book
+            effect: commit
+            confirmation: {probe: find, signal: found}
+            compensation: {action: undo}
+          - {id: pay, effect: commit}
+        """)
+    drawn = by_id(handle_graph_svg(doc))
+    rows = sorted(
+        ["find", "undo", "search", "book", "pay"], key=lambda a: centre(drawn[f"action:{a}"])[1]
+    )
+    assert rows == ["search", "book", "find", "undo", "pay"]
+
+
 def test_a_chain_without_edges_is_drawn_top_down_in_order():
     doc = chain("""
         id: c
