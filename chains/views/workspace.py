@@ -289,6 +289,8 @@ def workspace_context(
         rows=_rows(spec, report),
         steps=steps,
         side_actions=side_actions,
+        # The actions' order, for a step dragged onto another in the flow (canvas.js).
+        action_order=json.dumps([a.id for a in spec.actions]),
         element_threads=list(beside[:20]),
         generic_rows=GENERIC_ROWS,
         verdict_types=VERDICT_TYPES,

@@ -308,10 +308,42 @@
     g.dispatchEvent(new MouseEvent("click", { bubbles: true, cancelable: true, view: window }));
   }
 
-  // --- drag from one node to another to connect them ----------------------------------
+  // --- drag from one node to another to connect them (or, in the flow, to reorder) ------
 
-  // The edit a drag from ``a`` to ``b`` makes: the arrow as it will be drawn
-  // (chains.core.keys.arrow), in the args the connect modes post.
+  // The edit a drag from ``a`` to ``b`` makes, with what to say about it: on the
+  // handle graph the edge between them; in the flow, a step dropped on another
+  // step takes that step's place in the order (move_action; the server lays
+  // both views out afresh, since the rows follow the steps).
+  function dropEdit(a, b) {
+    if (workspace().dataset.view === "flow") {
+      var order = steps();
+      var to = order.indexOf(b.dataset.name);
+      if (!mainLine(a) || !mainLine(b) || to < 0) return null;
+      return {
+        op: "move_action",
+        args: { id: a.dataset.name, index: to },
+        text: "move " + a.dataset.name + " to where " + b.dataset.name + " is",
+      };
+    }
+    var edge = dragEdge(a, b);
+    return edge && { op: "add_edge", args: edge, text: "add " + edgeText(edge) };
+  }
+
+  function mainLine(g) {
+    return g.dataset.kind === "action" && g.classList.contains("main-line");
+  }
+
+  // The actions in the chain's order (the workspace's data-actions, a JSON list).
+  function steps() {
+    try {
+      return JSON.parse(workspace().dataset.actions || "[]");
+    } catch (e) {
+      return [];
+    }
+  }
+
+  // The arrow as it will be drawn (chains.core.keys.arrow), in the args the connect
+  // modes post.
   function dragEdge(a, b) {
     var from = a.dataset.kind;
     var to = b.dataset.kind;
@@ -327,15 +359,16 @@
     return null;
   }
 
-  function canConnect() {
+  function canDrag(g) {
     var ws = workspace();
-    return ws && ws.dataset.canEdit === "true" && ws.dataset.view !== "flow";
+    if (!g || !ws || ws.dataset.canEdit !== "true") return false;
+    return ws.dataset.view === "flow" ? mainLine(g) : /^(action|handle)$/.test(g.dataset.kind);
   }
 
   function onPointerDown(event) {
     state.swallowClick = false;
     var g = event.button === 0 ? nodeAt(event.target) : null;
-    if (!g || !canConnect() || !/^(action|handle)$/.test(g.dataset.kind)) {
+    if (!canDrag(g)) {
       if (overviewJump(event)) event.preventDefault();
       return;
     }
@@ -364,13 +397,18 @@
     drag.line.setAttribute("x2", b.x);
     drag.line.setAttribute("y2", b.y);
     var over = nodeAt(document.elementFromPoint(event.clientX, event.clientY));
-    var edge = over && over !== drag.from ? dragEdge(drag.from, over) : null;
+    var change = over && over !== drag.from ? dropEdit(drag.from, over) : null;
+    var flow = workspace().dataset.view === "flow";
     say(
-      edge
-        ? "Drop to add: " + edgeText(edge) + "."
+      change
+        ? "Drop to " + change.text + "."
         : over && over !== drag.from
-          ? "No edge joins " + article(drag.from.dataset.kind) + " to " + article(over.dataset.kind) + "."
-          : "Drag onto a node to connect it.",
+          ? flow
+            ? "Drop on a step of the main line to move " + drag.from.dataset.name + " there."
+            : "No edge joins " + article(drag.from.dataset.kind) + " to " + article(over.dataset.kind) + "."
+          : flow
+            ? "Drag onto another step to move " + drag.from.dataset.name + " there."
+            : "Drag onto a node to connect it.",
     );
   }
 
@@ -407,10 +445,10 @@
       say("");
       return;
     }
-    var edge = dragEdge(drag.from, over);
-    if (!edge) return;
-    say("Adding: " + edgeText(edge) + "…");
-    api().edit("add_edge", edge);
+    var change = dropEdit(drag.from, over);
+    if (!change) return;
+    say("Saving: " + change.text + "…");
+    api().edit(change.op, change.args);
   }
 
   // --- the shortcuts dialog -----------------------------------------------------------
