@@ -229,3 +229,15 @@ def test_a_scenario_that_stops_replaying_opens_after_the_last_event_that_still_a
     opened = client.get(f"{flight.url('open_scenario')}?name=gone option")
     query = parse_qs(urlsplit(opened["Location"]).query)
     assert len(decode(query["s"][0]).events) == 3  # the searches and the outbound pick
+
+
+def test_a_scenario_whose_verdicts_changed_opens_at_the_first_that_differs(client, flight):
+    data = yaml.safe_load(HAPPY.read_text())
+    data["expect"] = {"verdicts": ["ok", "ok", "ok", "ok", "retry", "ok", "ok"]}
+    SavedScenario.objects.create(chain=flight, name="retried quote", document=data)
+    body = client.get(f"/chains/{flight.key}/").content.decode()
+    assert "open at the first verdict that differs" in body.split('id="scenario-checks"')[1]
+    opened = client.get(f"{flight.url('open_scenario')}?name=retried quote")
+    query = parse_qs(urlsplit(opened["Location"]).query)
+    # Verdict 5 answers the seventh event (initiate_hold): the two picks give none.
+    assert len(decode(query["s"][0]).events) == 7

@@ -136,7 +136,8 @@ def open_scenario(request: HttpRequest, key: str, team: str | None = None) -> Ht
     """The saved scenario ``?name=`` run on the head, in the simulator (a redirect to its address).
 
     A scenario that no longer replays to its end opens after the last event
-    that still applies, where the page shows what the run waits for instead.
+    that still applies, where the page shows what the run waits for instead;
+    one whose verdicts changed opens at the first verdict that differs.
 
     The workspace links here rather than to the address itself, which holds the
     whole run and would make the page as long as every scenario it lists.
@@ -151,11 +152,14 @@ def open_scenario(request: HttpRequest, key: str, team: str | None = None) -> Ht
         raise Http404(f"no scenario {name!r} that loads is kept with this chain")
     head = get_head(access.chain)
     try:
-        replays = check_scenario(spec_of(head), name, scenario).replays
+        check = check_scenario(spec_of(head), name, scenario)
     except DocumentError:
-        replays = None  # the head does not load: the simulator page says so
-    if replays is not None:  # opened where it stops replaying: the page shows why
-        scenario = scenario.model_copy(update={"events": scenario.events[:replays]})
+        check = None  # the head does not load: the simulator page says so
+    # Opened where it stops replaying, or at its first verdict that differs: the page
+    # then shows why.
+    stop = check and (check.replays if check.replays is not None else check.differs_after)
+    if stop is not None:
+        scenario = scenario.model_copy(update={"events": scenario.events[:stop]})
     return redirect(_url(access.chain, head, scenario))
 
 

@@ -82,6 +82,9 @@ class ScenarioCheck:
     why) or when any expectation changed (``changes``, one sentence each).
     ``replays`` counts the events that still apply when a later one no
     longer does (where to open it to see why); None when every event does.
+    ``differs_after`` counts the events after which the first verdict that
+    differs from the expected ones is reached (where to open it to see that
+    verdict); None when the verdicts hold.
     """
 
     name: str
@@ -89,6 +92,7 @@ class ScenarioCheck:
     changes: tuple[str, ...]
     error: str | None = None
     replays: int | None = None
+    differs_after: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -113,8 +117,30 @@ def check_scenario(spec: ChainSpec, name: str, scenario: Scenario) -> ScenarioCh
         return ScenarioCheck(name, False, (), _no_longer_replays(name, exc), replays)
     except (ChainError, ValueError) as exc:
         return ScenarioCheck(name, False, (), _no_longer_replays(name, exc))
-    changes = tuple(_sentence(name, e) for e in result.expectations if not e.held)
-    return ScenarioCheck(name, not changes, changes)
+    failed = [e for e in result.expectations if not e.held]
+    changes = tuple(_sentence(name, e) for e in failed)
+    verdicts = next((e for e in failed if e.check == "verdicts"), None)
+    differs = _differs_after(spec, scenario, verdicts) if verdicts is not None else None
+    return ScenarioCheck(name, not changes, changes, differs_after=differs)
+
+
+def _differs_after(spec: ChainSpec, scenario: Scenario, verdicts: ExpectationResult) -> int | None:
+    """How many of ``scenario``'s events it takes to reach its first verdict that differs.
+
+    The run is replayed one event longer each time (a scenario is tens of
+    events, each a few hundred microseconds) until its trace holds that
+    verdict; None if it never does (the run ended short of it).
+    """
+    first = _first_different(verdicts.expected, verdicts.actual)
+    for count in range(1, len(scenario.events) + 1):
+        prefix = scenario.model_copy(update={"events": scenario.events[:count], "expect": None})
+        try:
+            run = simulate(spec, prefix).run
+        except (ChainError, ValueError):
+            return None
+        if sum(1 for e in run.trace if e.verdict) > first:
+            return count
+    return None
 
 
 def _ended_early(name: str, scenario: Scenario, run: Run, applied: int) -> ScenarioCheck:
@@ -198,10 +224,16 @@ def _sentence(name: str, result: ExpectationResult) -> str:
     return f"{who} {result}"  # a check added to expect later reads as the result itself
 
 
-def _first_difference(expected: Sequence[str], actual: Sequence[str]) -> str:
+def _first_different(expected: Sequence[str], actual: Sequence[str]) -> int:
+    """The index of the first verdict that differs (or that one list lacks)."""
     n = 0
     while n < min(len(expected), len(actual)) and _verdict_matches(expected[n], actual[n]):
         n += 1
+    return n
+
+
+def _first_difference(expected: Sequence[str], actual: Sequence[str]) -> str:
+    n = _first_different(expected, actual)
     want = expected[n] if n < len(expected) else "the end of the trace"
     got = actual[n] if n < len(actual) else "the end of the trace"
     return f"from verdict {n + 1} on: expected {want}, got {got}"

@@ -112,6 +112,23 @@ def test_a_new_terminal_verdict_reads_as_now_ends_in_x_instead_of_y():
     )
 
 
+def test_a_changed_verdict_says_after_which_event_it_is_first_reached():
+    booking = chain(BOOKING)
+    scenario = saved(booking, THROTTLED)
+    revised = with_row_verdict(booking, "B2", "rewind(to: lock_price)")
+    check = check_scenario(revised, "book throttled once", scenario)
+    # Verdict 4 answers the fifth event, the throttled book (a pick gives no verdict).
+    assert check.differs_after == 5
+    events = scenario.events[: check.differs_after]
+    trace = simulate(revised, scenario.model_copy(update={"events": events, "expect": None}))
+    assert [e.verdict for e in trace.run.trace if e.verdict][-1].startswith("rewind")
+
+
+def test_a_scenario_whose_verdicts_hold_has_nowhere_it_differs():
+    booking = chain(BOOKING)
+    assert check_scenario(booking, "s", saved(booking, THROTTLED)).differs_after is None
+
+
 def test_a_trace_that_stops_early_says_so():
     booking = chain(BOOKING)
     scenario = load_scenario(THROTTLED + "expect: {verdicts: [ok, ok, ok, retry, ok, ok]}\n")
