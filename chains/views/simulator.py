@@ -157,7 +157,9 @@ def open_scenario(request: HttpRequest, key: str, team: str | None = None) -> Ht
         check = None  # the head does not load: the simulator page says so
     # Opened where it stops replaying, or at its first verdict that differs: the page
     # then shows why.
-    stop = check and (check.replays if check.replays is not None else check.differs_after)
+    stop = None
+    if check is not None:
+        stop = check.replays if check.replays is not None else check.differs_after
     if stop is not None:
         scenario = scenario.model_copy(update={"events": scenario.events[:stop]})
     return redirect(_url(access.chain, head, scenario))
