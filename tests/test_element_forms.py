@@ -105,6 +105,12 @@ ACTION = {
     "revocation__window": "30d",
     "revocation__route": "escalate(operator)",
     "request_invariants": "{capture_method: manual}",
+    "http__method": "POST",
+    "http__path": "/hotels/{hotel_id}/reservations",
+    "http__operation_id": "createReservation",
+    "http__idempotency_header": "Idempotency-Key",
+    "http__sends": "{hotel_id: 'path:hotel_id', quote_token: 'body:/quote'}",
+    "http__reads": "{booking_ref: 'body:/data/id'}",
     "preconditions-0-when": "price changed since quote",
     "preconditions-0-verdict": "gate(book_consent)",
     "preconditions-0-reason": "the price moved",
@@ -290,6 +296,14 @@ def test_the_action_form_stores_what_it_shows_in_the_document(editor, hotel):
     ]
     assert reserve["input"]["intent"] == {"check_in": {"type": "date"}}
     assert reserve["request_invariants"] == {"capture_method": "manual"}
+    assert reserve["http"] == {
+        "method": "POST",
+        "path": "/hotels/{hotel_id}/reservations",
+        "operation_id": "createReservation",
+        "idempotency_header": "Idempotency-Key",
+        "sends": {"quote_token": "body:/quote", "hotel_id": "path:hotel_id"},
+        "reads": {"booking_ref": "body:/data/id"},
+    }
 
 
 def test_ticking_only_by_key_replay_on_a_keyed_commit_stores_it(editor, hotel):

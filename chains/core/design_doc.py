@@ -257,11 +257,13 @@ def _actions(spec: ChainSpec, document: dict[str, Any]) -> str:
     if not spec.actions:
         out.append("The chain declares no actions.")
         return "\n".join(out)
+    columns = 7 if any(a.http for a in spec.actions) else 6  # a Call column once one is bound
     cells = []
     for n, a in enumerate(spec.actions, 1):
-        consumes, mints = _codes(a.input.handles), _codes(a.output.handles)
-        cells.append([str(n), _code(a.id, cell=True), a.effect, consumes, mints, _safety(a)])
-    out += _table(["#", "Action", "Effect", "Consumes", "Mints", "Safety"], cells)
+        call = _code(f"{a.http.method} {a.http.path}", cell=True) if a.http else "—"
+        row = [str(n), _code(a.id, cell=True), a.effect, _codes(a.input.handles)]
+        cells.append([*row, _codes(a.output.handles), _safety(a), call][:columns])
+    out += _table(["#", "Action", "Effect", "Consumes", "Mints", "Safety", "Call"][:columns], cells)
     out += ["", _yaml_block({"actions": document["actions"]})]
     return "\n".join(out)
 

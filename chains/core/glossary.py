@@ -55,6 +55,8 @@ TERMS: dict[str, str] = {
     "Action.preconditions": "preconditions-and-auto-repairs",
     "Action.auto_repairs": "preconditions-and-auto-repairs",
     "Action.mutates": "action",
+    "Action.http": "http-binding",
+    "HttpBinding": "http-binding",
     "ActionInput": "intent",
     "ActionInput.handles": "handle",
     "IntentField": "intent",

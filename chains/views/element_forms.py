@@ -30,7 +30,7 @@ from chains.core.edit import EditError
 from chains.core.errors import VerdictSyntaxError
 from chains.core.glossary import field_help
 from chains.core.model import EFFECTS, ChainSpec, Gate
-from chains.core.model.actions import AsyncFinality, Idempotency
+from chains.core.model.actions import AsyncFinality, HttpBinding, Idempotency
 from chains.core.model.handles import Rematch
 from chains.core.paths import ElementPath, PathError, ref_position
 from chains.core.verdicts import VERDICT_TYPES, build_verdict, parse_verdict
@@ -479,6 +479,16 @@ class ActionForm(ElementForm):
     revocation__route = Verdict(placeholder="escalate(operator)")
     request_invariants = Yaml(
         widget=forms.Textarea(attrs={"rows": 2, "placeholder": "e.g. {capture_method: manual}"})
+    )
+    http__method = Chosen(literal(HttpBinding, "method"))
+    http__path = Text(size=24, placeholder="/air/orders/{order_id}")
+    http__operation_id = Text(size=16, placeholder="createOrder")
+    http__idempotency_header = Text(size=16, placeholder="Idempotency-Key")
+    http__sends = Yaml(
+        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "e.g. {offer_id: body:/offer_id}"})
+    )
+    http__reads = Yaml(
+        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "e.g. {order_id: body:/data/id}"})
     )
     only = Ids("variants")
     description = Text(widget=forms.Textarea(attrs={"rows": 3}))

@@ -269,6 +269,67 @@ class Revocation(Element):
     """Where a reversal goes, e.g. `gate(refund_failed)` or `escalate(operator)`."""
 
 
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+# Where a value goes in a request, or comes from in an answer.
+REQUEST_PLACES = ("path", "query", "header", "body")
+RESPONSE_PLACES = ("header", "body")
+_JSON_POINTER = re.compile(r"(/([^~/]|~[01])*)*")
+
+
+def _place(value: str, kinds: tuple[str, ...]) -> str:
+    kind, colon, where = value.partition(":")
+    spelled = ", ".join(f"{k}:<JSON pointer>" if k == "body" else f"{k}:<name>" for k in kinds)
+    if not colon or kind not in kinds:
+        raise ValueError(f"{value!r} is no place: write {spelled}")
+    if kind == "body" and not _JSON_POINTER.fullmatch(where):
+        raise ValueError(f"{value!r}: a body place is a JSON pointer, e.g. body:/data/id")
+    if kind != "body" and not where.strip():
+        raise ValueError(f"{value!r}: name the {kind} parameter, e.g. {kind}:order_id")
+    return value
+
+
+RequestPlace = Annotated[str, AfterValidator(lambda v: _place(v, REQUEST_PLACES))]
+ResponsePlace = Annotated[str, AfterValidator(lambda v: _place(v, RESPONSE_PLACES))]
+
+
+class HttpBinding(Element):
+    method: Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+    """The HTTP method, e.g. `POST`."""
+    path: str
+    """The path template, with `{name}` for each path parameter, e.g.
+    `/air/orders/{order_id}`."""
+    operation_id: str | None = None
+    """The provider's name for this call, as its OpenAPI document gives it, e.g.
+    `createOrder`."""
+    idempotency_header: str | None = None
+    """Keyed only: the request header that carries the key, e.g. `Idempotency-Key`."""
+    sends: dict[str, RequestPlace] = Field(default_factory=dict)
+    """Where each handle and intent field goes in the request. Key: its name; value:
+    `path:<name>`, `query:<name>`, `header:<name>` or `body:<JSON pointer>`, e.g.
+    `offer_id: body:/data/selected_offers/0`."""
+    reads: dict[str, ResponsePlace] = Field(default_factory=dict)
+    """Where each handle this step mints comes from in the answer. Key: the handle; value:
+    `body:<JSON pointer>` or `header:<name>`, e.g. `order_id: body:/data/id`."""
+
+    @field_validator("method", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+    @field_validator("path")
+    @classmethod
+    def _template(cls, value: str) -> str:
+        if not value.startswith("/"):
+            raise ValueError(f"{value!r}: a path starts with '/', e.g. /air/orders")
+        if value.count("{") != value.count("}") or re.search(r"\{[^}]*[{/]|\{\}", value):
+            raise ValueError(f"{value!r}: write each path parameter as {{name}}")
+        return value
+
+    def parameters(self) -> list[str]:
+        """The names of the path template's parameters, in order."""
+        return re.findall(r"\{([^}]+)\}", self.path)
+
+
 class Action(Variant):
     """One call against an external system (or a selection pseudo-step)."""
 
@@ -325,6 +386,10 @@ class Action(Variant):
     latency_hint: DurationText | None = None
     """How slow the call usually is at worst (p95), e.g. `2s`. For planning only; it is
     never used as a timeout."""
+    http: HttpBinding | None = None
+    """The HTTP call this step stands for: method, path, operationId, the key's header,
+    and where each handle and intent field goes in the request and comes from in the
+    answer. Optional; imports, traces and exports use it."""
 
     @field_validator("input", "output", mode="before")
     @classmethod
