@@ -20,6 +20,7 @@ from ..errors import SEVERITY_ORDER
 from ..model import ChainSpec
 from . import (  # noqa: F401
     actions,
+    binding,
     commit,
     edges,
     evidence,

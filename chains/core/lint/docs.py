@@ -24,6 +24,7 @@ FAMILY_TITLES = {
     "policy": "Policy",
     "values": "Values: placeholders and durations",
     "evidence": "Evidence and UNKNOWNs",
+    "binding": "HTTP binding",
 }
 
 _INTRO = """\

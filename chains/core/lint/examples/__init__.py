@@ -11,7 +11,19 @@ the rule it teaches.
 
 from __future__ import annotations
 
-from . import actions, commit, edges, evidence, gates, handles, policy, structure, table, values
+from . import (
+    actions,
+    binding,
+    commit,
+    edges,
+    evidence,
+    gates,
+    handles,
+    policy,
+    structure,
+    table,
+    values,
+)
 from .example import Example, changed_lines
 
 __all__ = ["EXAMPLES", "Example", "changed_lines"]
@@ -27,4 +39,5 @@ EXAMPLES: dict[str, Example] = {
     **policy.EXAMPLES,
     **values.EXAMPLES,
     **evidence.EXAMPLES,
+    **binding.EXAMPLES,
 }
