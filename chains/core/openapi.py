@@ -83,6 +83,9 @@ class Operation:
     key_header: str | None
     fields: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    operation_id: str = ""
+    # Where each field goes in the request, as the action's binding writes it (``path:id``).
+    places: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -171,11 +174,30 @@ def propose_actions(
             action["idempotency"] = {"mode": op.idempotency}
         if op.errors:
             action["documented_errors"] = list(op.errors)
+        action["http"] = _binding(op, keyed=effect in COMMIT_CLASS_EFFECTS)
         actions.append(action)
     unknown = sorted(wanted - {op.id for op in operations})
     if unknown:
         raise DocumentError([Problem(f"no operation {name} in the document") for name in unknown])
     return actions
+
+
+def _binding(op: Operation, keyed: bool) -> dict[str, Any]:
+    """The HTTP binding of the action proposed for ``op`` (docs/format.md).
+
+    >>> op = Operation("get_order", "get", "/orders/{id}", "", "read", "", "natural", None,
+    ...                ["id"], [], "getOrder", {"id": "path:id"})
+    >>> _binding(op, keyed=False)["sends"], _binding(op, keyed=False)["operation_id"]
+    ({'id': 'path:id'}, 'getOrder')
+    """
+    binding: dict[str, Any] = {"method": op.method.upper(), "path": op.path}
+    if op.operation_id:
+        binding["operation_id"] = op.operation_id
+    if keyed and op.idempotency == "keyed" and op.key_header:
+        binding["idempotency_header"] = op.key_header
+    if op.places:
+        binding["sends"] = dict(op.places)
+    return binding
 
 
 def _parsed(text: str, is_json: bool) -> Any:
@@ -443,15 +465,16 @@ class _Reader:
         summary = str(node.get("summary") or "")
         ident = _unique(_snake(operation_id or f"{method}_{path}"), taken)
         key_header = None
-        fields: list[str] = []
+        places: dict[str, str] = {}
         for parameter in [*shared, *self.listing(node.get("parameters"))]:
             p = self.mapping(parameter)
             where, name = p.get("in"), str(p.get("name", ""))
             if where == "header" and _KEY_HEADER.search(name):
                 key_header = name
             elif where in ("path", "query") and (where == "path" or p.get("required")):
-                fields.append(_snake(name))
-        fields += self.body_fields(node)
+                places.setdefault(_snake(name), f"{where}:{name}")
+        for name in self.body_fields(node):
+            places.setdefault(_snake(name), f"body:/{_escaped(name)}")
         effect, why = _effect(method, path, operation_id)
         if key_header:
             idempotency = "keyed"
@@ -468,8 +491,10 @@ class _Reader:
             why=why,
             idempotency=idempotency,
             key_header=key_header,
-            fields=list(dict.fromkeys(fields)),
+            fields=list(places),
             errors=self.errors(node),
+            operation_id=operation_id,
+            places=places,
         )
 
     def body_fields(self, node: dict[str, Any]) -> list[str]:
@@ -477,7 +502,7 @@ class _Reader:
         for entry in content.values():
             schema = self.mapping(self.mapping(entry).get("schema"))
             if "properties" in schema:
-                return [_snake(str(name)) for name in self.mapping(schema["properties"])]
+                return [str(name) for name in self.mapping(schema["properties"])]
         return []
 
     def errors(self, node: dict[str, Any]) -> list[str]:
@@ -573,6 +598,11 @@ def _effect(method: str, path: str, operation_id: str) -> tuple[Effect, str]:
     if method == "delete":
         return "compensate", "DELETE undoes something: a compensator, if it undoes a commit"
     return "commit", f"{method.upper()} changes something at the provider"
+
+
+def _escaped(name: str) -> str:
+    """``name`` as one JSON pointer token (RFC 6901: ``~`` and ``/`` escaped)."""
+    return name.replace("~", "~0").replace("/", "~1")
 
 
 def _snake(name: str) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from chains.core import openapi
+from chains.core import formats, openapi
 from chains.core.errors import DocumentError
 from chains.core.lint import lint
 from chains.core.model import ChainSpec
@@ -109,6 +109,29 @@ def test_proposed_actions_keep_the_documented_errors_and_take_the_confirmed_effe
     )
     assert refund["effect"] == "compensate" and refund["idempotency"] == {"mode": "keyed"}
     assert refund["documented_errors"] == ["http:409 && code:ALREADY_REFUNDED"]
+
+
+def test_a_proposed_action_is_bound_to_its_call_with_its_key_header_and_each_field_s_place():
+    book, refund = propose_actions(OPERATIONS.values(), ["refund_payment", "book_order"])
+    assert refund["http"] == {
+        "method": "POST",
+        "path": "/payments/{payment_id}/refunds",
+        "operation_id": "refundPayment",
+        "idempotency_header": "Idempotency-Key",
+        "sends": {"payment_id": "path:payment_id"},
+    }
+    assert book["http"]["sends"] == {
+        "hold_id": "body:/hold_id",
+        "reference": "body:/reference",
+        "contact_email": "body:/contact_email",
+    }
+    assert "idempotency_header" not in book["http"]  # the document names none for it
+
+
+def test_proposed_actions_lint_without_a_binding_finding():
+    actions = propose_actions(OPERATIONS.values(), list(OPERATIONS))
+    spec = formats.from_document({"id": "skyloom", "actions": actions})
+    assert [f for f in lint(spec).findings if f.rule.startswith("binding.")] == []
 
 
 def test_a_confirmed_effect_that_is_not_an_effect_of_the_model_is_refused_by_name():
