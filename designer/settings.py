@@ -382,9 +382,15 @@ CELERY_WORKER_MAX_MEMORY_PER_CHILD = (CAMPAIGN_MAX_MEMORY_MB + 256) * 1024  # KB
 
 # Largest chain document accepted by import (command line, upload and paste).
 CHAIN_UPLOAD_MAX_BYTES = 2 * 1024 * 1024
+# Largest provider OpenAPI document read (a page's upload or paste, `chain openapi`):
+# real ones run to megabytes (Stripe's is 4 MB).
+OPENAPI_UPLOAD_MAX_BYTES = env_int("OPENAPI_UPLOAD_MAX_BYTES", 10 * 1024 * 1024)
+if OPENAPI_UPLOAD_MAX_BYTES < 1:
+    raise ImproperlyConfigured("OPENAPI_UPLOAD_MAX_BYTES must be positive")
 # A request's form fields (a pasted document and the rest of the form) may be a little
 # larger; beyond that Django refuses the request with 400 before any view reads it.
-# Uploaded files do not count here: the import view checks their size itself.
+# Uploaded files do not count here: the import views check their size themselves (an
+# OpenAPI document larger than a chain is uploaded, not pasted).
 DATA_UPLOAD_MAX_MEMORY_SIZE = CHAIN_UPLOAD_MAX_BYTES + 256 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 # The largest form (an element's fields with a multi-select of handles) posts far fewer.

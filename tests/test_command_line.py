@@ -97,3 +97,20 @@ def test_an_effect_that_is_not_one_is_refused_naming_the_effects(capsys):
     code = cli.main(["openapi", skyloom, "--effect", "refund_payment=undo"], StringIO())
     err = capsys.readouterr().err
     assert code == 1 and "'undo' is not an effect (read, mint, commit, compensate, select)" in err
+
+
+def test_an_openapi_document_has_a_size_limit_of_its_own(tmp_path, capsys):
+    big = tmp_path / "big.yaml"
+    skyloom = (ROOT / "fixtures" / "openapi" / "skyloom-air.yaml").read_text()
+    big.write_text(skyloom + "\n" + "# padding\n" * 250_000)  # 2.5 MB: over a chain's 2 MiB
+    out = StringIO()
+    assert cli.main(["openapi", str(big), "--pick", "book_order"], out) == 0
+    assert "id: book_order" in out.getvalue()
+
+
+def test_an_openapi_document_over_its_limit_is_refused_saying_so():
+    from chains.commandline.files import Failed, Files
+
+    skyloom = ROOT / "fixtures" / "openapi" / "skyloom-air.yaml"
+    with pytest.raises(Failed, match="larger than the 1,000 bytes an OpenAPI document may have"):
+        Files(openapi_limit=1000).read_openapi(skyloom)

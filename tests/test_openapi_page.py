@@ -168,7 +168,14 @@ def test_a_document_with_too_many_operations_is_a_400_saying_how_many(client, ch
 
 
 def test_a_document_over_the_upload_limit_is_a_400_before_it_is_read(client, chain, settings):
-    settings.CHAIN_UPLOAD_MAX_BYTES = 1000
+    settings.OPENAPI_UPLOAD_MAX_BYTES = 1000
     upload = SimpleUploadedFile("skyloom-air.yaml", SKYLOOM.read_bytes())
     answer = client.post(chain.url("openapi"), {"document": upload})
     assert answer.status_code == 400 and "the limit is 1,000" in answer.content.decode()
+
+
+def test_an_openapi_document_larger_than_any_chain_is_read(client, chain, settings):
+    settings.CHAIN_UPLOAD_MAX_BYTES = 1000  # the provider's document has a limit of its own
+    upload = SimpleUploadedFile("skyloom-air.yaml", SKYLOOM.read_bytes())
+    answer = client.post(chain.url("openapi"), {"document": upload})
+    assert answer.status_code == 200 and "book_order" in answer.content.decode()

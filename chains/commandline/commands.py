@@ -173,7 +173,9 @@ def audit(options: argparse.Namespace, out: Output, files: Files) -> int:
 def openapi(options: argparse.Namespace, out: Output, files: Files) -> int:
     try:
         beside = options.path.parent if options.resolve_local else None
-        operations = read_openapi(files.read(options.path), options.path.name, beside=beside)
+        data = files.read_openapi(options.path)
+        limit = files.openapi_limit
+        operations = read_openapi(data, options.path.name, beside=beside, limit=limit)
         effects = confirmed_effects(dict(_pair(e) for e in options.effect))
         chosen = [p.strip() for p in (options.pick or "").split(",") if p.strip()]
         actions = propose_actions(operations, chosen, effects) if chosen else None

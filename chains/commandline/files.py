@@ -21,6 +21,7 @@ from chains.core.errors import DocumentError, Problem
 from chains.core.lint import RULES, LintReport, lint, worst_status
 from chains.core.lint.docs import rules_markdown
 from chains.core.model import ChainSpec
+from chains.core.openapi import OPENAPI_MAX_BYTES
 from chains.core.sim.audit import AuditResult, audit, read_trace
 from chains.core.sim.explorer import EXIT_CODES as EXPLORE_EXIT_CODES
 from chains.core.sim.explorer import Bounds, ExploreResult
@@ -57,7 +58,9 @@ class Failed(Exception):
     """A command that could not run; its message says why (``manage.py chain``: CommandError)."""
 
 
-def read_limited(path: Path, limit: int = formats.MAX_BYTES) -> bytes:
+def read_limited(
+    path: Path, limit: int = formats.MAX_BYTES, what: str = "a chain document"
+) -> bytes:
     """The file's bytes; refuses, before reading it all, one over ``limit`` bytes."""
     try:
         with path.open("rb") as f:
@@ -65,7 +68,7 @@ def read_limited(path: Path, limit: int = formats.MAX_BYTES) -> bytes:
     except OSError as exc:
         raise Failed(f"cannot read {path}: {exc.strerror or exc}") from None
     if len(data) > limit:
-        raise Failed(f"{path} is larger than the {limit} bytes a chain document may have")
+        raise Failed(f"{path} is larger than the {limit:,} bytes {what} may have")
     return data
 
 
@@ -82,12 +85,17 @@ class Loaded:
 
 @dataclass
 class Files:
-    """Chain targets as files, none over ``limit`` bytes."""
+    """Chain targets as files, none over ``limit`` bytes (an OpenAPI document:
+    ``openapi_limit``)."""
 
     limit: int = formats.MAX_BYTES
+    openapi_limit: int = OPENAPI_MAX_BYTES
 
     def read(self, path: Path) -> bytes:
         return read_limited(path, self.limit)
+
+    def read_openapi(self, path: Path) -> bytes:
+        return read_limited(path, self.openapi_limit, "an OpenAPI document")
 
     def load(self, target: str, fmt: formats.Format = "auto") -> Loaded:
         """Read the file ``target`` as the importer does."""

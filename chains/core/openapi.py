@@ -45,6 +45,7 @@ from .model import COMMIT_CLASS_EFFECTS, EFFECTS, Effect
 
 __all__ = [
     "MAX_OPERATIONS",
+    "OPENAPI_MAX_BYTES",
     "MAX_STEPS",
     "Operation",
     "confirmed_effects",
@@ -57,6 +58,9 @@ METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 MAX_OPERATIONS = 5_000
 # Schema nodes and codes visited while searching error responses for codes, per document.
 MAX_STEPS = 200_000
+# The largest provider document read (a setting of its own on the site,
+# OPENAPI_UPLOAD_MAX_BYTES): real ones are larger than any chain (Stripe's is 4 MB).
+OPENAPI_MAX_BYTES = 10 * 1024 * 1024
 # Keys that make a JSON Schema validator load another resource by URI.
 _REF_KEYS = ("$ref", "$dynamicRef", "$recursiveRef")
 # Words in a POST's path or operation id that say it only reads (a search, a quote).
@@ -92,7 +96,11 @@ class Operation:
 
 
 def read_openapi(
-    data: bytes | str, filename: str | None = None, *, beside: Path | None = None
+    data: bytes | str,
+    filename: str | None = None,
+    *,
+    beside: Path | None = None,
+    limit: int = OPENAPI_MAX_BYTES,
 ) -> list[Operation]:
     """Every operation of an OpenAPI 3 document; :class:`DocumentError` naming what is wrong.
 
@@ -109,7 +117,7 @@ def read_openapi(
     ...     print(exc.problems[0].path, exc.problems[0].message.split(";")[0])
     /components/schemas/A `$ref: /etc/x` points outside the document
     """
-    text = decode(data)
+    text = decode(data, limit)
     is_json = (filename or "").endswith(".json") or text.lstrip().startswith("{")
     document = _parsed(text, is_json)
     if not isinstance(document, dict) or "openapi" not in document:

@@ -237,14 +237,17 @@ def _reason(err: Any) -> str:
     return str(reason).removeprefix("Value error, ")
 
 
-def uploaded_text(request: HttpRequest, field: str, what: str) -> tuple[str, str]:
+def uploaded_text(
+    request: HttpRequest, field: str, what: str, limit: int | None = None
+) -> tuple[str, str]:
     """The text of the file uploaded as ``field``, else of the pasted ``text``; and its name.
 
     Refused (``DocumentError``, saying what and why) before reading a file
-    over ``CHAIN_UPLOAD_MAX_BYTES``, and for nothing given or text not UTF-8.
+    over ``limit`` bytes (``CHAIN_UPLOAD_MAX_BYTES`` unless given), and for
+    nothing given or text not UTF-8.
     """
     upload = request.FILES.get(field)
-    limit = settings.CHAIN_UPLOAD_MAX_BYTES
+    limit = limit or settings.CHAIN_UPLOAD_MAX_BYTES
     if upload is not None:
         if upload.size > limit:
             why = f"{upload.name} is {upload.size:,} bytes; the limit is {limit:,}"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -56,8 +57,9 @@ def openapi(request: HttpRequest, key: str, team: str | None = None) -> HttpResp
     if request.method == "GET":
         return render(request, _TEMPLATE, context)
     try:
-        text, name = uploaded_text(request, "document", "OpenAPI document")
-        operations = read_openapi(text, name)
+        limit = settings.OPENAPI_UPLOAD_MAX_BYTES
+        text, name = uploaded_text(request, "document", "OpenAPI document", limit)
+        operations = read_openapi(text, name, limit=limit)
         picking = read_post(request, Picking)
     except (DocumentError, FormError) as exc:
         return _refused(request, context, exc)

@@ -29,12 +29,12 @@ MAX_BYTES = 2 * 1024 * 1024
 Format = Literal["auto", "yaml", "json", "md"]
 
 
-def decode(data: bytes | str) -> str:
-    """Return the text of ``data``, refusing oversized or non-UTF-8 input."""
+def decode(data: bytes | str, limit: int = MAX_BYTES) -> str:
+    """Return the text of ``data``, refusing input over ``limit`` bytes or not UTF-8."""
     raw = data.encode("utf-8", errors="surrogatepass") if isinstance(data, str) else bytes(data)
-    if len(raw) > MAX_BYTES:
+    if len(raw) > limit:
         raise DocumentError(
-            [Problem(f"document is {len(raw):,} bytes; the limit is {MAX_BYTES:,} bytes (2 MB)")]
+            [Problem(f"document is {len(raw):,} bytes; the limit is {limit:,} bytes")]
         )
     try:
         text = raw.decode("utf-8")

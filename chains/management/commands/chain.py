@@ -164,7 +164,9 @@ class Command(BaseCommand):
             if given.subcommand in stored:
                 stored[given.subcommand](given, out)
                 return
-            files = FilesOrStored(settings.CHAIN_UPLOAD_MAX_BYTES)
+            files = FilesOrStored(
+                settings.CHAIN_UPLOAD_MAX_BYTES, settings.OPENAPI_UPLOAD_MAX_BYTES
+            )
             status = COMMANDS[given.subcommand](given, out, files)
         except Failed as exc:
             raise CommandError(str(exc)) from None
