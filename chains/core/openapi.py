@@ -63,11 +63,6 @@ MAX_STEPS = 200_000
 OPENAPI_MAX_BYTES = 10 * 1024 * 1024
 # Keys that make a JSON Schema validator load another resource by URI.
 _REF_KEYS = ("$ref", "$dynamicRef", "$recursiveRef")
-# Words in a POST's path or operation id that say it only reads (a search, a quote).
-_READING = re.compile(
-    r"search|query|find|lookup|list|quote|price|pricing|availability|validate|estimate|preview",
-    re.I,
-)
 _KEY_HEADER = re.compile(r"idempoten", re.I)
 _CODE_KEYS = ("code", "error_code", "errorCode", "type")
 _DEPTH = 6  # how deep an error schema is searched for enumerated codes
@@ -473,17 +468,22 @@ class _Reader:
         summary = str(node.get("summary") or "")
         ident = _unique(_snake(operation_id or f"{method}_{path}"), taken)
         key_header = None
+        override = ""
         places: dict[str, str] = {}
         for parameter in [*shared, *self.listing(node.get("parameters"))]:
             p = self.mapping(parameter)
             where, name = p.get("in"), str(p.get("name", ""))
-            if where == "header" and _KEY_HEADER.search(name):
+            if where == "header" and name.lower() == "x-http-method-override":
+                schema = self.mapping(p.get("schema"))
+                given = [*self.listing(schema.get("enum")), schema.get("default"), p.get("example")]
+                override = next((str(v) for v in given if isinstance(v, str)), "")
+            elif where == "header" and _KEY_HEADER.search(name):
                 key_header = name
             elif where in ("path", "query") and (where == "path" or p.get("required")):
                 places.setdefault(_snake(name), f"{where}:{name}")
         for name in self.body_fields(node):
             places.setdefault(_snake(name), f"body:/{_escaped(name)}")
-        effect, why = _effect(method, path, operation_id)
+        effect, why = _effect(method, path, operation_id, override, summary)
         if key_header:
             idempotency = "keyed"
         elif method in ("get", "head", "put", "delete", "options"):
@@ -598,14 +598,81 @@ class _Reader:
         return found
 
 
-def _effect(method: str, path: str, operation_id: str) -> tuple[Effect, str]:
+def _effect(
+    method: str, path: str, operation_id: str, override: str = "", summary: str = ""
+) -> tuple[Effect, str]:
+    """The effect an operation's method and words suggest, and why.
+
+    Its words are those of the path and the operationId, split at case and
+    punctuation (``PostQuotesQuoteCancel`` is post, quotes, quote, cancel).
+    A word that undoes (cancel, void, refund, reverse ...) makes a compensator;
+    an operationId that starts by creating or changing (create, post, update,
+    accept ...) a commit, whatever else it names (``PostPrices`` creates a
+    price, it does not price); else a word that reads (search, quote,
+    validate ...), or an id that starts with one, a read. An operationId that
+    is only the method and the path (``post-paymentMethods``) says nothing:
+    the summary's first word stands for its verb then ("Get a list of ...").
+
+    >>> _effect("post", "/v1/refunds", "PostRefunds")
+    ('compensate', 'its name says it refunds: a compensator, if it undoes a commit')
+    >>> _effect("post", "/v1/prices", "PostPrices")[0], _effect("post", "/offers/search", "")[0]
+    ('commit', 'read')
+    >>> _effect("post", "/shopping/seatmaps", "getSeatmapFromFlightOffer", "GET")[1]
+    'POST with X-HTTP-Method-Override: GET reads'
+    """
     if method in ("get", "head", "options"):
         return "read", f"{method.upper()} reads"
-    if method == "post" and _READING.search(f"{path} {operation_id}"):
-        return "read", "a POST whose name says it searches, prices or validates"
+    if override.lower() in ("get", "head"):
+        return "read", f"{method.upper()} with X-HTTP-Method-Override: {override.upper()} reads"
     if method == "delete":
         return "compensate", "DELETE undoes something: a compensator, if it undoes a commit"
+    words = _words(f"{path} {operation_id}")
+    verb = next(iter(_words(operation_id)), "")
+    if verb in ("", method) and summary:
+        verb = next(iter(_words(summary)), "")
+    undoing = [w for w in words if w in _UNDOING]
+    if undoing:
+        return (
+            "compensate",
+            f"its name says it {_UNDOING[undoing[-1]]}: a compensator, if it undoes a commit",
+        )
+    if verb in _CHANGING:
+        return "commit", f"its operationId starts with {verb!r}: it changes something"
+    if verb in _READING_VERBS or any(w in _READING_WORDS for w in words):
+        return "read", f"a {method.upper()} whose name says it searches, prices or validates"
     return "commit", f"{method.upper()} changes something at the provider"
+
+
+def _words(text: str) -> list[str]:
+    """The lower-case words of a path or an operationId (``getSeatmap`` is get, seatmap)."""
+    return [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", text)]
+
+
+def _word_set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+# Words that undo what a commit did, each with how a reason says it.
+_UNDOING = {
+    **dict.fromkeys(("cancel", "cancels", "cancellation", "cancellations"), "cancels"),
+    **dict.fromkeys(("void", "voids"), "voids"),
+    **dict.fromkeys(("refund", "refunds"), "refunds"),
+    **dict.fromkeys(("reverse", "reversal", "reversals"), "reverses"),
+    **dict.fromkeys(("revoke", "revocation"), "revokes"),
+    **dict.fromkeys(("release", "unhold", "rollback", "undo"), "releases"),
+}
+# The first word of an operationId that creates or changes.
+_CHANGING = _word_set(
+    "create post put patch update add set modify accept confirm capture book issue pay "
+    "finalize submit send charge"
+)
+_READING_VERBS = _word_set(
+    "get search find list lookup retrieve fetch query check validate estimate preview price quote"
+)
+_READING_WORDS = _word_set(
+    "search query find lookup list quote quotes price pricing availability validate "
+    "validation revalidate revalidation estimate preview"
+)
 
 
 def _escaped(name: str) -> str:

@@ -47,6 +47,44 @@ def test_the_effect_is_guessed_from_the_method_and_the_path(operation, effect):
 
 
 @pytest.mark.parametrize(
+    ("method", "path", "operation_id", "override", "summary", "effect"),
+    [
+        ("post", "/v1/refunds", "PostRefunds", "", "Create a refund", "compensate"),
+        ("post", "/v1/intents/{id}/cancel", "PostIntentsIdCancel", "", "", "compensate"),
+        ("post", "/v1/charges/{charge}/void", "voidCharge", "", "", "compensate"),
+        ("post", "/v1/prices", "PostPrices", "", "Create a price", "commit"),
+        ("post", "/v1/quotes/{quote}/accept", "PostQuotesQuoteAccept", "", "", "commit"),
+        ("post", "/shopping/seatmaps", "getSeatmapFromFlightOffer", "GET", "", "read"),
+        ("post", "/shopping/flight-offers/pricing", "quoteAirOffers", "", "", "read"),
+        ("post", "/paymentMethods", "post-paymentMethods", "", "Get a list of methods", "read"),
+        ("post", "/payments", "post-payments", "", "Start a transaction", "commit"),
+    ],
+)
+def test_the_effect_reads_the_words_of_real_operations(
+    method, path, operation_id, override, summary, effect
+):
+    got, why = openapi._effect(method, path, operation_id, override, summary)
+    assert got == effect, why
+
+
+def test_a_post_that_overrides_its_method_to_get_is_a_read():
+    text = """
+openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /shopping/seatmaps:
+    post:
+      operationId: createSeatmapRequest
+      parameters:
+        - {name: X-HTTP-Method-Override, in: header, required: true,
+           schema: {type: string, enum: [GET]}}
+      responses: {"200": {description: ok}}
+"""
+    (op,) = read_openapi(text, "amadeus.yaml")
+    assert (op.effect, op.why) == ("read", "POST with X-HTTP-Method-Override: GET reads")
+
+
+@pytest.mark.parametrize(
     ("operation", "mode"),
     [("create_hold", "keyed"), ("book_order", "none"), ("get_order", "natural")],
 )
