@@ -11,12 +11,21 @@ wrong one misleads those tools rather than the run.
 
 from __future__ import annotations
 
-from ..model import ChainSpec, is_keyed
+from collections.abc import Iterator
+
+from ..model import Action, ChainSpec, HttpBinding, is_keyed
 from ..paths import ElementPath
 from .context import LintContext
 from .registry import Found, rule
 
 __all__: list[str] = []
+
+
+def _bound(spec: ChainSpec) -> Iterator[tuple[Action, HttpBinding, ElementPath]]:
+    """Each bound action, its binding, and the binding's path."""
+    for action in spec.actions:
+        if action.http is not None:
+            yield action, action.http, ElementPath.action(action.id).field("http")
 
 
 @rule(
@@ -28,15 +37,12 @@ __all__: list[str] = []
 )
 def path_parameter_unsent(spec: ChainSpec, ctx: LintContext) -> Found:
     """A parameter of the bound path is filled by nothing the step sends."""
-    for action in spec.actions:
-        http = action.http
-        if http is None:
-            continue
+    for action, http, at in _bound(spec):
         filled = {place.partition(":")[2] for place in http.sends.values() if place[:5] == "path:"}
         for name in http.parameters():
             if name not in filled:
                 yield (
-                    ElementPath.action(action.id).field("http", "path"),
+                    at.field("path"),
                     f"{ElementPath.action(action.id)} calls {http.method} {http.path}, but "
                     f"nothing it sends goes to the path parameter {{{name}}}.",
                 )
@@ -51,11 +57,7 @@ def path_parameter_unsent(spec: ChainSpec, ctx: LintContext) -> Found:
 )
 def unknown_name(spec: ChainSpec, ctx: LintContext) -> Found:
     """The binding sends or reads a name the step does not have."""
-    for action in spec.actions:
-        http = action.http
-        if http is None:
-            continue
-        at = ElementPath.action(action.id).field("http")
+    for action, http, at in _bound(spec):
         has = {*action.input.handles, *action.input.intent, *action.request_invariants}
         for name in http.sends:
             if name not in has:
@@ -82,11 +84,7 @@ def unknown_name(spec: ChainSpec, ctx: LintContext) -> Found:
 )
 def key_header(spec: ChainSpec, ctx: LintContext) -> Found:
     """A keyed call's binding names no key header, or an unkeyed one names one."""
-    for action in spec.actions:
-        http = action.http
-        if http is None:
-            continue
-        at = ElementPath.action(action.id).field("http")
+    for action, http, at in _bound(spec):
         if is_keyed(action) and not http.idempotency_header:
             yield (
                 at,
