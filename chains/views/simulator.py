@@ -33,7 +33,7 @@ from chains.core.render import handle_graph_svg
 from chains.core.sim.classifier import row_label
 from chains.core.sim.invariants import Monitor
 from chains.core.sim.palette import choices, default_intent
-from chains.core.sim.regression import check_scenario
+from chains.core.sim.regression import check_scenario, events_to_verdict
 from chains.core.sim.scenario import Scenario, ScenarioMismatch
 from chains.core.sim.session import (
     Session,
@@ -152,14 +152,15 @@ def open_scenario(request: HttpRequest, key: str, team: str | None = None) -> Ht
         raise Http404(f"no scenario {name!r} that loads is kept with this chain")
     head = get_head(access.chain)
     try:
-        check = check_scenario(spec_of(head), name, scenario)
+        spec = spec_of(head)
     except DocumentError:
-        check = None  # the head does not load: the simulator page says so
+        return redirect(_url(access.chain, head, scenario))  # the simulator page says why
     # Opened where it stops replaying, or at its first verdict that differs: the page
     # then shows why.
-    stop = None
-    if check is not None:
-        stop = check.replays if check.replays is not None else check.differs_after
+    check = check_scenario(spec, name, scenario)
+    stop = check.replays
+    if stop is None and check.differs_at is not None:
+        stop = events_to_verdict(spec, scenario, check.differs_at)
     if stop is not None:
         scenario = scenario.model_copy(update={"events": scenario.events[:stop]})
     return redirect(_url(access.chain, head, scenario))

@@ -37,6 +37,7 @@ __all__ = [
     "ScenarioCheck",
     "check_all",
     "check_scenario",
+    "events_to_verdict",
     "expect_from",
     "recorded",
     "test_vectors",
@@ -82,9 +83,9 @@ class ScenarioCheck:
     why) or when any expectation changed (``changes``, one sentence each).
     ``replays`` counts the events that still apply when a later one no
     longer does (where to open it to see why); None when every event does.
-    ``differs_after`` counts the events after which the first verdict that
-    differs from the expected ones is reached (where to open it to see that
-    verdict); None when the verdicts hold.
+    ``differs_at`` is the index of the first verdict that differs from the
+    expected ones (:func:`events_to_verdict` finds where the run reaches it);
+    None when the verdicts hold.
     """
 
     name: str
@@ -92,7 +93,7 @@ class ScenarioCheck:
     changes: tuple[str, ...]
     error: str | None = None
     replays: int | None = None
-    differs_after: int | None = None
+    differs_at: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -120,25 +121,24 @@ def check_scenario(spec: ChainSpec, name: str, scenario: Scenario) -> ScenarioCh
     failed = [e for e in result.expectations if not e.held]
     changes = tuple(_sentence(name, e) for e in failed)
     verdicts = next((e for e in failed if e.check == "verdicts"), None)
-    differs = _differs_after(spec, scenario, verdicts) if verdicts is not None else None
-    return ScenarioCheck(name, not changes, changes, differs_after=differs)
+    differs = _first_different(verdicts.expected, verdicts.actual) if verdicts else None
+    return ScenarioCheck(name, not changes, changes, differs_at=differs)
 
 
-def _differs_after(spec: ChainSpec, scenario: Scenario, verdicts: ExpectationResult) -> int | None:
-    """How many of ``scenario``'s events it takes to reach its first verdict that differs.
+def events_to_verdict(spec: ChainSpec, scenario: Scenario, index: int) -> int | None:
+    """How many of ``scenario``'s events it takes for its run to give verdict ``index``.
 
     The run is replayed one event longer each time (a scenario is tens of
-    events, each a few hundred microseconds) until its trace holds that
-    verdict; None if it never does (the run ended short of it).
+    events, each a few hundred microseconds), so only a page that opens the
+    scenario there asks, not every check; None if the run never gets there.
     """
-    first = _first_different(verdicts.expected, verdicts.actual)
     for count in range(1, len(scenario.events) + 1):
         prefix = scenario.model_copy(update={"events": scenario.events[:count], "expect": None})
         try:
             run = simulate(spec, prefix).run
         except (ChainError, ValueError):
             return None
-        if sum(1 for e in run.trace if e.verdict) > first:
+        if sum(1 for e in run.trace if e.verdict) > index:
             return count
     return None
 

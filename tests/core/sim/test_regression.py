@@ -13,6 +13,7 @@ from chains.core.sim.regression import (
     ScenarioCheck,
     check_all,
     check_scenario,
+    events_to_verdict,
     expect_from,
     test_vectors,
 )
@@ -117,16 +118,18 @@ def test_a_changed_verdict_says_after_which_event_it_is_first_reached():
     scenario = saved(booking, THROTTLED)
     revised = with_row_verdict(booking, "B2", "rewind(to: lock_price)")
     check = check_scenario(revised, "book throttled once", scenario)
-    # Verdict 4 answers the fifth event, the throttled book (a pick gives no verdict).
-    assert check.differs_after == 5
-    events = scenario.events[: check.differs_after]
+    assert check.differs_at == 3  # verdict 4
+    # It answers the fifth event, the throttled book (a pick gives no verdict).
+    count = events_to_verdict(revised, scenario, check.differs_at)
+    assert count == 5
+    events = scenario.events[:count]
     trace = simulate(revised, scenario.model_copy(update={"events": events, "expect": None}))
     assert [e.verdict for e in trace.run.trace if e.verdict][-1].startswith("rewind")
 
 
 def test_a_scenario_whose_verdicts_hold_has_nowhere_it_differs():
     booking = chain(BOOKING)
-    assert check_scenario(booking, "s", saved(booking, THROTTLED)).differs_after is None
+    assert check_scenario(booking, "s", saved(booking, THROTTLED)).differs_at is None
 
 
 def test_a_trace_that_stops_early_says_so():
