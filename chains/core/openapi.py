@@ -42,6 +42,7 @@ from .errors import DocumentError, Problem
 from .formats import MAX_BYTES, decode, parse_json
 from .formats.yamlio import parse_yaml
 from .model import COMMIT_CLASS_EFFECTS, EFFECTS, Effect
+from .words import name_words
 
 __all__ = [
     "MAX_OPERATIONS",
@@ -626,10 +627,10 @@ def _effect(
         return "read", f"{method.upper()} with X-HTTP-Method-Override: {override.upper()} reads"
     if method == "delete":
         return "compensate", "DELETE undoes something: a compensator, if it undoes a commit"
-    words = _words(f"{path} {operation_id}")
-    verb = next(iter(_words(operation_id)), "")
+    words = name_words(f"{path} {operation_id}")
+    verb = next(iter(name_words(operation_id)), "")
     if verb in ("", method) and summary:
-        verb = next(iter(_words(summary)), "")
+        verb = next(iter(name_words(summary)), "")
     undoing = [w for w in words if w in _UNDOING]
     if undoing:
         return (
@@ -641,11 +642,6 @@ def _effect(
     if verb in _READING_VERBS or any(w in _READING_WORDS for w in words):
         return "read", f"a {method.upper()} whose name says it searches, prices or validates"
     return "commit", f"{method.upper()} changes something at the provider"
-
-
-def _words(text: str) -> list[str]:
-    """The lower-case words of a path or an operationId (``getSeatmap`` is get, seatmap)."""
-    return [w.lower() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", text)]
 
 
 def _word_set(words: str) -> frozenset[str]:

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..model import Action, ChainSpec
 from ..paths import ElementPath
+from ..words import name_words
 from .context import LintContext
 from .registry import Found, rule
 
@@ -55,7 +56,6 @@ def precondition_verdict_not_allowed(spec: ChainSpec, ctx: LintContext) -> Found
 
 # --- business expiry ---------------------------------------------------------
 
-_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 # An identifier in prose: snake_case, camelCase or PascalCase of two words or more.
 _IDENTIFIER = re.compile(
     r"\b(?:[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+|(?:[A-Z][a-z0-9]+){2,})\b"
@@ -71,7 +71,7 @@ def _is_deadline(name: str) -> bool:
     >>> [_is_deadline(n) for n in ("created_by", "booking_reference", "expired")]
     [False, False, False]
     """
-    words = [w.lower() for w in _WORDS.findall(name)]
+    words = name_words(name)
     pairs = set(zip(words, words[1:], strict=False))
     return bool(
         _EXPIRY_WORDS & set(words)
