@@ -160,7 +160,7 @@ def test_ticks_on_other_pages_are_kept_and_added(client, chain):
 
 
 def test_a_document_with_too_many_operations_is_a_400_saying_how_many(client, chain, monkeypatch):
-    monkeypatch.setattr(openapi, "MAX_OPERATIONS", 200)
+    monkeypatch.setattr(openapi.reading, "MAX_OPERATIONS", 200)
     answer = client.post(chain.url("openapi"), {"text": many_operations(250)})
     assert (
         answer.status_code == 400 and "has 250 operations; at most 200" in answer.content.decode()

@@ -18,6 +18,7 @@ from chains.core.errors import DocumentError
 from chains.core.lint import lint
 from chains.core.model import ChainSpec
 from chains.core.openapi import propose_actions, read_openapi
+from chains.core.openapi.effects import guess_effect
 
 SKYLOOM = Path(__file__).resolve().parents[2] / "fixtures" / "openapi" / "skyloom-air.yaml"
 OPERATIONS = {o.id: o for o in read_openapi(SKYLOOM.read_bytes(), SKYLOOM.name)}
@@ -63,7 +64,7 @@ def test_the_effect_is_guessed_from_the_method_and_the_path(operation, effect):
 def test_the_effect_reads_the_words_of_real_operations(
     method, path, operation_id, override, summary, effect
 ):
-    got, why = openapi._effect(method, path, operation_id, override, summary)
+    got, why = guess_effect(method, path, operation_id, override, summary)
     assert got == effect, why
 
 
@@ -389,7 +390,7 @@ def test_shared_all_of_parts_and_long_chains_of_references_are_read():
 
 
 def test_a_document_past_the_step_budget_is_refused_as_too_complex(monkeypatch):
-    monkeypatch.setattr(openapi, "MAX_STEPS", 100)
+    monkeypatch.setattr(openapi.reading, "MAX_STEPS", 100)
     text = with_error_schema(
         {"$ref": "#/components/schemas/S1"}, components={"schemas": self_referring(12)}
     )
@@ -397,7 +398,7 @@ def test_a_document_past_the_step_budget_is_refused_as_too_complex(monkeypatch):
 
 
 def test_a_document_with_more_operations_than_are_read_at_once_is_refused(monkeypatch):
-    monkeypatch.setattr(openapi, "MAX_OPERATIONS", 12)
+    monkeypatch.setattr(openapi.reading, "MAX_OPERATIONS", 12)
     with pytest.raises(DocumentError, match="has 13 operations; at most 12 are read"):
         read_openapi(SKYLOOM.read_bytes(), SKYLOOM.name)
 
