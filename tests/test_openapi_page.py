@@ -75,8 +75,8 @@ def test_an_id_the_chain_has_already_is_a_400_naming_it(client, chain):
 
 
 def test_a_document_that_is_not_openapi_is_a_400_saying_why(client, chain):
-    answer = client.post(chain.url("openapi"), {"text": "swagger: '2.0'\n"})
-    assert answer.status_code == 400 and "no `openapi` field" in answer.content.decode()
+    answer = client.post(chain.url("openapi"), {"text": "asyncapi: '2.6.0'\n"})
+    assert answer.status_code == 400 and "no `openapi` (3.x)" in answer.content.decode()
 
 
 def test_a_reference_to_a_url_is_refused_naming_it_and_nothing_is_fetched(client, chain):

@@ -449,7 +449,9 @@ def documented_error_uncovered(spec: ChainSpec, ctx: LintContext) -> Found:
     OpenAPI import fills them in) are checked against the rows whose scope
     takes the action (prose scopes count) and the known_unmatched signals: a
     row covers a documented ``http:409 && code:X`` when it matches every such
-    response (``code:X``, ``http:4xx`` or the pair itself do).
+    response and names the code (``code:X`` or the pair itself do; a status
+    class such as ``http:4xx`` covers only a documented status that names no
+    code, since a catch-all row is not the decision the SPEC asks for each code).
     """
     known = [k.signal for k in spec.known_unmatched]
     for action in spec.actions:
@@ -462,9 +464,23 @@ def documented_error_uncovered(spec: ChainSpec, ctx: LintContext) -> Found:
             for atom in row.signal
         ]
         for documented in action.documented_errors:
-            if not any(atom_covers(atom, documented) for atom in [*atoms, *known]):
+            if not any(_covers_documented(atom, documented) for atom in [*atoms, *known]):
                 yield (
                     ElementPath.action(action.id).field("documented_errors"),
                     f"{documented} is documented for {action.id} but no row in its scope and "
                     "no known_unmatched entry covers it",
                 )
+
+
+def _covers_documented(atom: str, documented: str) -> bool:
+    """Does ``atom`` cover the documented error, naming its code if it has one?
+
+    >>> _covers_documented("http:4xx", "http:409 && code:X")
+    False
+    >>> _covers_documented("code:X", "http:409 && code:X")
+    True
+    """
+    if not atom_covers(atom, documented):
+        return False
+    named = [p for p in conjuncts(documented) if p.startswith(("code:", "type:"))]
+    return not named or any(p in conjuncts(atom) for p in named)

@@ -26,15 +26,27 @@ memoised per schema and depth, and a document that needs more than
 is refused with a :class:`DocumentError` saying so.
 """
 
-from .proposing import confirmed_effects, propose_actions
-from .reading import MAX_OPERATIONS, MAX_STEPS, OPENAPI_MAX_BYTES, Operation, read_openapi
+from .proposing import confirmed_effects, edits_onto, propose_actions, propose_chain
+from .reading import (
+    MAX_OPERATIONS,
+    MAX_STEPS,
+    OPENAPI_MAX_BYTES,
+    Operation,
+    Provider,
+    read_openapi,
+    read_provider,
+)
 
 __all__ = [
     "MAX_OPERATIONS",
     "OPENAPI_MAX_BYTES",
     "MAX_STEPS",
     "Operation",
+    "Provider",
     "confirmed_effects",
+    "edits_onto",
     "propose_actions",
+    "propose_chain",
     "read_openapi",
+    "read_provider",
 ]

@@ -48,7 +48,14 @@ def guess_effect(
     verb = next(iter(name_words(operation_id)), "")
     if verb in ("", method) and summary:
         verb = next(iter(name_words(summary)), "")
-    undoing = [w for w in words if w in _UNDOING]
+    last = path.rstrip("/").rsplit("/", 1)[-1]
+    if last.startswith("{") and verb not in _UNDOING:
+        thing = path.rstrip("/").rsplit("/", 2)[-2] if path.count("/") > 1 else "it"
+        return "commit", f"a {method.upper()} on one {thing} item changes it"
+    # An undoing word names what the call does only as its verb or its last path segment:
+    # ``/refunds/{refund}/expire`` expires a refund, it refunds nothing.
+    named = {*name_words(last), verb}
+    undoing = [w for w in words if w in _UNDOING and w in named]
     if undoing:
         return (
             "compensate",
