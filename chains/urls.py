@@ -51,7 +51,7 @@ chain_urls = [
     path("scenarios/record", workspace.record_scenario, name="record_scenario"),
     path("scenarios/delete", workspace.delete_scenario, name="delete_scenario"),
     re_path(
-        r"^r(?P<number>[0-9]+)\.(?P<fmt>yaml|json|md|dot|svg|png)$",
+        r"^r(?P<number>[0-9]+)\.(?P<fmt>yaml|json|md|openapi|postman|dot|svg|png)$",
         chain.revision_export,
         name="export",
     ),

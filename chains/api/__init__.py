@@ -507,6 +507,8 @@ EXPORTS = exports.CONTENT_TYPES
 EXPORT_SCHEMAS: dict[str, dict[str, str]] = {
     "yaml": {"type": "object"},
     "json": {"type": "object"},
+    "openapi": {"type": "object"},
+    "postman": {"type": "object"},
     "png": {"type": "string", "format": "binary"},
 }
 EXPORT_RESPONSE = {
@@ -528,7 +530,7 @@ def export(
     request: HttpRequest,
     key: str,
     number: int,
-    format: Literal["yaml", "json", "md", "dot", "svg", "png"] = "yaml",
+    format: Literal["yaml", "json", "md", "openapi", "postman", "dot", "svg", "png"] = "yaml",
     graph: Literal["handles", "flow"] = "handles",
     team: TeamQuery = None,
 ) -> HttpResponse:

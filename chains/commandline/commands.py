@@ -14,18 +14,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import sys
 from collections.abc import Callable, Iterable
 from importlib import metadata
-from typing import TextIO
+from typing import Any, TextIO
 
 import yaml
 
-from chains.core import formats
+from chains.core import edit, formats
 from chains.core.errors import ChainError, DocumentError, Problem
 from chains.core.export import export as export_spec
 from chains.core.lint import EXIT_CODES, worst_status
 from chains.core.model import EFFECTS
-from chains.core.openapi import confirmed_effects, propose_actions, read_openapi
+from chains.core.openapi import confirmed_effects, edits_onto, propose_chain, read_provider
+from chains.core.openapi.picking import pick
 from chains.core.sim.explorer import explore
 from chains.core.sim.runs import FileRuns
 from chains.core.sim.scenario import ScenarioMismatch, simulate
@@ -175,38 +178,74 @@ def openapi(options: argparse.Namespace, out: Output, files: Files) -> int:
         beside = options.path.parent if options.resolve_local else None
         data = files.read_openapi(options.path)
         limit = files.openapi_limit
-        operations = read_openapi(data, options.path.name, beside=beside, limit=limit)
+        provider = read_provider(
+            data, options.path.name, beside=beside, limit=limit, key_header=options.key_header
+        )
         effects = confirmed_effects(dict(_pair(e) for e in options.effect))
-        chosen = [p.strip() for p in (options.pick or "").split(",") if p.strip()]
-        actions = propose_actions(operations, chosen, effects) if chosen else None
+        picks = [p.strip() for given in options.pick for p in given.split(",") if p.strip()]
+        # --pick, --tag and --path each a union, together an intersection (picking.py)
+        operations = pick(provider.operations, ids=picks, tags=options.tag, paths=options.path_glob)
+        chosen = [o.id for o in operations]
+        chain = None
+        if picks:
+            chain_id = _snake_id(provider.title or options.path.stem)
+            chain = propose_chain(
+                operations, chosen, effects, chain_id=chain_id, title=provider.title
+            )
+            if options.onto:
+                chain = _onto(files, options, chain)
     except DocumentError as exc:
         lines = "\n".join(f"  {p}" for p in exc.problems)
         raise Failed(f"{options.path}:\n{lines}") from None
-    if actions is not None:
+    for warning in provider.warnings:
+        print(f"{options.path}: warning: {warning}", file=sys.stderr)
+    if chain is not None:
         if options.json:
-            out.json(actions)
+            out.json(chain)
         else:
-            listed = {"actions": actions}
-            out.write_text(yaml.safe_dump(listed, sort_keys=False, allow_unicode=True))
+            out.write_text(yaml.safe_dump(chain, sort_keys=False, allow_unicode=True))
         return 0
     if options.json:
         out.json([o.as_dict() for o in operations])
         return 0
+    if provider.key_header:
+        out.line(f"every POST takes {provider.key_header} ({provider.key_source})")
     for o in operations:
         out.line(f"{o.id}: {o.method.upper()} {o.path}")
         out.line(f"  effect {o.effect} ({o.why}); idempotency {o.idempotency}")
         if o.fields:
-            out.line(f"  intent fields: {', '.join(o.fields)}")
+            typed = (f"{name} ({o.types.get(name, 'string')})" for name in o.fields)
+            out.line(f"  intent fields: {', '.join(typed)}")
+        if o.handles:
+            out.line(f"  handles: {', '.join(o.handles)}")
         for error in o.errors:
             out.line(f"  documents {error}")
     return 0
 
 
-def _pair(text: str) -> tuple[str, str]:
-    name, sep, effect = text.partition("=")
+def _onto(files: Files, options: argparse.Namespace, proposal: dict[str, Any]) -> dict[str, Any]:
+    """The chain file ``--onto`` names with the proposal attached or added (edits_onto)."""
+    spec = pick_chain(files.load(str(options.onto)), options.chain)
+    renames = dict(_pair(r, "--rename", "PROPOSED=ACTION") for r in options.rename)
+    try:
+        for op, args in edits_onto(formats.to_document(spec), proposal, renames):
+            spec = edit.apply(spec, op, args)
+    except ChainError as exc:
+        raise Failed(f"{options.onto}: {exc}") from None
+    return formats.to_document(spec)
+
+
+def _snake_id(text: str) -> str:
+    """A chain id from a document's title: ``Flight Create Orders`` -> ``flight_create_orders``."""
+    return "_".join(re.findall(r"[A-Za-z0-9]+", text)).lower() or "provider"
+
+
+def _pair(text: str, flag: str = "--effect", form: str = "") -> tuple[str, str]:
+    name, sep, value = text.partition("=")
     if not sep:
-        raise Failed(f"--effect {text!r}: write ID=EFFECT, EFFECT one of {', '.join(EFFECTS)}")
-    return name.strip(), effect
+        form = form or f"ID=EFFECT, EFFECT one of {', '.join(EFFECTS)}"
+        raise Failed(f"{flag} {text!r}: write {form}")
+    return name.strip(), value.strip() if form else value
 
 
 def export(options: argparse.Namespace, out: Output, files: Files) -> int:

@@ -13,6 +13,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
+from chains.core.export import EXPORT_FORMATS
 from chains.core.model import EFFECTS
 from chains.core.sim.explorer import Bounds
 
@@ -121,7 +122,27 @@ def add_commands(parser: argparse.ArgumentParser, targets: Targets = FILES) -> S
     )
     opn.add_argument("path", type=Path, help="an OpenAPI 3.0 or 3.1 document (YAML or JSON)")
     opn.add_argument(
-        "--pick", metavar="ID,ID", help="print these operations as chain actions (YAML)"
+        "--pick",
+        action="append",
+        default=[],
+        metavar="ID,ID",
+        help="print these operations as chain actions (YAML): action ids, operationIds "
+        "or globs ('*refund*'); repeatable",
+    )
+    opn.add_argument(
+        "--tag",
+        action="append",
+        default=[],
+        metavar="TAG",
+        help="only operations with this tag (case not mattering); repeatable, any of them",
+    )
+    opn.add_argument(
+        "--path",
+        dest="path_glob",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="only operations whose path matches ('/v1/refunds*'); repeatable, any of them",
     )
     opn.add_argument(
         "--effect",
@@ -129,6 +150,27 @@ def add_commands(parser: argparse.ArgumentParser, targets: Targets = FILES) -> S
         default=[],
         metavar="ID=EFFECT",
         help=f"confirm another effect than the guessed one ({', '.join(EFFECTS)})",
+    )
+    opn.add_argument(
+        "--key-header",
+        metavar="NAME",
+        help="state that every POST takes its idempotency key in this header (e.g. "
+        "Idempotency-Key), where the document says so only in prose or not at all",
+    )
+    opn.add_argument(
+        "--onto",
+        type=Path,
+        metavar="CHAIN",
+        help="with --pick: print this chain file with the picked operations attached to its "
+        "actions bound to the same call, the others added",
+    )
+    opn.add_argument("--chain", metavar="ID", help="with --onto: the chain of a multi-chain file")
+    opn.add_argument(
+        "--rename",
+        action="append",
+        default=[],
+        metavar="PROPOSED=ACTION",
+        help="with --onto: attach a proposed action to the chain's action of another name",
     )
     opn.add_argument("--json", action="store_true", help="print as JSON")
     opn.add_argument(
@@ -145,9 +187,10 @@ def add_commands(parser: argparse.ArgumentParser, targets: Targets = FILES) -> S
     _pick_option(exp)
     exp.add_argument(
         "--format",
-        choices=["yaml", "json", "md"],
+        choices=EXPORT_FORMATS,
         default="yaml",
-        help="md: the Markdown design document (SKILL Step 6 layout)",
+        help="md: the Markdown design document (SKILL Step 6 layout); openapi: OpenAPI 3.1 "
+        "with x-chain extensions (imports back); postman: a Postman collection v2.1",
     )
 
     sub.add_parser("schema", help="Print the JSON Schema of chain documents.")

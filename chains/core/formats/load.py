@@ -1,7 +1,8 @@
 """Reading whatever a user hands us: :func:`load`.
 
-:func:`load` takes bytes or text, a YAML or JSON chain document or a
-Markdown compile document holding several chains, and returns an
+:func:`load` takes bytes or text, a YAML or JSON chain document (or the
+OpenAPI document the export writes, :mod:`.openapi_chain`) or a Markdown
+compile document holding several chains, and returns an
 :class:`.result.ImportResult` listing every chain found and every fragment
 that was not understood, with its line. It never raises for bad input.
 :func:`decode` refuses, before any parsing, more than :data:`MAX_BYTES`
@@ -18,6 +19,7 @@ from .arrows import read_arrow_verdicts
 from .jsonio import parse_json
 from .markdown import load_markdown
 from .notes import with_comment_notes
+from .openapi_chain import is_chain_openapi, load_openapi_chain
 from .result import ImportResult
 from .validation import extras_problems, unreadable_problems, validate_chain
 from .yamlio import comments, parse_yaml
@@ -90,6 +92,9 @@ def load(data: bytes | str, format: Format = "auto", filename: str | None = None
             data_, where = parse_json(text)
         else:
             data_, where = parse_yaml(text)
+        if is_chain_openapi(data_):  # our OpenAPI export; a provider's document is no chain
+            return load_openapi_chain(data_, where)
+        if fmt == "yaml":
             if "→" in text or "->" in text or "=>" in text:  # else no comment gives a verdict
                 result.problems.extend(read_arrow_verdicts(data_, where, comments(text)))
             data_ = with_comment_notes(data_, where, text)

@@ -248,9 +248,14 @@ class _Reader(Walker):
     def operations(self, key_header: str | None = None, key_source: str = "") -> list[Operation]:
         found: list[Operation] = []
         taken: set[str] = set()
-        posts = {path for path, method, _, _ in self.items() if method == "post"}
+        # Each collection's item path (``/orders`` -> ``/orders/{id}``), for what a POST mints.
+        items: dict[str, str] = {}
+        for path in self.mapping(self.document.get("paths")):
+            item = re.fullmatch(r"(.*)/\{[^}/]+\}", str(path))
+            if item:
+                items.setdefault(item[1], str(path))
         for path, method, node, shared in self.items():
-            operation = self.operation(path, method, node, shared, taken, posts)
+            operation = self.operation(path, method, node, shared, taken, items)
             if key_header and method == "post" and operation.idempotency != "keyed":
                 why = f"every POST takes {key_header} ({key_source})"
                 operation = _keyed(operation, key_header, why)
@@ -265,7 +270,7 @@ class _Reader(Walker):
         node: dict[str, Any],
         shared: list[Any],
         taken: set[str],
-        posts: set[str],
+        items: dict[str, str],
     ) -> Operation:
         operation_id = str(node.get("operationId") or "")
         summary = str(node.get("summary") or "")
@@ -315,7 +320,7 @@ class _Reader(Walker):
             idempotency = "natural"
         else:
             idempotency = "none"
-        mints = self.minted(path, method, node, posts)
+        mints = self.minted(path, method, node, items)
         return Operation(
             id=ident,
             method=method,
@@ -385,21 +390,15 @@ class _Reader(Walker):
         return kind
 
     def minted(
-        self, path: str, method: str, node: dict[str, Any], posts: set[str]
+        self, path: str, method: str, node: dict[str, Any], items: dict[str, str]
     ) -> dict[str, str]:
         """The handle a POST on a collection mints (``POST /orders`` mints what
-        ``/orders/{order_id}`` names), read from its answer's ``id``."""
-        if method != "post" or path.rstrip("/").endswith("}"):
+        ``/orders/{order_id}`` names: ``items`` maps each collection to its item path),
+        read from its answer's ``id``."""
+        item = items.get(path.rstrip("/")) if method == "post" else None
+        if item is None:
             return {}
-        items = [
-            p
-            for p in self.mapping(self.document.get("paths"))
-            if re.fullmatch(re.escape(path.rstrip("/")) + r"/\{[^}/]+\}", str(p))
-        ]
-        if not items:
-            return {}
-        name = str(items[0]).rsplit("{", 1)[1].rstrip("}")
-        handle = _handle_name(str(items[0]), name)
+        handle = _handle_name(item, item.rsplit("{", 1)[1].rstrip("}"))
         for status, response in self.mapping(node.get("responses")).items():
             if not str(status).startswith("2"):
                 continue
