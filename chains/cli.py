@@ -6,7 +6,7 @@ so nothing needs configuring. The commands, their arguments and their work
 are :mod:`chains.commandline`'s, which ``manage.py chain`` runs too, with the
 same JSON and the same exit statuses (see
 :mod:`chains.commandline.commands`). A command that cannot run (a file
-missing or too big, a bad scenario) says why on stderr and exits 1.
+missing or too big, a bad scenario) says why on stderr and exits 1 (audit: 2).
 ``lint --format sarif`` writes SARIF 2.1.0, which code-review tools show
 inline (docs/ci.md).
 """
@@ -41,7 +41,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return COMMANDS[options.subcommand](options, Output(out or sys.stdout), Files())
     except Failed as exc:
         print(f"chain-designer: {exc}", file=sys.stderr)
-        return 1
+        return exc.status
 
 
 if __name__ == "__main__":

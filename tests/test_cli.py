@@ -195,7 +195,7 @@ def test_the_cli_audits_a_correct_trace_clean(tmp_path):
 def test_a_trace_that_is_not_json_lines_is_named_with_its_line(capsys, tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"seq": 1, "event_type": "attempt"}\nnot json\n')
-    assert run("audit", FLIGHT, str(bad))[0] == 1
+    assert run("audit", FLIGHT, str(bad))[0] == 2  # unreadable, apart from 1 for diverged
     assert "line 2" in capsys.readouterr().err
 
 
@@ -204,7 +204,7 @@ def test_a_trace_with_a_time_out_of_range_is_named_with_its_line_and_field(capsy
     bad.write_text(
         '{"seq": 1, "event_type": "transition"}\n{"seq": 2, "event_type": "attempt", "t": 1e308}\n'
     )
-    assert run("audit", FLIGHT, str(bad))[0] == 1
+    assert run("audit", FLIGHT, str(bad))[0] == 2
     assert "line 2: t: expected seconds" in capsys.readouterr().err
 
 

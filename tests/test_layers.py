@@ -52,6 +52,7 @@ CORE = (
             "coverage",
             "comments",
             "openapi",
+            "traces",
             "postman",
             "explain",
             "patterns",

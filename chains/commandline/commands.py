@@ -7,7 +7,7 @@ returns its exit status: lint 0 for VALID or WARNINGS, 1 INVALID, 2 BLOCKED
 expectations held (else :class:`Failed`); explore 1 when an invariant broke, 3
 when none did but the search did not cover the chain, 0 for a clean and
 complete search; audit 0 when a run's trace kept to the chain, 1 when it
-diverged. Django-free.
+diverged, 2 when its chain or trace cannot be read. Django-free.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from chains.core.sim.scenario import ScenarioMismatch, simulate
 from .files import (
     Failed,
     Files,
+    Unreadable,
     audit_trace,
     bounds_of,
     exploration_status,
@@ -164,8 +165,11 @@ def explore_(options: argparse.Namespace, out: Output, files: Files) -> int:
 
 
 def audit(options: argparse.Namespace, out: Output, files: Files) -> int:
-    spec = pick_chain(files.load(options.chain), options.chain_id)
-    result = audit_trace(spec, options.trace)
+    try:
+        spec = pick_chain(files.load(options.chain), options.chain_id)
+    except Failed as exc:  # a chain that cannot be read is exit 2, as a trace that cannot
+        raise Unreadable(str(exc)) from None
+    result = audit_trace(spec, options.trace, options.trace_format, options.run)
     if options.json:
         out.json(result.as_dict())
     else:

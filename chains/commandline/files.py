@@ -22,16 +22,18 @@ from chains.core.lint import RULES, LintReport, lint, worst_status
 from chains.core.lint.docs import rules_markdown
 from chains.core.model import ChainSpec
 from chains.core.openapi import OPENAPI_MAX_BYTES
-from chains.core.sim.audit import AuditResult, audit, read_trace
+from chains.core.sim.audit import AuditResult, audit
 from chains.core.sim.explorer import EXIT_CODES as EXPLORE_EXIT_CODES
 from chains.core.sim.explorer import Bounds, ExploreResult
 from chains.core.sim.scenario import Scenario, load_scenario
+from chains.core.traces import read as read_telemetry
 
 from .text import cause_text, scenario_yaml
 
 __all__ = [
     "Failed",
     "Files",
+    "Unreadable",
     "LintedFile",
     "Loaded",
     "audit_trace",
@@ -55,7 +57,18 @@ _SARIF_LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
 class Failed(Exception):
-    """A command that could not run; its message says why (``manage.py chain``: CommandError)."""
+    """A command that could not run; its message says why (``manage.py chain``: CommandError).
+
+    ``status`` is the exit status it ends the command with.
+    """
+
+    status = 1
+
+
+class Unreadable(Failed):
+    """The audit's chain or trace cannot be read: exit 2, apart from 1 for a diverged run."""
+
+    status = 2
 
 
 def read_limited(
@@ -272,14 +285,19 @@ def write_counterexamples(folder: Path, chain_id: str, result: ExploreResult) ->
     return written
 
 
-def audit_trace(spec: ChainSpec, path: Path) -> AuditResult:
-    """Audit the trace file ``path`` (JSON lines, docs/trace-audit.md) against ``chain``."""
+def audit_trace(
+    spec: ChainSpec, path: Path, fmt: str = "auto", run: str | None = None
+) -> AuditResult:
+    """Audit the trace file ``path`` (any shape of docs/trace-audit.md, or ``fmt``) against
+    ``chain``; :class:`Unreadable` naming each line when it cannot be read."""
     try:
-        events = read_trace(formats.decode(read_limited(path)))
+        reading = read_telemetry(formats.decode(read_limited(path)), spec, fmt, run)
+    except Failed as exc:
+        raise Unreadable(str(exc)) from None
     except DocumentError as exc:
         lines = "\n".join(f"  {p}" for p in exc.problems)
-        raise Failed(f"bad trace {path}:\n{lines}") from None
-    return audit(spec, events)
+        raise Unreadable(f"bad trace {path}:\n{lines}") from None
+    return audit(spec, reading)
 
 
 def exploration_status(result: ExploreResult, allow_incomplete: bool) -> int:

@@ -16,6 +16,7 @@ from pathlib import Path
 from chains.core.export import EXPORT_FORMATS
 from chains.core.model import EFFECTS
 from chains.core.sim.explorer import Bounds
+from chains.core.traces import FORMATS as TRACE_FORMATS
 
 __all__ = ["FILES", "INPUT_FORMATS", "Targets", "add_commands"]
 
@@ -109,11 +110,25 @@ def add_commands(parser: argparse.ArgumentParser, targets: Targets = FILES) -> S
 
     aud = sub.add_parser(
         "audit",
-        help="Replay a run's trace against its chain: exit 0 if it kept to it, 1 if it diverged.",
+        help="Replay a run's trace against its chain: exit 0 if it kept to it, 1 if it "
+        "diverged, 2 if the chain or the trace cannot be read.",
     )
     aud.add_argument("chain", help=targets.one)
-    aud.add_argument("trace", type=Path, help="the run's trace: JSON lines (docs/trace-audit.md)")
+    aud.add_argument(
+        "trace",
+        type=Path,
+        help="the run's trace: the simulator's or SPEC §2.5 JSON lines, an intent log, "
+        "OTLP JSON or HAR (docs/trace-audit.md)",
+    )
     _pick_option(aud)
+    aud.add_argument(
+        "--format",
+        dest="trace_format",
+        choices=["auto", *TRACE_FORMATS],
+        default="auto",
+        help="the trace's shape (default: told from its content)",
+    )
+    aud.add_argument("--run", metavar="ID", help="the run to audit in a trace that holds several")
     _json_option(aud)
 
     opn = sub.add_parser(

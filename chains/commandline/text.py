@@ -237,8 +237,15 @@ def budget_text(key: str, value: Any) -> str:
 
 
 def audit_lines(chain_id: str, result: Any) -> Iterator[Line]:
-    """An audited trace: how far the chain's rules followed it, then each divergence."""
-    yield f"chain {chain_id}: {result.events} events, {result.attempts} attempts", ""
+    """An audited trace: how far the chain's rules followed it, what it inferred, the calls
+    bound to no action, then each divergence."""
+    shape = f" ({result.format})" if result.format != "simulator" else ""
+    yield f"chain {chain_id}: {result.events} events, {result.attempts} attempts{shape}", ""
+    for inferred in result.inferred:
+        yield f"  inferred: {inferred}", ""
+    for call in result.unknown_calls:
+        said = f"{call.method} {call.path} ({call.place}): no action is bound to it"
+        yield f"  unknown call: {said}", "WARNING"
     if not result.followed:
         yield (
             f"the chain's rules followed the run up to seq {result.stopped_at}; "
@@ -251,4 +258,4 @@ def audit_lines(chain_id: str, result: Any) -> Iterator[Line]:
     yield f"divergences: {len(result.divergences)}", ""
     for d in result.divergences:
         at = f" at {d.step}" if d.step else ""
-        yield f"  seq {d.seq} (line {d.line}){at}: {d.kind}: {d.message}", ""
+        yield f"  seq {d.seq} ({d.at or f'line {d.line}'}){at}: {d.kind}: {d.message}", ""

@@ -329,6 +329,17 @@ def _changes(data: Data, section: str, id: str, fields: Any, model: type[BaseMod
     return changes
 
 
+def _rename_handle(data: Data, old: str, new: str) -> None:
+    rename(handle_slots(data), old, new)
+    # A binding names the handle by key (``sends: {order_id: path:id}``), not in a slot.
+    for action in data.get("actions") or []:
+        http = action.get("http") or {}
+        for part in ("sends", "reads"):
+            places = http.get(part)
+            if places and old in places:
+                http[part] = {new if k == old else k: v for k, v in places.items()}
+
+
 def _rename_action(data: Data, old: str, new: str) -> None:
     rename(action_slots(data), old, new)
     policy = data.get("policy") or {}
@@ -797,7 +808,7 @@ def update_chain(spec: ChainSpec, fields: dict[str, Any]) -> ChainSpec:
 
 _RENAMES: dict[str, Callable[[Data, str, str], None]] = {
     "actions": _rename_action,
-    "handles": lambda data, old, new: rename(handle_slots(data), old, new),
+    "handles": _rename_handle,
     "gates": lambda data, old, new: rename(gate_slots(data), old, new),
 }
 

@@ -1,11 +1,15 @@
 """The trace audit page: a run's trace, uploaded, replayed against a revision of the chain.
 
-Each divergence is listed at its event and drawn on the handle graph (its
-step outlined), with a button that opens the simulator on the run as it
-stood there (docs/trace-audit.md). The page holds the trace once, in the
-form those buttons post: the simulator's scenario of an event is built only
-when someone opens it, since building one replays the trace from its start
-and a trace may diverge thousands of times. Reading a trace changes nothing.
+The trace may be any shape :mod:`chains.core.traces` reads (the simulator's
+or SPEC §2.5 JSON lines, an intent log, OTLP JSON, HAR), told from its
+content or picked in the form. Each divergence is listed at its event and
+drawn on the handle graph (its step outlined), with a button that opens the
+simulator on the run as it stood there (docs/trace-audit.md); the inputs the
+audit inferred and the calls no action is bound to are listed too. The page
+holds the trace once, in the form those buttons post: the simulator's
+scenario of an event is built only when someone opens it, since building one
+replays the trace from its start and a trace may diverge thousands of times.
+Reading a trace changes nothing.
 """
 
 from __future__ import annotations
@@ -24,10 +28,11 @@ from chains.core.errors import DocumentError, Problem
 from chains.core.keys import node_key
 from chains.core.model import ChainSpec
 from chains.core.render import handle_graph_svg
-from chains.core.sim.audit import audit, read_trace, scenario_until
+from chains.core.sim.audit import AuditResult, audit, scenario_until
 from chains.core.sim.palette import default_intent
 from chains.core.sim.session import encode
-from chains.core.sim.state import Event
+from chains.core.traces import FORMATS
+from chains.core.traces import read as read_telemetry
 from chains.models import Chain, Revision, RevisionLayout
 from chains.services.access import get_revision, spec_of
 from chains.views.common import get_chain
@@ -42,6 +47,8 @@ class AuditForm(BaseModel):
 
     r: str = Field("", description="the revision audited (else ``?r=``); the head if no number")
     simulate: str = Field("", description="the seq of the event to open in the simulator")
+    format: str = Field("auto", description="the trace's shape; auto tells it from the content")
+    run: str = Field("", description="the run to audit in a trace that holds several")
 
 
 @require_http_methods(["GET", "POST"])
@@ -52,20 +59,21 @@ def audit_trace(request: HttpRequest, key: str, team: str | None = None) -> Http
     chain = get_chain(request, team, key)
     form = posted(request, AuditForm)
     revision = get_revision(chain, plain_number(form.text("r") or request.GET.get("r")))
-    context: dict[str, Any] = {"chain": chain, "revision": revision}
+    shape, run = form.text("format") or "auto", form.text("run") or None
+    context: dict[str, Any] = {"chain": chain, "revision": revision, "formats": FORMATS}
+    context.update(shape=shape, run=run or "")
     if request.method == "GET":
         return render(request, "chains/audit.html", context)
     try:
         spec = spec_of(revision)
         text = uploaded_text(request, "trace", "trace")[0]
-        events = read_trace(text)
+        result = audit(spec, read_telemetry(text, spec, shape, run))
         if form.sent("simulate"):  # a button of the listing; any other value is refused
-            url = _simulator_at(chain, revision, spec, events, form.text("simulate"))
+            url = _simulator_at(chain, revision, spec, result, form.text("simulate"))
             return HttpResponseRedirect(url, status=303)
     except DocumentError as exc:
         context["problems"] = exc.problems
         return render(request, "chains/audit.html", context, status=400)
-    result = audit(spec, events)
     context.update(result=result, trace=text, divergences=result.divergences[:LISTED])
     context["unlisted"] = len(result.divergences) - len(context["divergences"])
     try:
@@ -78,10 +86,12 @@ def audit_trace(request: HttpRequest, key: str, team: str | None = None) -> Http
 
 
 def _simulator_at(
-    chain: Chain, revision: Revision, spec: ChainSpec, events: list[Event], raw: str
+    chain: Chain, revision: Revision, spec: ChainSpec, result: AuditResult, raw: str
 ) -> str:
-    """The simulator's address of the run as it stood at event ``raw`` (a seq) of the trace."""
+    """The simulator's address of the run as it stood at event ``raw`` (a seq) of the trace,
+    with the inputs the audit inferred in their places."""
     seq = plain_number(raw)
+    events = result.replayed
     if seq is None or all(e.seq != seq for e in events):
         raise DocumentError([Problem(f"simulate: the trace has no event of seq {raw!r}")])
     scenario = scenario_until(events, seq).model_copy(

@@ -84,8 +84,12 @@ class FilesOrStored(Files):
     def load(self, target: str, fmt: formats.Format = "auto") -> Loaded:
         if Path(target).exists():
             return super().load(target, fmt)
-        chain = stored_chain(target, not_found=f"{target} is neither a file nor a stored chain")
-        spec = formats.from_document(head_of(chain, target).document)
+        try:
+            chain = stored_chain(target, not_found=f"{target} is neither a file nor a stored chain")
+            head = head_of(chain, target)
+        except CommandError as exc:  # a command decides what a chain it cannot read exits with
+            raise Failed(str(exc)) from None
+        spec = formats.from_document(head.document)
         return Loaded(target, None, [spec])
 
 
@@ -169,7 +173,7 @@ class Command(BaseCommand):
             )
             status = COMMANDS[given.subcommand](given, out, files)
         except Failed as exc:
-            raise CommandError(str(exc)) from None
+            raise CommandError(str(exc), returncode=exc.status) from None
         if status:
             raise SystemExit(status)
 
