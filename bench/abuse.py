@@ -50,6 +50,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import requests
 from _chains import confirm_gate
@@ -1115,9 +1116,11 @@ def case_22(b: Bench) -> Verdict:
 def case_23(b: Bench) -> Verdict:
     """Bad input is a 4xx: OpenAPI ``base=abc``, audit ``?r=²``, a trace event at ``t: 1e308``."""
     spec = json.dumps(openapi_doc({"type": "object"}))
-    listed = upload_openapi(b, spec)
-    pick = re.search(r'name="pick" value="([^"]+)"', listed.text)
-    base = upload_openapi(b, spec, add="1", pick=pick.group(1) if pick else "x", base="abc")
+    kept = upload_openapi(b, spec)  # a 302 to the upload's own list, where it is kept
+    address = urlsplit(kept.headers.get("Location", "")).path or "/chains/provider/openapi/0/"
+    pick = re.search(r'name="pick" value="([^"]+)"', b["a_owner2"].page(address).text)
+    chosen = pick.group(1) if pick else "x"
+    base = b["a_owner2"].page(address + "add", "POST", data={"pick": chosen, "base": "abc"})
     squared = b["a_rev1"].page("/chains/audited/audit?r=%C2%B2")
     events = [
         {"seq": 1, "event_type": "attempt", "step_id": "outbound_search", "t": 0},

@@ -143,13 +143,9 @@ def test_a_token_without_a_name_is_refused_beside_the_name(people, signed_in):
 
 def test_an_effect_that_is_not_one_is_a_400_naming_the_operation(client, team):
     chain = Chain.objects.store({"id": "tiny", "title": "Tiny"}, team=team).chain
-    form = {
-        "add": "1",
-        "text": SKYLOOM.read_text(),
-        "pick": ["get_order"],
-        "effect-get_order": "teleport",
-    }
-    response = client.post(chain.url("openapi"), form)
+    upload = client.post(chain.url("openapi"), {"text": SKYLOOM.read_text()})["Location"]
+    form = {"pick": ["get_order"], "effect-get_order": "teleport"}
+    response = client.post(upload + "add", form)
     assert response.status_code == 400
     assert "get_order: &#x27;teleport&#x27; is not an effect" in response.content.decode()
     assert chain.head().number == 1

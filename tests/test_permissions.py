@@ -34,6 +34,9 @@ ACCESS: dict[str, dict[str, str]] = {
     "chains:inbox": {"GET": SIGNED_IN},
     "chains:audit": {"GET": "viewer", "POST": "viewer"},
     "chains:openapi": {"GET": "editor", "POST": "editor"},
+    # one's own upload only (another's is 404, a viewer's 403): see test_openapi_page
+    "chains:openapi_upload": {"GET": "self", "POST": "self"},
+    "chains:openapi_add": {"POST": "self"},
     "chains:open_notification": {"POST": "self"},  # one's own only: see test_notifications
     "chains:read_all": {"POST": SIGNED_IN},
     "chains:teams": {"GET": SIGNED_IN, "POST": SIGNED_IN},
@@ -116,6 +119,8 @@ def urls(flight, team) -> dict[str, str]:
         "chains:revoke_token": [ApiToken.objects.issue(team.memberships.first().user, "t")[0].pk],
         "chains:open_notification": [1],
         "chains:rule": ["commit.unkeyed-retried"],
+        "chains:openapi_upload": [key, 1],
+        "chains:openapi_add": [key, 1],
     }
     return {
         name: reverse(

@@ -10,6 +10,7 @@
 - ``campaigns``: explorations (model-checker runs) and the shards workers claim.
 - ``notifications``: review requests, mentions and decisions, for each person's inbox.
 - ``runs``: runs kept by their caller's run_key, one per key and chain (SPEC §2.8).
+- ``uploads``: a person's provider OpenAPI document on a chain's OpenAPI page, with its ticks.
 
 Each module imports (at run time) only those listed before it, and none imports
 ``chains.tasks``: the tasks import the models. The campaign models reach the
@@ -98,6 +99,7 @@ from chains.models.scenarios import (
     saved_scenarios,
     scenario_checks,
 )
+from chains.models.uploads import UPLOAD_KEPT_FOR, OpenApiUpload, OpenApiUploadQuerySet
 
 __all__ = [
     "ACTIVE",
@@ -112,6 +114,7 @@ __all__ = [
     "MAX_SHARDS",
     "RANK",
     "STALE_AFTER",
+    "UPLOAD_KEPT_FOR",
     "VOTES",
     "AlreadyMember",
     "ApiToken",
@@ -141,6 +144,8 @@ __all__ = [
     "Membership",
     "NotApprovable",
     "NothingToUndo",
+    "OpenApiUpload",
+    "OpenApiUploadQuerySet",
     "QueueDown",
     "Review",
     "ReviewError",

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from chains.core import edit, formats
+from chains.core import edit, formats, openapi
 from chains.core.drawing import AFRESH_AFTER, Canvas, Drawing, start_drawing
 from chains.core.edit import EditError
 from chains.core.errors import DocumentError
@@ -156,6 +156,11 @@ def add_actions(
     changed = spec
     for action in actions:
         changed = edit.apply(changed, "add_action", action)
+    return _store(chain, changed, base=base, author=author, message=message)
+
+
+def _store(chain: Chain, changed: ChainSpec, *, base: int, author: Any, message: str) -> Saved:
+    """``changed`` stored as the new head of ``chain`` on ``base``, linted."""
     report = lint(changed)
     try:
         revision = Chain.objects.store(
@@ -170,6 +175,25 @@ def add_actions(
         raise StaleEdit(exc.head, base, None) from None
     spec_of(revision, known=changed)
     return Saved(revision, changed, report, None)
+
+
+def add_proposal(
+    chain: Chain,
+    proposal: dict[str, Any],
+    *,
+    base: int,
+    author: Any,
+    message: str,
+    renames: dict[str, str] | None = None,
+) -> Saved:
+    """A provider's proposed chain (``openapi.propose_chain``) brought into the head of
+    ``chain`` as one revision: attached to the actions bound to the same calls (or named
+    by ``renames``), the rest added (``openapi.edits_onto``)."""
+    spec = _head_spec(get_head(chain))
+    changed = spec
+    for op, args in openapi.edits_onto(formats.to_document(spec), proposal, renames):
+        changed = edit.apply(changed, op, args)
+    return _store(chain, changed, base=base, author=author, message=message)
 
 
 def stale_check(

@@ -160,8 +160,8 @@ def edits_onto(
     Names it sends that the action does not have are left for the lint to
     show, except one path parameter when the action has one handle that its
     binding sends nowhere, which is taken to be it (and likewise one handle
-    the answer carries). Handles the chain lacks are added, and the other
-    actions.
+    the answer carries). The other actions are added, then the handles the
+    chain lacks.
     """
     renames = dict(renames or {})
     existing = {str(a["id"]): a for a in chain.get("actions", [])}
@@ -190,6 +190,10 @@ def edits_onto(
         if errors:
             changes["documented_errors"] = list(dict.fromkeys(errors))
         edits.append(("update_action", {"id": target, "fields": changes}))
+    # The actions first: a handle's minted_by must name one the chain has.
+    edits += [
+        ("add_action", dict(a)) for a in proposal.get("actions", []) if a["id"] not in attached
+    ]
     for handle in proposal.get("handles", []):
         needed = any(
             handle["id"]
@@ -199,9 +203,6 @@ def edits_onto(
         )
         if needed and handle["id"] not in have:
             edits.append(("add_handle", dict(handle)))
-    edits += [
-        ("add_action", dict(a)) for a in proposal.get("actions", []) if a["id"] not in attached
-    ]
     return edits
 
 

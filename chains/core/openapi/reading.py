@@ -26,6 +26,7 @@ __all__ = [
     "OPENAPI_MAX_BYTES",
     "Operation",
     "Provider",
+    "STATED_KEY",
     "read_openapi",
     "read_provider",
 ]
@@ -36,6 +37,7 @@ MAX_OPERATIONS = 5_000
 # The largest provider document read (a setting of its own on the site,
 # OPENAPI_UPLOAD_MAX_BYTES): real ones are larger than any chain (Stripe's is 4 MB).
 OPENAPI_MAX_BYTES = 10 * 1024 * 1024
+STATED_KEY = "you stated it"  # where a provider-wide key header comes from when a person gave it
 MAX_WARNINGS = 50  # places where the document breaks the OpenAPI schema, listed at most
 _KEY_NAME = re.compile(r"idempoten", re.I)
 # A header name in prose that carries an idempotency key (``Idempotency-Key``).
@@ -149,7 +151,7 @@ def read_provider(
     reader = _Reader(document, references(document))
     reader.count_operations()
     warnings = _check_structure(document, converted)
-    source = "you stated it" if key_header else ""
+    source = STATED_KEY if key_header else ""
     if not key_header:
         key_header, source = _stated_key(document)
     return Provider(
@@ -218,7 +220,9 @@ def _check_structure(document: dict[str, Any], converted: bool) -> list[Problem]
             raise DocumentError(
                 [Problem(f"invalid OpenAPI document{after}: {message}", path=where)]
             )
-        warnings.append(Problem(f"not valid OpenAPI{after}: {message[:300]}", path=where))
+        warnings.append(
+            Problem(f"not valid OpenAPI{after}: {message[:300]}", path=where, severity="warning")
+        )
         if len(warnings) >= MAX_WARNINGS:
             break
     return warnings

@@ -1,0 +1,71 @@
+"""The OpenAPI page with what real providers need: a key header stated for every POST,
+the document's schema breaks shown as warnings, and picks that attach to the chain's
+own bound actions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from chains.core import formats
+from chains.models import Chain, OpenApiUpload
+from chains.services.access import spec_of
+from tests.core.sim.builders import fixture
+from tests.core.test_openapi_fidelity import bound_chain, orders_document
+
+
+@pytest.fixture
+def chain() -> Chain:
+    return Chain.objects.store(
+        formats.to_document(fixture("unsafe-retry-booking.yaml")), message="r1"
+    ).chain
+
+
+def upload(client, chain, text: str, **fields) -> str:
+    file = SimpleUploadedFile("orders.json", text.encode())
+    answer = client.post(chain.url("openapi"), {"document": file, **fields})
+    assert answer.status_code == 302, answer.content.decode()[:500]
+    return answer["Location"]
+
+
+def test_a_stated_key_header_keys_every_post_and_the_list_says_who_stated_it(client, chain):
+    page = client.get(upload(client, chain, orders_document(), key_header="Idempotency-Key"))
+    text = page.content.decode()
+    assert "Every POST is proposed keyed with <code>Idempotency-Key</code> (you stated it)" in text
+    kept = OpenApiUpload.objects.get()
+    assert {op.idempotency for op in kept.read_operations() if op.method == "post"} == {"keyed"}
+
+
+def test_a_key_header_that_is_no_header_name_is_a_400_naming_the_field(client, chain):
+    file = SimpleUploadedFile("orders.json", orders_document().encode())
+    answer = client.post(chain.url("openapi"), {"document": file, "key_header": "Idem Key:"})
+    assert answer.status_code == 400 and "key_header" in answer.content.decode()
+    assert not OpenApiUpload.objects.exists()
+
+
+def test_the_document_s_schema_breaks_are_listed_as_warnings_above_its_operations(client, chain):
+    bad = {"schema": {"type": "string", "format": 5}, "name": "q", "in": "query"}
+    document = {
+        "openapi": "3.0.3",
+        "info": {"title": "T", "version": "1"},
+        "paths": {
+            "/a": {"get": {"parameters": [bad], "responses": {"200": {"description": "ok"}}}}
+        },
+    }
+    text = client.get(upload(client, chain, json.dumps(document))).content.decode()
+    assert "1 place where the document is not valid OpenAPI" in text
+    assert "/paths/~1a/get/parameters/0" in text and 'id="op-get_a"' in text
+
+
+def test_an_added_operation_attaches_to_the_action_bound_to_its_call(client):
+    bound = Chain.objects.store(bound_chain(), message="r1").chain
+    address = upload(client, bound, orders_document())
+    answer = client.post(address + "add", {"base": "1", "pick": ["get_order", "cancel_order"]})
+    assert answer.status_code == 302
+    spec = spec_of(bound.head())
+    assert [a.id for a in spec.actions] == ["book", "look", "cancel_order"]
+    assert spec.action("look").http.operation_id == "getOrder"
+    assert [h.id for h in spec.handles] == ["booking", "order_id"]
+    assert formats.to_document(spec)["handles"][1]["minted_by"] == "external(POST /air/orders)"
