@@ -4,7 +4,7 @@ Each shape is posted to the *actions from an OpenAPI document* page through
 Django's test client on a throwaway SQLite database, signed in: the 807-byte
 spec of issue 34 (one error schema whose twelve properties each ``$ref`` it
 back: 12**6 paths to depth 6), the same with twelve schemas S1..S12 whose
-properties p1..p12 ``$ref`` all of them, a schema that includes itself
+properties error1..error12 ``$ref`` all of them, a schema that includes itself
 through ``allOf``, forty schemas each including the next twice through
 ``allOf`` (2**40 paths), a chain of 3,000 ``$ref``s (deeper than Python's
 stack), 3,000 operations each with its own error schema, 3,000 codes that
@@ -31,7 +31,8 @@ os.environ.setdefault("RATE_LIMITS", "import=1000/m")  # the bench posts more th
 
 from _django import ROOT, test_database  # noqa: E402  (first: it sets Django up)
 
-_PROPERTIES = ", ".join(f"f{i}: {{$ref: '#/components/schemas/E'}}" for i in range(12))
+# Properties named as an error's are searched for codes (others are resources an error names).
+_PROPERTIES = ", ".join(f"error{i}: {{$ref: '#/components/schemas/E'}}" for i in range(12))
 RECURSIVE = f"""\
 openapi: 3.0.3
 info: {{title: Recursive, version: '1'}}
@@ -76,7 +77,10 @@ def _ref(name: str) -> dict:
 
 def shapes() -> dict[str, str]:
     mesh = {
-        f"S{i}": {"type": "object", "properties": {f"p{j}": _ref(f"S{j}") for j in range(1, 13)}}
+        f"S{i}": {
+            "type": "object",
+            "properties": {f"error{j}": _ref(f"S{j}") for j in range(1, 13)},
+        }
         for i in range(1, 13)
     }
     diamond = {f"D{i}": {"allOf": [_ref(f"D{i + 1}")] * 2, "required": ["x"]} for i in range(40)}
@@ -128,7 +132,9 @@ def shapes() -> dict[str, str]:
             {
                 "E": {"properties": {"code": {"enum": [f"CODE_{i}" for i in range(3000)]}}},
                 "W": {
-                    "properties": {f"w{i}": {"properties": {"e": _ref("E")}} for i in range(150)}
+                    "properties": {
+                        f"error{i}": {"properties": {"error": _ref("E")}} for i in range(150)
+                    }
                 },
             },
         ),

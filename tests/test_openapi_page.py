@@ -302,9 +302,10 @@ def test_a_tag_in_the_address_lists_only_its_operations(client, chain):
     assert "Operations 1–100 of 117 matching the tag <strong>air orders</strong> (of 468)" in html
 
 
-def test_a_document_without_tags_has_no_tag_menu_and_says_why(client, chain):
+def test_a_document_without_tags_has_a_tag_per_resource_and_says_so(client, chain):
     html = listed(client, uploaded(client, chain))
-    assert 'id="openapi-tag"' not in html and "The document tags no operation" in html
+    menu = html.split('id="openapi-tag"')[1].split("</select>")[0]
+    assert "<option>offers</option>" in menu and "The document tags no operation" in html
 
 
 def test_a_word_starting_with_a_slash_filters_by_path_prefix(client, chain):

@@ -35,6 +35,7 @@ from chains.core.errors import ChainError, DocumentError, Problem
 from chains.core.model import EFFECTS
 from chains.core.openapi import Operation, confirmed_effects, propose_chain, read_provider
 from chains.core.openapi.picking import document_tags, has_tag, search
+from chains.core.openapi.reading import resource_tag
 from chains.models import Chain, OpenApiUpload, Role, StaleRevision
 from chains.services import editing
 from chains.services.access import get_head
@@ -239,6 +240,7 @@ def _listed(kept: OpenApiUpload, operations: list[Operation], listing: Listing) 
         "operations": operations,
         "rows": rows,
         "tags": document_tags(operations),
+        "tags_from_paths": all(op.tags == [resource_tag(op.path)] for op in operations),
         "listing": listing,
         "page": page,
         "pages": pages,

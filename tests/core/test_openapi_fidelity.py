@@ -357,3 +357,21 @@ def test_a_rename_to_an_action_the_chain_lacks_is_refused_by_name():
     proposal = propose_chain(read_openapi(orders_document()), ["get_order"])
     with pytest.raises(DocumentError, match="the chain has no action nowhere"):
         edits_onto(bound_chain(), proposal, {"get_order": "nowhere"})
+
+
+def test_a_document_that_tags_no_operation_tags_each_with_the_resource_its_path_names():
+    paths = {
+        "/v1/payment_intents": {"post": post("PostPaymentIntents")},
+        "/v1/payment_intents/{intent}/cancel": {"post": post("PostCancel")},
+        "/v1/refunds": {"post": post("PostRefunds")},
+    }
+    ops = read_openapi(document(paths))
+    assert [op.tags for op in ops] == [["payment_intents"], ["payment_intents"], ["refunds"]]
+
+
+def test_a_document_that_tags_some_operation_keeps_its_own_tags():
+    paths = {
+        "/v1/refunds": {"post": post("PostRefunds", tags=["Money"])},
+        "/v1/x": {"get": post("x")},
+    }
+    assert [op.tags for op in read_openapi(document(paths))] == [["Money"], []]

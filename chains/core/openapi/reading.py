@@ -29,6 +29,7 @@ __all__ = [
     "STATED_KEY",
     "read_openapi",
     "read_provider",
+    "resource_tag",
 ]
 
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
@@ -45,6 +46,7 @@ _KEY_IN_PROSE = re.compile(r"\b((?:[A-Za-z]+-)*Idempotency(?:-[A-Za-z]+)+)\b", r
 # Request fields no caller decides: the provider's own options for the answer.
 _NOT_INTENT = frozenset({"expand", "metadata", "fields", "include"})
 _ID_NAME = re.compile(r"(?:^|_)ids?$|[a-z0-9]Ids?$")
+_VERSION = re.compile(r"v\d+(?:\.\d+)*|api|rest", re.I)  # path prefixes that name no resource
 _BODY_DEPTH = 3  # envelopes (``data``, ``data.attributes``) looked through at most
 
 
@@ -66,7 +68,8 @@ class Operation:
     operation_id: str = ""
     # Where each field and handle goes in the request, as the binding writes it (``path:id``).
     places: dict[str, str] = field(default_factory=dict)
-    # The document's tags of the operation, in its order (what the page and ``--tag`` filter on).
+    # The document's tags of the operation, in its order (what the page and ``--tag`` filter
+    # on); where the document tags no operation, the resource its path names (resource_tag).
     tags: list[str] = field(default_factory=list)
     # Each intent field's type (``integer``, ``date``, ``enum[a, b]``).
     types: dict[str, str] = field(default_factory=dict)
@@ -265,6 +268,8 @@ class _Reader(Walker):
                 operation = _keyed(operation, key_header, why)
             taken.add(operation.id)
             found.append(operation)
+        if not any(op.tags for op in found):  # Stripe's tags none: its resources stand in
+            found = [_tagged(op, [resource_tag(op.path)]) for op in found]
         return found
 
     def operation(
@@ -415,6 +420,25 @@ class _Reader(Walker):
                 if "id" in self.mapping(data.get("properties")):
                     return {handle: "body:/data/id"}
         return {handle: "body:/id"}
+
+
+def resource_tag(path: str) -> str:
+    """The resource a path is about, as a tag for a document that tags no operation: its
+    first segment that is no version and no parameter.
+
+    >>> resource_tag("/v1/payment_intents/{intent}/cancel"), resource_tag("/air/orders")
+    ('payment_intents', 'air')
+    """
+    for segment in path.strip("/").split("/"):
+        if segment and not segment.startswith("{") and not _VERSION.fullmatch(segment):
+            return segment
+    return "/"
+
+
+def _tagged(op: Operation, tags: list[str]) -> Operation:
+    fields = op.as_dict()
+    fields["tags"] = tags
+    return Operation(**fields)
 
 
 def _keyed(op: Operation, header: str, why: str) -> Operation:
