@@ -69,3 +69,39 @@ def test_an_added_operation_attaches_to_the_action_bound_to_its_call(client):
     assert spec.action("look").http.operation_id == "getOrder"
     assert [h.id for h in spec.handles] == ["booking", "order_id"]
     assert formats.to_document(spec)["handles"][1]["minted_by"] == "external(POST /air/orders)"
+
+
+def test_the_onto_menu_attaches_an_operation_to_an_action_of_another_name(client):
+    bound = Chain.objects.store(bound_chain(), message="r1").chain
+    address = upload(client, bound, orders_document())
+    form = {"base": "1", "pick": ["create_order"], "onto-create_order": "book"}
+    assert client.post(address + "add", form).status_code == 302
+    spec = spec_of(bound.head())
+    assert [a.id for a in spec.actions] == ["book", "look"]
+    assert spec.action("book").http.reads == {"booking": "body:/data/id"}
+
+
+def test_the_onto_menu_offers_the_action_bound_to_the_same_call_first(client):
+    bound = Chain.objects.store(bound_chain(), message="r1").chain
+    html = client.get(upload(client, bound, orders_document())).content.decode()
+    menu = html.split('name="onto-get_order"')[1].split("</select>")[0]
+    assert '<option value="look" selected>' in menu
+
+
+def test_a_new_action_chosen_in_the_onto_menu_is_added_though_its_call_is_bound(client):
+    bound = Chain.objects.store(bound_chain(), message="r1").chain
+    address = upload(client, bound, orders_document())
+    form = {"base": "1", "pick": ["get_order"], "onto-get_order": "+new"}
+    assert client.post(address + "add", form).status_code == 302
+    assert [a.id for a in spec_of(bound.head()).actions] == ["book", "look", "get_order"]
+
+
+def test_an_onto_action_the_chain_lacks_is_a_400_naming_it(client):
+    bound = Chain.objects.store(bound_chain(), message="r1").chain
+    address = upload(client, bound, orders_document())
+    form = {"base": "1", "pick": ["get_order"], "onto-get_order": "nowhere"}
+    answer = client.post(address + "add", form)
+    assert (
+        answer.status_code == 400 and "the chain has no action nowhere" in answer.content.decode()
+    )
+    assert bound.head().number == 1

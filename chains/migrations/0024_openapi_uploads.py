@@ -29,6 +29,7 @@ class Migration(migrations.Migration):
                 ('key_source', models.CharField(blank=True, max_length=200)),
                 ('ticked', models.JSONField(default=list)),
                 ('effects', models.JSONField(default=dict)),
+                ('onto', models.JSONField(default=dict)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
                 ('expires_at', models.DateTimeField(db_index=True)),
                 ('chain', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='openapi_uploads', to='chains.chain')),

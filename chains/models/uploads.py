@@ -113,6 +113,8 @@ class OpenApiUpload(models.Model):
     # The ids ticked, and the effects chosen where they differ from the guess (ticked or not).
     ticked = models.JSONField(default=list)
     effects = models.JSONField(default=dict)
+    # The chain's action each operation is to attach to, where chosen ("": a new action).
+    onto = models.JSONField(default=dict)
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(db_index=True)
 
@@ -153,15 +155,28 @@ class OpenApiUpload(models.Model):
         self.save(update_fields=["operations", "warnings", "reader"])
         return read.operations
 
-    def tick(self, shown: Mapping[str, str], picked: Iterable[str], guessed: Mapping[str, str]):
+    def tick(
+        self,
+        shown: Mapping[str, str],
+        picked: Iterable[str],
+        guessed: Mapping[str, str],
+        onto: Mapping[str, str] | None = None,
+    ):
         """Keep what one page of the list said: of the ids ``shown`` on it (with the effect
         chosen for each), those ``picked`` are ticked and the others not; an effect equal to
-        the ``guessed`` one is no choice. Ticks on other pages stay as they were, even when
+        the ``guessed`` one is no choice; ``onto`` names the chain's action each of them is
+        to attach to ("": a new action). Ticks on other pages stay as they were, even when
         two pages of the same upload are saved at once."""
         picked = set(picked)
         with transaction.atomic():
-            row = type(self).objects.select_for_update().only("ticked", "effects").get(pk=self.pk)
+            row = (
+                type(self)
+                .objects.select_for_update()
+                .only("ticked", "effects", "onto")
+                .get(pk=self.pk)
+            )
             ticked, effects = set(row.ticked), dict(row.effects)
+            attached = {**row.onto, **(onto or {})}
             for op, effect in shown.items():
                 if op in picked:
                     ticked.add(op)
@@ -172,8 +187,8 @@ class OpenApiUpload(models.Model):
                 else:
                     effects[op] = effect
             ticked |= picked  # a tick posted without its menu (a crafted form) counts too
-            self.ticked, self.effects = sorted(ticked), effects
-            self.save(update_fields=["ticked", "effects"])
+            self.ticked, self.effects, self.onto = sorted(ticked), effects, attached
+            self.save(update_fields=["ticked", "effects", "onto"])
 
 
 def _warning(problem: Problem) -> dict[str, str]:

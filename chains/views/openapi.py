@@ -11,10 +11,11 @@ that move between them are in the one form of the list, which posts only the
 rows of the page shown (their ticks and effects) to be kept before the
 redirect to the page asked for. *Add* posts the same, and adds every ticked
 operation, on whichever page it was ticked, as one revision (one undo); the
-upload is then deleted. An operation the chain already has an action bound to
-(the same method and path) attaches to it, and the handles they need come
-with them (``openapi.edits_onto``). Their documented errors come with them, and the
-linter names those no row covers. A base revision that is no longer the head
+upload is then deleted. An operation attaches to the chain's action its row
+names (by default the one bound to the same method and path) instead of
+being added, and the handles they need come with them (``openapi.edits_onto``).
+Their documented errors come with them, and the linter names those no row
+covers. A base revision that is no longer the head
 is a 409 and a refused add a 400, the ticks kept; another person's upload, or
 one no longer kept, is a 404; one past its day is a 410 that says so.
 """
@@ -38,13 +39,14 @@ from chains.core.openapi.picking import document_tags, has_tag, search
 from chains.core.openapi.reading import resource_tag
 from chains.models import Chain, OpenApiUpload, Role, StaleRevision
 from chains.services import editing
-from chains.services.access import get_head
+from chains.services.access import get_head, spec_of
 from chains.views.common import get_chain
 from chains.views.forms import FormError, Prefixed, read_form, read_post, uploaded_text
 from chains.views.limits import rate_limited
 
 PAGE = 100  # operations listed at once; the filter and the tag menu find the others
 _TEMPLATE = "chains/openapi.html"
+NEW_ACTION = "+new"  # what the onto menu posts for "a new action" (an empty value is no choice)
 _NAMED = 10  # ids named in the message after an add; the revision's message has them all
 
 
@@ -73,6 +75,7 @@ class Ticks(Listing):
     go: int | None = Field(None, ge=1)
     pick: list[str] = []
     effects: Annotated[dict[str, str], Prefixed("effect-")] = {}
+    onto: Annotated[dict[str, str], Prefixed("onto-")] = {}
     base: int | None = Field(None, ge=1)
 
 
@@ -170,11 +173,18 @@ def _tick(kept: OpenApiUpload, ticks: Ticks) -> list[Operation]:
     nothing is kept (the ticks of earlier pages stay as they were)."""
     operations = kept.read_operations()
     guessed: dict[str, str] = {op.id: op.effect for op in operations}
-    strange = sorted((set(ticks.pick) | set(ticks.effects)) - set(guessed))
+    strange = sorted((set(ticks.pick) | set(ticks.effects) | set(ticks.onto)) - set(guessed))
     if strange:
         raise DocumentError([Problem(f"no operation {name} in the document") for name in strange])
     confirmed_effects(ticks.effects)
-    kept.tick(ticks.effects, ticks.pick, guessed)
+    onto = {op: "" if a == NEW_ACTION else a for op, a in ticks.onto.items()}
+    actions = {a.id for a in spec_of(get_head(kept.chain)).actions}
+    wrong = sorted(
+        f"{op}: the chain has no action {a}" for op, a in onto.items() if a and a not in actions
+    )
+    if wrong:
+        raise DocumentError([Problem(w) for w in wrong])
+    kept.tick(ticks.effects, ticks.pick, guessed, onto)
     return operations
 
 
@@ -194,6 +204,7 @@ def _add(
     editing.add_proposal(
         chain,
         propose_chain(operations, chosen, kept.effects),
+        renames={op: kept.onto[op] for op in chosen if op in kept.onto},
         base=base or get_head(chain).number,
         author=request.user,
         message=f"add actions from {name}: {', '.join(chosen)}",
@@ -232,13 +243,23 @@ def _listed(kept: OpenApiUpload, operations: list[Operation], listing: Listing) 
     pages = max(1, -(-len(matching) // PAGE))
     page = min(listing.page, pages)
     shown = matching[(page - 1) * PAGE : page * PAGE]
+    actions = spec_of(get_head(kept.chain)).actions
+    bound: dict[tuple[str, str], str] = {
+        (a.http.method, a.http.path): a.id for a in actions if a.http is not None
+    }
     rows = [
-        {"op": op, "ticked": op.id in ticked, "effect": kept.effects.get(op.id, op.effect)}
+        {
+            "op": op,
+            "ticked": op.id in ticked,
+            "effect": kept.effects.get(op.id, op.effect),
+            "onto": kept.onto.get(op.id, bound.get((op.method.upper(), op.path), "")),
+        }
         for op in shown
     ]
     return {
         "operations": operations,
         "rows": rows,
+        "actions": [a.id for a in actions],
         "tags": document_tags(operations),
         "tags_from_paths": all(op.tags == [resource_tag(op.path)] for op in operations),
         "listing": listing,

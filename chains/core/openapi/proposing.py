@@ -156,7 +156,8 @@ def edits_onto(
 
     A proposed action the chain already has gets its binding and documented
     errors, and keeps everything else: the same method and path as its
-    binding, or its id given by ``renames`` (proposed id -> the chain's).
+    binding, or its id given by ``renames`` (proposed id -> the chain's; an
+    empty one adds the proposal as a new action even where its call is bound).
     Names it sends that the action does not have are left for the lint to
     show, except one path parameter when the action has one handle that its
     binding sends nowhere, which is taken to be it (and likewise one handle
@@ -170,7 +171,7 @@ def edits_onto(
         for a in existing.values()
         if isinstance(a.get("http"), Mapping)
     }
-    unknown = sorted(set(renames.values()) - set(existing))
+    unknown = sorted(set(renames.values()) - set(existing) - {""})
     if unknown:
         raise DocumentError([Problem(f"the chain has no action {name}") for name in unknown])
     edits: list[tuple[str, dict[str, Any]]] = []
@@ -178,6 +179,8 @@ def edits_onto(
     attached = set()
     for action in proposal.get("actions", []):
         http = action["http"]
+        if renames.get(action["id"]) == "":  # "a new action", though its call is bound
+            continue
         target = renames.get(action["id"]) or by_call.get((http["method"], http["path"]))
         if target is None:
             continue
