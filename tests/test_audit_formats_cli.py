@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from chains import cli
 from chains.core import formats
 from chains.models import Chain
+from tests.test_cli import run
 
 ROOT = Path(__file__).resolve().parent.parent
 DUFFEL = str(ROOT / "fixtures" / "duffel-instant-order.yaml")
@@ -25,11 +25,6 @@ TRACES = ROOT / "fixtures" / "traces"
 
 def trace(name: str) -> str:
     return str(TRACES / name)
-
-
-def run(*args: str) -> tuple[int, str]:
-    out = StringIO()
-    return cli.main(list(args), out), out.getvalue()
 
 
 def manage(*args: str) -> tuple[int, str]:

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from chains import cli
-from tests.core.test_openapi_fidelity import bound_chain, orders_document
+from tests.core.test_openapi_fidelity import bound_chain, broken_document, orders_document
 
 
 @pytest.fixture
@@ -64,16 +64,8 @@ def test_a_rename_that_is_no_pair_is_refused_naming_the_flag(provider, tmp_path)
 
 
 def test_a_schema_break_inside_is_a_warning_on_standard_error(tmp_path, capsys):
-    bad = {"schema": {"type": "string", "format": 5}, "name": "q", "in": "query"}
-    document = {
-        "openapi": "3.0.3",
-        "info": {"title": "T", "version": "1"},
-        "paths": {
-            "/a": {"get": {"parameters": [bad], "responses": {"200": {"description": "ok"}}}}
-        },
-    }
     path = tmp_path / "api.json"
-    path.write_text(json.dumps(document))
+    path.write_text(broken_document())
     code, out = run("openapi", str(path))
     assert code == 0 and "get_a: GET /a" in out
     assert "warning: /paths/~1a/get" in capsys.readouterr().err

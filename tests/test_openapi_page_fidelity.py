@@ -4,8 +4,6 @@ own bound actions."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
@@ -13,7 +11,7 @@ from chains.core import formats
 from chains.models import Chain, OpenApiUpload
 from chains.services.access import spec_of
 from tests.core.sim.builders import fixture
-from tests.core.test_openapi_fidelity import bound_chain, orders_document
+from tests.core.test_openapi_fidelity import bound_chain, broken_document, orders_document
 
 
 @pytest.fixture
@@ -46,15 +44,7 @@ def test_a_key_header_that_is_no_header_name_is_a_400_naming_the_field(client, c
 
 
 def test_the_document_s_schema_breaks_are_listed_as_warnings_above_its_operations(client, chain):
-    bad = {"schema": {"type": "string", "format": 5}, "name": "q", "in": "query"}
-    document = {
-        "openapi": "3.0.3",
-        "info": {"title": "T", "version": "1"},
-        "paths": {
-            "/a": {"get": {"parameters": [bad], "responses": {"200": {"description": "ok"}}}}
-        },
-    }
-    text = client.get(upload(client, chain, json.dumps(document))).content.decode()
+    text = client.get(upload(client, chain, broken_document())).content.decode()
     assert "1 place where the document is not valid OpenAPI" in text
     assert "/paths/~1a/get/parameters/0" in text and 'id="op-get_a"' in text
 

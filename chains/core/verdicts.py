@@ -27,6 +27,7 @@ from .memo import by_identity, lru_short
 
 __all__ = [
     "GENERIC_ROWS",
+    "POSITIONAL",
     "VERDICT_TYPES",
     "Verdict",
     "build_verdict",
@@ -43,7 +44,7 @@ VERDICT_TYPES: tuple[str, ...] = VerdictType.__args__  # type: ignore[attr-defin
 _TYPE_ALIASES = {"dead-end": "dead_end", "deadend": "dead_end", "escalate_operator": "escalate"}
 
 # The argument a verdict takes when it is written positionally: ``gate(x)``.
-_POSITIONAL = {
+POSITIONAL = {
     "rewind": "to",
     "repair": "to",
     "reselect": "to",
@@ -230,9 +231,9 @@ def _parse_once(text: str) -> Verdict:
         elif args:
             raise VerdictSyntaxError(f"ok takes no argument but 'empty', got {args!r}")
     elif args:
-        if len(args) > 1 or name not in _POSITIONAL:
+        if len(args) > 1 or name not in POSITIONAL:
             raise VerdictSyntaxError(f"{name} takes named arguments, got {args!r}")
-        data[_POSITIONAL[name]] = args[0]
+        data[POSITIONAL[name]] = args[0]
     extras: dict[str, Any] = {}
     for key, val in kwargs.items():
         key = _ARG_ALIASES.get(key, key)
@@ -307,8 +308,8 @@ def format_verdict(verdict: Verdict) -> str:
     positional = None
     if v.type == "ok" and v.empty:
         args.append((None, "empty"))
-    elif v.type in ("gate", "escalate") and _POSITIONAL[v.type] and getattr(v, _POSITIONAL[v.type]):
-        positional = _POSITIONAL[v.type]
+    elif v.type in ("gate", "escalate") and POSITIONAL[v.type] and getattr(v, POSITIONAL[v.type]):
+        positional = POSITIONAL[v.type]
         args.append((None, getattr(v, positional)))
     for key in _NAMED:
         if key == positional:

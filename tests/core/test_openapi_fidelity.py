@@ -247,9 +247,14 @@ def test_a_key_field_in_the_request_body_makes_the_call_keyed():
     assert op.idempotency == "keyed" and "idempotency_key" in op.key_why
 
 
-def test_a_schema_that_breaks_the_openapi_schema_is_a_warning_and_the_operations_still_import():
+def broken_document() -> str:
+    """A document whose one parameter breaks the OpenAPI schema (a ``format`` that is 5)."""
     bad = {"schema": {"type": "string", "format": 5}, "name": "q", "in": "query"}
-    text = document({"/a": {"get": post("getA", parameters=[bad])}, "/b": {"get": post("getB")}})
+    return document({"/a": {"get": post("getA", parameters=[bad])}, "/b": {"get": post("getB")}})
+
+
+def test_a_schema_that_breaks_the_openapi_schema_is_a_warning_and_the_operations_still_import():
+    text = broken_document()
     provider = read_provider(text, "api.json")
     assert [op.id for op in provider.operations] == ["get_a", "get_b"]
     assert provider.warnings and provider.warnings[0].path.startswith("/paths/~1a/get")

@@ -18,19 +18,11 @@ from typing import Any
 
 from ..errors import DocumentError, Problem, VerdictSyntaxError
 from ..sim.state import Event
-from ..verdicts import VERDICT_TYPES, build_verdict
+from ..verdicts import POSITIONAL, VERDICT_TYPES, build_verdict
 from .common import Aliases, Place, Reading, in_seq_order, json_lines, one_run, relative, seconds
 
 __all__ = ["read_spec_events"]
 
-_POSITIONAL = {
-    "rewind": "to",
-    "repair": "to",
-    "reselect": "to",
-    "gate": "gate",
-    "dead_end": "reason",
-    "escalate": "audience",
-}
 _STATES = {"running", "at_gate", "reconciling", "compensating", "done", "dead_end", "escalated"}
 
 
@@ -124,7 +116,7 @@ def _verdict(value: Any, place: Place) -> str | None:
         raise DocumentError([place.problem(why)])
     parts = {k: v for k, v in value.items() if k != "arg"}
     if value.get("arg") is not None:
-        parts[_POSITIONAL.get(value["type"], "reason")] = value["arg"]
+        parts[POSITIONAL.get(value["type"], "reason")] = value["arg"]
     try:
         return build_verdict(parts)
     except VerdictSyntaxError as exc:
