@@ -438,8 +438,9 @@ def no_side_effect_on_ambiguous_signal(spec: ChainSpec, ctx: LintContext) -> Fou
     "table.documented-error-uncovered",
     "error",
     "SPEC §3",
-    hint="Add a verdict row in the action's scope for the signal (a status class such as "
-    "http:4xx covers its statuses), or list it in known_unmatched with why no row needs it.",
+    hint="Add a verdict row in the action's scope that names the code (a status class such "
+    "as http:4xx covers only a documented status that names none), or list it in "
+    "known_unmatched with why no row needs it.",
 )
 def documented_error_uncovered(spec: ChainSpec, ctx: LintContext) -> Found:
     """A provider-documented error of an action matches no row in its scope and no known_unmatched.
