@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +82,15 @@ class Operation:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, stored: dict[str, Any]) -> Operation:
+        """The operation :meth:`as_dict` gave; TypeError when the fields differ (another
+        version of this class wrote it)."""
+        names = {f.name for f in fields(cls)}
+        if set(stored) != names:
+            raise TypeError(f"operation fields {sorted(stored)} are not {sorted(names)}")
+        return cls(**stored)
 
 
 @dataclass(frozen=True)
