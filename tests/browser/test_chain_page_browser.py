@@ -35,6 +35,7 @@ def test_clicking_a_chain_opens_its_page_with_the_steps_in_order(live_server, pa
 def test_the_yaml_download_link_serves_a_document_that_reimports(live_server, page, card):
     stored, document = card
     page.goto(f"{live_server.url}/chains/{stored.key}/")
+    page.click("#export-menu summary")  # the downloads are in the header's Export menu
 
     with page.expect_download() as info:
         page.get_by_role("link", name="YAML").first.click()
