@@ -15,6 +15,11 @@ HTMX := static/vendor/htmx/htmx.min.js
 SARIF_SCHEMA := var/schemas/sarif-2.1.0.json
 SARIF_PACKAGE := @microsoft/jest-sarif@1.0.0-beta.0
 SARIF_SHA256 := 2d99159ae54a3eea97f81781cff48780548657c35949f4b7f25e99a2ba4de4f8
+# The JUnit XML Schema (Jenkins' junit-10.xsd) the harness's JUnit report is tested against
+# (tests/harness/test_report.py): the one file, out of pytest's source package on PyPI, checked.
+JUNIT_SCHEMA := var/schemas/junit-10.xsd
+JUNIT_SDIST := pytest==8.3.5
+JUNIT_SHA256 := a1a816f58d1bf95ebabf371994df0b9246dee66ea9572fbec4f9296f1b2c0ff6
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # apt-get update only when there are no package lists yet, or when an install
@@ -53,14 +58,14 @@ run: $(VENV)/.installed $(HTMX) graphviz
 	cat var/demo-account.txt; echo; \
 	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
-test: $(VENV)/.installed-test $(HTMX) $(SARIF_SCHEMA) graphviz chromium
+test: $(VENV)/.installed-test $(HTMX) $(SARIF_SCHEMA) $(JUNIT_SCHEMA) graphviz chromium
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/pytest -n $(WORKERS) -m "not browser"
 	$(BIN)/pytest -n $(WORKERS) -m browser
 
-test-fast: $(VENV)/.installed-test $(HTMX) $(SARIF_SCHEMA) graphviz
+test-fast: $(VENV)/.installed-test $(HTMX) $(SARIF_SCHEMA) $(JUNIT_SCHEMA) graphviz
 	$(BIN)/pytest -q -n $(WORKERS) -m "not browser"
 
 static: $(HTMX)
@@ -120,6 +125,15 @@ chromium:
 
 clean:
 	rm -rf node_modules static/vendor var/static
+
+$(JUNIT_SCHEMA): $(VENV)/.installed-test
+	mkdir -p $(dir $@)
+	rm -rf $(dir $@)junit.tmp && mkdir $(dir $@)junit.tmp
+	$(BIN)/pip download --quiet --no-deps --no-binary :all: --dest $(dir $@)junit.tmp "$(JUNIT_SDIST)"
+	tar -xzf $(dir $@)junit.tmp/*.tar.gz -O --wildcards '*/testing/example_scripts/junit-10.xsd' > $@.part
+	rm -rf $(dir $@)junit.tmp
+	echo "$(JUNIT_SHA256)  $@.part" | sha256sum --check --quiet -
+	mv $@.part $@
 
 $(SARIF_SCHEMA):
 	mkdir -p $(dir $@)

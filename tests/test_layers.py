@@ -29,7 +29,10 @@ ROOT = Path(__file__).resolve().parent.parent
 # Bottom first. Inside chains/core: a unit may import the units of its own
 # layer (as long as no cycle closes) and of the layers below it, never above.
 CORE = (
-    ("base", {"chains.core", "errors", "words", "memo", "keys", "paths", "recent", "layout"}),
+    (
+        "base",
+        {"chains.core", "errors", "words", "memo", "keys", "paths", "recent", "layout", "sarif"},
+    ),
     ("model", {"model", "verdicts"}),
     (
         "analysis",
@@ -70,7 +73,7 @@ DOORS = {
 DJANGO = (
     ("core", {"chains.core"}),
     ("models", {"chains.models"}),
-    ("services", {"chains.services", "chains.commandline"}),
+    ("services", {"chains.services", "chains.commandline", "chains.harness"}),
     ("doors", DOORS),
     ("project", {"designer", "chains", "chains.urls", "chains.apps"}),
 )

@@ -22,6 +22,7 @@ from chains.core.lint import RULES, LintReport, lint, worst_status
 from chains.core.lint.docs import rules_markdown
 from chains.core.model import ChainSpec
 from chains.core.openapi import OPENAPI_MAX_BYTES
+from chains.core.sarif import sarif_run
 from chains.core.sim.audit import AuditResult, audit
 from chains.core.sim.explorer import EXIT_CODES as EXPLORE_EXIT_CODES
 from chains.core.sim.explorer import Bounds, ExploreResult
@@ -50,7 +51,6 @@ __all__ = [
     "write_counterexamples",
 ]
 
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 # A SARIF rule for what the importer could not read: a lint rule needs a chain to run on.
 _IMPORT_RULE = "import.unreadable"
 _SARIF_LEVELS = {"error": "error", "warning": "warning", "info": "note"}
@@ -202,14 +202,7 @@ def sarif_log(files: Iterable[LintedFile], version: str | None = None) -> dict[s
                         f"{chain.id}/{f.element}",
                     )
                 )
-    driver = {"name": "chain-designer", "rules": described}
-    if version:
-        driver["version"] = version
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [{"tool": {"driver": driver}, "results": results}],
-    }
+    return sarif_run("chain-designer", described, results, version)
 
 
 def _result(
