@@ -13,8 +13,10 @@ diverged, 2 when its chain or trace cannot be read. Django-free.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
+import shlex
 import sys
 from collections.abc import Callable, Iterable
 from importlib import metadata
@@ -32,6 +34,10 @@ from chains.core.openapi.picking import pick
 from chains.core.sim.explorer import explore
 from chains.core.sim.runs import FileRuns
 from chains.core.sim.scenario import ScenarioMismatch, simulate
+from chains.core.sim.schedules import schedules
+from chains.harness import report as harness_report
+from chains.harness.faults import DEFAULT_ERROR_BODY
+from chains.harness.runner import Client, Target, provider_started, run_schedules
 
 from .files import (
     Failed,
@@ -177,6 +183,54 @@ def audit(options: argparse.Namespace, out: Output, files: Files) -> int:
     return 0 if result.clean else 1
 
 
+def harness(options: argparse.Namespace, out: Output, files: Files) -> int:
+    try:
+        spec = pick_chain(files.load(options.chain), options.chain_id)
+    except Failed as exc:
+        raise Unreadable(str(exc)) from None
+    try:
+        found = schedules(spec, options.max_faults, sample=options.sample, seed=options.seed)
+        client = Client(
+            shlex.split(options.client),
+            dict(_pair(e, "--env", "NAME=VALUE") for e in options.env),
+            options.url_variable,
+            options.timeout,
+        )
+        body = json.loads(options.error_body) if options.error_body else DEFAULT_ERROR_BODY
+        with _provider(options) as upstream:
+            target = Target(upstream, body, options.hold)
+            progress = None if options.json else (lambda r: out.line(_run_line(r)))
+            results = run_schedules(
+                spec, found, client, target, options.out, jobs=options.jobs, progress=progress
+            )
+    except (DocumentError, ValueError) as exc:
+        raise Unreadable(f"harness: {exc}") from None
+    if options.junit:
+        options.junit.write_text(harness_report.junit_xml(spec.id, results), encoding="utf-8")
+    if options.sarif:
+        log = harness_report.sarif_log(spec.id, results, version())
+        options.sarif.write_text(json.dumps(log, indent=2), encoding="utf-8")
+    if options.json:
+        out.write_text(harness_report.as_json(spec.id, results) + "\n")
+    else:
+        failed = sum(1 for r in results if not r.clean)
+        out.line(f"{len(results)} schedules: {len(results) - failed} clean, {failed} diverged")
+    return 0 if all(r.clean for r in results) else 1
+
+
+def _provider(options: argparse.Namespace) -> Any:
+    """The provider's base URL: given, or of a stand-in started for the run."""
+    if options.upstream:
+        return contextlib.nullcontext(options.upstream.rstrip("/"))
+    return provider_started(shlex.split(options.provider))
+
+
+def _run_line(result: Any) -> str:
+    return f"{'ok  ' if result.clean else 'FAIL'} {result.schedule.label}" + (
+        f": {result.first}" if not result.clean else ""
+    )
+
+
 def openapi(options: argparse.Namespace, out: Output, files: Files) -> int:
     try:
         beside = options.path.parent if options.resolve_local else None
@@ -274,6 +328,7 @@ COMMANDS: dict[str, Command] = {
     "simulate": simulate_,
     "explore": explore_,
     "audit": audit,
+    "harness": harness,
     "openapi": openapi,
     "export": export,
     "schema": schema,

@@ -131,6 +131,53 @@ def add_commands(parser: argparse.ArgumentParser, targets: Targets = FILES) -> S
     aud.add_argument("--run", metavar="ID", help="the run to audit in a trace that holds several")
     _json_option(aud)
 
+    har = sub.add_parser(
+        "harness",
+        help="Put a real client through the chain's failures: run it once per fault schedule "
+        "behind a fault-injecting proxy and audit each run; exit 0 if every run kept to the "
+        "chain, 1 if one diverged, 2 if it cannot run (docs/harness.md).",
+    )
+    har.add_argument("chain", help=targets.one)
+    _pick_option(har)
+    har.add_argument(
+        "--client",
+        required=True,
+        metavar="COMMAND",
+        help="the command that runs the client once (split as a shell would, not run by one); "
+        "it finds the provider in $PROVIDER_URL and may keep records in $RUN_DIR",
+    )
+    where = har.add_mutually_exclusive_group(required=True)
+    where.add_argument("--upstream", metavar="URL", help="the provider's base URL (a sandbox)")
+    where.add_argument(
+        "--provider",
+        metavar="COMMAND",
+        help="start a provider stand-in that prints 'listening on http://127.0.0.1:PORT' first",
+    )
+    har.add_argument("--max-faults", type=int, default=1, metavar="N", help="default 1")
+    har.add_argument("--sample", type=int, metavar="K", help="run K schedules picked at random")
+    har.add_argument("--seed", type=int, default=0, help="for --sample (default 0)")
+    har.add_argument("--jobs", type=int, default=1, metavar="N", help="runs at once (default 1)")
+    har.add_argument("--timeout", type=float, default=60.0, metavar="S", help="per run (60)")
+    har.add_argument(
+        "--hold", type=float, default=5.0, metavar="S", help="how long a timeout holds a call (5)"
+    )
+    har.add_argument(
+        "--env", action="append", default=[], metavar="NAME=VALUE", help="for the client"
+    )
+    har.add_argument(
+        "--url-variable", default="PROVIDER_URL", help="where the client finds the provider"
+    )
+    har.add_argument(
+        "--error-body",
+        metavar="JSON",
+        help='the provider\'s error shape, "<code>" where the code goes '
+        '(default {"error": {"code": "<code>"}})',
+    )
+    har.add_argument("--out", type=Path, default=Path("harness-runs"), help="each run's files")
+    har.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML report")
+    har.add_argument("--sarif", type=Path, metavar="FILE", help="write a SARIF 2.1.0 report")
+    _json_option(har)
+
     opn = sub.add_parser(
         "openapi",
         help="List a provider's OpenAPI operations as proposed actions, or print the chosen ones.",

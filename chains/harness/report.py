@@ -21,6 +21,14 @@ from chains.core.sim.schedules import Schedule
 
 __all__ = ["ScheduleResult", "as_json", "junit_xml", "sarif_log"]
 
+# Divergence kinds, gravest first.
+_GRAVITY = (
+    "forbidden_dispatch",
+    "invalidated_handle",
+    "wrong_verdict",
+    "out_of_order",
+    "unknown_step",
+)
 _KINDS = {
     "forbidden_dispatch": "A dispatch the SPEC's invariants forbid (a double booking, a "
     "spent handle, a gate skipped).",
@@ -49,11 +57,23 @@ class ScheduleResult:
         return not self.divergences and not self.problem
 
     @property
+    def worst(self) -> dict[str, Any] | None:
+        """The divergence a team acts on first: the earliest of the gravest kind (a double
+        booking before the out-of-order dispatch that led to it)."""
+        if not self.divergences:
+            return None
+        return min(
+            self.divergences,
+            key=lambda d: _GRAVITY.index(d["kind"]) if d["kind"] in _GRAVITY else len(_GRAVITY),
+        )
+
+    @property
     def first(self) -> str:
-        """The first thing wrong, in words; empty when clean."""
+        """What is wrong, in words (:attr:`worst`, or why the run failed); empty when clean."""
         if self.problem:
             return self.problem
-        return self.divergences[0]["message"] if self.divergences else ""
+        worst = self.worst
+        return worst["message"] if worst else ""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -103,7 +123,8 @@ def junit_xml(chain: str, results: Iterable[ScheduleResult]) -> str:
             time=f"{result.seconds:.3f}",
         )
         if not result.clean:
-            kind = result.divergences[0]["kind"] if result.divergences else "client_failed"
+            worst = result.worst
+            kind = worst["kind"] if worst and not result.problem else "client_failed"
             failure = ET.SubElement(case, "failure", message=result.first, type=kind)
             failure.text = _details(result)
         if result.trace:
