@@ -35,8 +35,9 @@ from typing import Any
 from chains.core import traces
 from chains.core.errors import DocumentError, Problem
 from chains.core.model import ChainSpec
-from chains.core.sim.audit import audit
+from chains.core.sim.audit import AuditResult, Divergence, audit, scenario_at
 from chains.core.sim.schedules import Fault, Schedule
+from chains.core.sim.session import encode
 
 from .exchanges import Exchange
 from .faults import DEFAULT_ERROR_BODY
@@ -127,8 +128,21 @@ def run_schedule(
     except DocumentError as exc:
         result.problem = result.problem or f"the recorded trace does not read: {exc.problems[0]}"
         return result
-    result.divergences = [d.as_dict() for d in audit(spec, reading).divergences]
+    audited = audit(spec, reading)
+    result.divergences = [_with_scenario(spec, audited, d) for d in audited.divergences]
     return result
+
+
+def _with_scenario(spec: ChainSpec, audited: AuditResult, divergence: Divergence) -> dict[str, Any]:
+    """The divergence as data, with the simulator's token of the run as it stood there
+    (``scenario``: the app's harness page opens it), when the replay can say."""
+    found = divergence.as_dict()
+    try:
+        scenario = scenario_at(spec, audited.replayed, divergence.seq)
+    except DocumentError:
+        return found
+    found["scenario"] = encode(scenario)
+    return found
 
 
 class _Process:

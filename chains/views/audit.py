@@ -28,8 +28,7 @@ from chains.core.errors import DocumentError, Problem
 from chains.core.keys import node_key
 from chains.core.model import ChainSpec
 from chains.core.render import handle_graph_svg
-from chains.core.sim.audit import AuditResult, audit, scenario_until
-from chains.core.sim.palette import default_intent
+from chains.core.sim.audit import AuditResult, audit, scenario_at
 from chains.core.sim.session import encode
 from chains.core.traces import FORMATS
 from chains.core.traces import read as read_telemetry
@@ -94,7 +93,5 @@ def _simulator_at(
     events = result.replayed
     if seq is None or all(e.seq != seq for e in events):
         raise DocumentError([Problem(f"simulate: the trace has no event of seq {raw!r}")])
-    scenario = scenario_until(events, seq).model_copy(
-        update={"chain": spec.id, "intent": default_intent(spec)}
-    )
+    scenario = scenario_at(spec, events, seq)
     return f"{chain.url('simulate')}?{urlencode({'r': revision.number, 's': encode(scenario)})}"

@@ -20,6 +20,7 @@ from chains import cli
 from chains.core import formats
 from chains.core.model import ChainSpec
 from chains.core.sim.schedules import schedules
+from chains.core.sim.session import decode
 from chains.harness.runner import Client, Target, provider_started, run_schedules
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -67,6 +68,19 @@ def test_the_naive_client_double_books_at_the_schedule_that_loses_the_booking_s_
     assert quiet.clean
     assert lost.worst is not None and lost.worst["kind"] == "forbidden_dispatch"
     assert lost.first.startswith("[unkeyed_redispatch] unkeyed commit book was dispatched again")
+
+
+def test_a_divergence_carries_the_simulator_s_run_as_it_stood_there(chain, provider, tmp_path):
+    chosen = [s for s in schedules(chain, 1) if s.label == LOST]
+    (lost,) = run_schedules(
+        chain,
+        chosen,
+        python_client("naive_client.py"),
+        Target(provider, hold_seconds=HOLD),
+        tmp_path,
+    )
+    scenario = decode(lost.worst["scenario"])
+    assert scenario.chain == "harness_booking" and scenario.events
 
 
 def test_the_first_schedule_the_naive_client_fails_loses_a_commit_s_answer(

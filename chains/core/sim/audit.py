@@ -48,6 +48,7 @@ from ..errors import DocumentError, Problem
 from ..model import ChainSpec
 from .inference import Inferred, apply, gate_deadline, needed, probe_result
 from .invariants import Monitor, abandoned
+from .palette import default_intent
 from .replay import replay_input
 from .runtime import Run, SimulationError
 from .scenario import MAX_EVENTS, Scenario
@@ -65,6 +66,7 @@ __all__ = [
     "in_seq_order",
     "read_simulator",
     "read_trace",
+    "scenario_at",
     "scenario_until",
     "seconds",
 ]
@@ -590,6 +592,15 @@ class _Shadow:
                 )
             return "out_of_order", f"the chain cannot take this here: {exc}"
         return None
+
+
+def scenario_at(spec: ChainSpec, events: list[Event], seq: int) -> Scenario:
+    """:func:`scenario_until` for ``spec``'s simulator: the run as it stood at event ``seq``,
+    named for the chain and with its default intent (what the audit page and the harness
+    open); :class:`DocumentError` as there."""
+    return scenario_until(events, seq).model_copy(
+        update={"chain": spec.id, "intent": default_intent(spec)}
+    )
 
 
 def scenario_until(events: list[Event], seq: int) -> Scenario:
