@@ -29,7 +29,6 @@ ratio is read against.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import statistics
@@ -40,6 +39,8 @@ from collections import deque
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+
+from _celery import private_broker, start_celery_worker, stop, wait_ready
 
 from chains.core import formats
 from chains.core.model import ChainSpec
@@ -115,71 +116,6 @@ def balance(chain: ChainSpec, bounds: Bounds, shards: int) -> dict[str, Any]:
 
 # --- Celery speed-up: two workers against one on the same campaign ---------
 #
-# This drives real `celery worker` processes, started and stopped here by pid,
-# through the configured broker and database (Redis and PostgreSQL when the
-# environment says so). With the default filesystem broker the run gets a
-# queue folder of its own under var/bench/, so a `make run` worker or a test
-# run on this machine neither steals its shards nor feeds it theirs.
-
-# A worker process: the Celery app as configured, with the bench's broker folders.
-_WORKER = """
-import json, os, sys
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "designer.settings")
-from designer.celery import app
-if os.environ.get("BENCH_BROKER_OPTIONS"):
-    app.conf.broker_transport_options = json.loads(os.environ["BENCH_BROKER_OPTIONS"])
-app.worker_main(sys.argv[1:])
-"""
-
-
-def _private_broker(app: Any, folder: Path) -> None:
-    """Point this process's app and the workers it starts at folders of their own."""
-    options = dict(app.conf.broker_transport_options or {})
-    for key, name in (
-        ("data_folder_in", "queue"),
-        ("data_folder_out", "queue"),
-        ("processed_folder", "processed"),
-        ("control_folder", "control"),
-    ):
-        (folder / name).mkdir(parents=True, exist_ok=True)
-        options[key] = str(folder / name)
-    app.conf.broker_transport_options = options
-    os.environ["BENCH_BROKER_OPTIONS"] = json.dumps(options)  # inherited by the workers
-
-
-def _start_celery_worker(name: str, log: Path) -> subprocess.Popen:
-    """One `celery worker --pool=solo` process that takes one shard at a time."""
-    command = [
-        sys.executable, "-c", _WORKER, "worker",
-        "--pool=solo", "--prefetch-multiplier=1", "-O", "fair",
-        "--without-gossip", "--without-mingle", "--without-heartbeat",
-        "--loglevel=INFO", f"--hostname={name}@%h", f"--logfile={log}",
-    ]  # fmt: skip
-    log.unlink(missing_ok=True)
-    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-
-
-def _wait_ready(workers: list[tuple[subprocess.Popen, Path]], timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    for process, log in workers:
-        while not (log.exists() and " ready." in log.read_text(errors="replace")):
-            if process.poll() is not None:
-                raise RuntimeError(f"celery worker exited with {process.returncode}; see {log}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"celery worker not ready after {timeout}s; see {log}")
-            time.sleep(0.2)
-
-
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        os.kill(process.pid, signal.SIGTERM)  # warm shutdown
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.kill(process.pid, signal.SIGKILL)
-            process.wait()
-
-
 def celery_speedup(
     chain_path: Path, bounds: Bounds, shards: int = 8, rounds: int = 1, timeout: float = 3600
 ) -> dict[str, Any]:
@@ -216,7 +152,7 @@ def celery_speedup(
     folder = Path(settings.VAR_DIR) / "bench"
     folder.mkdir(parents=True, exist_ok=True)  # the workers' logs, whatever the broker
     if settings.CELERY_BROKER_URL.startswith("filesystem://"):
-        _private_broker(app, folder / "broker")
+        private_broker(app, folder / "broker")
     # A SIGTERM to this script still stops the workers (the finally below).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
@@ -311,9 +247,9 @@ def _campaign(
     from chains.models import Exploration
 
     logs = [folder / f"shards-worker{count}-{i}.log" for i in range(count)]
-    workers = [(_start_celery_worker(f"shards{count}-{i}", log), log) for i, log in enumerate(logs)]
+    workers = [(start_celery_worker(f"shards{count}-{i}", log), log) for i, log in enumerate(logs)]
     try:
-        _wait_ready(workers)
+        wait_ready(workers)
         started, launched = time.perf_counter(), timezone.now()
         exploration = Exploration.objects.launch(revision, bounds, shards=shards)
         while exploration.finished_at is None:
@@ -327,7 +263,7 @@ def _campaign(
         wall = (exploration.finished_at - launched).total_seconds()
     finally:
         for process, _ in workers:
-            _stop(process)
+            stop(process)
     if exploration.status != "done":
         raise RuntimeError(f"exploration {exploration.status}: {exploration.error}")
     result = exploration.result() or {}

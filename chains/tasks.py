@@ -26,6 +26,7 @@ from celery.signals import task_failure, worker_ready
 
 from chains.core import formats
 from chains.core.sim.explorer import explore
+from chains.harness.runner import run_job
 from chains.models import (
     HEARTBEAT_EVERY,
     STALE_AFTER,
@@ -46,6 +47,14 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+
+@shared_task(name="chains.harness_schedule")
+def harness_schedule(job: dict[str, Any]) -> dict[str, Any]:
+    """One run of a client under one fault schedule (``manage.py chain harness --celery``):
+    the job is plain data (``chains.harness.runner.job_of``), the answer the run's result.
+    An operator starts these from the shell; no page or API ever sends one."""
+    return run_job(job)
 
 
 @shared_task(name="chains.ping")

@@ -12,7 +12,16 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from chains.core import formats
-from chains.models import ApiToken, Chain, Comment, Exploration, Review, Role, SavedScenario
+from chains.models import (
+    ApiToken,
+    Chain,
+    Comment,
+    Exploration,
+    HarnessRun,
+    Review,
+    Role,
+    SavedScenario,
+)
 from chains.services import access
 from chains.tasks import explore_shard
 from designer.api import api
@@ -53,6 +62,14 @@ API_ACCESS = [
     ("POST", f"/api/chains/{K}/campaigns", "editor", {"max_faults": 0}),
     ("GET", f"/api/chains/{K}/campaigns/{{campaign}}", "viewer", None),
     ("POST", f"/api/chains/{K}/campaigns/{{campaign}}/cancel", "editor", None),
+    (
+        "POST",
+        f"/api/chains/{K}/harness-runs",
+        "editor",
+        {"chain": K, "clean": True, "schedules": []},
+    ),
+    ("GET", f"/api/chains/{K}/harness-runs", "viewer", None),
+    ("GET", f"/api/chains/{K}/harness-runs/{{harness}}", "viewer", None),
     ("GET", f"/api/chains/{K}/revisions/1/export?format=yaml", "viewer", None),
     ("GET", f"/api/chains/{K}/comments", "viewer", None),
     (
@@ -105,7 +122,13 @@ def ids(flight, campaign, people) -> dict[str, int]:
     """The pks the operations' paths need: a campaign, a comment, a review."""
     comment = Comment.objects.post(flight.head(), people["reviewer"], "why?", anchor="chain")
     review = Review.objects.request(flight.head(), people["owner"], ["reviewer"])
-    return {"campaign": campaign.pk, "comment": comment.pk, "review": review.pk}
+    harness = HarnessRun.objects.create(chain=flight, revision=flight.head())
+    return {
+        "campaign": campaign.pk,
+        "comment": comment.pk,
+        "review": review.pk,
+        "harness": harness.pk,
+    }
 
 
 def bearer(user) -> Client:

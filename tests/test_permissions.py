@@ -15,7 +15,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from chains.core.sim.explorer import Bounds
-from chains.models import ApiToken, Comment, Exploration, Review, Role
+from chains.models import ApiToken, Comment, Exploration, HarnessRun, Review, Role
 from chains.services import invitations
 
 PEOPLE = ["outsider", "viewer", "reviewer", "editor", "owner"]
@@ -33,6 +33,8 @@ ACCESS: dict[str, dict[str, str]] = {
     "chains:revoke_token": {"POST": "self"},  # one's own tokens only: see test_api_tokens
     "chains:inbox": {"GET": SIGNED_IN},
     "chains:audit": {"GET": "viewer", "POST": "viewer"},
+    "chains:harness": {"GET": "viewer", "POST": "editor"},
+    "chains:harness_run": {"GET": "viewer"},
     "chains:openapi": {"GET": "editor", "POST": "editor"},
     # one's own upload only (another's is 404, a viewer's 403): see test_openapi_page
     "chains:openapi_upload": {"GET": "self", "POST": "self"},
@@ -99,6 +101,7 @@ def urls(flight, team) -> dict[str, str]:
     comment = Comment.objects.post(flight.head(), owner, "a first thought")
     review = Review.objects.request(flight.head(), owner, ["reviewer"])
     key = flight.key
+    harness_run = HarnessRun.objects.create(chain=flight, revision=flight.head())
     link, secret = invitations.invite(team, owner, Role.VIEWER)
     get_user_model().objects.create_user("guest")
     addressed, _ = invitations.invite(team, owner, Role.VIEWER, username="guest")
@@ -111,6 +114,7 @@ def urls(flight, team) -> dict[str, str]:
         "chains:invitation": [secret],
         "chains:invitation_account": [secret],
         "chains:campaign": [key, campaign.pk],
+        "chains:harness_run": [key, harness_run.pk],
         "chains:cancel_campaign": [key, campaign.pk],
         "chains:export": [key, 1, "yaml"],
         "chains:resolve_comment": [key, comment.pk],

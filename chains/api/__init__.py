@@ -34,6 +34,8 @@ from chains.api.schemas import (
     DiffOut,
     DocumentIn,
     ErrorOut,
+    HarnessRunDetailOut,
+    HarnessRunOut,
     ImportIn,
     ImportOut,
     JsonSchemaOut,
@@ -63,13 +65,15 @@ from chains.models import (
     Chain,
     Comment,
     Exploration,
+    HarnessReport,
+    HarnessRun,
     Review,
     Revision,
     Role,
     saved_scenarios,
     scenario_checks,
 )
-from chains.services import campaigns, editing, exports, review, runs, scenarios
+from chains.services import campaigns, editing, exports, harness, review, runs, scenarios
 from chains.services.access import (
     NoTeam,
     chain_access,
@@ -403,6 +407,55 @@ def cancel_campaign(
     return _campaign_out(campaigns.cancel_campaign(_chain(request, key, team, Role.EDITOR), pk))
 
 
+# --- fault-harness runs ----------------------------------------------------------------
+
+
+@router.post(
+    "/chains/{key}/harness-runs",
+    response={201: HarnessRunOut, **ERRORS},
+    summary="Keep a fault-harness report (the output of chain-designer harness --json)",
+)
+def post_harness_run(
+    request: HttpRequest,
+    key: str,
+    body: HarnessReport,
+    r: int | None = None,
+    team: TeamQuery = None,
+) -> Status:
+    chain = _chain(request, key, team, Role.EDITOR)
+    if len(request.body) > harness.report_limit():
+        limit = harness.report_limit()
+        raise Refused("too_large", f"the report is over the limit of {limit:,} bytes", None, 413)
+    spend("import", user=request.user)
+    run = harness.record_report(chain, get_revision(chain, r), body, by=request.user, source="api")
+    return Status(201, _harness_out(run))
+
+
+@router.get(
+    "/chains/{key}/harness-runs",
+    response={200: list[HarnessRunOut], **ERRORS},
+    summary="The chain's fault-harness runs, newest first",
+)
+def list_harness_runs(
+    request: HttpRequest, response: HttpResponse, key: str, page: int = 1, team: TeamQuery = None
+) -> list[dict[str, Any]]:
+    listed = harness.list_runs(_chain(request, key, team), page)
+    response["X-Total-Count"] = str(listed.total)
+    return [_harness_out(run) for run in listed.items]
+
+
+@router.get(
+    "/chains/{key}/harness-runs/{pk}",
+    response={200: HarnessRunDetailOut, **ERRORS},
+    summary="One fault-harness run with every schedule",
+)
+def get_harness_run(
+    request: HttpRequest, key: str, pk: int, team: TeamQuery = None
+) -> dict[str, Any]:
+    run = harness.get_run(_chain(request, key, team), pk)
+    return {**_harness_out(run), "results": harness.as_data(run)["schedules"]}
+
+
 # --- comments and review ----------------------------------------------------------------
 
 
@@ -647,6 +700,21 @@ def _campaign_out(exploration: Exploration) -> dict[str, Any]:
         "started_at": exploration.started_at and exploration.started_at.isoformat(),
         "finished_at": exploration.finished_at and exploration.finished_at.isoformat(),
         "result": exploration.result(),
+    }
+
+
+def _harness_out(run: HarnessRun) -> dict[str, Any]:
+    return {
+        "id": run.pk,
+        "url": run.url(),
+        "revision": run.revision.number,
+        "source": run.source,
+        "created_by": run.created_by.get_username() if run.created_by else None,
+        "created_at": run.created_at.isoformat(),
+        "schedules": run.schedules,
+        "clean": run.clean,
+        "diverged": run.diverged,
+        "summary": run.summary,
     }
 
 

@@ -228,6 +228,27 @@ class ShardOut(Out):
     error: str
 
 
+class HarnessRunOut(Out):
+    """A fault-harness report kept for a chain (``chain-designer harness --json``)."""
+
+    id: int
+    url: str = Field(description="the run's page")
+    revision: int = Field(description="the revision its simulator links open")
+    source: str = Field(description="upload (the page) or api")
+    created_by: str | None
+    created_at: str
+    schedules: int
+    clean: int
+    diverged: int
+    summary: str
+
+
+class HarnessRunDetailOut(HarnessRunOut):
+    results: list[dict[str, Any]] = Field(
+        description="every schedule's run as the report gave it, in its order"
+    )
+
+
 class CampaignOut(Out):
     id: int
     author: str | None = Field(description="who launched it (None for campaigns before authors)")

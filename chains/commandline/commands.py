@@ -200,8 +200,16 @@ def harness(options: argparse.Namespace, out: Output, files: Files) -> int:
         with _provider(options) as upstream:
             target = Target(upstream, body, options.hold)
             progress = None if options.json else (lambda r: out.line(_run_line(r)))
+            send = files.send_schedule if getattr(options, "celery", False) else None
             results = run_schedules(
-                spec, found, client, target, options.out, jobs=options.jobs, progress=progress
+                spec,
+                found,
+                client,
+                target,
+                options.out,
+                jobs=options.jobs,
+                progress=progress,
+                send=send,
             )
     except (DocumentError, ValueError) as exc:
         raise Unreadable(f"harness: {exc}") from None

@@ -11,7 +11,7 @@ raises it as a ``CommandError``). Django-free.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,6 +103,8 @@ class Files:
 
     limit: int = formats.MAX_BYTES
     openapi_limit: int = OPENAPI_MAX_BYTES
+    # How a harness run reaches workers (``manage.py chain harness --celery``); None here.
+    send_schedule: Callable[[dict[str, Any]], Any] | None = None
 
     def read(self, path: Path) -> bytes:
         return read_limited(path, self.limit)

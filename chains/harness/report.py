@@ -75,6 +75,19 @@ class ScheduleResult:
         worst = self.worst
         return worst["message"] if worst else ""
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ScheduleResult:
+        """The result :meth:`as_dict` gave (a worker's answer)."""
+        return cls(
+            Schedule.from_dict(data["schedule"]),
+            list(data.get("divergences", [])),
+            data.get("client_exit"),
+            float(data.get("seconds", 0.0)),
+            str(data.get("trace", "")),
+            list(data.get("exchanges", [])),
+            str(data.get("problem", "")),
+        )
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "schedule": self.schedule.as_dict(),

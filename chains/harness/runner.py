@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chains.core import traces
+from chains.core import formats, traces
 from chains.core.errors import DocumentError, Problem
 from chains.core.model import ChainSpec
 from chains.core.sim.audit import AuditResult, Divergence, audit, scenario_at
@@ -44,7 +44,15 @@ from .faults import DEFAULT_ERROR_BODY
 from .proxy import FaultProxy
 from .report import ScheduleResult
 
-__all__ = ["Client", "Target", "provider_started", "run_schedule", "run_schedules"]
+__all__ = [
+    "Client",
+    "Target",
+    "job_of",
+    "provider_started",
+    "run_job",
+    "run_schedule",
+    "run_schedules",
+]
 
 _LISTENING = re.compile(r"https?://127\.0\.0\.1:\d+")
 
@@ -77,16 +85,29 @@ def run_schedules(
     *,
     jobs: int = 1,
     progress: Callable[[ScheduleResult], None] | None = None,
+    send: Callable[[dict[str, Any]], Any] | None = None,
+    wait: float = 3600.0,
 ) -> list[ScheduleResult]:
     """Every schedule run and audited (``jobs`` at a time), in the schedules' order; each
-    run's files in ``out/<n>/``."""
+    run's files in ``out/<n>/``.
+
+    With ``send``, each run is a job (:func:`job_of`) sent to workers (the
+    Celery task ``chains.harness_schedule``: ``send`` returns what has a
+    ``get(timeout=...)``), each of which must see the client, the provider and
+    ``out``; ``jobs`` runs are waited for at a time.
+    """
     listed = list(schedules)
     if jobs < 1:
         raise DocumentError([Problem(f"jobs: at least 1; got {jobs}")])
+    document = formats.to_document(spec) if send is not None else None
 
     def one(numbered: tuple[int, Schedule]) -> ScheduleResult:
         n, schedule = numbered
-        result = run_schedule(spec, schedule, client, target, out / str(n))
+        if send is not None:
+            job = job_of(document, schedule, client, target, out / str(n))
+            result = ScheduleResult.from_dict(send(job).get(timeout=wait))
+        else:
+            result = run_schedule(spec, schedule, client, target, out / str(n))
         result.trace = str(Path(str(n)) / "trace.har.json")
         if progress is not None:
             progress(result)
@@ -94,6 +115,38 @@ def run_schedules(
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(one, enumerate(listed)))
+
+
+def job_of(
+    document: Any, schedule: Schedule, client: Client, target: Target, workdir: Path
+) -> dict[str, Any]:
+    """One run as plain data, for a worker (:func:`run_job`)."""
+    return {
+        "chain": document,
+        "schedule": schedule.as_dict(),
+        "client": {
+            "command": list(client.command),
+            "env": dict(client.env),
+            "url_variable": client.url_variable,
+            "timeout": client.timeout,
+        },
+        "target": {
+            "upstream": target.upstream,
+            "error_body": target.error_body,
+            "hold_seconds": target.hold_seconds,
+        },
+        "workdir": str(workdir.resolve()),
+    }
+
+
+def run_job(job: dict[str, Any]) -> dict[str, Any]:
+    """A worker's side of :func:`job_of`: the run made and audited, as data."""
+    spec = formats.from_document(job["chain"])
+    schedule = Schedule.from_dict(job["schedule"])
+    result = run_schedule(
+        spec, schedule, Client(**job["client"]), Target(**job["target"]), Path(job["workdir"])
+    )
+    return result.as_dict()
 
 
 def run_schedule(

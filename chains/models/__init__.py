@@ -11,6 +11,7 @@
 - ``notifications``: review requests, mentions and decisions, for each person's inbox.
 - ``runs``: runs kept by their caller's run_key, one per key and chain (SPEC §2.8).
 - ``uploads``: a person's provider OpenAPI document on a chain's OpenAPI page, with its ticks.
+- ``harness``: fault-harness reports received from the command line or CI, one row per schedule.
 
 Each module imports (at run time) only those listed before it, and none imports
 ``chains.tasks``: the tasks import the models. The campaign models reach the
@@ -60,6 +61,13 @@ from chains.models.errors import (
     StaleRevision,
     TeamTaken,
     TooManyTeams,
+)
+from chains.models.harness import (
+    MAX_SCHEDULES,
+    HarnessReport,
+    HarnessResult,
+    HarnessRun,
+    HarnessRunQuerySet,
 )
 from chains.models.layouts import RevisionLayout, RevisionLayoutQuerySet
 from chains.models.notifications import (
@@ -111,6 +119,7 @@ __all__ = [
     "MAX_ATTEMPTS",
     "MAX_COMMENT",
     "MAX_RUN_KEY",
+    "MAX_SCHEDULES",
     "MAX_SHARDS",
     "RANK",
     "STALE_AFTER",
@@ -134,6 +143,10 @@ __all__ = [
     "ExplorationShard",
     "ExplorationStatus",
     "GrantRefused",
+    "HarnessReport",
+    "HarnessResult",
+    "HarnessRun",
+    "HarnessRunQuerySet",
     "ImmutableRevision",
     "Invitation",
     "InvitationClosed",

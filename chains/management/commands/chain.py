@@ -20,6 +20,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -79,7 +80,13 @@ def head_of(chain: Chain, ref: str) -> Revision:
 
 
 class FilesOrStored(Files):
-    """A target is a file when there is one by that name, else a stored chain's head."""
+    """A target is a file when there is one by that name, else a stored chain's head; a
+    harness run may go to the Celery workers."""
+
+    @staticmethod
+    def send_schedule(job: dict[str, Any]) -> Any:
+        # By the task's name: one door (this command) does not import another (the tasks).
+        return current_app.send_task("chains.harness_schedule", args=[job])
 
     def load(self, target: str, fmt: formats.Format = "auto") -> Loaded:
         if Path(target).exists():
@@ -112,6 +119,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         sub = add_commands(parser, STORED)
+        sub.choices["harness"].add_argument(
+            "--celery",
+            action="store_true",
+            help="run the schedules on the Celery workers, --jobs at a time (each worker "
+            "must see the client, the provider and --out)",
+        )
         imp = sub.choices["import"]
         imp.add_argument("--dry-run", action="store_true", help="check only, store nothing")
         imp.add_argument("--team", help="slug of the team that owns the chains this creates")
