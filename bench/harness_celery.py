@@ -10,7 +10,7 @@ stopped here by pid, with a broker folder of its own (bench/_celery.py). The
 time counts from the first run sent to the last result back, workers ready
 before. Target (issue 40): two workers at least 1.8x as fast as one.
 
-    .venv/bin/python bench/harness_celery.py [--faults 1] [--in-flight 4] [--rounds 1]
+    .venv/bin/python bench/harness_celery.py [--faults 1] [--in-flight 8] [--rounds 1]
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ SAMPLES = ROOT / "fixtures" / "harness"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--faults", type=int, default=1)
-    parser.add_argument("--in-flight", type=int, default=4)
+    parser.add_argument("--in-flight", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "designer.settings")
