@@ -94,9 +94,8 @@ def test_the_first_schedule_the_naive_client_fails_loses_a_commit_s_answer(
         tmp_path,
         jobs=4,
     )
-    doubled = [r for r in results if r.worst and r.worst["kind"] == "forbidden_dispatch"]
-    assert doubled[0].schedule.faults[0].step == "book"
-    assert LOST in [r.schedule.label for r in doubled]
+    failed = [r.schedule.label for r in results if not r.clean]
+    assert failed[0] == LOST  # the quote expiry, the price change and the 429 before it pass
 
 
 def test_the_careful_client_keeps_to_the_chain_under_every_schedule_up_to_two_faults(
