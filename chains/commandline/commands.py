@@ -38,6 +38,7 @@ from chains.core.sim.schedules import schedules
 from chains.harness import report as harness_report
 from chains.harness.faults import DEFAULT_ERROR_BODY
 from chains.harness.runner import Client, Target, provider_started, run_schedules
+from chains.harness.stand_in import StandIn, serve
 
 from .files import (
     Failed,
@@ -226,6 +227,25 @@ def harness(options: argparse.Namespace, out: Output, files: Files) -> int:
     return 0 if all(r.clean for r in results) else 1
 
 
+def stand_in(options: argparse.Namespace, out: Output, files: Files) -> int:
+    """Serve the document's stand-in until stopped (chains/harness/stand_in.py)."""
+    try:
+        served = StandIn(files.read_openapi(options.document), options.document.name)
+    except DocumentError as exc:
+        lines = "\n".join(f"  {p}" for p in exc.problems)
+        raise Failed(f"{options.document}:\n{lines}") from None
+
+    def announce(line: str) -> None:
+        out.line(line)
+        out.stream.flush()  # the harness waits for this line before it starts a client
+
+    try:
+        serve(served, options.port, announce)
+    except OSError as exc:
+        raise Failed(f"stand-in: cannot listen on 127.0.0.1:{options.port}: {exc}") from None
+    return 0
+
+
 def _provider(options: argparse.Namespace) -> Any:
     """The provider's base URL: given, or of a stand-in started for the run."""
     if options.upstream:
@@ -337,6 +357,7 @@ COMMANDS: dict[str, Command] = {
     "explore": explore_,
     "audit": audit,
     "harness": harness,
+    "stand-in": stand_in,
     "openapi": openapi,
     "export": export,
     "schema": schema,

@@ -178,6 +178,14 @@ def add_commands(parser: argparse.ArgumentParser, targets: Targets = FILES) -> S
     har.add_argument("--sarif", type=Path, metavar="FILE", help="write a SARIF 2.1.0 report")
     _json_option(har)
 
+    stn = sub.add_parser(
+        "stand-in",
+        help="Serve a provider stand-in on 127.0.0.1 from an OpenAPI or Swagger 2.0 document's "
+        "examples (no state: see docs/harness.md); prints 'listening on URL' first.",
+    )
+    stn.add_argument("document", type=Path, help="the provider's OpenAPI document (YAML or JSON)")
+    stn.add_argument("--port", type=int, default=0, help="the port (default 0: any free one)")
+
     opn = sub.add_parser(
         "openapi",
         help="List a provider's OpenAPI operations as proposed actions, or print the chosen ones.",
