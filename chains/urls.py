@@ -1,5 +1,6 @@
 from django.urls import include, path, re_path
 
+from chains.services.exports import DOWNLOADS
 from chains.views import (
     audit,
     campaigns,
@@ -56,7 +57,7 @@ chain_urls = [
     path("scenarios/record", workspace.record_scenario, name="record_scenario"),
     path("scenarios/delete", workspace.delete_scenario, name="delete_scenario"),
     re_path(
-        r"^r(?P<number>[0-9]+)\.(?P<fmt>yaml|json|md|openapi|postman|dot|svg|png)$",
+        rf"^r(?P<number>[0-9]+)\.(?P<fmt>{'|'.join(DOWNLOADS)})$",
         chain.revision_export,
         name="export",
     ),

@@ -164,3 +164,10 @@ def test_chain_designer_reads_an_openapi_export_back(tmp_path):
     out = StringIO()
     assert cli.main(["export", str(path), "--format", "json"], out) == 0
     assert json.loads(out.getvalue()) == formats.to_document(chain)
+
+
+def test_every_export_format_and_drawing_is_a_download_of_the_page_and_the_api():
+    from chains.core.export import EXPORT_FORMATS
+    from chains.services.exports import DOWNLOADS, DRAWINGS
+
+    assert (*EXPORT_FORMATS, *DRAWINGS) == DOWNLOADS

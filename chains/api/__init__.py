@@ -583,7 +583,7 @@ def export(
     request: HttpRequest,
     key: str,
     number: int,
-    format: Literal["yaml", "json", "md", "openapi", "postman", "dot", "svg", "png"] = "yaml",
+    format: exports.Download = "yaml",
     graph: Literal["handles", "flow"] = "handles",
     team: TeamQuery = None,
 ) -> HttpResponse:

@@ -331,12 +331,29 @@ def _changes(data: Data, section: str, id: str, fields: Any, model: type[BaseMod
 
 def _rename_handle(data: Data, old: str, new: str) -> None:
     rename(handle_slots(data), old, new)
-    # A binding names the handle by key (``sends: {order_id: path:id}``), not in a slot.
+    _rebind(data, old, new)
+
+
+def _rebind(data: Data, old: str, new: str | None) -> None:
+    """Handle ``old`` renamed to ``new`` (or dropped, with None) in every binding.
+
+    A binding names a handle by key (``sends: {order_id: path:id}``), not in a
+    slot; a key that is also the action's intent field or request invariant
+    names that, and stays.
+    """
     for action in data.get("actions") or []:
         http = action.get("http") or {}
+        own = {
+            *((action.get("input") or {}).get("intent") or {}),
+            *(action.get("request_invariants") or {}),
+        }
         for part in ("sends", "reads"):
             places = http.get(part)
-            if places and old in places:
+            if not places or old not in places or (part == "sends" and old in own):
+                continue
+            if new is None:
+                http[part] = {k: v for k, v in places.items() if k != old}
+            else:
                 http[part] = {new if k == old else k: v for k, v in places.items()}
 
 
@@ -482,8 +499,9 @@ def dropped_with_handle(spec: ChainSpec, id: str) -> list[str]:
 def delete_handle(spec: ChainSpec, id: str) -> ChainSpec:
     """Remove a handle and the edges to it; refuse while a scope or ``mutates`` names it.
 
-    Other handles' ``derived_from``, actions' input and output handles and
-    ``independence`` answers about it are dropped with it; a verdict row's
+    Other handles' ``derived_from``, actions' input and output handles, the
+    places bindings send it to or read it from, and ``independence`` answers
+    about it are dropped with it; a verdict row's
     ``consumers_of`` or an action's ``mutates`` would change meaning, so those
     must be edited first.
     """
@@ -504,6 +522,7 @@ def delete_handle(spec: ChainSpec, id: str) -> ChainSpec:
                 block["handles"] = [h for h in block["handles"] if h != id]
     if data.get("independence"):
         data["independence"] = [p for p in data["independence"] if id not in p.get("handles", [])]
+    _rebind(data, id, None)
     return _validated(data)
 
 

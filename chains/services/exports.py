@@ -11,7 +11,7 @@ timeout like every drawing.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from django.http import HttpResponse
 
@@ -21,7 +21,7 @@ from chains.core.render import flow_dot, handle_graph_dot
 from chains.models import Revision
 from chains.services.access import spec_of
 
-__all__ = ["CONTENT_TYPES", "DRAWINGS", "GRAPHS", "Graph", "download"]
+__all__ = ["CONTENT_TYPES", "DOWNLOADS", "DRAWINGS", "GRAPHS", "Download", "Graph", "download"]
 
 CONTENT_TYPES = {
     "yaml": "application/yaml; charset=utf-8",
@@ -34,6 +34,10 @@ CONTENT_TYPES = {
     "png": "image/png",
 }
 DRAWINGS = ("dot", "svg", "png")
+# Every file a revision downloads as (the exports, then the drawings), one list for the
+# page's address and the API; spelled out for the API's schema, and a test checks it.
+Download = Literal["yaml", "json", "md", "openapi", "postman", "dot", "svg", "png"]
+DOWNLOADS: tuple[str, ...] = get_args(Download)
 GRAPHS = ("handles", "flow")
 Graph = Literal["handles", "flow"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chains.core import formats
+from chains.core import edit, formats
 from chains.core.design_doc import design_document
 from chains.core.errors import DocumentError
 from chains.core.formats import json_schema, validate_chain
@@ -105,3 +105,43 @@ def test_the_json_schema_describes_the_binding():
     binding = schema["$defs"]["HttpBinding"]
     assert set(binding["required"]) == {"method", "path"}
     assert "JSON pointer" in binding["properties"]["sends"]["description"]
+
+
+def binding_edits_chain():
+    return formats.from_document(
+        {
+            "id": "orders",
+            "handles": [{"id": "order_id", "minted_by": "book"}],
+            "actions": [
+                {"id": "book", "effect": "commit", "idempotency": {"mode": "none"},
+                 "output": {"handles": ["order_id"]},
+                 "http": {"method": "POST", "path": "/orders",
+                          "reads": {"order_id": "body:/id"}}},
+                {"id": "look", "effect": "read",
+                 "input": {"handles": ["order_id"], "intent": {"fields": {}}},
+                 "http": {"method": "GET", "path": "/orders/{id}",
+                          "sends": {"order_id": "path:id", "fields": "query:fields"}}},
+            ],
+        }
+    )  # fmt: skip
+
+
+def test_renaming_a_handle_renames_it_in_every_binding():
+    spec = edit.apply(
+        binding_edits_chain(), "update_handle", {"id": "order_id", "fields": {"id": "booking"}}
+    )
+    assert spec.action("book").http.reads == {"booking": "body:/id"}
+    assert spec.action("look").http.sends == {"booking": "path:id", "fields": "query:fields"}
+
+
+def test_deleting_a_handle_drops_it_from_every_binding_and_keeps_the_rest():
+    spec = edit.apply(binding_edits_chain(), "delete_handle", {"id": "order_id"})
+    assert spec.action("book").http.reads == {}
+    assert spec.action("look").http.sends == {"fields": "query:fields"}
+
+
+def test_a_binding_key_that_is_also_an_intent_field_stays_when_a_handle_of_that_name_goes():
+    doc = formats.to_document(binding_edits_chain())
+    doc["handles"].append({"id": "fields", "minted_by": "book"})
+    spec = edit.apply(formats.from_document(doc), "delete_handle", {"id": "fields"})
+    assert spec.action("look").http.sends["fields"] == "query:fields"
