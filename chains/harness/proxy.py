@@ -46,7 +46,7 @@ from urllib.parse import urlsplit
 
 from chains.core.errors import DocumentError, Problem
 from chains.core.model import ChainSpec
-from chains.core.traces.http import route_of
+from chains.core.traces.http import route_of, routes_of
 
 from .exchanges import BODY_CAP, LOG_BUDGET, SECRET_HEADERS, Exchange, ExchangeLog
 from .faults import DEFAULT_ERROR_BODY, Fault, Plan, check_error_body, injected_answer
@@ -91,6 +91,7 @@ class FaultProxy:
         secret_headers: Iterable[str] = SECRET_HEADERS,
     ):
         self.spec = spec
+        self.routes = routes_of(spec)  # matched on every request: built once
         self.plan = plan if isinstance(plan, Plan) else Plan.of(spec, plan)
         if on_kill is None and any(f.kind == "kill_client" for f in self.plan):
             raise DocumentError([Problem("on_kill: a kill_client fault needs a callback")])
@@ -162,7 +163,7 @@ class FaultProxy:
         self.close()
 
     def _step_of(self, method: str, target: str) -> tuple[str | None, int | None]:
-        found = route_of(self.spec, method, target)
+        found = route_of(self.spec, method, target, self.routes)
         if found is None:
             return None, None
         step = found[0].id

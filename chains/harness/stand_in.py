@@ -31,17 +31,15 @@ import re
 import signal
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
 from chains.core.errors import DocumentError, Problem
-from chains.core.formats import decode
-from chains.core.openapi.reading import MAX_OPERATIONS, OPENAPI_MAX_BYTES
-from chains.core.openapi.references import parsed, references
-from chains.core.openapi.swagger import from_swagger, is_swagger
+from chains.core.openapi.reading import MAX_OPERATIONS, read_document
+from chains.core.openapi.references import mappings, references
 
 from .wire import Answer, BodyTooLarge, json_answer, phrase, read_body
 
@@ -81,14 +79,7 @@ class StandIn:
     """The answers of a provider's document, by method and path; no state but an id counter."""
 
     def __init__(self, data: bytes | str, filename: str | None = None):
-        text = decode(data, OPENAPI_MAX_BYTES)
-        is_json = (filename or "").endswith(".json") or text.lstrip().startswith("{")
-        document = parsed(text, is_json)
-        if is_swagger(document):
-            document = from_swagger(document)
-        if not isinstance(document, dict) or "openapi" not in document:
-            why = "not an OpenAPI document: it has no `openapi` (3.x) or `swagger` (2.0) field"
-            raise DocumentError([Problem(why)])
+        document, _ = read_document(data, filename)
         # Kept: ``targets`` is keyed by the ids of the document's own mappings.
         self.document = document
         self.targets = references(document)
@@ -125,7 +116,7 @@ class StandIn:
             return body
         with self._lock:
             n = next(self._ids)
-        for node in _mappings(value):
+        for node in mappings(value):
             old = node.get("id")
             if isinstance(old, bool):
                 continue
@@ -302,18 +293,6 @@ def _base_path(document: dict[str, Any]) -> str:
     if not isinstance(url, str) or "{" in url:
         return ""
     return urlsplit(url).path.rstrip("/")
-
-
-def _mappings(value: Any) -> Iterator[dict[str, Any]]:
-    """Every mapping in a JSON value, without recursion."""
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            yield node
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -28,6 +28,7 @@ __all__ = [
     "Provider",
     "STATED_KEY",
     "read_openapi",
+    "read_document",
     "read_provider",
     "resource_tag",
 ]
@@ -147,16 +148,7 @@ def read_provider(
     ...     print(exc.problems[0].path, exc.problems[0].message.split(";")[0])
     /components/schemas/A `$ref: /etc/x` points outside the document
     """
-    text = decode(data, limit)
-    is_json = (filename or "").endswith(".json") or text.lstrip().startswith("{")
-    document = parsed(text, is_json)
-    converted = is_swagger(document)
-    if converted:
-        document = from_swagger(document)
-    if not isinstance(document, dict) or "openapi" not in document:
-        raise DocumentError(
-            [Problem("not an OpenAPI document: it has no `openapi` (3.x) or `swagger` (2.0) field")]
-        )
+    document, converted = read_document(data, filename, limit)
     if beside is not None:
         bundle(document, beside)
     _Reader(document, {}).count_operations()  # those written in place, before the whole walk
@@ -174,6 +166,25 @@ def read_provider(
         key_source=source,
         converted=converted,
     )
+
+
+def read_document(
+    data: bytes | str, filename: str | None = None, limit: int = OPENAPI_MAX_BYTES
+) -> tuple[dict[str, Any], bool]:
+    """The document as OpenAPI 3 data (Swagger 2.0 converted), and whether it was converted;
+    :class:`DocumentError` for one too large, malformed, or not OpenAPI. Its ``$ref``s are
+    left as written (:func:`~.references.references` checks them)."""
+    text = decode(data, limit)
+    is_json = (filename or "").endswith(".json") or text.lstrip().startswith("{")
+    document = parsed(text, is_json)
+    converted = is_swagger(document)
+    if converted:
+        document = from_swagger(document)
+    if not isinstance(document, dict) or "openapi" not in document:
+        raise DocumentError(
+            [Problem("not an OpenAPI document: it has no `openapi` (3.x) or `swagger` (2.0) field")]
+        )
+    return document, converted
 
 
 def _stated_key(document: dict[str, Any]) -> tuple[str | None, str]:

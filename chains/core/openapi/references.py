@@ -17,7 +17,7 @@ from ..errors import DocumentError, Problem
 from ..formats import MAX_BYTES, decode, parse_json
 from ..formats.yamlio import parse_yaml
 
-__all__ = ["bundle", "follow", "parsed", "pointer", "references"]
+__all__ = ["bundle", "follow", "mappings", "parsed", "pointer", "references"]
 
 # Keys that make a JSON Schema validator load another resource by URI.
 _REF_KEYS = ("$ref", "$dynamicRef", "$recursiveRef")
@@ -45,7 +45,7 @@ def bundle(document: dict[str, Any], directory: Path) -> None:
     pending: list[tuple[Any, Path, str]] = [(document, root, "#")]
     while pending:
         tree, folder, prefix = pending.pop()
-        for node in _mappings(tree):
+        for node in mappings(tree):
             ref = node.get("$ref")
             if not isinstance(ref, str):
                 continue
@@ -86,7 +86,7 @@ def _beside(root: Path, path: Path, ref: str, budget: list[int]) -> str:
     return found.relative_to(root).as_posix()
 
 
-def _mappings(tree: Any) -> Iterator[dict[str, Any]]:
+def mappings(tree: Any) -> Iterator[dict[str, Any]]:
     """Every mapping in ``tree``, without recursion."""
     stack = [tree]
     while stack:

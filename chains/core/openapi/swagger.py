@@ -16,6 +16,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from .references import mappings
+
 __all__ = ["from_swagger", "is_swagger"]
 
 _MOVED = {
@@ -111,19 +113,12 @@ def from_swagger(document: dict[str, Any]) -> dict[str, Any]:
 
 def _repointed(tree: Any) -> Any:
     """``tree`` with every ``$ref`` to a Swagger 2.0 place pointed at its OpenAPI 3 one."""
-    stack = [tree]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, dict):
-            ref = value.get("$ref")
-            if isinstance(ref, str):
-                for old, new in _MOVED.items():
-                    if ref.startswith(old):
-                        value["$ref"] = new + ref[len(old) :]
-                        break
-            stack.extend(value.values())
-        elif isinstance(value, list):
-            stack.extend(value)
+    for node in mappings(tree):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            old = next((o for o in _MOVED if ref.startswith(o)), None)
+            if old is not None:
+                node["$ref"] = _MOVED[old] + ref[len(old) :]
     return tree
 
 

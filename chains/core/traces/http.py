@@ -26,7 +26,7 @@ from ..model import Action, ChainSpec
 from ..sim.state import Event
 from .common import Aliases, Place, Reading, UnknownCall, one_run, relative
 
-__all__ = ["UNSEEN", "Call", "calls_reading", "failure_of", "route_of"]
+__all__ = ["UNSEEN", "Call", "calls_reading", "failure_of", "route_of", "routes_of"]
 
 
 class _Unseen:
@@ -82,7 +82,8 @@ def failure_of(text: str) -> str:
     return "conn_drop"
 
 
-def _routes(spec: ChainSpec) -> list[_Route]:
+def routes_of(spec: ChainSpec) -> list[_Route]:
+    """The chain's bound calls, as :func:`route_of` matches them (build once, match often)."""
     routes = []
     for action in spec.actions:
         if action.http is None:
@@ -108,7 +109,7 @@ def route_of(
     path = [unquote(p) for p in urlsplit(url).path.split("/") if p]
     query = parse_qs(urlsplit(url).query)
     best: tuple[tuple[int, int, int], Action, dict[str, str]] | None = None
-    for order, route in enumerate(routes if routes is not None else _routes(spec)):
+    for order, route in enumerate(routes if routes is not None else routes_of(spec)):
         if route.method != method.upper() or len(route.segments) > len(path):
             continue
         if route.literals == 0 and len(route.segments) != len(path):
@@ -130,7 +131,7 @@ def route_of(
 
 def calls_reading(spec: ChainSpec, calls: list[Call], fmt: str, run: str | None = None) -> Reading:
     """The audit's events for ``calls`` (in time order), and the calls no action is bound to."""
-    routes = _routes(spec)
+    routes = routes_of(spec)
     if not routes:
         raise DocumentError(
             [
